@@ -1,0 +1,102 @@
+// Package sensors is the contract every sensor kind implements and the
+// registry of kinds. A kind registers a Factory from its package's init,
+// like database/sql drivers; the board config names kinds, and the runtime
+// builds one Sensor per config block.
+package sensors
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/edgeagent/edgeagent/worldmodel"
+)
+
+// Sensor produces observations and events until its context ends.
+// Run reconnects to its device on its own (with backoff) and returns only
+// when ctx is done or on an unrecoverable configuration error.
+type Sensor interface {
+	Name() string
+	Run(ctx context.Context, out Sink) error
+}
+
+// Sink receives what sensors produce. Neither method blocks.
+type Sink interface {
+	Observe(worldmodel.Observation)
+	Raise(worldmodel.Event) // priority event: recorded and sent to the interrupt bus
+}
+
+// Config is one sensor block of the board config as a kind sees it.
+type Config struct {
+	Name     string        // unique per board; prefix of the sensor's sources
+	Kind     string        // registry key
+	Platform string        // "raspi", "jetson" or "sim"
+	Interval time.Duration // sampling interval (0: the kind's default)
+	Bus      string        // I2C bus name or number, if any
+	Address  uint16        // I2C address, if any
+	Pins     map[string]string
+	// Decode strictly decodes the block's kind-specific "options" into v
+	// (a pointer to the kind's Opts struct). Unknown keys and wrong types
+	// are errors naming file:line:col. A nil Decode decodes nothing.
+	Decode func(v any) error
+	// Dir is the directory of the board config file, for relative paths.
+	Dir string
+}
+
+// DecodeOptions calls c.Decode when set.
+func (c Config) DecodeOptions(v any) error {
+	if c.Decode == nil {
+		return nil
+	}
+	return c.Decode(v)
+}
+
+// Factory builds a sensor from its config block. It validates options but
+// must not open devices: that happens in Run, so that `edgeagent check`
+// works on a machine without the hardware.
+type Factory func(cfg Config) (Sensor, error)
+
+var (
+	mu    sync.RWMutex
+	kinds = map[string]Factory{}
+)
+
+// Register makes a sensor kind available. It panics on a duplicate kind,
+// as that is a programming error.
+func Register(kind string, f Factory) {
+	mu.Lock()
+	defer mu.Unlock()
+	if _, dup := kinds[kind]; dup {
+		panic("sensors: kind registered twice: " + kind)
+	}
+	kinds[kind] = f
+}
+
+// New builds a sensor of a registered kind.
+func New(cfg Config) (Sensor, error) {
+	mu.RLock()
+	f, ok := kinds[cfg.Kind]
+	mu.RUnlock()
+	if !ok {
+		return nil, fmt.Errorf("sensor %q: unknown kind %q (known: %v)", cfg.Name, cfg.Kind, Kinds())
+	}
+	s, err := f(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("sensor %q (%s): %w", cfg.Name, cfg.Kind, err)
+	}
+	return s, nil
+}
+
+// Kinds lists the registered kinds, sorted.
+func Kinds() []string {
+	mu.RLock()
+	defer mu.RUnlock()
+	out := make([]string, 0, len(kinds))
+	for k := range kinds {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}

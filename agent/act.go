@@ -1,0 +1,126 @@
+package agent
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/edgeagent/edgeagent/tools"
+)
+
+// StepResult is the outcome of one step.
+type StepResult struct {
+	ID       string          `json:"id"`
+	Tool     string          `json:"tool"`
+	Params   json.RawMessage `json:"params,omitempty"`
+	Result   *tools.Result   `json:"result,omitempty"`
+	Error    string          `json:"error,omitempty"`
+	Code     string          `json:"code,omitempty"`
+	Skipped  bool            `json:"skipped,omitempty"` // a dependency failed
+	Duration time.Duration   `json:"duration_ns"`
+}
+
+// OK reports whether the step ran and succeeded.
+func (r StepResult) OK() bool { return !r.Skipped && r.Error == "" }
+
+// CheckPlan rejects a step graph with duplicate or empty ids, unknown
+// dependencies or a cycle, before anything runs.
+func CheckPlan(steps []Step) error {
+	idx := make(map[string]int, len(steps))
+	for i, s := range steps {
+		if s.ID == "" {
+			return fmt.Errorf("step %d has no id", i)
+		}
+		if _, dup := idx[s.ID]; dup {
+			return fmt.Errorf("step id %q used twice", s.ID)
+		}
+		idx[s.ID] = i
+	}
+	const (
+		white = iota
+		grey
+		black
+	)
+	color := make([]int, len(steps))
+	var path []string
+	var visit func(i int) error
+	visit = func(i int) error {
+		color[i] = grey
+		path = append(path, steps[i].ID)
+		for _, d := range steps[i].DependsOn {
+			j, ok := idx[d]
+			if !ok {
+				return fmt.Errorf("step %q depends on unknown step %q", steps[i].ID, d)
+			}
+			switch color[j] {
+			case grey:
+				return fmt.Errorf("plan has a cycle: %s -> %s", strings.Join(path, " -> "), d)
+			case white:
+				if err := visit(j); err != nil {
+					return err
+				}
+			}
+		}
+		path = path[:len(path)-1]
+		color[i] = black
+		return nil
+	}
+	for i := range steps {
+		if color[i] == white {
+			if err := visit(i); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// runSteps executes a checked DAG: each step starts when its dependencies
+// have succeeded, independent steps run in parallel, and a failed step skips
+// everything that depends on it. All goroutines end before it returns.
+func runSteps(ctx context.Context, reg *tools.Registry, dec Decision, cycle uint64) []StepResult {
+	results := make([]StepResult, len(dec.Steps))
+	done := make(map[string]chan struct{}, len(dec.Steps))
+	index := make(map[string]int, len(dec.Steps))
+	for i, s := range dec.Steps {
+		done[s.ID] = make(chan struct{})
+		index[s.ID] = i
+	}
+	var wg sync.WaitGroup
+	for i, s := range dec.Steps {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer close(done[s.ID])
+			res := StepResult{ID: s.ID, Tool: s.Tool, Params: s.Params}
+			for _, d := range s.DependsOn {
+				<-done[d]
+				if !results[index[d]].OK() {
+					res.Skipped = true
+					res.Error = "skipped: step " + d + " did not succeed"
+					results[i] = res
+					return
+				}
+			}
+			if err := ctx.Err(); err != nil {
+				res.Skipped, res.Error, res.Code = true, "skipped: "+context.Cause(ctx).Error(), tools.CodeCancelled
+				results[i] = res
+				return
+			}
+			start := time.Now()
+			out, err := reg.Invoke(ctx, tools.Call{Caller: dec.Caller, Grants: dec.Grants, Tool: s.Tool, Params: s.Params, Cycle: cycle})
+			res.Duration = time.Since(start)
+			if err != nil {
+				res.Error, res.Code = err.Error(), tools.CodeOf(err)
+			} else {
+				res.Result = &out
+			}
+			results[i] = res
+		}()
+	}
+	wg.Wait()
+	return results
+}

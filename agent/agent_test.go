@@ -1,0 +1,302 @@
+package agent
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"log/slog"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+
+	"github.com/edgeagent/edgeagent/hooks"
+	"github.com/edgeagent/edgeagent/tools"
+	"github.com/edgeagent/edgeagent/worldmodel"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
+
+type rig struct {
+	loop   *Loop
+	world  *worldmodel.Model
+	reg    *tools.Registry
+	cancel context.CancelFunc
+	done   chan error
+	// blocked receives when slow.wait has started; released is closed by
+	// the test to let it go (or the cycle's context ends it).
+	started chan struct{}
+	mu      sync.Mutex
+	calls   []string
+}
+
+func newRig(t *testing.T, cfg Config, reflexes []Reflex) *rig {
+	t.Helper()
+	r := &rig{world: worldmodel.New(worldmodel.Config{}), started: make(chan struct{}, 16)}
+	reg, err := tools.NewRegistry(tools.Options{Grants: map[string][]string{"cli": {"*"}, "reflex": {"actuate"}}, Log: quiet})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.reg = reg
+	must := func(err error) {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	must(reg.Register("slow", tools.Func(tools.Spec{Name: "slow.wait", Description: "blocks until cancelled", Permission: "actuate"},
+		func(ctx context.Context, _ json.RawMessage) (tools.Result, error) {
+			r.note("slow.wait")
+			r.started <- struct{}{}
+			<-ctx.Done()
+			return tools.Result{}, context.Cause(ctx)
+		})))
+	for _, name := range []string{"light.on", "light.off", "log.note"} {
+		must(reg.Register("x", tools.Func(tools.Spec{Name: name, Description: name, Permission: "actuate"},
+			func(context.Context, json.RawMessage) (tools.Result, error) {
+				r.note(name)
+				return tools.Result{Value: name}, nil
+			})))
+	}
+	must(reg.Register("x", tools.Func(tools.Spec{Name: "fail.now", Description: "fails", Permission: "actuate"},
+		func(context.Context, json.RawMessage) (tools.Result, error) {
+			r.note("fail.now")
+			return tools.Result{}, errors.New("broken")
+		})))
+	r.loop = New(cfg, r.world, reg, hooks.NewManager(quiet), quiet)
+	must(reg.Register("agent", r.loop.StatusTool()))
+	r.loop.SetDecider(Chain{Explicit{}, NewReflexes(reflexes)})
+	ctx, cancel := context.WithCancel(context.Background())
+	r.cancel, r.done = cancel, make(chan error, 1)
+	go func() { r.done <- r.loop.Run(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		select {
+		case <-r.done:
+		case <-time.After(2 * time.Second):
+			t.Error("loop did not stop within 2s")
+		}
+	})
+	return r
+}
+
+func (r *rig) note(s string) {
+	r.mu.Lock()
+	r.calls = append(r.calls, s)
+	r.mu.Unlock()
+}
+
+func (r *rig) called() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]string(nil), r.calls...)
+}
+
+func TestExplicitCommand(t *testing.T) {
+	r := newRig(t, Config{Heartbeat: time.Hour}, nil)
+	out, err := r.loop.Submit(context.Background(), Command{ID: "c1", Caller: "cli", Tool: "light.on"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out.Decision.Path != "explicit" || len(out.Steps) != 1 || !out.Steps[0].OK() || out.Steps[0].Result.Value != "light.on" {
+		t.Fatalf("%+v", out)
+	}
+	// A text command has no engine in the core: a clear error, nothing run.
+	_, err = r.loop.Submit(context.Background(), Command{ID: "c2", Caller: "cli", Text: "light the way"})
+	if err == nil || !strings.Contains(err.Error(), "no decision engine") {
+		t.Fatalf("text without engine: %v", err)
+	}
+	// A refused call is reported in the step, not as a crash.
+	out, _ = r.loop.Submit(context.Background(), Command{ID: "c3", Caller: "nobody", Tool: "light.on"})
+	if out.Steps[0].Code != tools.CodeForbidden {
+		t.Fatalf("%+v", out.Steps)
+	}
+}
+
+func TestHighEventPreemptsNormalCycle(t *testing.T) {
+	r := newRig(t, Config{Heartbeat: time.Hour}, []Reflex{{On: "front_cam/motion_start", Tool: "light.on"}})
+	res := make(chan Outcome, 1)
+	go func() {
+		out, _ := r.loop.Submit(context.Background(), Command{ID: "slow", Caller: "cli", Tool: "slow.wait"})
+		res <- out
+	}()
+	<-r.started // the Normal cycle is inside its slow step
+	r.loop.Interrupt(worldmodel.Event{Kind: "motion_start", Source: "front_cam", Priority: worldmodel.High})
+	var out Outcome
+	select {
+	case out = <-res:
+	case <-time.After(2 * time.Second):
+		t.Fatal("slow cycle was not cancelled")
+	}
+	if out.Preempted != "front_cam/motion_start" || !strings.Contains(out.Steps[0].Error, "preempted by high front_cam/motion_start") {
+		t.Fatalf("outcome %+v", out)
+	}
+	// The High event's cycle runs next and fires its reflex.
+	deadline := time.Now().Add(2 * time.Second)
+	for !contains(r.called(), "light.on") {
+		if time.Now().After(deadline) {
+			t.Fatalf("motion cycle did not run: %v", r.called())
+		}
+		time.Sleep(time.Millisecond)
+	}
+	evs := r.world.Events(0, worldmodel.Low, 0)
+	if !hasEvent(evs, "preempted", "cycle 1 (normal command slow slow.wait) preempted by high front_cam/motion_start") {
+		t.Fatalf("preemption not recorded: %+v", evs)
+	}
+	if st := r.loop.Status(); st.Preemptions != 1 {
+		t.Fatalf("status %+v", st)
+	}
+}
+
+func TestEqualPriorityDoesNotPreempt(t *testing.T) {
+	r := newRig(t, Config{Heartbeat: time.Hour, CycleTimeout: 200 * time.Millisecond}, nil)
+	res := make(chan Outcome, 1)
+	go func() {
+		out, _ := r.loop.Submit(context.Background(), Command{ID: "slow", Caller: "cli", Tool: "slow.wait"})
+		res <- out
+	}()
+	<-r.started
+	r.loop.Interrupt(worldmodel.Event{Kind: "note", Source: "x", Priority: worldmodel.Normal})
+	out := <-res // ends by the cycle deadline, not by preemption
+	if out.Preempted != "" || !strings.Contains(out.Steps[0].Error, "deadline") {
+		t.Fatalf("%+v", out)
+	}
+}
+
+func TestReflexCooldownAndSources(t *testing.T) {
+	r := newRig(t, Config{Heartbeat: time.Hour}, []Reflex{
+		{On: "motion_start", Tool: "light.on", Cooldown: time.Hour},
+		{On: "door/opened", Tool: "log.note"},
+	})
+	d := r.loop.decider.Load().(deciderBox).d
+	ev := &worldmodel.Event{Kind: "motion_start", Source: "pir"}
+	dec, err := d.Decide(context.Background(), Perception{Event: ev})
+	if err != nil || len(dec.Steps) != 1 || dec.Steps[0].Tool != "light.on" || dec.Caller != "reflex" {
+		t.Fatalf("%+v %v", dec, err)
+	}
+	if _, err := d.Decide(context.Background(), Perception{Event: ev}); !errors.Is(err, ErrNoDecision) {
+		t.Fatalf("cooldown ignored: %v", err)
+	}
+	if _, err := d.Decide(context.Background(), Perception{Event: &worldmodel.Event{Kind: "opened", Source: "window"}}); !errors.Is(err, ErrNoDecision) {
+		t.Fatal("source filter ignored")
+	}
+}
+
+func TestPlanDAG(t *testing.T) {
+	for _, tc := range []struct {
+		steps []Step
+		want  string
+	}{
+		{[]Step{{ID: "a", DependsOn: []string{"b"}}, {ID: "b", DependsOn: []string{"a"}}}, "cycle: a -> b -> a"},
+		{[]Step{{ID: "a", DependsOn: []string{"zz"}}}, "unknown step"},
+		{[]Step{{ID: "a"}, {ID: "a"}}, "twice"},
+		{[]Step{{ID: ""}}, "no id"},
+	} {
+		if err := CheckPlan(tc.steps); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%+v: %v, want %q", tc.steps, err, tc.want)
+		}
+	}
+	r := newRig(t, Config{Heartbeat: time.Hour}, nil)
+	dec := Decision{Caller: "cli", Steps: []Step{
+		{ID: "1", Tool: "fail.now"},
+		{ID: "2", Tool: "light.on", DependsOn: []string{"1"}},
+		{ID: "3", Tool: "log.note", DependsOn: []string{"2"}},
+		{ID: "4", Tool: "light.off"},
+	}}
+	res := runSteps(context.Background(), r.reg, dec, 1)
+	if res[0].Code != tools.CodeFailed || !res[1].Skipped || !res[2].Skipped || !res[3].OK() {
+		t.Fatalf("%+v", res)
+	}
+	if c := r.called(); contains(c, "light.on") || contains(c, "log.note") {
+		t.Fatalf("dependents ran: %v", c)
+	}
+}
+
+func TestBusCoalescesAndCountsDrops(t *testing.T) {
+	b := NewBus(3)
+	for i := 0; i < 5; i++ {
+		b.Push(&Interrupt{Event: worldmodel.Event{Kind: "motion_update", Source: "cam", Priority: worldmodel.Normal}})
+	}
+	if s := b.Stats(); s.Queued != 1 || s.Coalesced != 4 {
+		t.Fatalf("%+v", s)
+	}
+	b.Push(&Interrupt{Event: worldmodel.Event{Kind: "a", Source: "s", Priority: worldmodel.Low}})
+	b.Push(&Interrupt{Event: worldmodel.Event{Kind: "b", Source: "s", Priority: worldmodel.Low}})
+	// Full: a Critical pushes out the oldest Low; another Low is dropped.
+	if !b.Push(&Interrupt{Event: worldmodel.Event{Kind: "estop", Source: "btn", Priority: worldmodel.Critical}}) {
+		t.Fatal("critical refused")
+	}
+	if b.Push(&Interrupt{Event: worldmodel.Event{Kind: "c", Source: "s", Priority: worldmodel.Low}}) {
+		t.Fatal("low accepted into a full queue of higher or equal priority")
+	}
+	if s := b.Stats(); s.Dropped != 2 || s.Queued != 3 {
+		t.Fatalf("%+v", s)
+	}
+	var order []string
+	for it, ok := b.Pop(); ok; it, ok = b.Pop() {
+		order = append(order, it.Event.Kind)
+	}
+	if strings.Join(order, ",") != "estop,motion_update,b" {
+		t.Fatalf("order %v", order)
+	}
+	// A dropped command's waiter is told so.
+	b2 := NewBus(1)
+	b2.Push(&Interrupt{Event: worldmodel.Event{Kind: "x", Priority: worldmodel.High}})
+	it := &Interrupt{Event: worldmodel.Event{Kind: "command", Priority: worldmodel.Normal}, Command: &Command{ID: "1"}, reply: make(chan Outcome, 1)}
+	b2.Push(it)
+	if out := <-it.reply; !errors.Is(out.Err, ErrDropped) {
+		t.Fatalf("%v", out.Err)
+	}
+}
+
+func TestHeartbeatAndStatus(t *testing.T) {
+	r := newRig(t, Config{Heartbeat: 5 * time.Millisecond}, nil)
+	r.loop.Report("sensors", func() any { return map[string]string{"env": "ok"} })
+	deadline := time.Now().Add(2 * time.Second)
+	for r.loop.Status().Cycles < 3 {
+		if time.Now().After(deadline) {
+			t.Fatal("no heartbeat cycles")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	res, err := r.reg.Invoke(context.Background(), tools.Call{Caller: "cli", Tool: "agent.status"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	js, _ := json.Marshal(res.Value)
+	if !strings.Contains(string(js), `"components":{"sensors":{"env":"ok"}}`) || !strings.Contains(string(js), `"queue":{"queued"`) {
+		t.Fatalf("%s", js)
+	}
+}
+
+func TestSubmitAfterStop(t *testing.T) {
+	r := newRig(t, Config{Heartbeat: time.Hour}, nil)
+	r.cancel()
+	<-r.done
+	r.done <- nil // for the cleanup
+	if _, err := r.loop.Submit(context.Background(), Command{Tool: "light.on", Caller: "cli"}); !errors.Is(err, ErrStopped) {
+		t.Fatalf("%v", err)
+	}
+}
+
+func contains(s []string, v string) bool {
+	for _, x := range s {
+		if x == v {
+			return true
+		}
+	}
+	return false
+}
+
+func hasEvent(evs []worldmodel.Event, kind, msg string) bool {
+	for _, e := range evs {
+		if e.Kind == kind && e.Message == msg {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,67 @@
+package agent
+
+import (
+	"context"
+	"encoding/json"
+	"maps"
+	"slices"
+	"time"
+
+	"github.com/edgeagent/edgeagent/tools"
+)
+
+// Status is the live state of the loop, reported by the agent.status tool.
+type Status struct {
+	State       string         `json:"state"` // idle | running
+	Cycle       uint64         `json:"cycle,omitempty"`
+	Trigger     string         `json:"trigger,omitempty"`
+	RunningFor  string         `json:"running_for,omitempty"`
+	Uptime      string         `json:"uptime"`
+	Cycles      uint64         `json:"cycles"`
+	Preemptions uint64         `json:"preemptions"`
+	Queue       BusStats       `json:"queue"`
+	Last        *Outcome       `json:"last,omitempty"`
+	Components  map[string]any `json:"components,omitempty"`
+}
+
+// Report adds a component to the status (sensors, llm, mqtt …). fn is called
+// on every status request and must be cheap and safe for concurrent use.
+func (l *Loop) Report(name string, fn func() any) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.reporters[name] = fn
+}
+
+// Status snapshots the loop.
+func (l *Loop) Status() Status {
+	l.mu.Lock()
+	s := Status{State: "idle", Uptime: time.Since(l.started).Round(time.Millisecond).String(), Last: l.last}
+	if l.current != nil {
+		s.State, s.Cycle, s.Trigger = "running", l.curCycle, describeTrigger(l.current)
+		s.RunningFor = time.Since(l.curSince).Round(time.Microsecond).String()
+	}
+	reporters := maps.Clone(l.reporters)
+	l.mu.Unlock()
+	s.Cycles = l.cycles.Load()
+	s.Preemptions = l.preemptions.Load()
+	s.Queue = l.bus.Stats()
+	if len(reporters) > 0 {
+		s.Components = make(map[string]any, len(reporters))
+		for _, name := range slices.Sorted(maps.Keys(reporters)) {
+			s.Components[name] = reporters[name]()
+		}
+	}
+	return s
+}
+
+// StatusTool is the agent.status skill.
+func (l *Loop) StatusTool() tools.Tool {
+	return tools.Func(tools.Spec{
+		Name:        "agent.status",
+		Description: "Live status of the agent: current cycle, uptime, cycles run, preemptions, interrupt queue, last outcome and the state of each component (sensors, LLM, MQTT).",
+		Permission:  "read",
+		Scenarios:   []string{"maintenance"},
+	}, func(context.Context, json.RawMessage) (tools.Result, error) {
+		return tools.Result{Value: l.Status()}, nil
+	})
+}

@@ -1,0 +1,215 @@
+package node
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"log/slog"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+
+	"github.com/edgeagent/edgeagent/board"
+	"github.com/edgeagent/edgeagent/hooks"
+	"github.com/edgeagent/edgeagent/sensors"
+	"github.com/edgeagent/edgeagent/tools"
+	"github.com/edgeagent/edgeagent/worldmodel"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
+
+// ticker is a test sensor kind: it reads a counter every interval, raises
+// a High "motion_start" on its first reading, and fails on demand.
+type ticker struct {
+	name     string
+	interval time.Duration
+	opts     tickerOpts
+	runs     atomic.Int32
+}
+
+type tickerOpts struct {
+	FailFirst bool `yaml:"fail_first"`
+}
+
+var lastTicker atomic.Pointer[ticker]
+
+func init() {
+	sensors.Register("test_ticker", func(cfg sensors.Config) (sensors.Sensor, error) {
+		t := &ticker{name: cfg.Name, interval: cfg.Interval}
+		if err := cfg.DecodeOptions(&t.opts); err != nil {
+			return nil, err
+		}
+		lastTicker.Store(t)
+		return t, nil
+	})
+}
+
+func (t *ticker) Name() string { return t.name }
+
+func (t *ticker) Run(ctx context.Context, out sensors.Sink) error {
+	if t.runs.Add(1) == 1 && t.opts.FailFirst {
+		return errors.New("device not found")
+	}
+	out.Raise(worldmodel.Event{Kind: "motion_start", Priority: worldmodel.High, Message: "moved"})
+	tk := time.NewTicker(t.interval)
+	defer tk.Stop()
+	for n := 1.0; ; n++ {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-tk.C:
+			out.Observe(worldmodel.Observation{Source: t.name + ".count", Kind: worldmodel.Reading, Value: n, Unit: "1"})
+		}
+	}
+}
+
+// lamp is a test plugin with one tool and one sensor of its own.
+type lamp struct {
+	on      atomic.Bool
+	started atomic.Bool
+	sensor  *ticker
+}
+
+func (l *lamp) Info() hooks.Info { return hooks.Info{Name: "lamp", Version: "1"} }
+func (l *lamp) OnAgentStart(context.Context) error {
+	l.started.Store(true)
+	return nil
+}
+func (l *lamp) Tools() []tools.Tool {
+	return []tools.Tool{tools.Func(tools.Spec{Name: "lamp.on", Description: "switch the lamp on", Permission: "actuate"},
+		func(context.Context, json.RawMessage) (tools.Result, error) {
+			l.on.Store(true)
+			return tools.Result{Value: "on"}, nil
+		})}
+}
+func (l *lamp) Sensors() []sensors.Sensor { return []sensors.Sensor{l.sensor} }
+
+const testBoard = `
+device: {id: test-bot, platform: sim}
+agent: {heartbeat: 1h}
+sensors:
+  - name: tick
+    kind: test_ticker
+    interval: 2ms
+    options: {fail_first: %s}
+reflexes:
+  - on: tick/motion_start
+    do: {tool: lamp.on}
+`
+
+func newNode(t *testing.T, failFirst string) *Node {
+	t.Helper()
+	yaml := strings.Replace(testBoard, "%s", failFirst, 1)
+	yaml = strings.Replace(yaml, "device:", "data_dir: "+t.TempDir()+"\ndevice:", 1)
+	cfg, err := board.Parse("test.yaml", []byte(yaml))
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, err := New(cfg, Options{Log: quiet})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+func run(t *testing.T, n *Node) (stop func() time.Duration) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- n.Run(ctx, time.Now()) }()
+	select {
+	case <-n.Ready():
+	case err := <-done:
+		t.Fatalf("run ended before ready: %v", err)
+	}
+	return func() time.Duration {
+		t0 := time.Now()
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("run: %v", err)
+		}
+		return time.Since(t0)
+	}
+}
+
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(3 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+func TestSensorsReflexesPluginsAndShutdown(t *testing.T) {
+	n := newNode(t, "false")
+	l := &lamp{sensor: &ticker{name: "lampmeter", interval: time.Millisecond}}
+	if err := n.LoadPlugin(context.Background(), l); err != nil {
+		t.Fatal(err)
+	}
+	stop := run(t, n)
+	// The sensor's readings land in the world model; its motion event fires
+	// the reflex through the loop; the plugin's sensor runs too.
+	waitFor(t, "readings", func() bool { o, ok := n.World.Latest("tick.count"); return ok && o.Value >= 3 })
+	waitFor(t, "reflex", l.on.Load)
+	waitFor(t, "plugin sensor", func() bool { _, ok := n.World.Latest("lampmeter.count"); return ok })
+	if !l.started.Load() {
+		t.Fatal("plugin not started")
+	}
+	// Unloading removes the plugin's tools and stops its sensor.
+	if err := n.UnloadPlugin(context.Background(), "lamp"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := n.Tools.Resolve("lamp.on"); tools.CodeOf(err) != tools.CodeNotFound {
+		t.Fatalf("tool still there: %v", err)
+	}
+	if st := n.sensorStatus().(map[string]string); len(st) != 1 || st["tick"] != "ok" {
+		t.Fatalf("sensor status after unload: %v", st)
+	}
+	if took := stop(); took > ShutdownGrace {
+		t.Fatalf("shutdown took %v", took)
+	}
+}
+
+func TestFailingSensorIsDegradedAndRestarted(t *testing.T) {
+	n := newNode(t, "true")
+	stop := run(t, n)
+	defer stop()
+	waitFor(t, "fault event", func() bool {
+		for _, e := range n.World.Events(0, worldmodel.Low, 0) {
+			if e.Kind == "sensor_fault" && e.Source == "tick" && e.Message == "device not found" {
+				return true
+			}
+		}
+		return false
+	})
+	// After the backoff the sensor runs again and readings arrive.
+	waitFor(t, "restart", func() bool { _, ok := n.World.Latest("tick.count"); return ok })
+	if got := lastTicker.Load().runs.Load(); got != 2 {
+		t.Fatalf("runs = %d", got)
+	}
+}
+
+func TestUnknownSensorKindAndBadOptions(t *testing.T) {
+	for _, tc := range []struct{ yaml, want string }{
+		{"sensors: [{name: x, kind: nope}]", `unknown kind "nope"`},
+		{"sensors: [{name: x, kind: test_ticker, options: {fail_frist: true}}]", "fail_frist"},
+	} {
+		cfg, err := board.Parse("t.yaml", []byte("device: {id: t, platform: sim}\ndata_dir: "+t.TempDir()+"\n"+tc.yaml))
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = New(cfg, Options{Log: quiet, NoStore: true})
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: %v, want %q", tc.yaml, err, tc.want)
+		}
+	}
+}

@@ -341,7 +341,7 @@ func (r *Registry) Invoke(ctx context.Context, c Call) (Result, error) {
 		}
 	}
 	start := time.Now()
-	res, err := safeInvoke(ctx, e.tool, params)
+	res, err := safeInvoke(context.WithValue(ctx, callerKey{}, c.Caller), e.tool, params)
 	took := time.Since(start)
 	if err != nil {
 		code := CodeFailed

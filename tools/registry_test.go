@@ -26,10 +26,10 @@ var servoSchema = json.RawMessage(`{
 // echo returns the params it got, so tests see what reached the tool.
 func echo(name, perm string, schema json.RawMessage) Tool {
 	return Func(Spec{Name: name, Description: "test tool " + name, Permission: perm, Params: schema},
-		func(_ context.Context, p json.RawMessage) (Result, error) {
+		func(ctx context.Context, p json.RawMessage) (Result, error) {
 			var v any
 			_ = json.Unmarshal(p, &v)
-			return Result{Value: v}, nil
+			return Result{Value: v, Notes: []string{"caller=" + CallerOf(ctx)}}, nil
 		})
 }
 
@@ -104,6 +104,9 @@ func TestInvokeValidatesAndFillsDefaults(t *testing.T) {
 	got, _ := json.Marshal(res.Value)
 	if string(got) != `{"degrees":90,"opts":{"smooth":true},"speed":60}` {
 		t.Fatalf("defaults not filled: %s", got)
+	}
+	if res.Notes[0] != "caller=mqtt" {
+		t.Fatalf("tool does not see its caller: %v", res.Notes)
 	}
 	for _, tc := range []struct {
 		params string

@@ -81,3 +81,13 @@ func Typed[P any](spec Spec, fn func(ctx context.Context, p P) (Result, error)) 
 type Provider interface {
 	Tools() []Tool
 }
+
+type callerKey struct{}
+
+// CallerOf returns who is calling the running tool ("mqtt", "llm", "reflex",
+// "cli" …). The registry sets it, so tools that keep an audit trail know
+// whom they acted for without trusting their parameters.
+func CallerOf(ctx context.Context) string {
+	c, _ := ctx.Value(callerKey{}).(string)
+	return c
+}

@@ -1,0 +1,132 @@
+package worldmodel
+
+import (
+	"runtime"
+	"strconv"
+	"testing"
+	"time"
+)
+
+func TestRingKeepsNewestUpToCapacity(t *testing.T) {
+	for _, capacity := range []int{1, 2, 3, 7, 256} {
+		m := New(Config{DefaultCapacity: capacity})
+		r := m.Ring("s")
+		for n := 1; n <= 3*capacity+1; n++ {
+			seq := r.Append(Observation{Kind: Reading, Value: float64(n)})
+			got := m.Since("s", 0, 0)
+			if want := min(n, capacity); len(got) != want {
+				t.Fatalf("cap %d after %d appends: %d held, want %d", capacity, n, len(got), want)
+			}
+			if last := got[len(got)-1]; last.Seq != seq || last.Value != float64(n) {
+				t.Fatalf("cap %d: newest = %+v, want seq %d value %d", capacity, last, seq, n)
+			}
+			for i, o := range got {
+				if want := float64(n - len(got) + 1 + i); o.Value != want {
+					t.Fatalf("cap %d after %d appends: item %d = %v, want %v", capacity, n, i, o.Value, want)
+				}
+			}
+			if c := cap(m.sources.Load().byName["s"].obs.buf); c > capacity {
+				t.Fatalf("cap %d: backing array grew to %d", capacity, c)
+			}
+		}
+	}
+}
+
+func TestCapacityOverride(t *testing.T) {
+	m := New(Config{DefaultCapacity: 10, Capacities: map[string]int{"camera.snapshot": 2}})
+	for range 20 {
+		m.Append(Observation{Source: "camera.snapshot", Kind: BlobRef, Blob: &Blob{MIME: "image/jpeg", Data: make([]byte, 100)}})
+		m.Append(Observation{Source: "env.temperature", Kind: Reading, Value: 1})
+	}
+	if n := len(m.Since("camera.snapshot", 0, 0)); n != 2 {
+		t.Errorf("blob source holds %d, want 2", n)
+	}
+	if n := len(m.Since("env.temperature", 0, 0)); n != 10 {
+		t.Errorf("default source holds %d, want 10", n)
+	}
+}
+
+// TestMemoryBoundedAfterMillionsOfAppends appends millions of observations,
+// including fresh strings and blobs that only the rings keep alive, and
+// checks that what is held, and the live heap, stop growing once the rings
+// are full.
+func TestMemoryBoundedAfterMillionsOfAppends(t *testing.T) {
+	n := 3_000_000
+	if testing.Short() {
+		n = 300_000
+	}
+	const sources, capacity = 8, 128
+	m := New(Config{DefaultCapacity: capacity, Capacities: map[string]int{"cam": 4}, Events: 64})
+	rings := make([]*Ring, sources)
+	for i := range rings {
+		rings[i] = m.Ring("s" + strconv.Itoa(i))
+	}
+	cam := m.Ring("cam")
+	appendBatch := func(count int) {
+		for i := range count {
+			switch i % 100 {
+			case 0:
+				cam.Append(Observation{Kind: BlobRef, Blob: &Blob{MIME: "image/jpeg", Data: make([]byte, 4096)}})
+			case 1:
+				rings[i%sources].Append(Observation{Kind: Text, Text: "heard " + strconv.Itoa(i)})
+			default:
+				rings[i%sources].Append(Observation{Kind: Reading, Value: float64(i), Unit: "V"})
+			}
+			if i%1000 == 0 {
+				m.Record(Event{Kind: "tick", Priority: Low, Message: strconv.Itoa(i)})
+			}
+		}
+	}
+	heap := func() uint64 {
+		runtime.GC()
+		var ms runtime.MemStats
+		runtime.ReadMemStats(&ms)
+		return ms.HeapAlloc
+	}
+
+	appendBatch(n / 10) // fill every ring
+	before, statsBefore := heap(), m.Stats()
+	appendBatch(n)
+	after, stats := heap(), m.Stats()
+
+	if want := sources*capacity + 4; stats.Held != want {
+		t.Errorf("held %d observations, want %d", stats.Held, want)
+	}
+	if stats.Bytes != statsBefore.Bytes {
+		// Readings replace readings one for one only on average; allow
+		// the text payloads to differ a little.
+		if d := stats.Bytes - statsBefore.Bytes; d < -4096 || d > 4096 {
+			t.Errorf("bytes held went from %d to %d", statsBefore.Bytes, stats.Bytes)
+		}
+	}
+	if stats.Appended != uint64(n+n/10) {
+		t.Errorf("appended = %d, want %d", stats.Appended, n+n/10)
+	}
+	// Another package's tests or the runtime may move the heap a little;
+	// unbounded growth would be hundreds of MB here.
+	if after > before+1<<20 {
+		t.Errorf("heap grew from %d to %d bytes after %d more appends", before, after, n)
+	}
+	t.Logf("heap %d → %d bytes; stats %+v", before, after, stats)
+}
+
+func TestRingStampsTime(t *testing.T) {
+	m := New(Config{})
+	r := m.Ring("s")
+	before := time.Now()
+	r.Append(Observation{Kind: Reading})
+	r.clock = r.clock.Add(-2 * rebase) // force a rebase on the next append
+	r.Append(Observation{Kind: Reading})
+	after := time.Now()
+	given := time.Unix(100, 0)
+	r.Append(Observation{Kind: Reading, Time: given})
+	got := m.Since("s", 0, 0)
+	for _, o := range got[:2] {
+		if o.Time.Before(before) || o.Time.After(after) {
+			t.Errorf("stamped %v, want within [%v, %v]", o.Time, before, after)
+		}
+	}
+	if !got[2].Time.Equal(given) {
+		t.Errorf("producer time replaced: %v", got[2].Time)
+	}
+}

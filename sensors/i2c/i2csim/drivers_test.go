@@ -31,12 +31,14 @@ func within(t *testing.T, what string, got, want, tol float64) {
 	}
 }
 
-func celsius(e physic.Temperature) float64    { return float64(e-physic.ZeroCelsius) / float64(physic.Celsius) }
-func hpa(p physic.Pressure) float64           { return float64(p) / float64(physic.Pascal) / 100 }
+func celsius(e physic.Temperature) float64 {
+	return float64(e-physic.ZeroCelsius) / float64(physic.Celsius)
+}
+func hpa(p physic.Pressure) float64             { return float64(p) / float64(physic.Pascal) / 100 }
 func percent(h physic.RelativeHumidity) float64 { return float64(h) / float64(physic.PercentRH) }
-func volts(v physic.ElectricPotential) float64 { return float64(v) / float64(physic.Volt) }
-func amps(i physic.ElectricCurrent) float64    { return float64(i) / float64(physic.Ampere) }
-func watts(p physic.Power) float64             { return float64(p) / float64(physic.Watt) }
+func volts(v physic.ElectricPotential) float64  { return float64(v) / float64(physic.Volt) }
+func amps(i physic.ElectricCurrent) float64     { return float64(i) / float64(physic.Ampere) }
+func watts(p physic.Power) float64              { return float64(p) / float64(physic.Watt) }
 
 func TestBME280ThroughPeriphDriver(t *testing.T) {
 	cases := []struct{ temp, press, hum float64 }{

@@ -65,3 +65,15 @@ func (l *Loop) StatusTool() tools.Tool {
 		return tools.Result{Value: l.Status()}, nil
 	})
 }
+
+// Busy reports how long the running cycle has been running (0 when idle).
+// The systemd watchdog uses it: a cycle far past its deadline means the loop
+// is wedged and the service should be restarted.
+func (l *Loop) Busy() time.Duration {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.current == nil {
+		return 0
+	}
+	return time.Since(l.curSince)
+}

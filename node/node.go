@@ -384,3 +384,17 @@ func (n *Node) Close() error {
 	}
 	return err
 }
+
+// Healthy reports why the node is not healthy, or nil. A cycle running for
+// more than twice its deadline means the loop is wedged (a tool ignoring its
+// context); the systemd watchdog then stops being fed and restarts us.
+func (n *Node) Healthy() error {
+	limit := 2 * n.Board.Agent.CycleTimeout
+	if limit <= 0 {
+		limit = time.Minute
+	}
+	if busy := n.Agent.Busy(); busy > limit {
+		return fmt.Errorf("agent cycle running for %v (limit %v)", busy.Round(time.Second), limit)
+	}
+	return nil
+}

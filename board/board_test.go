@@ -367,3 +367,47 @@ func TestEmptyFile(t *testing.T) {
 		t.Errorf("got %v", err)
 	}
 }
+
+func TestRecursiveAliasIsAnError(t *testing.T) {
+	for name, src := range map[string]string{
+		"recursive": "device: {id: t, platform: sim}\nworld: &w {capacities: *w}\n",
+		"laughs":    "device: {id: t, platform: sim}\nplugins:\n  a: &a {x: [1,2,3,4,5,6,7,8,9,10]}\n  b: &b {x: [*a,*a,*a,*a,*a,*a,*a,*a,*a,*a]}\n  c: &c {x: [*b,*b,*b,*b,*b,*b,*b,*b,*b,*b]}\n  d: &d {x: [*c,*c,*c,*c,*c,*c,*c,*c,*c,*c]}\n  e: &e {x: [*d,*d,*d,*d,*d,*d,*d,*d,*d,*d]}\n  f: &f {x: [*e,*e,*e,*e,*e,*e,*e,*e,*e,*e]}\n  g: &g {x: [*f,*f,*f,*f,*f,*f,*f,*f,*f,*f]}\n",
+	} {
+		t.Run(name, func(t *testing.T) {
+			_, err := Parse("t.yaml", []byte(src))
+			if err == nil {
+				t.Fatal("no error")
+			}
+			t.Log(err)
+		})
+	}
+}
+
+func FuzzParse(f *testing.F) {
+	for _, name := range shipped {
+		if b, err := os.ReadFile(filepath.Join("..", "board-configs", name+".yaml")); err == nil {
+			f.Add(b)
+		}
+	}
+	f.Add([]byte(everything))
+	for _, m := range mistakes {
+		f.Add([]byte(m.src))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		c, err := Parse("f.yaml", data)
+		if err != nil {
+			var be *Error
+			if !errors.As(err, &be) {
+				t.Fatalf("error without position: %v", err)
+			}
+			return
+		}
+		out, err := c.Marshal()
+		if err != nil {
+			t.Fatalf("Marshal: %v", err)
+		}
+		if _, err := Parse("printed.yaml", out); err != nil {
+			t.Fatalf("printed config does not parse: %v\n%s", err, out)
+		}
+	})
+}

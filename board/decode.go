@@ -157,7 +157,33 @@ type decoder struct {
 	// at those paths (or below them) are consequences, not news.
 	bad        map[string]bool
 	validating bool
+	// depth and visits bound alias expansion: a recursive alias or a
+	// "billion laughs" file is an error, not a stack overflow or a hang.
+	depth, visits int
+	exhausted     bool
 }
+
+const (
+	maxDepth  = 200
+	maxVisits = 1 << 17 // a real board file has a few hundred nodes
+)
+
+// enter accounts for one node visit; it reports false (once, with an error)
+// when the file nests or expands beyond reason.
+func (d *decoder) enter(n ast.Node, path string) bool {
+	d.depth++
+	d.visits++
+	if d.depth <= maxDepth && d.visits <= maxVisits {
+		return true
+	}
+	if !d.exhausted {
+		d.exhausted = true
+		d.errorf(nodePos(n), path, "nested or expanded too deeply (a recursive alias?)")
+	}
+	return false
+}
+
+func (d *decoder) leave() { d.depth-- }
 
 func newDecoder(file string, anchors map[string]ast.Node) *decoder {
 	return &decoder{file: file, anchors: anchors, where: map[string]pos{}, keyAt: map[string]pos{}, bad: map[string]bool{}}
@@ -250,6 +276,10 @@ type entry struct {
 // entries lists a mapping's key/values, expanding YAML merge keys (<<: *base)
 // so that explicit keys override merged ones. It reports duplicate keys.
 func (d *decoder) entries(m *ast.MappingNode, path string) []entry {
+	defer d.leave()
+	if !d.enter(m, path) {
+		return nil
+	}
 	var merged, own []entry
 	seen := map[string]pos{}
 	for _, mv := range m.Values {
@@ -367,6 +397,10 @@ func isPlain(n ast.Node) bool {
 
 // decode fills v from node n. path is the key path of n.
 func (d *decoder) decode(n ast.Node, v reflect.Value, path string) {
+	defer d.leave()
+	if !d.enter(n, path) {
+		return
+	}
 	d.where[path] = nodePos(n)
 	n = d.resolve(n)
 	p := nodePos(n)
@@ -561,6 +595,10 @@ func (d *decoder) decodeMap(n ast.Node, v reflect.Value, path string) {
 // generic turns a node into plain Go values (map[string]any, []any, string,
 // bool, int64/uint64, float64), checking keys as it goes.
 func (d *decoder) generic(n ast.Node, path string) any {
+	defer d.leave()
+	if !d.enter(n, path) {
+		return nil
+	}
 	d.where[path] = nodePos(n)
 	n = d.resolve(n)
 	switch v := n.(type) {

@@ -62,6 +62,10 @@ func (o Options) MarshalYAML() (any, error) {
 // ordered is like generic but keeps mapping order (yaml.MapSlice), for
 // printing.
 func (d *decoder) ordered(n ast.Node) any {
+	defer d.leave()
+	if !d.enter(n, "") {
+		return nil
+	}
 	n = d.resolve(n)
 	switch v := n.(type) {
 	case nil, *ast.NullNode:

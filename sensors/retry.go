@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"math/rand/v2"
 	"sync"
 	"sync/atomic"
@@ -98,6 +99,7 @@ func (h *Health) OK() {
 	h.degraded = false
 	h.good.Store(true)
 	if wasDegraded {
+		slog.Info("sensor recovered", "sensor", h.name, "down_for", now.Sub(h.since).Round(time.Millisecond), "failed_attempts", h.failures)
 		h.out.Raise(worldmodel.Event{
 			Time:     now,
 			Kind:     EventRecovered,
@@ -122,6 +124,7 @@ func (h *Health) Fault(err error, retryIn time.Duration) {
 	h.good.Store(false)
 	h.failures++
 	if !h.degraded {
+		slog.Warn("sensor degraded", "sensor", h.name, "err", err, "retry_in", retryIn.Round(time.Millisecond))
 		h.degraded = true
 		h.since = now
 		h.out.Raise(worldmodel.Event{

@@ -131,7 +131,7 @@ func (d *MPU9250) sample(now time.Time) {
 	d.put16(0x41, sat16((d.cfg.Temperature.Sample(el, d.rng)-21)*333.87))
 
 	fs := (d.regs[0x1B] >> 3) & 3
-	gSens := 131.0 / float64(int(1)<<fs)
+	gSens := [4]float64{131, 65.5, 32.8, 16.4}[fs] // datasheet table 1
 	for i := 0; i < 3; i++ {
 		reg := byte(0x43 + 2*i)
 		if pm2&(0x04>>i) != 0 {

@@ -316,14 +316,15 @@ func TestSCD4xProtocol(t *testing.T) {
 func TestBusFaults(t *testing.T) {
 	clk := newFakeClock()
 	b := NewBus("i2c-1", WithClock(clk.Now))
-	d := NewRegFile(map[byte]byte{0x10: 0xAB}, 1)
+	d := NewRegFile(1, 1)
+	d.Poke(0x10, []byte{0xAB})
 	if err := b.Attach(0x50, d); err != nil {
 		t.Fatal(err)
 	}
-	if err := b.Attach(0x50, NewRegFile(nil, 1)); err == nil {
+	if err := b.Attach(0x50, NewRegFile(1, 1)); err == nil {
 		t.Fatal("duplicate address accepted")
 	}
-	if err := b.Attach(0x78, NewRegFile(nil, 1)); err == nil {
+	if err := b.Attach(0x78, NewRegFile(1, 1)); err == nil {
 		t.Fatal("reserved address accepted")
 	}
 	err := b.Tx(0x51, []byte{0}, nil)

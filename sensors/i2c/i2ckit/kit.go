@@ -1,0 +1,220 @@
+// Package i2ckit is the plumbing every I²C sensor kind shares: bringing up
+// periph's host drivers, opening the sensor's bus (a real /dev/i2c-N, or
+// the simulated bus on the sim board), and the sampling loop that turns a
+// NACKing or vanished device into a degraded sensor, retries it with
+// backoff and recovers by itself. A kind only says how to open its device
+// and how to read one sample.
+package i2ckit
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/edgeagent/edgeagent/sensors"
+	"github.com/edgeagent/edgeagent/sensors/i2c/i2csim"
+	"github.com/edgeagent/edgeagent/worldmodel"
+	"periph.io/x/conn/v3/i2c"
+	"periph.io/x/conn/v3/i2c/i2creg"
+	"periph.io/x/host/v3"
+)
+
+var (
+	hostOnce sync.Once
+	hostErr  error
+)
+
+// HostInit loads periph's host drivers once per process and logs which
+// loaded, which were skipped (not this hardware) and which failed (often a
+// permission problem: the user is not in the i2c or gpio group).
+func HostInit() error {
+	hostOnce.Do(func() {
+		st, err := host.Init()
+		if err != nil {
+			hostErr = fmt.Errorf("periph host init: %w", err)
+			slog.Error("periph host init failed", "err", err)
+			return
+		}
+		for _, d := range st.Loaded {
+			slog.Info("periph host driver loaded", "driver", d.String())
+		}
+		for _, d := range st.Skipped {
+			slog.Debug("periph host driver skipped", "driver", d.D.String(), "reason", d.Err)
+		}
+		for _, d := range st.Failed {
+			slog.Warn("periph host driver failed", "driver", d.D.String(), "err", d.Err)
+		}
+	})
+	return hostErr
+}
+
+// OpenBus opens the bus a sensor is on: the process-wide simulated bus of
+// that name on platform "sim", otherwise the host's bus by number or name
+// through periph's i2creg ("1" is /dev/i2c-1).
+func OpenBus(cfg sensors.Config) (i2c.BusCloser, error) {
+	if cfg.Platform == "sim" {
+		return i2csim.Shared(simBusName(cfg.Bus)), nil
+	}
+	if err := HostInit(); err != nil {
+		return nil, err
+	}
+	b, err := i2creg.Open(cfg.Bus)
+	if err != nil {
+		return nil, fmt.Errorf("open I2C bus %q: %w (is I2C enabled and is the user in the i2c group?)", cfg.Bus, err)
+	}
+	return b, nil
+}
+
+func simBusName(bus string) string {
+	if bus == "" {
+		return "sim"
+	}
+	return bus
+}
+
+// Device is one opened sensor device: a periph driver bound to the bus.
+type Device interface {
+	// Sample reads the device once and emits its readings.
+	Sample(ctx context.Context, e *Emitter) error
+	// Close stops the device (periph's Halt) and releases it.
+	Close() error
+}
+
+// Loop runs one I²C sensor.
+type Loop struct {
+	Cfg      sensors.Config
+	Interval time.Duration   // used when Cfg.Interval is 0
+	Min      time.Duration   // shortest interval the device supports (0: none)
+	Backoff  sensors.Backoff // zero value: sensors.DefaultBackoff
+	// Open binds a fresh driver to the bus. It is called again after every
+	// fault: a device that lost power has lost its configuration, and only
+	// a new driver writes it again.
+	Open func(ctx context.Context, bus i2c.Bus) (Device, error)
+	// Sim builds the simulated device for platform "sim", with its
+	// scheduled faults.
+	Sim func() (i2csim.Device, []i2csim.FaultWindow, error)
+}
+
+// Name implements sensors.Sensor.
+func (l *Loop) Name() string { return l.Cfg.Name }
+
+func (l *Loop) interval() time.Duration {
+	iv := l.Cfg.Interval
+	if iv <= 0 {
+		iv = l.Interval
+	}
+	if iv <= 0 {
+		iv = time.Second
+	}
+	return max(iv, l.Min)
+}
+
+// Run implements sensors.Sensor: it samples at the interval until ctx
+// ends, marking the sensor degraded on any bus error and retrying.
+func (l *Loop) Run(ctx context.Context, out sensors.Sink) error {
+	if l.Cfg.Platform == "sim" {
+		detach, err := l.attachSim()
+		if err != nil {
+			return err
+		}
+		defer detach()
+	}
+	h := sensors.NewHealth(l.Cfg.Name, out, worldmodel.Normal)
+	em := &Emitter{out: out}
+	iv := l.interval()
+	return sensors.Supervise(ctx, h, l.Backoff, func(ctx context.Context) error {
+		bus, err := OpenBus(l.Cfg)
+		if err != nil {
+			return err
+		}
+		defer bus.Close()
+		dev, err := l.Open(ctx, bus)
+		if err != nil {
+			return fmt.Errorf("init %s at %s: %w", l.Cfg.Kind, addrString(l.Cfg.Address), err)
+		}
+		defer dev.Close()
+		t := time.NewTicker(iv)
+		defer t.Stop()
+		for {
+			em.now = time.Now()
+			if err := dev.Sample(ctx, em); err != nil {
+				if ctx.Err() != nil {
+					return nil
+				}
+				return err
+			}
+			h.OK()
+			select {
+			case <-ctx.Done():
+				return nil
+			case <-t.C:
+			}
+		}
+	})
+}
+
+// attachSim puts the kind's simulated device on the shared sim bus. Two
+// sim sensors configured at one address is a configuration error, as it
+// would be on a real bus.
+func (l *Loop) attachSim() (func(), error) {
+	if l.Sim == nil {
+		return nil, sensors.Permanent(errors.New("kind has no simulated device"))
+	}
+	dev, faults, err := l.Sim()
+	if err != nil {
+		return nil, err
+	}
+	bus := i2csim.Shared(simBusName(l.Cfg.Bus))
+	if err := bus.Attach(l.Cfg.Address, dev); err != nil {
+		return nil, err
+	}
+	if len(faults) > 0 {
+		if err := bus.ScheduleFaults(l.Cfg.Address, faults); err != nil {
+			bus.Detach(l.Cfg.Address)
+			return nil, err
+		}
+	}
+	return func() { bus.Detach(l.Cfg.Address) }, nil
+}
+
+func addrString(a uint16) string { return "0x" + strconv.FormatUint(uint64(a), 16) }
+
+// Emitter hands a sample's readings to the sink with one timestamp.
+type Emitter struct {
+	out sensors.Sink
+	now time.Time
+}
+
+// Reading emits a numeric reading. source is "<sensor>.<quantity>";
+// kinds build these strings once, not per sample.
+func (e *Emitter) Reading(source string, v float64, unit string) {
+	e.out.Observe(worldmodel.Observation{Time: e.now, Source: source, Kind: worldmodel.Reading, Value: v, Unit: unit})
+}
+
+// NewEmitter returns an Emitter for out, for benchmarks and tests that
+// call a Device directly.
+func NewEmitter(out sensors.Sink) *Emitter { return &Emitter{out: out, now: time.Now()} }
+
+// Sleep waits for d or until ctx ends, for conversion times.
+func Sleep(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}
+
+// Address returns cfg.Address, or def when the block has none.
+func Address(cfg sensors.Config, def uint16) uint16 {
+	if cfg.Address == 0 {
+		return def
+	}
+	return cfg.Address
+}

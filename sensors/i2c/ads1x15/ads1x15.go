@@ -6,28 +6,29 @@
 //
 // Sample block (Raspberry Pi, ADDR pin to GND):
 //
-//   - name: power
-//     kind: ads1115
-//     bus: "1"
-//     address: 0x48          # 0x49 ADDR=VDD, 0x4a SDA, 0x4b SCL
-//     interval: 1s
-//     thresholds:
-//   - {quantity: battery, below: 11.1, hysteresis: 0.3, event: battery_low}
-//     options:
-//     data_rate: 128        # samples/s; the slowest rate at or above it is used
-//     channels:
-//   - name: battery     # 3S LiPo through a 10k/4.7k divider: ×3.128
-//     input: "0"        # "0".."3" against GND, or "0-1", "0-3", "1-3", "2-3"
-//     range: 4.096      # full scale in volts: 6.144 4.096 2.048 1.024 0.512 0.256
-//     scale: 3.128
-//     unit: V
-//   - name: light_pot
-//     input: "1"
-//     range: 4.096
-//     scale: 30.3       # 0–3.3 V -> 0–100 %
-//     unit: "%"
-//     sim:
-//     inputs: {"0": {base: 3.9, drift: -0.05}, "1": {base: 1.65, amplitude: 1, period: 1m}}
+//	sensors:
+//	  - name: power
+//	    kind: ads1115
+//	    bus: "1"
+//	    address: 0x48          # 0x49 ADDR=VDD, 0x4a SDA, 0x4b SCL
+//	    interval: 1s
+//	    thresholds:
+//	      - {quantity: battery, below: 11.1, hysteresis: 0.3, event: battery_low}
+//	    options:
+//	      data_rate: 128        # samples/s; the slowest rate at or above it is used
+//	      channels:
+//	        - name: battery     # 3S LiPo through a 10k/4.7k divider: ×3.128
+//	          input: "0"        # "0".."3" against GND, or "0-1", "0-3", "1-3", "2-3"
+//	          range: 4.096      # full scale in volts: 6.144 4.096 2.048 1.024 0.512 0.256
+//	          scale: 3.128
+//	          unit: V
+//	        - name: light_pot
+//	          input: "1"
+//	          range: 4.096
+//	          scale: 30.3       # 0–3.3 V -> 0–100 %
+//	          unit: "%"
+//	      sim:
+//	        inputs: {"0": {base: 3.9, drift: -0.05}, "1": {base: 1.65, amplitude: 1, period: 1m}}
 //
 // A reading is input volts × scale + offset. The PGA range should be the
 // smallest that holds the largest input: resolution is range/32768 (ADS1115)

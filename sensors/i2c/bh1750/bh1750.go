@@ -3,18 +3,19 @@
 //
 // Sample block:
 //
-//   - name: light
-//     kind: bh1750
-//     bus: "1"
-//     address: 0x23           # 0x5c when ADDR is high
-//     interval: 2s
-//     thresholds:
-//   - {quantity: illuminance, below: 10, hysteresis: 5, priority: normal, event: dark}
-//     options:
-//     resolution: high      # high (1 lx, 120 ms) | high2 (0.5 lx, 120 ms) | low (4 lx, 16 ms)
-//     sim:
-//     # dusk: daylight for 5 minutes, dark 10 minutes later
-//     illuminance: {points: [{at: 0s, value: 800}, {at: 5m, value: 800}, {at: 15m, value: 2}]}
+//	sensors:
+//	  - name: light
+//	    kind: bh1750
+//	    bus: "1"
+//	    address: 0x23           # 0x5c when ADDR is high
+//	    interval: 2s
+//	    thresholds:
+//	      - {quantity: illuminance, below: 10, hysteresis: 5, priority: normal, event: dark}
+//	    options:
+//	      resolution: high      # high (1 lx, 120 ms) | high2 (0.5 lx, 120 ms) | low (4 lx, 16 ms)
+//	      sim:
+//	        # dusk: daylight for 5 minutes, dark 10 minutes later
+//	        illuminance: {points: [{at: 0s, value: 800}, {at: 5m, value: 800}, {at: 15m, value: 2}]}
 //
 // Range 0–54612 lx at 1 lx; direct sunlight saturates it.
 package bh1750

@@ -5,22 +5,23 @@
 //
 // Sample block (Raspberry Pi, breakout with SDO to GND):
 //
-//   - name: env
-//     kind: bme280            # or bmp280 (no humidity)
-//     bus: "1"                # /dev/i2c-1, header pins 3 (SDA) and 5 (SCL)
-//     address: 0x76           # 0x77 when SDO is tied to VDDIO
-//     interval: 5s            # one forced-mode conversion per sample
-//     thresholds:
-//   - {quantity: temperature, above: 45, hysteresis: 2, event: overheat}
-//     options:
-//     oversampling: {temperature: 2, pressure: 16, humidity: 1}  # 0 skips a quantity
-//     filter: 0             # IIR coefficient 0|2|4|8|16; >0 runs the chip in normal mode
-//     retry: {initial: 500ms, max: 30s}
-//     sim:                  # used only on platform sim
-//     temperature: {base: 22, amplitude: 0.5, period: 10m}
-//     pressure: {base: 1013.25, drift: -0.4}     # hPa, per hour
-//     humidity: {base: 45}
-//     faults: [{mode: vanish, after: 2m, for: 15s, every: 10m}]
+//	sensors:
+//	  - name: env
+//	    kind: bme280            # or bmp280 (no humidity)
+//	    bus: "1"                # /dev/i2c-1, header pins 3 (SDA) and 5 (SCL)
+//	    address: 0x76           # 0x77 when SDO is tied to VDDIO
+//	    interval: 5s            # one forced-mode conversion per sample
+//	    thresholds:
+//	      - {quantity: temperature, above: 45, hysteresis: 2, event: overheat}
+//	    options:
+//	      oversampling: {temperature: 2, pressure: 16, humidity: 1}  # 0 skips a quantity
+//	      filter: 0             # IIR coefficient 0|2|4|8|16; >0 runs the chip in normal mode
+//	      retry: {initial: 500ms, max: 30s}
+//	      sim:                  # used only on platform sim
+//	        temperature: {base: 22, amplitude: 0.5, period: 10m}
+//	        pressure: {base: 1013.25, drift: -0.4}     # hPa, per hour
+//	        humidity: {base: 45}
+//	        faults: [{mode: vanish, after: 2m, for: 15s, every: 10m}]
 //
 // Each sample is a forced-mode conversion (datasheet "weather monitoring"):
 // the chip sleeps between samples, so it does not warm itself up and skew

@@ -7,30 +7,31 @@
 // register 0x00 holds a 12-bit two's complement temperature, left-aligned
 // in two big-endian bytes, 0.0625 °C per count:
 //
-//   - name: board_temp
-//     kind: generic
-//     bus: "1"
-//     address: 0x48
-//     interval: 2s
-//     thresholds:
-//   - {quantity: temperature, above: 70, hysteresis: 5, event: board_hot}
-//     options:
-//     init:                       # written after every (re)connect
-//   - {register: 0x01, data: [0x60, 0xA0]}   # config: 12-bit, 4 Hz (the reset value)
-//     readings:
-//   - name: temperature
-//     register: 0x00          # omit for devices that answer a plain read
-//     length: 2               # bytes, 1..8
-//     order: big              # big | little
-//     signed: true
-//     shift: 4                # drop the 4 unused low bits
-//     bits: 12                # width of the value after the shift
-//     scale: 0.0625
-//     offset: 0
-//     unit: "°C"
-//     sim:
-//     register_bytes: 2         # the TMP102 has 16-bit registers
-//     readings: {temperature: {base: 41, amplitude: 6, period: 5m}}
+//	sensors:
+//	  - name: board_temp
+//	    kind: generic
+//	    bus: "1"
+//	    address: 0x48
+//	    interval: 2s
+//	    thresholds:
+//	      - {quantity: temperature, above: 70, hysteresis: 5, event: board_hot}
+//	    options:
+//	      init:                       # written after every (re)connect
+//	        - {register: 0x01, data: [0x60, 0xA0]}   # config: 12-bit, 4 Hz (the reset value)
+//	      readings:
+//	        - name: temperature
+//	          register: 0x00          # omit for devices that answer a plain read
+//	          length: 2               # bytes, 1..8
+//	          order: big              # big | little
+//	          signed: true
+//	          shift: 4                # drop the 4 unused low bits
+//	          bits: 12                # width of the value after the shift
+//	          scale: 0.0625
+//	          offset: 0
+//	          unit: "°C"
+//	      sim:
+//	        register_bytes: 2         # the TMP102 has 16-bit registers
+//	        readings: {temperature: {base: 41, amplitude: 6, period: 5m}}
 //
 // Decoding: the bytes are assembled in the given order into an unsigned
 // integer, shifted right by shift, masked to bits (default: all that
@@ -39,7 +40,8 @@
 // command, wait for the conversion, read the result) use command and delay
 // instead of register:
 //
-//   - {name: humidity, command: [0xF5], delay: 20ms, length: 2, scale: 0.0019073, offset: -6, unit: "%RH"}
+//	readings:
+//	  - {name: humidity, command: [0xF5], delay: 20ms, length: 2, scale: 0.0019073, offset: -6, unit: "%RH"}
 package generic
 
 import (
@@ -96,8 +98,8 @@ type Sim struct {
 	Registers []Write                 `yaml:"registers"` // power-on contents of other registers
 	// RegisterBytes is the width of one register: 1 (default) or 2 for
 	// devices with 16-bit registers such as the TMP102 or INA219.
-	RegisterBytes int                  `yaml:"register_bytes"`
-	Faults        []i2csim.FaultWindow `yaml:"faults"`
+	RegisterBytes int `yaml:"register_bytes"`
+	Faults    []i2csim.FaultWindow    `yaml:"faults"`
 }
 
 var nameRe = regexp.MustCompile(`^[a-z][a-z0-9_]*$`)

@@ -5,20 +5,21 @@
 //
 // Sample block (Raspberry Pi, the common 0.1 Ω breakout):
 //
-//   - name: supply
-//     kind: ina219
-//     bus: "1"
-//     address: 0x40           # 0x40-0x4f by A0/A1
-//     interval: 1s
-//     thresholds:
-//   - {quantity: current, above: 2.5, hysteresis: 0.2, event: overcurrent}
-//     options:
-//     shunt_ohms: 0.1
-//     max_current: 3.2      # A; sets the resolution: max_current/32768 per LSB
-//     bus_range: 32         # V full scale, 16 or 32
-//     sim:
-//     bus_voltage: {base: 12.4, drift: -0.3}
-//     current: {base: 0.8, amplitude: 0.4, period: 30s}
+//	sensors:
+//	  - name: supply
+//	    kind: ina219
+//	    bus: "1"
+//	    address: 0x40           # 0x40-0x4f by A0/A1
+//	    interval: 1s
+//	    thresholds:
+//	      - {quantity: current, above: 2.5, hysteresis: 0.2, event: overcurrent}
+//	    options:
+//	      shunt_ohms: 0.1
+//	      max_current: 3.2      # A; sets the resolution: max_current/32768 per LSB
+//	      bus_range: 32         # V full scale, 16 or 32
+//	      sim:
+//	        bus_voltage: {base: 12.4, drift: -0.3}
+//	        current: {base: 0.8, amplitude: 0.4, period: 30s}
 //
 // Current and power are computed by the chip from its calibration
 // register, which is lost on a power cycle: the kind recreates the driver

@@ -6,20 +6,21 @@
 //
 // Sample block:
 //
-//   - name: imu
-//     kind: mpu9250
-//     bus: "1"
-//     address: 0x68           # 0x69 when AD0 is high
-//     interval: 100ms
-//     thresholds:
-//     # tilt/fall detector: Z leaves 1 g
-//   - {quantity: accel_z, below: 7.0, hysteresis: 1.0, priority: high, event: tipped_over}
-//     options:
-//     accel_range: 4        # ±g: 2 | 4 | 8 | 16
-//     gyro_range: 500       # ±°/s: 250 | 500 | 1000 | 2000
-//     sim:
-//     accel: {z: {base: 1.0, noise: 0.01}}   # in g
-//     gyro: {z: {base: 0, amplitude: 30, period: 8s}}
+//	sensors:
+//	  - name: imu
+//	    kind: mpu9250
+//	    bus: "1"
+//	    address: 0x68           # 0x69 when AD0 is high
+//	    interval: 100ms
+//	    thresholds:
+//	      # tilt/fall detector: Z leaves 1 g
+//	      - {quantity: accel_z, below: 7.0, hysteresis: 1.0, priority: high, event: tipped_over}
+//	    options:
+//	      accel_range: 4        # ±g: 2 | 4 | 8 | 16
+//	      gyro_range: 500       # ±°/s: 250 | 500 | 1000 | 2000
+//	      sim:
+//	        accel: {z: {base: 1.0, noise: 0.01}}   # in g
+//	        gyro: {z: {base: 0, amplitude: 30, period: 8s}}
 //
 // The magnetometer (AK8963 behind the MPU's I²C master) and the FIFO are
 // not used: periph's driver does not support them over I²C.

@@ -5,18 +5,19 @@
 //
 // Sample block:
 //
-//   - name: air
-//     kind: scd4x
-//     bus: "1"
-//     address: 0x62           # fixed
-//     interval: 5s            # the sensor measures every 5 s; shorter is raised to 5 s
-//     thresholds:
-//   - {quantity: co2, above: 1400, hysteresis: 200, priority: normal, event: stale_air}
-//     options:
-//     sim:
-//     co2: {base: 650, drift: 300, max: 2500}    # a closed room filling up
-//     temperature: {base: 22}
-//     humidity: {base: 45}
+//	sensors:
+//	  - name: air
+//	    kind: scd4x
+//	    bus: "1"
+//	    address: 0x62           # fixed
+//	    interval: 5s            # the sensor measures every 5 s; shorter is raised to 5 s
+//	    thresholds:
+//	      - {quantity: co2, above: 1400, hysteresis: 200, priority: normal, event: stale_air}
+//	    options:
+//	      sim:
+//	        co2: {base: 650, drift: 300, max: 2500}    # a closed room filling up
+//	        temperature: {base: 22}
+//	        humidity: {base: 45}
 //
 // The sensor runs its own periodic measurement; each sample waits for the
 // next result (polling the data-ready flag with the agent's context, so

@@ -98,8 +98,8 @@ type Sim struct {
 	Registers []Write                 `yaml:"registers"` // power-on contents of other registers
 	// RegisterBytes is the width of one register: 1 (default) or 2 for
 	// devices with 16-bit registers such as the TMP102 or INA219.
-	RegisterBytes int `yaml:"register_bytes"`
-	Faults    []i2csim.FaultWindow    `yaml:"faults"`
+	RegisterBytes int                  `yaml:"register_bytes"`
+	Faults        []i2csim.FaultWindow `yaml:"faults"`
 }
 
 var nameRe = regexp.MustCompile(`^[a-z][a-z0-9_]*$`)

@@ -411,3 +411,40 @@ func FuzzParse(f *testing.F) {
 		}
 	})
 }
+
+func TestI2CPinsAreGPIOWhileTheBusIsUnused(t *testing.T) {
+	// On a Pi, pins 3/5 are plain GPIO until some block uses bus 1.
+	src := "device: {id: t, platform: raspi, model: rpi4}\nactuators:\n  - {name: led, kind: led, pins: {pin: \"3\"}}\n"
+	if _, err := Parse("t.yaml", []byte(src)); err != nil {
+		t.Error(err)
+	}
+}
+
+func TestDefaultBusPerModel(t *testing.T) {
+	for model, want := range map[string]string{"rpi4": "1", "rpi5": "1", "jetson-orin-nano": "7", "jetson-nano": "1"} {
+		platform := "raspi"
+		if strings.HasPrefix(model, "jetson") {
+			platform = "jetson"
+		}
+		src := "device: {id: t, platform: " + platform + ", model: " + model + "}\nsensors:\n  - {name: env, kind: bme280, address: 0x76}\n"
+		c, err := Parse("t.yaml", []byte(src))
+		if err != nil {
+			t.Errorf("%s: %v", model, err)
+			continue
+		}
+		if got := c.Sensors[0].Bus; got != want {
+			t.Errorf("%s: default bus %q, want %q", model, got, want)
+		}
+	}
+}
+
+func TestParamsJSON(t *testing.T) {
+	src := "device: {id: t, platform: sim}\nreflexes:\n  - {on: m, do: {tool: x.say, params: {text: \"a<b\", n: 3, f: 0.5, l: [true, null], z: {}}}}\n"
+	c, err := Parse("t.yaml", []byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := string(c.Reflexes[0].Do.Params), `{"f":0.5,"l":[true,null],"n":3,"text":"a<b","z":{}}`; got != want {
+		t.Errorf("params = %s, want %s", got, want)
+	}
+}

@@ -12,6 +12,7 @@ package board
 // so a sensor kind's options are exactly as strict as the board file.
 
 import (
+	"bytes"
 	"cmp"
 	"encoding"
 	"encoding/json"
@@ -639,12 +640,14 @@ func (d *decoder) decodeJSON(n ast.Node, v reflect.Value, path string) {
 		return
 	}
 	g := d.generic(n, path)
-	b, err := json.Marshal(g)
-	if err != nil {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false) // keep "a<b" readable in check --print
+	if err := enc.Encode(g); err != nil {
 		d.errorf(nodePos(n), path, "not representable as JSON: %v", err)
 		return
 	}
-	v.SetBytes(b)
+	v.SetBytes(bytes.TrimSuffix(buf.Bytes(), []byte("\n")))
 }
 
 func (d *decoder) decodeDuration(n ast.Node, v reflect.Value, path string) {

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 )
 
 var (
@@ -262,7 +263,7 @@ func (v *validator) mqtt() {
 	if m.QoS != 0 && m.QoS != 1 {
 		v.fail("mqtt.qos", "%d: use 0 or 1", m.QoS)
 	}
-	if m.KeepAlive < 1e9 {
+	if m.KeepAlive < time.Second {
 		v.fail("mqtt.keepalive", "%s: must be at least 1s", m.KeepAlive)
 	}
 	if m.Buffer < 0 {

@@ -1,0 +1,116 @@
+package motion_test
+
+import (
+	"context"
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/edgeagent/edgeagent/sensors/camera"
+	"github.com/edgeagent/edgeagent/sensors/camera/motion"
+)
+
+// videoDir is ../shared/data/video seen from the project root; tests run
+// in their package directory, three levels below it.
+var videoDir = filepath.Join("..", "..", "..", "..", "shared", "data", "video")
+
+func clip(t testing.TB, name string) string {
+	t.Helper()
+	p := filepath.Join(videoDir, name)
+	if _, err := os.Stat(p); err != nil {
+		t.Skipf("%s not available (%v); see ../shared/data/README.md", name, err)
+	}
+	return p
+}
+
+// detectClip runs a detector over a whole clip and returns the per-frame
+// motion flags, and whether the detector was blind (calibrating).
+func detectClip(t testing.TB, path string, cfg motion.Config) (flags, blind []bool) {
+	t.Helper()
+	src, err := camera.OpenFile(path, camera.FileOpts{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer src.Close()
+	d, err := motion.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var f camera.Frame
+	for {
+		err := src.Next(context.Background(), &f)
+		if errors.Is(err, io.EOF) {
+			return flags, blind
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := d.Detect(f.Y, f.YStride, f.Width, f.Height)
+		flags = append(flags, r.Motion)
+		blind = append(blind, r.Calibrating)
+	}
+}
+
+func share(flags []bool) (n int, pct float64) {
+	for _, m := range flags {
+		if m {
+			n++
+		}
+	}
+	return n, 100 * float64(n) / float64(len(flags))
+}
+
+func TestVtestHasMotion(t *testing.T) {
+	t.Parallel()
+	flags, _ := detectClip(t, clip(t, "vtest.mjpeg"), motion.DefaultConfig())
+	if len(flags) != 797 {
+		t.Fatalf("read %d frames, want 797", len(flags))
+	}
+	n, pct := share(flags[20:])
+	t.Logf("vtest: motion in %d of %d frames after the first 20 (%.1f%%)", n, len(flags)-20, pct)
+	if pct < 90 {
+		t.Fatalf("motion in %.1f%% of frames after the first 20, want ≥ 90%%", pct)
+	}
+}
+
+func TestStaticLightingHasNoMotion(t *testing.T) {
+	t.Parallel()
+	flags, blind := detectClip(t, clip(t, "static_lighting.mjpeg"), motion.DefaultConfig())
+	if len(flags) != 200 {
+		t.Fatalf("read %d frames, want 200", len(flags))
+	}
+	n, pct := share(flags)
+	b, _ := share(blind)
+	t.Logf("static_lighting: motion in %d of %d frames (%.1f%%), calibrating in %d", n, len(flags), pct, b)
+	if pct > 1 {
+		t.Fatalf("motion in %.1f%% of frames, want ≤ 1%%", pct)
+	}
+	// No motion because it was blind, recalibrating all the time, would
+	// be no better: only the start-up calibration is allowed.
+	if b > motion.DefaultConfig().CalibrationFrames+5 {
+		t.Fatalf("calibrating in %d frames: the lighting swings were not compensated but reset", b)
+	}
+}
+
+// The compensation is what makes static_lighting pass: without it, the
+// detector sees motion or, when the lightning rule resets it, is blind while
+// recalibrating, in a large share of the clip.
+func TestStaticLightingNeedsCompensation(t *testing.T) {
+	t.Parallel()
+	cfg := motion.DefaultConfig()
+	cfg.CompensateLighting = false
+	flags, blind := detectClip(t, clip(t, "static_lighting.mjpeg"), cfg)
+	bad := make([]bool, len(flags))
+	for i := range flags {
+		bad[i] = flags[i] || blind[i]
+	}
+	n, _ := share(flags)
+	b, _ := share(blind)
+	_, pct := share(bad[20:])
+	t.Logf("static_lighting without compensation: motion in %d, calibrating in %d of %d frames", n, b, len(flags))
+	if pct < 25 {
+		t.Fatalf("without compensation only %.1f%% of frames after the first 20 are motion or blind: the clip no longer tests it", pct)
+	}
+}

@@ -1,0 +1,589 @@
+// Package motion detects motion in a camera's luma plane, in pure Go.
+//
+// The pipeline follows Frigate's improved motion detector, so that
+// thresholds tuned there carry over:
+//
+//	downscale to FrameHeight rows (area average)
+//	→ optional contrast stretch (4th..96th percentile, averaged over 50 frames)
+//	→ masks
+//	→ lighting compensation (see below)
+//	→ difference against a running-average background, 5×5 Gaussian blur (σ≈1)
+//	→ |difference| > Threshold
+//	→ 3×3 dilation → 8-connected regions of at least MinArea pixels
+//	→ recalibration when most of the frame changes at once
+//
+// Frigate blurs the frame and then differences; differencing and then
+// blurring the difference is the same (both are linear) except where the
+// lighting model clips, see below.
+//
+// Lighting: a plain running average cannot follow brightness that changes
+// faster than its time constant (clouds, auto-exposure, a light dimmer), and
+// every pixel then differs from the background at once. Before differencing,
+// each frame's global gain and offset are fitted to the background by least
+// squares (a second pass ignores pixels that still differ, i.e. the moving
+// things), and the frame is compared with the background mapped into the
+// frame's lighting. A global change of the scene's brightness or contrast
+// thus cancels out; a person walking does not, because a person is not an
+// affine function of the background. A sudden jump of the fit (a light
+// switched on) resets the background instead of reporting motion.
+//
+// Clipping is the one thing the affine model gets wrong: when the light
+// dims, the dark parts of the scene sink to black and stay there, brighter
+// than the mapped background says (and highlights stay white when it
+// brightens). So the mapped background is clipped at the frame's own black
+// and white levels, before blurring: blurring first would spread the
+// error of every clipped pixel into its unclipped neighbours.
+//
+// A Detector is not safe for concurrent use. After the first frame of a
+// given size it allocates nothing.
+package motion
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"image"
+	"math"
+)
+
+// Config tunes a detector. Field names in the board config are the yaml tags.
+// Start from DefaultConfig: a zero Config is not valid.
+type Config struct {
+	// FrameHeight is the height, in pixels, the frame is downscaled to
+	// before anything else; the width keeps the aspect ratio. Smaller is
+	// faster and ignores smaller things.
+	FrameHeight int `yaml:"frame_height"`
+	// Threshold is the luma difference (0..255, after contrast
+	// normalisation) above which a pixel counts as changed.
+	Threshold int `yaml:"threshold"`
+	// MinArea is the smallest changed region, in pixels at the downscaled
+	// size (after dilation), that counts as motion.
+	MinArea int `yaml:"min_area"`
+	// ImproveContrast stretches the frame's 4th..96th luma percentiles over
+	// 0..255 so that the threshold means the same in a dim scene.
+	ImproveContrast bool `yaml:"improve_contrast"`
+	// CompensateLighting fits each frame's gain and offset to the
+	// background before differencing.
+	CompensateLighting bool `yaml:"compensate_lighting"`
+	// Alpha is the weight of a new frame in the running-average background.
+	Alpha float64 `yaml:"alpha"`
+	// CalibrationAlpha replaces Alpha while (re)calibrating, so that the
+	// background forgets what was in view when it was reset.
+	CalibrationAlpha float64 `yaml:"calibration_alpha"`
+	// CalibrationFrames is the least number of frames spent calibrating
+	// after start and after each reset. No motion is reported meanwhile.
+	CalibrationFrames int `yaml:"calibration_frames"`
+	// LightningThreshold is the fraction of the frame (0..1) that, when
+	// changed at once, resets the background instead of reporting motion.
+	LightningThreshold float64 `yaml:"lightning_threshold"`
+	// LightingJump is the change of the fitted lighting between two frames,
+	// in luma levels at the frame's mean, that resets the background.
+	// Slow drifts (clouds, dimmers) stay well below it; a light switch or
+	// an exposure step does not.
+	LightingJump float64 `yaml:"lighting_jump"`
+	// Masks are polygons whose inside is ignored, as "x1,y1,x2,y2,...":
+	// pixel coordinates of the full frame, or fractions of its width and
+	// height when every value is between 0 and 1 (as in Frigate ≥ 0.14).
+	Masks []string `yaml:"masks"`
+}
+
+// DefaultConfig returns Frigate's defaults plus lighting compensation.
+func DefaultConfig() Config {
+	return Config{
+		FrameHeight:        100,
+		Threshold:          30,
+		MinArea:            10,
+		ImproveContrast:    true,
+		CompensateLighting: true,
+		Alpha:              0.01,
+		CalibrationAlpha:   0.2,
+		CalibrationFrames:  10,
+		LightningThreshold: 0.8,
+		LightingJump:       25,
+	}
+}
+
+// Validate reports the first invalid field.
+func (c Config) Validate() error {
+	var errs []error
+	if c.FrameHeight < 16 || c.FrameHeight > 1080 {
+		errs = append(errs, fmt.Errorf("frame_height %d: want 16..1080", c.FrameHeight))
+	}
+	if c.Threshold < 1 || c.Threshold > 255 {
+		errs = append(errs, fmt.Errorf("threshold %d: want 1..255", c.Threshold))
+	}
+	if c.MinArea < 1 {
+		errs = append(errs, fmt.Errorf("min_area %d: want ≥ 1", c.MinArea))
+	}
+	if !(c.Alpha > 0 && c.Alpha <= 1) {
+		errs = append(errs, fmt.Errorf("alpha %g: want 0 < alpha ≤ 1", c.Alpha))
+	}
+	if !(c.CalibrationAlpha > 0 && c.CalibrationAlpha <= 1) {
+		errs = append(errs, fmt.Errorf("calibration_alpha %g: want 0 < calibration_alpha ≤ 1", c.CalibrationAlpha))
+	}
+	if c.CalibrationFrames < 1 {
+		errs = append(errs, fmt.Errorf("calibration_frames %d: want ≥ 1", c.CalibrationFrames))
+	}
+	if !(c.LightningThreshold > 0 && c.LightningThreshold <= 1) {
+		errs = append(errs, fmt.Errorf("lightning_threshold %g: want 0 < x ≤ 1", c.LightningThreshold))
+	}
+	if !(c.LightingJump > 0) {
+		errs = append(errs, fmt.Errorf("lighting_jump %g: want > 0", c.LightingJump))
+	}
+	for i, m := range c.Masks {
+		if _, err := parsePolygon(m); err != nil {
+			errs = append(errs, fmt.Errorf("masks[%d]: %w", i, err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// Result is what one frame showed. Boxes is reused by the next Detect call.
+type Result struct {
+	Motion       bool              // at least one box, and not calibrating
+	Boxes        []image.Rectangle // moving regions, in the input frame's pixel coordinates
+	Area         float64           // changed area of the boxes' regions, percent of the unmasked frame
+	Calibrating  bool              // the background is being (re)built; no motion is reported
+	Recalibrated bool              // this frame reset the background (start, lightning, lighting jump)
+	Gain, Offset float64           // fitted lighting: background ≈ Gain·frame + Offset
+}
+
+// Detector finds motion in a stream of frames of one camera.
+type Detector struct {
+	cfg Config
+
+	// geometry of the current input size; rebuilt when it changes
+	w, h   int // input
+	sw, sh int // downscaled
+	sc     scaler
+	mask   []bool // true: ignored
+	masked bool   // any pixel is
+	active int    // unmasked downscaled pixels
+
+	cur   []float32 // this frame, downscaled and stretched
+	diff  []float32 // this frame minus the background in its lighting, blurred
+	tmp   []float32
+	bg    []float32 // running-average background
+	bin   []uint8   // changed pixels, then dilated
+	bin2  []uint8
+	stack []int32
+	hist  [256]int32
+	boxes []image.Rectangle
+
+	contrast    [50][2]float32 // ring of (low, high) percentiles
+	contrastN   int
+	contrastI   int
+	frames      int
+	calibrating bool
+	calFrames   int
+	motionRun   int // consecutive frames with motion
+	fitLo       float32
+	fitHi       float32
+	prevGain    float64
+	prevOffset  float64
+}
+
+// New returns a detector for cfg.
+func New(cfg Config) (*Detector, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	return &Detector{cfg: cfg}, nil
+}
+
+// Config returns the detector's configuration.
+func (d *Detector) Config() Config { return d.cfg }
+
+// Size returns the downscaled size the detector works at (0×0 before the
+// first frame).
+func (d *Detector) Size() (w, h int) { return d.sw, d.sh }
+
+// Reset forgets the background; the next frame starts a calibration.
+func (d *Detector) Reset() { d.frames = 0 }
+
+func (d *Detector) setup(w, h int) error {
+	sh := d.cfg.FrameHeight
+	if sh > h {
+		sh = h
+	}
+	sw := int(math.Round(float64(w) * float64(sh) / float64(h)))
+	if sw < 1 {
+		sw = 1
+	}
+	if sw > w {
+		sw = w
+	}
+	if err := d.sc.init(w, h, sw, sh); err != nil {
+		return err
+	}
+	n := sw * sh
+	d.w, d.h, d.sw, d.sh = w, h, sw, sh
+	d.cur = make([]float32, n)
+	d.diff = make([]float32, n)
+	d.tmp = make([]float32, n)
+	d.bg = make([]float32, n)
+	d.bin = make([]uint8, n)
+	d.bin2 = make([]uint8, n)
+	d.stack = make([]int32, 0, n)
+	d.boxes = make([]image.Rectangle, 0, 16)
+	d.mask = make([]bool, n)
+	for _, m := range d.cfg.Masks {
+		poly, err := parsePolygon(m)
+		if err != nil {
+			return err
+		}
+		rasterize(poly, w, h, sw, sh, d.mask)
+	}
+	d.active = 0
+	for _, m := range d.mask {
+		if !m {
+			d.active++
+		}
+	}
+	d.masked = d.active < n
+	d.frames = 0
+	d.contrastN, d.contrastI = 0, 0
+	return nil
+}
+
+// Detect processes one frame given as its luma plane (w×h pixels, stride
+// bytes per row). It panics if y is shorter than the frame.
+func (d *Detector) Detect(y []byte, stride, w, h int) Result {
+	if w <= 0 || h <= 0 || stride < w || len(y) < (h-1)*stride+w {
+		panic(fmt.Sprintf("motion: frame %dx%d stride %d does not fit %d bytes", w, h, stride, len(y)))
+	}
+	if w != d.w || h != d.h {
+		if err := d.setup(w, h); err != nil {
+			panic(err) // cannot happen: masks were validated by New
+		}
+	}
+	d.sc.run(y, stride, d.cur, &d.hist)
+	// the frame's black and white: where the camera clipped, if it did
+	black, white := float32(firstBin(&d.hist)), float32(lastBin(&d.hist))
+	if d.cfg.ImproveContrast {
+		k, lo := d.stretch()
+		for i, v := range d.cur {
+			d.cur[i] = (v - lo) * k
+		}
+		black, white = (black-lo)*k, (white-lo)*k
+	}
+	if d.masked {
+		for i, m := range d.mask {
+			if m {
+				d.cur[i] = 0 // as in Frigate
+			}
+		}
+	}
+
+	if d.frames == 0 {
+		d.recalibrate()
+		d.frames++
+		return Result{Calibrating: true, Recalibrated: true, Gain: 1}
+	}
+	d.frames++
+
+	gain, offset, mean := 1.0, 0.0, 0.0
+	if d.cfg.CompensateLighting {
+		gain, offset, mean = d.fitLighting(black, white)
+	}
+	jump := !d.calibrating && math.Abs((gain-d.prevGain)*mean+(offset-d.prevOffset)) > d.cfg.LightingJump
+	d.prevGain, d.prevOffset = gain, offset
+
+	d.difference(float32(gain), float32(offset), black, white)
+	blur5(d.diff, d.tmp, d.sw, d.sh)
+	changed := d.threshold()
+	dilate3(d.bin, d.bin2, d.sw, d.sh)
+	counted := d.regions()
+
+	res := Result{Gain: gain, Offset: offset}
+	if jump || float64(changed) > d.cfg.LightningThreshold*float64(d.active) {
+		d.recalibrate()
+		res.Calibrating, res.Recalibrated = true, true
+		res.Boxes = d.boxes[:0]
+		return res
+	}
+	if d.calibrating {
+		d.calFrames++
+		// Like Frigate: calibrated once little of the frame still differs,
+		// but not before CalibrationFrames, so that whatever was in view
+		// at the reset has faded from the background.
+		if d.calFrames >= d.cfg.CalibrationFrames && float64(changed) < 0.05*float64(d.active) {
+			d.calibrating = false
+		}
+	}
+
+	alpha := d.cfg.Alpha
+	update := true
+	if d.calibrating {
+		alpha = d.cfg.CalibrationAlpha
+		d.motionRun = 0
+	} else if len(d.boxes) > 0 {
+		// Like Frigate: something passing by is not blended into the
+		// background unless it stays for a while.
+		d.motionRun++
+		update = d.motionRun >= 10
+	} else {
+		d.motionRun = 0
+	}
+	if update {
+		// The frame goes in as it is, not mapped to the background's
+		// lighting: the background follows lasting changes of the light
+		// (dusk) slowly, which keeps the fitted map near identity and
+		// the clipped regions few.
+		a := float32(alpha)
+		bg := d.bg[:len(d.cur)]
+		for i, v := range d.cur {
+			bg[i] += a * (v - bg[i])
+		}
+	}
+
+	res.Calibrating = d.calibrating
+	if d.calibrating {
+		res.Boxes = d.boxes[:0]
+		return res
+	}
+	res.Boxes = d.boxes
+	res.Motion = len(d.boxes) > 0
+	if d.active > 0 {
+		res.Area = 100 * float64(counted) / float64(d.active)
+	}
+	return res
+}
+
+func firstBin(h *[256]int32) int {
+	for v, c := range h {
+		if c != 0 {
+			return v
+		}
+	}
+	return 0
+}
+
+func lastBin(h *[256]int32) int {
+	for v := 255; v > 0; v-- {
+		if h[v] != 0 {
+			return v
+		}
+	}
+	return 0
+}
+
+func (d *Detector) recalibrate() {
+	copy(d.bg, d.cur)
+	d.calibrating = true
+	d.calFrames = 0
+	d.motionRun = 0
+	d.prevGain, d.prevOffset = 1, 0
+	d.boxes = d.boxes[:0]
+	// The contrast stretch averages 50 frames; after a lighting change it
+	// would drift towards the new percentiles for 5 s, and every step of
+	// that drift would look like a global change.
+	d.contrastN, d.contrastI = 0, 0
+}
+
+// difference sets diff to the frame minus the background mapped into the
+// frame's lighting, (bg − offset)/gain, clipped at the frame's black and
+// white.
+func (d *Detector) difference(gain, offset, black, white float32) {
+	inv := 1 / gain
+	cur, bg, diff := d.cur, d.bg[:len(d.cur)], d.diff[:len(d.cur)]
+	for i, v := range cur {
+		diff[i] = v - min(max((bg[i]-offset)*inv, black), white)
+	}
+}
+
+// stretch returns the map v → (v−lo)·k that takes the 4th..96th
+// percentiles, averaged over the last 50 frames, to 0..255. Values are
+// float and are not clipped: clipping would break the affine lighting
+// model for the brightest and darkest pixels.
+func (d *Detector) stretch() (k, lo float32) {
+	n := int32(len(d.cur))
+	l, h := percentile(&d.hist, n*4/100), percentile(&d.hist, n*96/100)
+	if h > l { // a uniform frame has no contrast to measure
+		d.contrast[d.contrastI] = [2]float32{l, h}
+		d.contrastI = (d.contrastI + 1) % len(d.contrast)
+		if d.contrastN < len(d.contrast) {
+			d.contrastN++
+		}
+	}
+	if d.contrastN == 0 {
+		return 1, 0
+	}
+	var sl, sh float32
+	for _, c := range d.contrast[:d.contrastN] {
+		sl += c[0]
+		sh += c[1]
+	}
+	sl /= float32(d.contrastN)
+	sh /= float32(d.contrastN)
+	// At most 4× gain: a dark, flat scene stretched further would lift its
+	// sensor noise above the threshold.
+	return 255 / max(sh-sl, 64), sl
+}
+
+func percentile(h *[256]int32, rank int32) float32 {
+	var acc int32
+	for v, c := range h {
+		acc += c
+		if acc > rank {
+			return float32(v)
+		}
+	}
+	return 255
+}
+
+// fitLighting fits bg ≈ gain·cur + offset over the unmasked pixels; the
+// second pass drops the pixels the first fit leaves above the threshold,
+// which are where things move. It returns the frame's mean too, for
+// measuring how far the fit moved. Two parameters need far fewer samples
+// than a frame has pixels: every other pixel of every other row is plenty.
+func (d *Detector) fitLighting(black, white float32) (gain, offset, mean float64) {
+	// Pixels at the frame's black or white may be clipped, and clipped
+	// pixels do not follow the lighting; a margin covers sensor noise.
+	d.fitLo, d.fitHi = black+8, white-8
+	gain, offset, mean, all := d.fit(false, 0, 0)
+	if all < 16 {
+		return 1, 0, mean
+	}
+	g, o, m, n := d.fit(true, float32(gain), float32(offset))
+	if n < all/4 || n < 16 {
+		// Most of the frame changed: the fit would describe the moving
+		// things, not the lighting. Leave it to the lightning rule.
+		return 1, 0, m
+	}
+	return g, o, m
+}
+
+func (d *Detector) fit(robust bool, g, o float32) (gain, offset, mean, n float64) {
+	thr := float32(d.cfg.Threshold)
+	sw := d.sw
+	// float32 partial sums per row keep the inner loop cheap; a row has
+	// at most a few hundred samples, few enough for float32.
+	var sx, sy, sxx, sxy float64
+	for r := 0; r < d.sh; r += 2 {
+		cur := d.cur[r*sw : (r+1)*sw]
+		bg := d.bg[r*sw : (r+1)*sw]
+		mask := d.mask[r*sw : (r+1)*sw]
+		var rn, rx, ry, rxx, rxy float32
+		for i := 0; i < len(cur); i += 2 {
+			if d.masked && mask[i] {
+				continue
+			}
+			x, y := cur[i], bg[i]
+			if x <= d.fitLo || x >= d.fitHi {
+				continue
+			}
+			if robust {
+				if e := g*x + o - y; e > thr || e < -thr {
+					continue
+				}
+			}
+			rn++
+			rx += x
+			ry += y
+			rxx += x * x
+			rxy += x * y
+		}
+		n += float64(rn)
+		sx += float64(rx)
+		sy += float64(ry)
+		sxx += float64(rxx)
+		sxy += float64(rxy)
+	}
+	if n == 0 {
+		return 1, 0, 0, 0
+	}
+	mx, my := sx/n, sy/n
+	vx := sxx/n - mx*mx
+	cxy := sxy/n - mx*my
+	if vx < 1 {
+		// A flat frame has no contrast to fit a gain to: offset only.
+		return 1, my - mx, mx, n
+	}
+	gain = math.Min(math.Max(cxy/vx, 0.25), 4)
+	return gain, my - gain*mx, mx, n
+}
+
+// threshold marks the unmasked pixels whose blurred difference exceeds the
+// threshold, and returns how many there are (before dilation, which would
+// inflate noise specks ninefold).
+func (d *Detector) threshold() int {
+	thr := float32(d.cfg.Threshold)
+	diff, bin := d.diff, d.bin[:len(d.diff)]
+	n := 0
+	for i, e := range diff {
+		var b uint8
+		if e > thr || e < -thr {
+			b = 1
+		}
+		bin[i] = b
+		n += int(b)
+	}
+	if d.masked {
+		for i, m := range d.mask[:len(bin)] {
+			if m && bin[i] != 0 {
+				bin[i] = 0
+				n--
+			}
+		}
+	}
+	return n
+}
+
+// regions collects the 8-connected regions of d.bin into d.boxes (scaled to
+// the input frame) and returns the pixel count of those at least MinArea.
+// It consumes d.bin.
+func (d *Detector) regions() int {
+	d.boxes = d.boxes[:0]
+	bin, sw, sh := d.bin, d.sw, d.sh
+	counted := 0
+	for start := 0; ; start++ {
+		// Most of a frame is still: skip to the next changed pixel at
+		// memchr speed.
+		i := bytes.IndexByte(bin[start:], 1)
+		if i < 0 {
+			break
+		}
+		start += i
+		bin[start] = 0
+		stack := append(d.stack[:0], int32(start))
+		x0, y0 := start%sw, start/sw
+		x1, y1 := x0, y0
+		area := 0
+		for len(stack) > 0 {
+			p := int(stack[len(stack)-1])
+			stack = stack[:len(stack)-1]
+			area++
+			px, py := p%sw, p/sw
+			x0, x1 = min(x0, px), max(x1, px)
+			y0, y1 = min(y0, py), max(y1, py)
+			for dy := -1; dy <= 1; dy++ {
+				ny := py + dy
+				if ny < 0 || ny >= sh {
+					continue
+				}
+				for dx := -1; dx <= 1; dx++ {
+					nx := px + dx
+					if nx < 0 || nx >= sw {
+						continue
+					}
+					q := ny*sw + nx
+					if bin[q] != 0 {
+						bin[q] = 0
+						stack = append(stack, int32(q))
+					}
+				}
+			}
+		}
+		d.stack = stack
+		if area < d.cfg.MinArea {
+			continue
+		}
+		counted += area
+		// Back to input coordinates: the box covers every input pixel
+		// that contributed to the region's downscaled pixels.
+		d.boxes = append(d.boxes, image.Rect(
+			d.sc.xs[x0], d.sc.ys[y0], d.sc.xs[x1+1], d.sc.ys[y1+1]))
+	}
+	return counted
+}

@@ -150,8 +150,9 @@ func (s *fileSource) readOne(f *Frame) error {
 		}
 	} else {
 		var data []byte
-		data, err = s.mj.next()
-		if err == nil && f != nil {
+		if f == nil {
+			_, err = s.mj.next(nil)
+		} else if data, err = s.mj.next(&f.jbuf); err == nil {
 			if derr := decodeJPEG(data, f); derr != nil {
 				return fmt.Errorf("%w: %s frame %d: %v", ErrBadFrame, s.path, s.seq, derr)
 			}

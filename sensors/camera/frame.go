@@ -30,7 +30,8 @@ type Frame struct {
 
 	JPEG []byte // the frame as the device compressed it, or nil
 
-	buf []byte // the source's reusable storage behind the planes
+	buf  []byte // the source's reusable storage behind the planes
+	jbuf []byte // and behind JPEG: each frame owns its bytes, as frames are handed between goroutines
 }
 
 // Image returns the frame as an image sharing its planes: *image.YCbCr

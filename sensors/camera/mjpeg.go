@@ -30,10 +30,14 @@ func newMJPEGReader(r io.Reader) *mjpegReader {
 
 var errNotJPEG = errors.New("not a JPEG stream (no FF D8 start of image)")
 
-// next returns the next image's bytes, valid until the following call.
-// It returns io.EOF at a clean end of the stream.
-func (m *mjpegReader) next() ([]byte, error) {
-	b := m.buf[:0]
+// next reads the next image into *dst, reusing its storage (dst nil: the
+// reader's own scratch, valid until the following call). It returns io.EOF
+// at a clean end of the stream.
+func (m *mjpegReader) next(dst *[]byte) ([]byte, error) {
+	if dst == nil {
+		dst = &m.buf
+	}
+	b := (*dst)[:0]
 	// Find SOI; tolerate garbage between images (some cameras pad).
 	skipped := 0
 	for {
@@ -89,7 +93,7 @@ func (m *mjpegReader) next() ([]byte, error) {
 		b = append(b, 0xFF, mk)
 		switch {
 		case mk == 0xD9: // EOI
-			m.buf = b
+			*dst = b
 			return b, nil
 		case mk == 0x01 || mk >= 0xD0 && mk <= 0xD7: // no length
 			continue

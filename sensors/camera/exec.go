@@ -1,0 +1,118 @@
+package camera
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os/exec"
+	"strings"
+	"sync"
+	"time"
+)
+
+// execSource reads raw YUV420 (I420) frames from a command's stdout. On a
+// Pi with a CSI camera, `rpicam-vid --codec yuv420 -o -` delivers frames
+// through libcamera without cgo: the luma plane is the first width×height
+// bytes of each frame, taken as it is.
+type execSource struct {
+	cmd    *exec.Cmd
+	out    *bufio.Reader
+	stderr *tailBuffer
+	w, h   int
+	seq    uint64
+	waited bool
+}
+
+func openExec(ctx context.Context, o Opts) (Source, error) {
+	cmd := exec.CommandContext(ctx, o.Command[0], o.Command[1:]...)
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	tail := &tailBuffer{max: 2048}
+	cmd.Stderr = tail
+	// A child that keeps the pipes open must not hold up Close.
+	cmd.WaitDelay = time.Second
+	if err := cmd.Start(); err != nil {
+		// A missing program is retried with backoff too: it recovers
+		// once the program is installed, without restarting the agent.
+		return nil, fmt.Errorf("exec %s: %w", o.Command[0], err)
+	}
+	return &execSource{
+		cmd: cmd, out: bufio.NewReaderSize(stdout, 1<<20), stderr: tail,
+		w: o.Width, h: o.Height,
+	}, nil
+}
+
+func (s *execSource) Next(ctx context.Context, f *Frame) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	buf := f.grow(i420Size(s.w, s.h))
+	if _, err := io.ReadFull(s.out, buf); err != nil {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		werr := s.cmd.Wait()
+		s.waited = true
+		msg := strings.TrimSpace(s.stderr.String())
+		if errors.Is(err, io.ErrUnexpectedEOF) {
+			err = fmt.Errorf("stream ended mid-frame (is the output %dx%d I420?)", s.w, s.h)
+		} else if errors.Is(err, io.EOF) {
+			err = errors.New("stream ended")
+		}
+		if werr != nil {
+			err = fmt.Errorf("%w; %s: %v", err, s.cmd.Path, werr)
+		}
+		if msg != "" {
+			err = fmt.Errorf("%w; stderr: %s", err, msg)
+		}
+		return err
+	}
+	f.setI420(s.w, s.h)
+	f.JPEG = nil
+	f.Seq = s.seq
+	f.Time = time.Now()
+	s.seq++
+	return nil
+}
+
+func (s *execSource) Close() error {
+	if !s.waited {
+		s.waited = true
+		_ = s.cmd.Process.Kill()
+		_ = s.cmd.Wait()
+	}
+	return nil
+}
+
+// tailBuffer keeps the last max bytes written: the end of a crashed
+// program's stderr says why.
+type tailBuffer struct {
+	mu  sync.Mutex
+	max int
+	b   []byte
+}
+
+func (t *tailBuffer) Write(p []byte) (int, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.b = append(t.b, p...)
+	if len(t.b) > t.max {
+		t.b = append(t.b[:0], t.b[len(t.b)-t.max:]...)
+	}
+	return len(p), nil
+}
+
+func (t *tailBuffer) String() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	b := t.b
+	if i := bytes.LastIndexByte(bytes.TrimRight(b, "\n"), '\n'); len(b) > 400 && i >= 0 {
+		b = b[i+1:] // the last line is usually the reason
+	}
+	return string(b)
+}

@@ -4,6 +4,9 @@ package main
 // registry from their init; importing them here is all it takes for a
 // board file to use them.
 import (
+	_ "github.com/edgeagent/edgeagent/sensors/gpio/button" // button, estop
+	_ "github.com/edgeagent/edgeagent/sensors/gpio/hcsr04" // hcsr04
+	_ "github.com/edgeagent/edgeagent/sensors/gpio/pir"    // pir
 	_ "github.com/edgeagent/edgeagent/sensors/i2c/ads1x15" // ads1115, ads1015
 	_ "github.com/edgeagent/edgeagent/sensors/i2c/bh1750"  // bh1750
 	_ "github.com/edgeagent/edgeagent/sensors/i2c/bmxx80"  // bme280, bmp280

@@ -1,0 +1,370 @@
+// Package hcsr04 is the "hcsr04" sensor kind: an HC-SR04 ultrasonic
+// rangefinder on two GPIO lines. Reading: <name>.distance (m), the median
+// of a few pings; thresholds on it make obstacle alarms.
+//
+// Sample block (Raspberry Pi):
+//
+//	sensors:
+//	  - name: front_range
+//	    kind: hcsr04
+//	    pins: {trigger: "16", echo: "18"}   # GPIO23, GPIO24
+//	    interval: 250ms
+//	    thresholds:
+//	      - {quantity: distance, below: 0.30, hysteresis: 0.10, priority: high, event: obstacle}
+//	    options:
+//	      samples: 3            # pings per reading (median)
+//	      max_distance: 4.0     # m; longer echoes count as "nothing in range"
+//	      temperature_c: 20     # air temperature for the speed of sound (0.17 %/°C)
+//	      sim:
+//	        distance: {base: 1.5, amplitude: 1.2, period: 20s}   # something approaching and leaving
+//
+// Wiring: the module runs on 5 V and its ECHO output is 5 V; a Raspberry Pi
+// or Jetson input takes 3.3 V at most, so put a divider on ECHO (1 kΩ
+// series, 2 kΩ to GND). TRIG accepts 3.3 V.
+//
+// Timing: a ping is a ≥10 µs trigger pulse; the module answers with an
+// echo pulse as long as the sound's round trip (5.8 ms per metre). The
+// kind times the echo by polling the line, which is accurate to a few
+// microseconds (about a millimetre) but keeps one core busy for the length
+// of the echo: at 4 pings per second and 1 m that is about 2 % of a core.
+// Pings are at least 60 ms apart, as the datasheet asks, so that an echo
+// of the previous ping is not taken for the next.
+package hcsr04
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"time"
+
+	"github.com/edgeagent/edgeagent/sensors"
+	"github.com/edgeagent/edgeagent/sensors/gpio/gpiokit"
+	"github.com/edgeagent/edgeagent/sensors/gpio/gpiosim"
+	"github.com/edgeagent/edgeagent/sensors/i2c/i2csim"
+	"github.com/edgeagent/edgeagent/worldmodel"
+	"periph.io/x/conn/v3/gpio"
+)
+
+func init() { sensors.Register("hcsr04", New) }
+
+// Opts is the options block.
+type Opts struct {
+	Samples      int             `yaml:"samples"`
+	MaxDistance  float64         `yaml:"max_distance"`
+	TemperatureC float64         `yaml:"temperature_c"`
+	Retry        sensors.Backoff `yaml:"retry"`
+	Sim          *Sim            `yaml:"sim"`
+}
+
+// Sim is the simulated scene in front of the module.
+type Sim struct {
+	Distance     i2csim.Curve `yaml:"distance"` // m
+	TemperatureC *float64     `yaml:"temperature_c"`
+	// Unplugged schedules times when the module is disconnected (no echo).
+	Unplugged []gpiosim.Window `yaml:"unplugged"`
+}
+
+// pingGap is the datasheet's minimum measurement cycle.
+const pingGap = 60 * time.Millisecond
+
+// ErrNoEcho means the echo line never rose after a trigger: the module is
+// unpowered, unplugged or miswired.
+var ErrNoEcho = errors.New("no echo pulse after trigger (module unpowered, unplugged or miswired?)")
+
+// New builds an hcsr04 sensor.
+func New(cfg sensors.Config) (sensors.Sensor, error) {
+	opts := Opts{Samples: 3, MaxDistance: 4, TemperatureC: 20}
+	if err := cfg.DecodeOptions(&opts); err != nil {
+		return nil, err
+	}
+	var errs []error
+	for _, r := range []string{"trigger", "echo"} {
+		if cfg.Pins[r] == "" {
+			errs = append(errs, fmt.Errorf("pins.%s: required", r))
+		}
+	}
+	for k := range cfg.Pins {
+		if k != "trigger" && k != "echo" {
+			errs = append(errs, fmt.Errorf("pins.%s: unknown role (hcsr04 has trigger and echo)", k))
+		}
+	}
+	if opts.Samples < 1 || opts.Samples > 15 {
+		errs = append(errs, fmt.Errorf("options.samples: %d must be 1..15", opts.Samples))
+	}
+	if opts.MaxDistance < 0.05 || opts.MaxDistance > 6 {
+		errs = append(errs, fmt.Errorf("options.max_distance: %g m must be 0.05..6", opts.MaxDistance))
+	}
+	if opts.TemperatureC < -40 || opts.TemperatureC > 85 {
+		errs = append(errs, fmt.Errorf("options.temperature_c: %g must be -40..85", opts.TemperatureC))
+	}
+	sim := Sim{Distance: i2csim.Curve{Base: 1.5, Amplitude: 1.2, Period: 20 * time.Second}}
+	if opts.Sim != nil {
+		sim = *opts.Sim
+	}
+	if err := sim.Distance.Validate(); err != nil {
+		errs = append(errs, fmt.Errorf("options.sim.distance: %w", err))
+	}
+	for i, w := range sim.Unplugged {
+		if !w.Valid() {
+			errs = append(errs, fmt.Errorf("options.sim.unplugged[%d]: need after >= 0, for > 0, every 0 or > for", i))
+		}
+	}
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	return &sensor{cfg: cfg, opts: opts, sim: sim, source: cfg.Name + ".distance"}, nil
+}
+
+type sensor struct {
+	cfg    sensors.Config
+	opts   Opts
+	sim    Sim
+	source string
+}
+
+func (s *sensor) Name() string { return s.cfg.Name }
+
+func (s *sensor) interval() time.Duration {
+	min := time.Duration(s.opts.Samples) * pingGap
+	if s.cfg.Interval <= 0 {
+		return max(250*time.Millisecond, min)
+	}
+	return max(s.cfg.Interval, min)
+}
+
+// Run implements sensors.Sensor.
+func (s *sensor) Run(ctx context.Context, out sensors.Sink) error {
+	if s.cfg.Platform == "sim" {
+		stop := s.startSim(ctx)
+		defer stop()
+	}
+	h := sensors.NewHealth(s.cfg.Name, out, worldmodel.Normal)
+	return sensors.Supervise(ctx, h, s.opts.Retry, func(ctx context.Context) error {
+		trig, err := gpiokit.OpenPin(s.cfg, "trigger")
+		if err != nil {
+			return err
+		}
+		echo, err := gpiokit.OpenPin(s.cfg, "echo")
+		if err != nil {
+			return err
+		}
+		if err := trig.Out(gpio.Low); err != nil {
+			return fmt.Errorf("trigger pin %s: %w", s.cfg.Pins["trigger"], err)
+		}
+		if err := echo.In(gpio.PullDown, gpio.NoEdge); err != nil {
+			return fmt.Errorf("echo pin %s: %w", s.cfg.Pins["echo"], err)
+		}
+		r := Ranger{Trigger: trig, Echo: echo, MaxDistance: s.opts.MaxDistance, TemperatureC: s.opts.TemperatureC}
+		t := time.NewTicker(s.interval())
+		defer t.Stop()
+		for {
+			d, ok, err := r.Measure(ctx, s.opts.Samples)
+			if err != nil {
+				if ctx.Err() != nil {
+					return nil
+				}
+				return err
+			}
+			h.OK()
+			if ok {
+				out.Observe(worldmodel.Observation{Time: time.Now(), Source: s.source, Kind: worldmodel.Reading, Value: d, Unit: "m"})
+			}
+			select {
+			case <-ctx.Done():
+				return nil
+			case <-t.C:
+			}
+		}
+	})
+}
+
+func (s *sensor) startSim(ctx context.Context) func() {
+	temp := s.opts.TemperatureC
+	if s.sim.TemperatureC != nil {
+		temp = *s.sim.TemperatureC
+	}
+	m := &gpiosim.HCSR04{
+		Trigger: gpiosim.Shared(s.cfg.Pins["trigger"]), Echo: gpiosim.Shared(s.cfg.Pins["echo"]),
+		Distance: s.sim.Distance, TemperatureC: temp,
+	}
+	m.Attach()
+	if len(s.sim.Unplugged) == 0 {
+		return func() {}
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		start := time.Now()
+		t := time.NewTicker(5 * time.Millisecond)
+		defer t.Stop()
+		for {
+			gone := false
+			for _, w := range s.sim.Unplugged {
+				gone = gone || w.Active(time.Since(start))
+			}
+			m.SetConnected(!gone)
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+			}
+		}
+	}()
+	return func() { cancel(); <-done }
+}
+
+// SpeedOfSound in dry air at t °C, in m/s: 331.3·√(1 + t/273.15), which
+// is 343.2 m/s at 20 °C.
+func SpeedOfSound(t float64) float64 { return 331.3 * math.Sqrt(1+t/273.15) }
+
+// Ranger measures distances with one HC-SR04.
+type Ranger struct {
+	Trigger      gpio.PinOut
+	Echo         gpio.PinIn
+	MaxDistance  float64 // m
+	TemperatureC float64
+}
+
+// Measure returns the median distance of n pings, 60 ms apart, that saw
+// an obstacle; ok is false when none did (nothing within MaxDistance). A
+// module that never answers is an error.
+//
+// The echo is timed by polling the line, so a ping is only as good as the
+// gaps between polls: if the thread was preempted while the echo began or
+// ended (a loaded two-core board does that for milliseconds at a time),
+// the ping's timing is unknown to within that gap. Such pings are thrown
+// away and retried, up to 3n pings in all, rather than outvoted: a reading
+// that is wrong by a metre is worse than one that comes late.
+func (r *Ranger) Measure(ctx context.Context, n int) (dist float64, ok bool, err error) {
+	c := SpeedOfSound(r.TemperatureC)
+	maxFlight := time.Duration(2 * r.MaxDistance / c * float64(time.Second))
+	var flights []time.Duration
+	far, noEcho, tries := 0, 0, 0
+	for ; len(flights)+far < n && tries < 3*n; tries++ {
+		if tries > 0 {
+			if err := sleep(ctx, pingGap); err != nil {
+				return 0, false, err
+			}
+		}
+		p, err := r.ping(maxFlight)
+		if err != nil {
+			return 0, false, err
+		}
+		switch {
+		case p.uncertainty > Precision:
+			// preempted at an edge: timing unknown, try again
+		case p.noEcho:
+			noEcho++
+		case !p.inRange:
+			far++
+		default:
+			flights = append(flights, p.flight)
+		}
+	}
+	if len(flights) == 0 && far == 0 {
+		if noEcho > 0 {
+			return 0, false, ErrNoEcho
+		}
+		return 0, false, nil // no ping was precise enough
+	}
+	if len(flights) == 0 {
+		return 0, false, nil
+	}
+	slices.Sort(flights)
+	return flights[len(flights)/2].Seconds() * c / 2, true, nil
+}
+
+// Precision is the largest timing uncertainty of a ping that is kept:
+// 40 µs of round trip is 7 mm.
+const Precision = 40 * time.Microsecond
+
+type pingResult struct {
+	flight      time.Duration
+	uncertainty time.Duration // how late the two edges may have been seen
+	inRange     bool
+	noEcho      bool
+}
+
+// ping sends one trigger pulse and times the echo.
+func (r *Ranger) ping(maxFlight time.Duration) (pingResult, error) {
+	if r.Echo.Read() {
+		// A previous echo is still running (the 38 ms no-object pulse).
+		if _, ok := waitLevel(r.Echo, gpio.Low, 40*time.Millisecond, time.Time{}); !ok {
+			return pingResult{}, errors.New("echo line stuck high")
+		}
+	}
+	if err := r.Trigger.Out(gpio.High); err != nil {
+		return pingResult{}, err
+	}
+	// At least 10 µs: busy-wait, as a sleep this short would take ~50 µs
+	// or more and gains nothing.
+	for t := time.Now(); time.Since(t) < 10*time.Microsecond; {
+	}
+	if err := r.Trigger.Out(gpio.Low); err != nil {
+		return pingResult{}, err
+	}
+	// The module sends its 8-cycle 40 kHz burst, then raises ECHO
+	// (typically ~0.5 ms after the trigger).
+	rise, ok := waitLevel(r.Echo, gpio.High, 10*time.Millisecond, time.Time{})
+	if !ok {
+		return pingResult{noEcho: true, uncertainty: rise.gap()}, nil
+	}
+	fall, ok := waitLevel(r.Echo, gpio.Low, maxFlight, rise.seenStart)
+	res := pingResult{uncertainty: rise.gap() + fall.gap()}
+	if !ok {
+		return res, nil // nothing in range; the pulse ends by itself at ~38 ms
+	}
+	res.flight, res.inRange = fall.seen.Sub(rise.seen), true
+	return res, nil
+}
+
+// edge brackets a level change: it happened after the start of the last
+// poll that saw the old level and before the end of the first poll that
+// saw the new one. A poll is bracketed on both sides because the thread
+// can be preempted inside the read itself, which would otherwise date an
+// old sample as new.
+type edge struct {
+	last      time.Time // start of the last poll that saw the old level; zero if none did
+	seenStart time.Time // start of the first poll that saw the new level
+	seen      time.Time // its end
+}
+
+// gap is how uncertain the edge's time is; unbounded when no poll saw the
+// old level (the change happened before polling started).
+func (e edge) gap() time.Duration {
+	if e.last.IsZero() {
+		return time.Duration(math.MaxInt64)
+	}
+	return e.seen.Sub(e.last)
+}
+
+// waitLevel polls p until it reads l or timeout passes. last is the start
+// of a poll known to have seen the old level (zero if unknown). On timeout
+// the edge brackets the last poll, so a caller can tell a real timeout
+// from one that happened while the thread was not running.
+func waitLevel(p gpio.PinIn, l gpio.Level, timeout time.Duration, last time.Time) (edge, bool) {
+	start := time.Now()
+	for {
+		before := time.Now()
+		v := p.Read()
+		after := time.Now()
+		if v == l || after.Sub(start) > timeout {
+			return edge{last, before, after}, v == l
+		}
+		last = before
+	}
+}
+
+func sleep(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}

@@ -1,0 +1,103 @@
+package pir_test
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/edgeagent/edgeagent/sensors"
+	"github.com/edgeagent/edgeagent/sensors/gpio/gpiosim"
+	_ "github.com/edgeagent/edgeagent/sensors/gpio/pir"
+	"github.com/edgeagent/edgeagent/sensors/i2c/i2ckit/kittest"
+	"github.com/edgeagent/edgeagent/worldmodel"
+	"periph.io/x/conn/v3/gpio"
+)
+
+func TestMotionRaisesHighInterrupt(t *testing.T) {
+	cfg := kittest.Board(t, "sim", `
+- name: hall_pir
+  kind: pir
+  pins: {signal: "sim:pir1"}
+  options: {debounce: 10ms, sim: {motion: []}}
+`)
+	rec := kittest.NewRecorder()
+	kittest.Start(t, cfg, rec)
+	rec.WaitFor(t, 2*time.Second, "initial state", func() bool { return len(rec.Values("hall_pir.motion")) == 1 })
+	if v := rec.Values("hall_pir.motion")[0]; v != 0 {
+		t.Fatalf("initial motion %v", v)
+	}
+	pin := gpiosim.Shared("sim:pir1")
+	moved := time.Now()
+	pin.Set(gpio.High)
+	rec.WaitFor(t, 2*time.Second, "motion_start", func() bool { return len(rec.Events("motion_start")) == 1 })
+	e := rec.Events("motion_start")[0]
+	if e.Priority != worldmodel.High || e.Source != "hall_pir" {
+		t.Errorf("event %+v", e)
+	}
+	if lag := e.Time.Sub(moved); lag < 0 || lag > 10*time.Millisecond {
+		t.Errorf("event dated %s after the edge", lag)
+	}
+	pin.Set(gpio.Low)
+	rec.WaitFor(t, 2*time.Second, "motion_end", func() bool { return len(rec.Events("motion_end")) == 1 })
+	if e := rec.Events("motion_end")[0]; e.Priority != worldmodel.Low {
+		t.Errorf("motion_end priority %s", e.Priority)
+	}
+	if got := rec.Values("hall_pir.motion"); len(got) != 3 || got[1] != 1 || got[2] != 0 {
+		t.Errorf("motion readings %v", got)
+	}
+}
+
+func TestWarmupIgnoresEarlyTriggers(t *testing.T) {
+	cfg := kittest.Board(t, "sim", `
+- name: p
+  kind: pir
+  pins: {signal: "sim:pir2"}
+  options: {debounce: 5ms, warmup: 150ms, sim: {motion: []}}
+`)
+	rec := kittest.NewRecorder()
+	kittest.Start(t, cfg, rec)
+	pin := gpiosim.Shared("sim:pir2")
+	time.Sleep(20 * time.Millisecond)
+	pin.Set(gpio.High) // spurious trigger while settling
+	time.Sleep(30 * time.Millisecond)
+	pin.Set(gpio.Low)
+	time.Sleep(200 * time.Millisecond)
+	if n := len(rec.Events("motion_start")); n != 0 {
+		t.Fatalf("%d motion_start during warm-up", n)
+	}
+	pin.Set(gpio.High)
+	rec.WaitFor(t, 2*time.Second, "motion after warm-up", func() bool { return len(rec.Events("motion_start")) == 1 })
+}
+
+// The sim board's default PIR script walks someone by.
+func TestScriptedMotion(t *testing.T) {
+	cfg := kittest.Board(t, "sim", `
+- name: p
+  kind: pir
+  pins: {signal: "sim:pir3"}
+  options: {debounce: 5ms, sim: {motion: [{after: 50ms, for: 100ms, every: 300ms}]}}
+`)
+	rec := kittest.NewRecorder()
+	kittest.Start(t, cfg, rec)
+	rec.WaitFor(t, 3*time.Second, "two walks", func() bool { return len(rec.Events("motion_end")) >= 2 })
+	if k := rec.EventKinds(); !strings.HasPrefix(k, "motion_start,motion_end,motion_start,motion_end") {
+		t.Errorf("events %s", k)
+	}
+}
+
+func TestOptionErrors(t *testing.T) {
+	for _, c := range []struct{ block, want string }{
+		{`- {name: p, kind: pir}`, "pins.signal: required"},
+		{`- {name: p, kind: pir, pins: {signal: "sim:1", echo: "sim:2"}}`, "pins.echo: unknown role"},
+		{`- {name: p, kind: pir, pins: {signal: "sim:1"}, options: {pull: sideways}}`, `options.pull: "sideways"`},
+		{`- {name: p, kind: pir, pins: {signal: "sim:1"}, options: {sim: {motion: [{for: 0s}]}}}`, "sim.motion[0]"},
+	} {
+		cfg, err := kittest.ParseBoard("sim", c.block)
+		if err == nil {
+			_, err = sensors.New(cfg)
+		}
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s\n  err = %v\n want %q", c.block, err, c.want)
+		}
+	}
+}

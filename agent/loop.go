@@ -287,6 +287,10 @@ func (l *Loop) cycle(ctx context.Context, n uint64, it *Interrupt) Outcome {
 	case err == nil:
 		err = CheckPlan(dec.Steps)
 		out.Decision = &dec
+	case dec.Path != "":
+		// A refusal, or a decision stopped half way: nothing runs, but the
+		// decider's trace is kept and recorded.
+		out.Decision = &dec
 	}
 	hd := hooks.Decision{Cycle: n, Path: dec.Path, Err: err}
 	for _, s := range dec.Steps {
@@ -360,6 +364,9 @@ func (l *Loop) recordDecision(out Outcome) {
 			state = s.Error
 		}
 		parts = append(parts, s.Tool+": "+state)
+	}
+	if len(parts) == 0 && out.Err != nil {
+		parts = append(parts, "nothing run: "+out.Err.Error())
 	}
 	msg := fmt.Sprintf("cycle %d %s via %s: %s", out.Cycle, out.Trigger, out.Decision.Path, strings.Join(parts, "; "))
 	l.world.Record(worldmodel.Event{Kind: "decision", Source: "agent", Priority: worldmodel.Low, Message: msg,

@@ -1,0 +1,658 @@
+package agent
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/edgeagent/edgeagent/llm"
+	"github.com/edgeagent/edgeagent/tools"
+	"github.com/edgeagent/edgeagent/worldmodel"
+)
+
+// The decision engine turns a perception (a text command, an event, a
+// heartbeat) into a Decision. It tries the local matcher first, at zero
+// LLM calls; then the five steps:
+//
+//  1. scenario classification and 2. intent extraction share one
+//     structured call;
+//  3. capability match: cosine similarity between each intent and every
+//     tool's description (model embeddings cached per description, or the
+//     built-in lexical embedder), filtered by scenario tags, top-K above a
+//     threshold;
+//  4. evaluation: weighted semantic, historical, permission and context
+//     scores;
+//  5. parameters: one structured call whose format is the chosen tool's
+//     JSON Schema, validated strictly (one retry with the validation error).
+//
+// Several intents, or a best score below PlanBelow, go to the planner
+// instead of step 5: one structured call whose schema only admits the
+// candidate tools and their parameter schemas. Either way a decision costs
+// at most two LLM calls (three with the one retry), and the prompts carry
+// the top-K candidates only, so their size does not grow with the number
+// of tools.
+
+// Weights of the evaluation (step 4).
+type Weights struct {
+	Semantic, History, Permission, Context float64
+}
+
+// EngineConfig configures an Engine. Zero values take the defaults noted.
+type EngineConfig struct {
+	Device    string   // named in the system prompt
+	Scenarios []string // step 1's enum (default: security, navigation, environment, interaction, maintenance, idle)
+	Weights   Weights  // default 0.4/0.3/0.2/0.1
+	TopK      int      // candidates per intent (default 5)
+	// MinSimilarity drops candidates less similar than this (default 0.1).
+	MinSimilarity float64
+	// PlanBelow sends decisions whose best score is lower to the planner
+	// (default 0.8).
+	PlanBelow float64
+	// SummaryBytes bounds the world summary when the perception has none.
+	SummaryBytes int
+	// EmbedModel names the model that the LLM's Embed uses, for the
+	// embedding cache; empty matches with the lexical embedder only.
+	EmbedModel string
+	// Caller is whose grants the engine's decisions run with (default
+	// "llm"). Each step must also be allowed for the requester.
+	Caller string
+	// Permitted says whether a requester may have a tool needing perm run
+	// for it (default: the registry's grants for that caller).
+	Permitted func(requester string, grants []string, perm string) bool
+	// EventMin: events below this priority are left to reflexes (default
+	// High). Critical events never reach the LLM: the e-stop path acts
+	// below it.
+	EventMin worldmodel.Priority
+	Goals    []Goal
+	// GoalRefire: a goal still unmet this long after it fired fires again
+	// (default 1m).
+	GoalRefire time.Duration
+	// Review lets the motive ask the LLM, on a heartbeat after the world
+	// changed, whether anything needs doing.
+	Review   bool
+	Features []Feature
+	Skills   []SkillDoc
+	MaxSteps int // planner steps (default 6)
+	// MaxTokens caps each structured answer (default 256; the planner gets
+	// three times as much).
+	MaxTokens int
+	Log       *slog.Logger
+}
+
+// Engine is the decision engine: a Decider. Safe for concurrent use.
+type Engine struct {
+	cfg   EngineConfig
+	llm   llm.LLM
+	reg   *tools.Registry
+	world *worldmodel.Model
+	index *toolIndex
+	log   *slog.Logger
+
+	prompts   atomic.Pointer[prompts]
+	classify  json.RawMessage // step 1+2 schema
+	embedDown atomic.Int64    // unix ns until which model embeddings are not tried
+	motive    motiveState
+
+	featureOf func(name string) *Feature
+}
+
+// RefusalError is a decision the engine would not make: no tool fits, the
+// model's answers did not validate, a permission is missing. The Decision
+// returned with it carries the trace.
+type RefusalError struct{ Reason string }
+
+func (e *RefusalError) Error() string { return "decision refused: " + e.Reason }
+
+// NewEngine builds an engine over a registry and world model. model may be
+// nil: the engine then answers with the local matcher and goals only. kv
+// (may be nil) persists model embeddings of the tool descriptions.
+func NewEngine(cfg EngineConfig, model llm.LLM, reg *tools.Registry, world *worldmodel.Model, kv KV) (*Engine, error) {
+	if len(cfg.Scenarios) == 0 {
+		cfg.Scenarios = []string{"security", "navigation", "environment", "interaction", "maintenance", "idle"}
+	}
+	if cfg.Weights == (Weights{}) {
+		cfg.Weights = Weights{Semantic: 0.4, History: 0.3, Permission: 0.2, Context: 0.1}
+	}
+	if cfg.TopK <= 0 {
+		cfg.TopK = 5
+	}
+	if cfg.MinSimilarity <= 0 {
+		cfg.MinSimilarity = 0.1
+	}
+	if cfg.PlanBelow <= 0 {
+		cfg.PlanBelow = 0.8
+	}
+	if cfg.SummaryBytes <= 0 {
+		cfg.SummaryBytes = 2048
+	}
+	if cfg.Caller == "" {
+		cfg.Caller = "llm"
+	}
+	if cfg.Permitted == nil {
+		cfg.Permitted = reg.Permitted
+	}
+	if cfg.EventMin == 0 {
+		cfg.EventMin = worldmodel.High
+	}
+	if cfg.GoalRefire <= 0 {
+		cfg.GoalRefire = time.Minute
+	}
+	if cfg.MaxSteps <= 0 {
+		cfg.MaxSteps = 6
+	}
+	if cfg.MaxTokens <= 0 {
+		cfg.MaxTokens = 256
+	}
+	if cfg.Log == nil {
+		cfg.Log = slog.Default()
+	}
+	for _, g := range cfg.Goals {
+		if err := g.check(); err != nil {
+			return nil, err
+		}
+	}
+	e := &Engine{cfg: cfg, llm: model, reg: reg, world: world, index: newToolIndex(kv, cfg.EmbedModel), log: cfg.Log}
+	if err := e.setFeatures(cfg.Features); err != nil {
+		return nil, err
+	}
+	e.classify = classifySchema(cfg.Scenarios)
+	if err := e.SetSkills(cfg.Skills); err != nil {
+		return nil, err
+	}
+	e.motive.fired = map[string]time.Time{}
+	return e, nil
+}
+
+// request is one thing to decide about.
+type request struct {
+	text      string // what the matcher and the model read
+	note      string // more for the model only (why a goal fired)
+	kind      string // command, event, goal, task
+	requester string
+	grants    []string
+	scope     *Feature // nil: the main planner
+	motive    string
+	matcher   bool // the local matcher may answer
+	trace     *Trace
+}
+
+// Decide implements Decider.
+func (e *Engine) Decide(ctx context.Context, p Perception) (Decision, error) {
+	switch {
+	case p.Command != nil && p.Command.Tool == "":
+		text := strings.TrimSpace(p.Command.Text)
+		if text == "" {
+			return Decision{}, ErrNoDecision
+		}
+		return e.decide(ctx, p, request{text: text, kind: "command from " + p.Command.Caller,
+			requester: p.Command.Caller, grants: p.Command.Grants, matcher: true})
+	case p.Trigger == "event" && p.Event != nil:
+		ev := p.Event
+		if ev.Priority < e.cfg.EventMin || ev.Priority >= worldmodel.Critical {
+			return Decision{}, ErrNoDecision
+		}
+		return e.decide(ctx, p, request{text: describeEvent(*ev, p.Repeats), kind: "event", requester: "motive"})
+	case p.Trigger == "heartbeat":
+		return e.heartbeat(ctx, p)
+	}
+	return Decision{}, ErrNoDecision
+}
+
+// describeEvent is the perception text of an event.
+func describeEvent(ev worldmodel.Event, repeats int) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s event %q from %s", ev.Priority, ev.Kind, ev.Source)
+	if ev.Message != "" {
+		fmt.Fprintf(&b, ": %s", ev.Message)
+	}
+	if len(ev.Data) > 0 {
+		keys := make([]string, 0, len(ev.Data))
+		for k := range ev.Data {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			v, _ := json.Marshal(ev.Data[k])
+			fmt.Fprintf(&b, " %s=%s", k, truncateText(string(v), 60))
+		}
+	}
+	if repeats > 0 {
+		fmt.Fprintf(&b, " (repeated %d times)", repeats)
+	}
+	return truncateText(b.String(), 400)
+}
+
+func truncateText(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && s[n]&0xC0 == 0x80 {
+		n--
+	}
+	return s[:n] + "…"
+}
+
+func (e *Engine) refuse(dec Decision, tr *Trace, reason string) (Decision, error) {
+	tr.Refusal = reason
+	dec.Steps, dec.Reason = nil, "refused: "+reason
+	e.log.Info("decision refused", "perception", truncateText(tr.Perception, 120), "reason", reason)
+	return dec, &RefusalError{Reason: reason}
+}
+
+// stopped ends a decision whose context ended (a preemption or the cycle
+// deadline): the trace says how far it got.
+func (e *Engine) stopped(ctx context.Context, dec Decision, tr *Trace) (Decision, error) {
+	cause := context.Cause(ctx)
+	tr.note("stopped: " + cause.Error())
+	dec.Steps, dec.Reason = nil, "stopped: "+cause.Error()
+	return dec, cause
+}
+
+// decide runs the local matcher and then the five steps for one request.
+func (e *Engine) decide(ctx context.Context, p Perception, r request) (Decision, error) {
+	tr := r.trace
+	if tr == nil {
+		tr = newTrace(r.text, r.requester)
+	}
+	tr.Motive = r.motive
+	tr.Scope = "main"
+	if r.scope != nil {
+		tr.Scope = r.scope.Name
+	}
+	defer tr.finish()
+	dec := Decision{Path: "local", Caller: e.cfg.Caller, Trace: tr}
+
+	// One index over every enabled skill; each scope is a view of it.
+	entries := e.index.sync(e.specs(nil, true))
+	scoped := make([]*indexed, 0, len(entries))
+	for _, x := range entries {
+		if e.inScope(r.scope, x.spec.Name) {
+			scoped = append(scoped, x)
+		}
+	}
+	tr.lap("tools")
+	declined := "not a command"
+	if r.matcher {
+		// In the main scope the matcher sees every skill, the features'
+		// too: "stop" must reach drive.stop whatever mode owns it.
+		visible := entries
+		if r.scope != nil {
+			visible = scoped
+		}
+		mspecs := make([]tools.Spec, len(visible))
+		for i, x := range visible {
+			mspecs[i] = x.spec
+		}
+		m := matchCommand(r.text, mspecs, e.reg.Validate)
+		tr.lap("local_match")
+		if len(m.steps) > 0 {
+			tr.Path, tr.Steps, tr.Confidence = "local", m.steps, 1
+			if len(m.steps) == 1 {
+				tr.Tool, tr.Params = m.steps[0].Tool, m.steps[0].Params
+			}
+			tr.note(m.explain)
+			if err := e.permitSteps(r, m.steps); err != nil {
+				return e.refuse(dec, tr, err.Error())
+			}
+			dec.Steps, dec.Confidence, dec.Reason = m.steps, 1, m.explain
+			return dec, nil
+		}
+		declined = m.decline
+		tr.note("local matcher declined: " + declined)
+	}
+
+	dec.Path, tr.Path = "llm", "llm"
+	if e.llm == nil {
+		return e.refuse(dec, tr, "no LLM is configured and the local matcher did not understand ("+declined+")")
+	}
+	world := p.Summary
+	if world == "" && e.world != nil {
+		world = e.world.Summary(e.cfg.SummaryBytes)
+	}
+	pr := e.prompts.Load()
+
+	// Steps 1 and 2: scenario and intents, one call.
+	req := llm.Request{Purpose: "classify", System: pr.system, Schema: e.classify, MaxTokens: e.cfg.MaxTokens,
+		Messages: []llm.Message{{Role: "user", Content: classifyPrompt(r, p.Context, world)}}}
+	resp, err := e.generate(ctx, tr, req)
+	tr.lap("classify")
+	if ctx.Err() != nil {
+		return e.stopped(ctx, dec, tr)
+	}
+	var intents []Intent
+	switch {
+	case errors.Is(err, llm.ErrUnavailable):
+		return e.refuse(dec, tr, "the LLM is unavailable ("+err.Error()+") and the local matcher did not understand ("+declined+")")
+	case err != nil && !errors.Is(err, llm.ErrTruncated):
+		return e.refuse(dec, tr, "classification failed: "+err.Error())
+	default:
+		var perr error
+		tr.Scenario, intents, perr = parseClassification(resp.Content, e.cfg.Scenarios)
+		if err != nil {
+			perr = err
+		}
+		if perr != nil {
+			// The five steps can go on without it: match on the request
+			// itself, unfiltered. Step 5 still validates everything.
+			tr.note("classification unusable (" + perr.Error() + "); matching on the request text")
+			tr.Scenario, intents = "", nil
+		}
+	}
+	if len(intents) == 0 {
+		intents = []Intent{{Text: r.text}}
+	}
+	tr.Intents = intents
+
+	// Step 3: capability match.
+	cands, err := e.match(ctx, tr, entries, scoped, tr.Scenario, intents, r.text)
+	tr.lap("match")
+	if ctx.Err() != nil {
+		return e.stopped(ctx, dec, tr)
+	}
+	if err != nil {
+		return e.refuse(dec, tr, err.Error())
+	}
+
+	// Step 4: evaluation.
+	ranked := e.evaluate(cands, r, p.Event)
+	tr.lap("evaluate")
+	var allowed []scoredTool
+	for _, c := range ranked {
+		tr.Candidates = append(tr.Candidates, c.Candidate)
+		if c.Permission > 0 {
+			allowed = append(allowed, c)
+		}
+	}
+	if len(allowed) == 0 {
+		return e.refuse(dec, tr, fmt.Sprintf("no permitted tool: the best match, %s, needs permission %q", ranked[0].spec.Name, ranked[0].spec.Permission))
+	}
+	best := allowed[0]
+	tr.Confidence = best.Score
+	for _, c := range ranked[1:] {
+		tr.Alternatives = append(tr.Alternatives, c.spec.Name)
+	}
+	dec.Confidence = best.Score
+
+	// Step 5: parameters, or a plan.
+	var steps []Step
+	if len(intents) > 1 || best.Score < e.cfg.PlanBelow {
+		tr.Planned = true
+		steps, err = e.plan(ctx, tr, r, p.Context, world, allowed, pr)
+		tr.lap("plan")
+	} else {
+		var params json.RawMessage
+		params, err = e.params(ctx, tr, r, p.Context, world, best.spec, pr)
+		tr.lap("params")
+		if err == nil {
+			tr.Tool, tr.Params = best.spec.Name, params
+			steps = []Step{{ID: "1", Tool: best.spec.Name, Params: params}}
+		}
+	}
+	if ctx.Err() != nil {
+		return e.stopped(ctx, dec, tr)
+	}
+	if err != nil {
+		return e.refuse(dec, tr, err.Error())
+	}
+	tr.Steps = steps
+	if len(steps) == 0 {
+		if strings.HasPrefix(r.kind, "command") {
+			return e.refuse(dec, tr, "the model planned nothing to do")
+		}
+		dec.Reason = "nothing to do"
+		return dec, nil
+	}
+	dec.Steps = steps
+	dec.Reason = fmt.Sprintf("scenario %s, %d step(s), best %s (%.2f)", tr.Scenario, len(steps), best.spec.Name, best.Score)
+	return dec, nil
+}
+
+// Warm computes the embeddings of tool descriptions that neither memory
+// nor the store has, so the first decision does not pay for them.
+func (e *Engine) Warm(ctx context.Context) error {
+	if e.cfg.EmbedModel == "" || e.llm == nil {
+		return nil
+	}
+	_, err := e.index.embedMissing(ctx, e.llm, e.index.sync(e.specs(nil, true)))
+	return err
+}
+
+// generate makes one LLM call and records it.
+func (e *Engine) generate(ctx context.Context, tr *Trace, req llm.Request) (llm.Response, error) {
+	start := time.Now()
+	resp, err := e.llm.Generate(ctx, req)
+	tr.call(req, resp, time.Since(start), err)
+	return resp, err
+}
+
+// specs are the enabled skills in a scope (every scope when all is set),
+// sorted by name. Internal tools are left out: the engine does not feed
+// tool results back to the model, and the world summary already tells it
+// what world.query would.
+func (e *Engine) specs(scope *Feature, all bool) []tools.Spec {
+	list := e.reg.List()
+	out := list[:0]
+	for _, s := range list {
+		if s.Internal || !e.reg.Enabled(s.Name) || !all && !e.inScope(scope, s.Name) {
+			continue
+		}
+		out = append(out, s)
+	}
+	return out
+}
+
+// permitted: may the requester have perm used for it, and may the engine's
+// caller use it?
+func (e *Engine) permitted(r request, perm string) bool {
+	return e.cfg.Permitted(r.requester, r.grants, perm) && e.reg.Permitted(e.cfg.Caller, nil, perm)
+}
+
+func (e *Engine) permitSteps(r request, steps []Step) error {
+	for _, s := range steps {
+		spec, err := e.reg.Resolve(s.Tool)
+		if err != nil {
+			return err
+		}
+		if !e.cfg.Permitted(r.requester, r.grants, spec.Permission) {
+			return fmt.Errorf("%s needs permission %q, which %s does not have", spec.Name, spec.Permission, r.requester)
+		}
+		if !e.reg.Permitted(e.cfg.Caller, nil, spec.Permission) {
+			return fmt.Errorf("%s needs permission %q, which the %s caller is not granted", spec.Name, spec.Permission, e.cfg.Caller)
+		}
+	}
+	return nil
+}
+
+// scoredTool is a candidate with its spec.
+type scoredTool struct {
+	Candidate
+	spec tools.Spec
+}
+
+// match is step 3: the candidates most similar to any intent.
+// all is every indexed skill (their embeddings are computed together, once);
+// scoped is what the planner of this request may use.
+func (e *Engine) match(ctx context.Context, tr *Trace, all, scoped []*indexed, scenario string, intents []Intent, text string) ([]scoredTool, error) {
+	pool := scoped
+	if scenario != "" {
+		var tagged, neutral []*indexed
+		for _, x := range scoped {
+			switch {
+			case slices.Contains(x.spec.Scenarios, scenario):
+				tagged = append(tagged, x)
+			case len(x.spec.Scenarios) == 0:
+				neutral = append(neutral, x)
+			}
+		}
+		if len(tagged) > 0 {
+			pool = append(tagged, neutral...)
+		} else {
+			tr.note("no tool is tagged " + scenario + ": all tools considered")
+		}
+	}
+	if len(pool) == 0 {
+		return nil, errors.New("no tools to choose from")
+	}
+	texts := make([]string, len(intents))
+	for i, in := range intents {
+		texts[i] = strings.TrimSpace(in.String())
+		if texts[i] == "" {
+			texts[i] = text
+		}
+	}
+	queries := make([]query, len(intents))
+	lex := e.index.lexicon()
+	for i, t := range texts {
+		queries[i].lex = lex.sparse(t)
+	}
+	tr.Embedder = "lexical"
+	if e.cfg.EmbedModel != "" && time.Now().UnixNano() >= e.embedDown.Load() {
+		calls, err := e.index.embedMissing(ctx, e.llm, all)
+		tr.EmbedCalls += calls
+		var vecs [][]float32
+		if err == nil {
+			tr.EmbedCalls++
+			vecs, err = e.llm.Embed(ctx, texts)
+		}
+		switch {
+		case ctx.Err() != nil:
+			return nil, context.Cause(ctx)
+		case err != nil:
+			// Lexical matching is worse but always there; do not pay a
+			// failing call on every decision.
+			tr.note("model embeddings unavailable (" + err.Error() + "): lexical match")
+			e.embedDown.Store(time.Now().Add(time.Minute).UnixNano())
+		default:
+			for i := range queries {
+				queries[i].vec = vecs[i]
+			}
+		}
+	}
+
+	best := map[string]scoredTool{}
+	sims := make([]float64, len(pool))
+	for _, q := range queries {
+		if e.index.similarities(pool, q, sims) {
+			tr.Embedder = e.cfg.EmbedModel
+		}
+		order := make([]int, len(pool))
+		for i := range order {
+			order[i] = i
+		}
+		sort.SliceStable(order, func(a, b int) bool { return sims[order[a]] > sims[order[b]] })
+		for _, i := range order[:min(e.cfg.TopK, len(order))] {
+			if sims[i] < e.cfg.MinSimilarity {
+				break
+			}
+			name := pool[i].spec.Name
+			if old, ok := best[name]; !ok || sims[i] > old.Semantic {
+				best[name] = scoredTool{Candidate: Candidate{Tool: name, Semantic: round3(sims[i])}, spec: pool[i].spec}
+			}
+		}
+	}
+	if len(best) == 0 {
+		return nil, fmt.Errorf("no tool is similar enough to %q (threshold %.2f)", strings.Join(texts, "; "), e.cfg.MinSimilarity)
+	}
+	out := make([]scoredTool, 0, len(best))
+	for _, c := range best {
+		out = append(out, c)
+	}
+	return out, nil
+}
+
+// evaluate is step 4: the weighted score of each candidate, best first.
+func (e *Engine) evaluate(cands []scoredTool, r request, ev *worldmodel.Event) []scoredTool {
+	stats := e.reg.Stats()
+	fresh := e.freshness()
+	now := time.Now()
+	w := e.cfg.Weights
+	for i := range cands {
+		c := &cands[i]
+		c.History = 0.5 // an unused tool: neither proven nor failed
+		if h, ok := stats[c.spec.Name]; ok {
+			c.History = round3(h.SuccessRate())
+		}
+		if e.permitted(r, c.spec.Permission) {
+			c.Permission = 1
+		}
+		c.Context = round3(contextScore(c.spec, r.text, ev, fresh, now))
+		c.Score = round3(w.Semantic*c.Semantic + w.History*c.History + w.Permission*c.Permission + w.Context*c.Context)
+	}
+	sort.SliceStable(cands, func(i, j int) bool {
+		if cands[i].Score != cands[j].Score {
+			return cands[i].Score > cands[j].Score
+		}
+		return cands[i].spec.Name < cands[j].spec.Name
+	})
+	return cands
+}
+
+func round3(f float64) float64 { return float64(int64(f*1000+0.5)) / 1000 }
+
+// freshness is the time of the newest observation per source.
+func (e *Engine) freshness() map[string]time.Time {
+	if e.world == nil {
+		return nil
+	}
+	latest := e.world.LatestAll()
+	out := make(map[string]time.Time, len(latest))
+	for _, o := range latest {
+		out[o.Source] = o.Time
+	}
+	return out
+}
+
+// contextScore is how relevant the world state a tool touches is right
+// now: 1 when the perception names it (the event's source, a word of the
+// request), else how fresh its newest observation is (1 within 10 s,
+// falling to 0 at 5 min), 0 when it has none.
+func contextScore(s tools.Spec, text string, ev *worldmodel.Event, fresh map[string]time.Time, now time.Time) float64 {
+	touches := s.Touches
+	if len(touches) == 0 {
+		if i := strings.LastIndex(s.Name, "."); i > 0 {
+			touches = []string{s.Name[:i]}
+		}
+	}
+	lower := " " + strings.Join(words(text), " ") + " "
+	score := 0.0
+	for _, t := range touches {
+		if ev != nil && strings.HasPrefix(ev.Source, t) {
+			return 1
+		}
+		if strings.Contains(lower, " "+strings.Join(words(t), " ")+" ") {
+			return 1
+		}
+		for src, at := range fresh {
+			if !strings.HasPrefix(src, t) {
+				continue
+			}
+			age := now.Sub(at)
+			var f float64
+			switch {
+			case age <= 10*time.Second:
+				f = 1
+			case age < 5*time.Minute:
+				f = 1 - float64(age-10*time.Second)/float64(5*time.Minute-10*time.Second)
+			}
+			score = max(score, f)
+		}
+	}
+	return score
+}
+
+// motiveState remembers what the motive saw.
+type motiveState struct {
+	mu      sync.Mutex
+	fired   map[string]time.Time
+	lastSeq uint64
+	health  string
+	primed  bool
+}

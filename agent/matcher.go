@@ -1,0 +1,434 @@
+package agent
+
+import (
+	"encoding/json"
+	"fmt"
+	"regexp"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/edgeagent/edgeagent/tools"
+)
+
+// The local matcher is the fast path for plain commands ("turn on the
+// headlight", "pan to 90 degrees", "stop"): it finds the tool and fills its
+// parameters from the words of the command and the tools' specs alone,
+// with no LLM. It only answers when every word of the command is accounted
+// for and exactly one tool fits; anything else (two clauses, a negation, a
+// question, a word it does not know, two tools that fit equally) makes it
+// decline, and the command goes to the LLM.
+
+// matchTokenRE finds numbers (with sign and decimals), words, % and °.
+var matchTokenRE = regexp.MustCompile(`-?\d+(?:\.\d+)?|[\pL][\pL\d_']*|%|°`)
+
+var (
+	// Words that carry no meaning for the match.
+	fillerWords = set("the", "a", "an", "to", "please", "now", "at", "of", "your", "my", "robot",
+		"can", "could", "would", "will", "you", "by", "with", "for")
+	// Verbs that say "do it" without saying what.
+	genericVerbs = set("turn", "switch", "set", "put", "make", "move", "go", "rotate", "point", "change", "adjust", "bring")
+	onWords      = set("on", "enable", "activate", "start")
+	offWords     = set("off", "disable", "deactivate", "extinguish", "stop")
+	// Words after which the command is more than one plain action.
+	clauseWords = set("and", "then", "if", "when", "unless", "while", "after", "before", "because", "but", "or", "until", "also")
+	negations   = set("not", "don't", "dont", "never", "no", "without", "cannot", "can't")
+	questions   = set("what", "why", "how", "where", "who", "which", "is", "are", "does", "should", "whether")
+	unitWords   = map[string]string{
+		"degrees": "angle", "degree": "angle", "deg": "angle", "°": "angle",
+		"%": "percent", "percent": "percent",
+		"seconds": "seconds", "second": "seconds", "secs": "seconds", "sec": "seconds", "s": "seconds",
+	}
+	// Property name or description words that a unit points to.
+	unitHints = map[string][]string{
+		"angle":   {"angle", "degree", "degrees"},
+		"percent": {"speed", "duty", "percent", "level", "brightness", "volume", "fraction"},
+		"seconds": {"second", "seconds", "duration", "for"},
+	}
+)
+
+func set(ws ...string) map[string]bool {
+	m := make(map[string]bool, len(ws))
+	for _, w := range ws {
+		m[w] = true
+	}
+	return m
+}
+
+// prop is one top-level parameter of a tool's schema.
+type prop struct {
+	name, typ, desc string
+	enum            []string
+	max             *float64
+	hasDefault      bool
+	required        bool
+}
+
+type paramSchema struct {
+	props []prop
+}
+
+func parseParams(raw json.RawMessage) (paramSchema, bool) {
+	var doc struct {
+		Properties map[string]struct {
+			Type        any      `json:"type"`
+			Description string   `json:"description"`
+			Enum        []any    `json:"enum"`
+			Maximum     *float64 `json:"maximum"`
+			Default     any      `json:"default"`
+			Ref         string   `json:"$ref"`
+			OneOf       []any    `json:"oneOf"`
+			AnyOf       []any    `json:"anyOf"`
+		} `json:"properties"`
+		Required []string `json:"required"`
+	}
+	if len(raw) > 0 && json.Unmarshal(raw, &doc) != nil {
+		return paramSchema{}, false
+	}
+	var ps paramSchema
+	for name, p := range doc.Properties {
+		typ, _ := p.Type.(string)
+		if p.Ref != "" || p.OneOf != nil || p.AnyOf != nil {
+			typ = "" // too clever for a deterministic match
+		}
+		pr := prop{name: name, typ: typ, desc: strings.ToLower(p.Description), max: p.Maximum,
+			hasDefault: p.Default != nil, required: slices.Contains(doc.Required, name)}
+		for _, e := range p.Enum {
+			if s, ok := e.(string); ok {
+				pr.enum = append(pr.enum, strings.ToLower(s))
+			}
+		}
+		ps.props = append(ps.props, pr)
+	}
+	sort.Slice(ps.props, func(i, j int) bool { return ps.props[i].name < ps.props[j].name })
+	return ps, true
+}
+
+// splitName cuts "front_light.set" into target words [front light] and
+// function words [set].
+func splitName(name string) (target, fn []string) {
+	i := strings.LastIndex(name, ".")
+	if i < 0 {
+		return nil, nil
+	}
+	sep := func(r rune) bool { return r == '.' || r == '_' }
+	return strings.FieldsFunc(name[:i], sep), strings.FieldsFunc(name[i+1:], sep)
+}
+
+func containsAll(have map[string]bool, ws []string) bool {
+	for _, w := range ws {
+		if !have[w] {
+			return false
+		}
+	}
+	return len(ws) > 0
+}
+
+// matchOutcome is the matcher's answer.
+type matchOutcome struct {
+	steps   []Step // params validated, defaults filled
+	explain string // what matched, for the trace
+	decline string // why it did not answer (steps empty)
+}
+
+// matchCommand runs the local matcher over the skills in specs. validate
+// is the registry's Validate.
+func matchCommand(text string, specs []tools.Spec, validate func(string, json.RawMessage) (json.RawMessage, error)) matchOutcome {
+	lower := strings.ToLower(strings.TrimSpace(text))
+	lower = strings.TrimRight(lower, ".! ")
+	if strings.HasSuffix(lower, "?") {
+		return matchOutcome{decline: "a question"}
+	}
+	tokens := matchTokenRE.FindAllString(lower, -1)
+	if len(tokens) == 0 {
+		return matchOutcome{decline: "no words"}
+	}
+	if len(tokens) > 12 {
+		return matchOutcome{decline: "too long for a plain command"}
+	}
+	if questions[tokens[0]] {
+		return matchOutcome{decline: "a question"}
+	}
+	have := map[string]bool{}
+	for _, t := range tokens {
+		switch {
+		case clauseWords[t]:
+			return matchOutcome{decline: fmt.Sprintf("%q joins more than one action or a condition", t)}
+		case negations[t] || strings.HasSuffix(t, "n't"):
+			return matchOutcome{decline: fmt.Sprintf("a negation (%q)", t)}
+		}
+		have[t] = true
+	}
+
+	// Which device does the command name? The longest target wins
+	// ("front light" over "light"); two unrelated ones are too many.
+	targets := map[string][]string{}
+	var byTarget = map[string][]tools.Spec{}
+	for _, s := range specs {
+		tw, fw := splitName(s.Name)
+		if tw == nil || fw == nil {
+			continue
+		}
+		key := strings.Join(tw, " ")
+		byTarget[key] = append(byTarget[key], s)
+		if containsAll(have, tw) {
+			targets[key] = tw
+		}
+	}
+	var named []string
+	for k := range targets {
+		named = append(named, k)
+	}
+	sort.Strings(named)
+	for _, a := range named {
+		for _, b := range named {
+			if a != b && containsAll(set(targets[b]...), targets[a]) {
+				delete(targets, a) // a's words are part of b's name
+			}
+		}
+	}
+	named = named[:0]
+	for k := range targets {
+		named = append(named, k)
+	}
+	sort.Strings(named)
+	switch {
+	case len(named) > 1:
+		return matchOutcome{decline: "names several devices: " + strings.Join(named, ", ")}
+	case len(named) == 0:
+		return bareCommand(tokens, specs, validate)
+	}
+	target := named[0]
+
+	type viable struct {
+		spec      tools.Spec
+		params    map[string]any
+		fnNamed   bool
+		filled    int
+		consumed  []string
+		rejection string
+	}
+	var fits []viable
+	var reasons []string
+	for _, s := range byTarget[target] {
+		if s.Internal {
+			continue
+		}
+		_, fw := splitName(s.Name)
+		v := viable{spec: s, fnNamed: containsAll(have, fw)}
+		explained := map[string]bool{}
+		for _, w := range targets[target] {
+			explained[w] = true
+		}
+		if v.fnNamed {
+			for _, w := range fw {
+				explained[w] = true
+			}
+		}
+		params, filled, why := fillParams(s, tokens, explained)
+		if why != "" {
+			reasons = append(reasons, s.Name+": "+why)
+			continue
+		}
+		v.params, v.filled = params, filled
+		var unexplained []string
+		for _, t := range tokens {
+			if !explained[t] && !fillerWords[t] && !genericVerbs[t] {
+				unexplained = append(unexplained, t)
+			}
+		}
+		if len(unexplained) > 0 {
+			reasons = append(reasons, fmt.Sprintf("%s: does not know %q", s.Name, strings.Join(unexplained, " ")))
+			continue
+		}
+		if !v.fnNamed && v.filled == 0 {
+			reasons = append(reasons, s.Name+": nothing in the command selects it")
+			continue
+		}
+		fits = append(fits, v)
+	}
+	if len(fits) == 0 {
+		sort.Strings(reasons)
+		return matchOutcome{decline: "no tool of " + target + " fits: " + strings.Join(reasons, "; ")}
+	}
+	sort.SliceStable(fits, func(i, j int) bool {
+		if fits[i].fnNamed != fits[j].fnNamed {
+			return fits[i].fnNamed
+		}
+		return fits[i].filled > fits[j].filled
+	})
+	if len(fits) > 1 && fits[0].fnNamed == fits[1].fnNamed && fits[0].filled == fits[1].filled {
+		return matchOutcome{decline: fmt.Sprintf("could be %s or %s", fits[0].spec.Name, fits[1].spec.Name)}
+	}
+	best := fits[0]
+	raw, _ := json.Marshal(best.params)
+	params, err := validate(best.spec.Name, raw)
+	if err != nil {
+		return matchOutcome{decline: "parameters do not validate: " + err.Error()}
+	}
+	return matchOutcome{
+		steps:   []Step{{ID: "1", Tool: best.spec.Name, Params: params}},
+		explain: fmt.Sprintf("%q names %s; params %s", text, best.spec.Name, raw),
+	}
+}
+
+// bareCommand handles a command that names no device: a single verb that
+// is the function of parameterless tools ("stop" → every *.stop).
+func bareCommand(tokens []string, specs []tools.Spec, validate func(string, json.RawMessage) (json.RawMessage, error)) matchOutcome {
+	var content []string
+	for _, t := range tokens {
+		if !fillerWords[t] {
+			content = append(content, t)
+		}
+	}
+	if len(content) != 1 {
+		return matchOutcome{decline: "names no device"}
+	}
+	verb := content[0]
+	var steps []Step
+	var names []string
+	for _, s := range specs {
+		_, fw := splitName(s.Name)
+		if s.Internal || len(fw) != 1 || fw[0] != verb {
+			continue
+		}
+		params, err := validate(s.Name, json.RawMessage(`{}`))
+		if err != nil {
+			continue // needs parameters the command does not give
+		}
+		steps = append(steps, Step{ID: strconv.Itoa(len(steps) + 1), Tool: s.Name, Params: params})
+		names = append(names, s.Name)
+	}
+	if len(steps) == 0 {
+		return matchOutcome{decline: fmt.Sprintf("no parameterless %q tool", verb)}
+	}
+	return matchOutcome{steps: steps, explain: fmt.Sprintf("%q calls every %s tool: %s", verb, verb, strings.Join(names, ", "))}
+}
+
+// fillParams fills s's parameters from the command's tokens, marking the
+// tokens it used in explained. It fails when a required parameter stays
+// empty or a value could go to more than one parameter.
+func fillParams(s tools.Spec, tokens []string, explained map[string]bool) (map[string]any, int, string) {
+	ps, ok := parseParams(s.Params)
+	if !ok {
+		return nil, 0, "unreadable schema"
+	}
+	params := map[string]any{}
+	filled := 0
+	byType := func(types ...string) []prop {
+		var out []prop
+		for _, p := range ps.props {
+			if slices.Contains(types, p.typ) {
+				out = append(out, p)
+			}
+		}
+		return out
+	}
+
+	// Numbers, with an optional unit right after them.
+	for i, t := range tokens {
+		v, err := strconv.ParseFloat(t, 64)
+		if err != nil {
+			continue
+		}
+		unit := ""
+		if i+1 < len(tokens) {
+			unit = unitWords[tokens[i+1]]
+		}
+		var fit []prop
+		for _, p := range byType("number", "integer") {
+			if _, done := params[p.name]; done {
+				continue
+			}
+			if unit == "" || mentions(p, unitHints[unit]) {
+				fit = append(fit, p)
+			}
+		}
+		if len(fit) != 1 {
+			return nil, 0, fmt.Sprintf("the number %s fits %d parameters", t, len(fit))
+		}
+		p := fit[0]
+		if unit == "percent" && p.max != nil && *p.max <= 1 {
+			v /= 100
+		}
+		if p.typ == "integer" && v != float64(int64(v)) {
+			return nil, 0, fmt.Sprintf("%s wants a whole number, not %s", p.name, t)
+		}
+		params[p.name] = v
+		filled++
+		explained[t] = true
+		if unit != "" {
+			explained[tokens[i+1]] = true
+		}
+	}
+
+	// Enumerated words ("forward", "high").
+	for _, t := range tokens {
+		if explained[t] && !onWords[t] && !offWords[t] {
+			continue
+		}
+		var fit []prop
+		for _, p := range byType("string") {
+			if _, done := params[p.name]; !done && slices.Contains(p.enum, t) {
+				fit = append(fit, p)
+			}
+		}
+		switch len(fit) {
+		case 0:
+			continue
+		case 1:
+			params[fit[0].name] = t
+			filled++
+			explained[t] = true
+		default:
+			return nil, 0, fmt.Sprintf("%q fits %d parameters", t, len(fit))
+		}
+	}
+
+	// On and off, for a tool with one boolean.
+	if bools := byType("boolean"); len(bools) == 1 {
+		var on, off bool
+		for _, t := range tokens {
+			on = on || onWords[t] && !explained[t]
+			off = off || offWords[t] && !explained[t]
+		}
+		if on && off {
+			return nil, 0, "says both on and off"
+		}
+		if on || off {
+			params[bools[0].name] = on
+			filled++
+			for _, t := range tokens {
+				if onWords[t] || offWords[t] {
+					explained[t] = true
+				}
+			}
+		}
+	}
+
+	// Parameter names are words of the command too: "set the pan angle
+	// to 90", "beep 3 times".
+	for _, p := range ps.props {
+		if containsAll(set(tokens...), strings.FieldsFunc(p.name, func(r rune) bool { return r == '_' })) {
+			for _, w := range strings.Split(p.name, "_") {
+				explained[w] = true
+			}
+		}
+	}
+	for _, p := range ps.props {
+		if _, done := params[p.name]; !done && p.required && !p.hasDefault {
+			return nil, 0, "nothing in the command gives " + p.name
+		}
+	}
+	return params, filled, ""
+}
+
+func mentions(p prop, hints []string) bool {
+	for _, h := range hints {
+		if strings.Contains(p.name, h) || slices.Contains(words(p.desc), h) {
+			return true
+		}
+	}
+	return false
+}

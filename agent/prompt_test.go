@@ -1,0 +1,242 @@
+package agent
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/edgeagent/edgeagent/hooks"
+	"github.com/edgeagent/edgeagent/llm"
+	"github.com/edgeagent/edgeagent/tools"
+	"github.com/edgeagent/edgeagent/worldmodel"
+)
+
+func TestPromptsStablePrefixGuidesContext(t *testing.T) {
+	r := newEngineRig(t, EngineConfig{Device: "sim-bot", Skills: []SkillDoc{
+		{Name: "safety", Description: "rules for moving", Inline: true, Text: "Never drive when a person is within one metre."},
+		{Name: "camera", Description: "how to aim the camera", Tools: []string{"pan.*"},
+			Text: "Angles: 0 is far left, 90 straight ahead, 180 far right. Sweep in steps of 30."},
+	}}, robotTools)
+	model := goodModel{params: robotParams, intents: map[string]string{
+		"look left":         intent("security", "turn", "camera pan servo angle", "left"),
+		"light up the path": intent("navigation", "illuminate", "headlight", "path"),
+	}}
+	r.model.Script = model.answer
+	sys := r.engine.SystemPrompt()
+	if !strings.Contains(sys, "Never drive when a person") || !strings.Contains(sys, "- camera: how to aim the camera") ||
+		strings.Contains(sys, "Sweep in steps") || !strings.Contains(sys, "sim-bot") {
+		t.Fatalf("system prompt:\n%s", sys)
+	}
+	for i, text := range []string{"look left", "light up the path", "look left"} {
+		r.world.Append(worldmodel.Observation{Source: "env.lux", Kind: worldmodel.Reading, Value: float64(10 * i), Unit: "lx"})
+		p := command(text)
+		p.Summary = r.world.Summary(512)
+		p.Context = []hooks.Contribution{{Plugin: "weather", Text: "dusk, light rain"}}
+		if _, err := r.engine.Decide(context.Background(), p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	calls := r.model.Calls()
+	for _, c := range calls {
+		// Byte-identical prefix: Ollama reuses its KV cache.
+		if c.System != sys {
+			t.Fatalf("system prompt changed in a %s call", c.Purpose)
+		}
+		last := c.Messages[len(c.Messages)-1].Content
+		if !strings.Contains(last, "- weather: dusk, light rain\nWorld now:\n") || !strings.HasSuffix(last, "lx)\n") &&
+			!strings.Contains(last, "env.lux") {
+			t.Fatalf("context or world summary misplaced in %s:\n%s", c.Purpose, last)
+		}
+		offersPan := strings.Contains(last, "pan.set")
+		if offersPan != strings.Contains(last, "Sweep in steps of 30") {
+			t.Fatalf("on-demand guide not given exactly when pan is offered (%s):\n%s", c.Purpose, last)
+		}
+	}
+	if err := r.engine.SetSkills([]SkillDoc{{Name: "x"}}); err == nil {
+		t.Fatal("empty guide accepted")
+	}
+}
+
+func TestSkillsReadTool(t *testing.T) {
+	r := newEngineRig(t, EngineConfig{Skills: []SkillDoc{{Name: "camera", Description: "aiming", Text: "Use pan.set."}}}, robotTools)
+	if err := r.reg.Register("llm", r.engine.SkillTool()); err != nil {
+		t.Fatal(err)
+	}
+	res, err := r.reg.Invoke(context.Background(), tools.Call{Caller: "cli", Tool: "skills.read", Params: []byte(`{"name":"camera"}`)})
+	if err != nil || res.Value.(map[string]any)["text"] != "Use pan.set." {
+		t.Fatalf("%v %+v", err, res)
+	}
+	if _, err := r.reg.Invoke(context.Background(), tools.Call{Caller: "cli", Tool: "skills.read", Params: []byte(`{"name":"nope"}`)}); err == nil ||
+		!strings.Contains(err.Error(), "guides: camera") {
+		t.Fatalf("%v", err)
+	}
+	if _, err := r.reg.Invoke(context.Background(), tools.Call{Caller: "mqtt", Tool: "skills.read", Params: []byte(`{"name":"camera"}`)}); err == nil {
+		t.Fatal("internal tool offered over MQTT")
+	}
+}
+
+func TestContextSourceDegradesSilently(t *testing.T) {
+	hk := hooks.NewManager(quiet)
+	good := &ContextSource{Name: "memory", Fetch: func(_ context.Context, perception string) (string, error) {
+		return "the owner is called Ada; asked: " + perception, nil
+	}}
+	down := &ContextSource{Name: "weather", Fetch: func(context.Context, string) (string, error) {
+		return "", errors.New("connection refused")
+	}}
+	slow := &ContextSource{Name: "slow", Timeout: 20 * time.Millisecond, Fetch: func(ctx context.Context, _ string) (string, error) {
+		<-ctx.Done()
+		return "too late", nil
+	}}
+	if err := hk.AddAll(good, down, slow); err != nil {
+		t.Fatal(err)
+	}
+	p := hooks.Plan{Perception: "hello"}
+	start := time.Now()
+	if err := hk.BeforePlan(context.Background(), &p); err != nil {
+		t.Fatal(err)
+	}
+	if time.Since(start) > time.Second {
+		t.Fatal("a slow source held up the decision")
+	}
+	if len(p.Context) != 1 || p.Context[0].Plugin != "memory" || !strings.Contains(p.Context[0].Text, "asked: hello") {
+		t.Fatalf("%+v", p.Context)
+	}
+}
+
+// syntheticTools makes n plausible skills.
+func syntheticTools(n int) []tools.Spec {
+	kinds := []struct{ fn, desc, params string }{
+		{"set", "Switch the %s relay on or off.", `{"type":"object","properties":{"on":{"type":"boolean"}},"required":["on"]}`},
+		{"angle", "Turn the %s servo to an angle in degrees.", `{"type":"object","properties":{"angle":{"type":"number","minimum":0,"maximum":180}},"required":["angle"]}`},
+		{"read", "Read the %s sensor now and report the value.", `{"type":"object","properties":{}}`},
+		{"pulse", "Pulse the %s output for a number of milliseconds.", `{"type":"object","properties":{"ms":{"type":"integer","minimum":1,"maximum":5000}},"required":["ms"]}`},
+	}
+	things := []string{"valve", "fan", "heater", "door", "gate", "arm", "claw", "mast", "winch", "sprinkler", "siren", "beacon", "lid", "hatch", "feeder"}
+	out := make([]tools.Spec, n)
+	for i := range out {
+		k := kinds[i%len(kinds)]
+		thing := fmt.Sprintf("%s%d", things[(i/len(kinds))%len(things)], i)
+		out[i] = tools.Spec{Name: thing + "." + k.fn, Description: fmt.Sprintf(k.desc, strings.TrimRight(thing, "0123456789")),
+			Permission: "actuate", Params: []byte(k.params), Scenarios: []string{"maintenance"}}
+	}
+	return out
+}
+
+// The prompts carry the top-K candidates only: their size must not grow
+// with the number of registered tools.
+func TestPromptSizeIndependentOfToolCount(t *testing.T) {
+	const text = "it is getting dark, light the way"
+	bytesFor := func(n int) (engine, baseline int) {
+		r := newEngineRig(t, EngineConfig{}, append(syntheticTools(n), robotTools...))
+		r.model.Script = goodModel{params: robotParams, intents: map[string]string{text: intent("navigation", "illuminate", "headlight", "ahead")}}.answer
+		dec, err := r.engine.Decide(context.Background(), command(text))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return dec.Trace.(*Trace).PromptBytes, baselinePromptBytes(r.reg.List(), text)
+	}
+	e5, b5 := bytesFor(5)
+	e200, b200 := bytesFor(200)
+	if e200 > e5*5/4 {
+		t.Fatalf("prompt grew with tools: %d bytes at 5 tools, %d at 200", e5, e200)
+	}
+	if b200 < 10*b5/2 {
+		t.Fatalf("baseline should grow: %d → %d", b5, b200)
+	}
+	t.Logf("prompt bytes per decision: engine %d → %d, all-tools baseline %d → %d", e5, e200, b5, b200)
+}
+
+// baselinePromptBytes is the prompt of the usual alternative: one
+// tool-calling request that carries every skill's spec.
+func baselinePromptBytes(specs []tools.Spec, text string) int {
+	var skills []tools.Spec
+	for _, s := range specs {
+		if !s.Internal {
+			skills = append(skills, s)
+		}
+	}
+	b, _ := json.Marshal(tools.OllamaTools(skills))
+	return len("You are a robot. Call the tools that carry out the request.") + len(text) + len(b)
+}
+
+type memKV struct {
+	m    map[string]any
+	gets int
+}
+
+func (k *memKV) Get(bucket, key string, v any) (bool, error) {
+	k.gets++
+	x, ok := k.m[bucket+"/"+key]
+	if ok {
+		*(v.(*[]float32)) = x.([]float32)
+	}
+	return ok, nil
+}
+
+func (k *memKV) Put(bucket, key string, v any) error {
+	k.m[bucket+"/"+key] = v
+	return nil
+}
+
+func TestEmbeddingCache(t *testing.T) {
+	kv := &memKV{m: map[string]any{}}
+	var embedded [][]string
+	embed := func(texts []string) ([][]float32, error) {
+		embedded = append(embedded, texts)
+		out := make([][]float32, len(texts))
+		for i, tx := range texts {
+			// A stand-in model: the lexical vector of the text.
+			out[i] = newLexicon([]string{tx}).dense(tx)
+		}
+		return out, nil
+	}
+	text := "it is getting dark, light the way"
+	decide := func(r *engineRig) *Trace {
+		r.model.Script = goodModel{params: robotParams, intents: map[string]string{text: intent("navigation", "illuminate", "headlight", "ahead")}}.answer
+		dec, err := r.engine.Decide(context.Background(), command(text))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return dec.Trace.(*Trace)
+	}
+	r := newEngineRig(t, EngineConfig{EmbedModel: "minilm"}, robotTools)
+	r.engine.index.kv = kv
+	r.model.EmbedFunc = embed
+	tr := decide(r)
+	if tr.Embedder != "minilm" || tr.EmbedCalls != 2 || len(embedded) != 2 || len(embedded[0]) != len(robotTools)+1 { // + tools.stats
+		t.Fatalf("first decision: %d embed calls %v\n%s", tr.EmbedCalls, embedded, dump(tr))
+	}
+	if tr := decide(r); tr.EmbedCalls != 1 {
+		t.Fatalf("tool vectors not cached: %d calls", tr.EmbedCalls)
+	}
+	// A restarted agent finds them in the store.
+	embedded = nil
+	r2 := newEngineRig(t, EngineConfig{EmbedModel: "minilm"}, robotTools)
+	r2.engine.index.kv = kv
+	r2.model.EmbedFunc = embed
+	if tr := decide(r2); tr.EmbedCalls != 1 || len(embedded) != 1 {
+		t.Fatalf("store not used: %d calls", tr.EmbedCalls)
+	}
+	// A changed description is embedded again, alone.
+	r2.reg.Unregister("pump.set")
+	changed := robotTools[5]
+	changed.Description = "Switch the garden pump on or off."
+	_ = r2.reg.Register("robot", tools.Func(changed, nil))
+	embedded = nil
+	if tr := decide(r2); tr.EmbedCalls != 2 || len(embedded[0]) != 1 || !strings.Contains(embedded[0][0], "garden pump") {
+		t.Fatalf("%d calls, embedded %v", tr.EmbedCalls, embedded)
+	}
+	// No embedding model: lexical, and no failing call on every decision.
+	r3 := newEngineRig(t, EngineConfig{EmbedModel: "minilm"}, robotTools)
+	r3.model.EmbedFunc = func([]string) ([][]float32, error) { return nil, llm.ErrNoEmbedModel }
+	if tr := decide(r3); tr.Embedder != "lexical" || len(tr.Notes) == 0 {
+		t.Fatalf("%s", dump(tr))
+	}
+	if tr := decide(r3); tr.EmbedCalls != 0 {
+		t.Fatal("retried the embedding model at once")
+	}
+}

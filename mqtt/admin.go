@@ -1,0 +1,223 @@
+package mqtt
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+	"time"
+
+	"github.com/edgeagent/edgeagent/board"
+	"github.com/edgeagent/edgeagent/tools"
+)
+
+// Administration over MQTT. An op needs the admin permission: requests on
+// the admin topic have it (the embedded broker lets only admin users
+// publish there), requests on cmd have it when permissions.mqtt grants it.
+//
+//	{"id":"1","op":"skills"}                                  skills with their schemas and whether enabled
+//	{"id":"2","op":"disable","params":{"tool":"pump.set"}}    also "enable"; remembered in the store
+//	{"id":"3","op":"plugins"}                                 compiled-in plugins, loaded or not
+//	{"id":"4","op":"unload","params":{"plugin":"llm"}}        also "load"
+//	{"id":"5","op":"stats","params":{"tool":"pan.set_angle"}} call statistics (all tools without "tool")
+//	{"id":"6","op":"audit","params":{"limit":20}}             the audit log (the actuators' audit.query)
+//	{"id":"7","op":"reload","params":{"path":"rpi4.yaml"}}    or {"yaml":"…"}: validate, then rebuild the node
+//	{"id":"8","op":"discovery","params":{"remove":true}}      withdraw (or re-announce) Home Assistant discovery
+//	{"id":"9","op":"status"}                                  agent.status
+//
+// Tool calls on the admin topic run with the admin grant too (estop.reset).
+func (p *Plane) adminOp(ctx context.Context, rs *runState, cmd Command, grants []string) (any, error) {
+	if !p.d.Tools.Permitted("mqtt", grants, "admin") {
+		return nil, &tools.Error{Code: tools.CodeForbidden, Msg: fmt.Sprintf("op %q needs the admin permission: use %s (admin users) or grant admin in permissions.mqtt", cmd.Op, p.topics.Admin)}
+	}
+	switch cmd.Op {
+	case "skills":
+		if err := opParams(cmd, &struct{}{}); err != nil {
+			return nil, err
+		}
+		type skill struct {
+			tools.Spec
+			Enabled bool `json:"enabled"`
+		}
+		var out []skill
+		for _, s := range p.d.Tools.List() {
+			if !s.Internal {
+				out = append(out, skill{s, p.d.Tools.Enabled(s.Name)})
+			}
+		}
+		return out, nil
+
+	case "enable", "disable":
+		var a struct {
+			Tool string `json:"tool"`
+		}
+		if err := opParams(cmd, &a); err != nil {
+			return nil, err
+		}
+		spec, err := p.d.Tools.Resolve(a.Tool)
+		if err != nil {
+			return nil, err
+		}
+		on := cmd.Op == "enable"
+		if err := p.d.Tools.SetEnabled(spec.Name, on); err != nil {
+			return nil, err
+		}
+		p.log.Info("tool "+cmd.Op+"d over MQTT", "tool", spec.Name)
+		return map[string]any{"tool": spec.Name, "enabled": on}, nil
+
+	case "plugins":
+		if err := opParams(cmd, &struct{}{}); err != nil {
+			return nil, err
+		}
+		return p.d.Host.Plugins(), nil
+
+	case "load", "unload":
+		var a struct {
+			Plugin string `json:"plugin"`
+		}
+		if err := opParams(cmd, &a); err != nil {
+			return nil, err
+		}
+		if a.Plugin == "" {
+			return nil, badRequest(cmd.ID, "", "params.plugin is required")
+		}
+		if a.Plugin == "mqtt" {
+			return nil, &RequestError{Code: CodeRejected, Msg: "the mqtt plugin cannot be loaded or unloaded over MQTT: this connection is part of it"}
+		}
+		var err error
+		if cmd.Op == "load" {
+			err = p.d.Host.LoadPlugin(ctx, a.Plugin)
+		} else {
+			err = p.d.Host.UnloadPlugin(ctx, a.Plugin)
+		}
+		if err != nil {
+			return nil, &RequestError{Code: CodeRejected, Msg: err.Error()}
+		}
+		p.log.Info("plugin "+cmd.Op+"ed over MQTT", "plugin", a.Plugin)
+		if rs := p.current(); rs != nil {
+			p.publishDiscovery(rs) // its skills may have come or gone
+		}
+		return map[string]any{"plugin": a.Plugin, "loaded": cmd.Op == "load"}, nil
+
+	case "stats":
+		var a struct {
+			Tool string `json:"tool"`
+		}
+		if err := opParams(cmd, &a); err != nil {
+			return nil, err
+		}
+		type stat struct {
+			tools.History
+			SuccessRate float64 `json:"success_rate"`
+			MeanLatency string  `json:"mean_latency"`
+		}
+		out := map[string]stat{}
+		for name, h := range p.d.Tools.Stats() {
+			if a.Tool == "" || a.Tool == name {
+				out[name] = stat{h, h.SuccessRate(), h.MeanLatency().String()}
+			}
+		}
+		return out, nil
+
+	case "audit":
+		res, err := p.d.Tools.Invoke(ctx, tools.Call{Caller: "mqtt", Grants: grants, Tool: "audit.query", Params: cmd.Params})
+		if tools.CodeOf(err) == tools.CodeNotFound {
+			return nil, &RequestError{Code: CodeUnavailable, Msg: "no audit log here: audit.query comes with the actuators plugin, which is not loaded"}
+		}
+		return res, err
+
+	case "reload":
+		return p.reload(cmd)
+
+	case "discovery":
+		var a struct {
+			Remove bool `json:"remove"`
+		}
+		if err := opParams(cmd, &a); err != nil {
+			return nil, err
+		}
+		if p.topics.Discovery == "" {
+			return nil, &RequestError{Code: CodeUnavailable, Msg: "Home Assistant discovery is disabled (mqtt.discovery.enabled)"}
+		}
+		rs.discMu.Lock()
+		rs.discRemoved = a.Remove
+		rs.discMu.Unlock()
+		if a.Remove {
+			// An empty retained config removes the device from Home Assistant.
+			rs.conn.publish(message{topic: p.topics.DiscoveryConfig, qos: 1, retain: true})
+		} else {
+			p.publishDiscovery(rs)
+		}
+		return map[string]any{"topic": p.topics.DiscoveryConfig, "announced": !a.Remove}, nil
+
+	case "status":
+		if err := opParams(cmd, &struct{}{}); err != nil {
+			return nil, err
+		}
+		return p.d.Agent.Status(), nil
+	}
+	return nil, &RequestError{Code: CodeUnknownOp, Msg: fmt.Sprintf("unknown op %q (skills, enable, disable, plugins, load, unload, stats, audit, reload, discovery, status)", cmd.Op)}
+}
+
+// opParams decodes an op's params strictly: a typo is an error, not a
+// silently ignored setting.
+func opParams(cmd Command, v any) error {
+	if len(cmd.Params) == 0 {
+		return nil
+	}
+	dec := json.NewDecoder(bytes.NewReader(cmd.Params))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return badRequest(cmd.ID, "", "op %s: params: %v", cmd.Op, err)
+	}
+	return nil
+}
+
+// reload validates a board config and hands it to whoever runs the node.
+// A broken config is refused and the running one stays; a valid one
+// replaces the whole node (sensors, actuators, plugins, reflexes,
+// permissions, MQTT settings), which is what "reload" can honestly mean for
+// a config that may change any of them. Disabled tools and history stay in
+// the store; the world model starts afresh.
+func (p *Plane) reload(cmd Command) (any, error) {
+	var a struct {
+		Path string `json:"path"`
+		YAML string `json:"yaml"`
+	}
+	if err := opParams(cmd, &a); err != nil {
+		return nil, err
+	}
+	var cfg *board.Config
+	var err error
+	dir := p.d.ConfigDir
+	switch {
+	case (a.Path == "") == (a.YAML == ""):
+		return nil, badRequest(cmd.ID, "", "reload: give params.path (a board file on the robot) or params.yaml (the file's content), not both")
+	case a.Path != "":
+		if !filepath.IsAbs(a.Path) {
+			a.Path = filepath.Join(p.d.ConfigDir, a.Path)
+		}
+		dir = filepath.Dir(a.Path)
+		cfg, err = board.Load(a.Path)
+	default:
+		// Relative paths inside resolve against the running board's directory.
+		cfg, err = board.Parse(filepath.Join(p.d.ConfigDir, "(mqtt reload).yaml"), []byte(a.YAML))
+	}
+	if err == nil {
+		err = p.d.Host.CheckConfig(cfg, dir)
+	}
+	if err != nil {
+		return nil, &RequestError{Code: CodeRejected, Msg: "config refused, the running one is kept:\n" + err.Error()}
+	}
+	t := time.NewTimer(200 * time.Millisecond)
+	defer t.Stop()
+	select {
+	case p.reloads <- Reload{Config: cfg, Dir: dir}:
+		p.log.Info("board config reload accepted over MQTT: the node restarts with it", "device", cfg.Device.ID)
+		return map[string]any{"applied": true, "device": cfg.Device.ID,
+			"note": "the node is being rebuilt from the new config; tool history and disabled tools are kept, the world model starts afresh"}, nil
+	case <-t.C:
+		return nil, &RequestError{Code: CodeNotApplied, Msg: "the config is valid, but this process does not apply reloads: restart edgeagent with it"}
+	}
+}

@@ -1,0 +1,232 @@
+package mqtt
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"crypto/subtle"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	mochi "github.com/mochi-mqtt/server/v2"
+	"github.com/mochi-mqtt/server/v2/listeners"
+	"github.com/mochi-mqtt/server/v2/packets"
+	"golang.org/x/crypto/bcrypt"
+
+	"github.com/edgeagent/edgeagent/board"
+)
+
+// BrokerConfig configures the embedded broker.
+type BrokerConfig struct {
+	Listen string           // host:port; port 0 picks a free one
+	Users  []board.MQTTUser // empty: no authentication, loopback only
+	Topics Topics           // the device's topics, for the ACL
+	Log    *slog.Logger
+}
+
+// Broker is the embedded MQTT broker (mochi-mqtt): the sim board's default,
+// so nothing needs installing. It never listens beyond loopback without
+// authentication, and with authentication every client is confined to the
+// device's prefix and Home Assistant's discovery prefix.
+type Broker struct {
+	srv   *mochi.Server
+	addr  string
+	close sync.Once
+	// The agent's own client logs in with a random secret that lives only
+	// in this process, so it needs no entry in the board's users.
+	internalUser, internalPass string
+}
+
+// ErrAddrInUse is returned by StartBroker when the listen address is taken.
+var ErrAddrInUse = errors.New("address already in use")
+
+// StartBroker starts the embedded broker.
+func StartBroker(cfg BrokerConfig) (*Broker, error) {
+	host, _, err := net.SplitHostPort(cfg.Listen)
+	if err != nil {
+		return nil, fmt.Errorf("embedded broker: listen %q: %w", cfg.Listen, err)
+	}
+	if !isLoopback(host) && len(cfg.Users) == 0 {
+		// board.Load refuses this too; this is the last line.
+		return nil, fmt.Errorf("embedded broker: refusing to listen on %s without authentication (add mqtt.users or listen on 127.0.0.1)", cfg.Listen)
+	}
+	log := cfg.Log
+	if log == nil {
+		log = slog.Default()
+	}
+	b := &Broker{internalUser: "edgeagent-internal", internalPass: randomHex(24)}
+	hook := &authHook{b: b, topics: cfg.Topics, users: map[string]board.MQTTUser{}}
+	for _, u := range cfg.Users {
+		hook.users[u.Username] = u
+	}
+	caps := mochi.NewDefaultServerCapabilities()
+	caps.MaximumPacketSize = 1 << 20 // commands are ≤ 64 KiB; discovery of a big robot stays well below
+	caps.MaximumSessionExpiryInterval = 24 * 3600
+	b.srv = mochi.New(&mochi.Options{
+		Capabilities: caps,
+		// mochi logs every connection at info; only its warnings matter here.
+		Logger:                 slog.New(minLevel{log.Handler(), slog.LevelWarn}).With("component", "mqtt-broker"),
+		SysTopicResendInterval: 60,
+	})
+	if err := b.srv.AddHook(hook, nil); err != nil {
+		return nil, err
+	}
+	tcp := listeners.NewTCP(listeners.Config{ID: "edgeagent", Address: cfg.Listen})
+	if err := b.srv.AddListener(tcp); err != nil {
+		if errors.Is(err, syscall.EADDRINUSE) {
+			return nil, fmt.Errorf("embedded broker: %s: %w", cfg.Listen, ErrAddrInUse)
+		}
+		return nil, fmt.Errorf("embedded broker: %w", err)
+	}
+	b.addr = tcp.Address()
+	if err := b.srv.Serve(); err != nil {
+		_ = b.srv.Close()
+		return nil, fmt.Errorf("embedded broker: %w", err)
+	}
+	return b, nil
+}
+
+// Addr is the address the broker listens on (with the real port).
+func (b *Broker) Addr() string { return b.addr }
+
+// URL is what a client on this machine dials.
+func (b *Broker) URL() string { return "tcp://" + dialable(b.addr) }
+
+// Close disconnects every client (their last wills are sent) and stops.
+// Closing twice is harmless.
+func (b *Broker) Close() (err error) {
+	b.close.Do(func() { err = b.srv.Close() })
+	return err
+}
+
+// dialable turns a listen address into one to dial: 0.0.0.0 and :: become
+// loopback.
+func dialable(addr string) string {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return addr
+	}
+	if ip := net.ParseIP(host); host == "" || (ip != nil && ip.IsUnspecified()) {
+		host = "127.0.0.1"
+	}
+	return net.JoinHostPort(host, port)
+}
+
+func isLoopback(host string) bool {
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+func randomHex(n int) string {
+	b := make([]byte, n)
+	_, _ = rand.Read(b) // never fails on Linux (Go 1.24+ crashes rather than return an error)
+	return hex.EncodeToString(b)
+}
+
+// authHook authenticates against bcrypt hashes and confines users to the
+// device: everyone may read <prefix>… and <discovery>/…; plain users may
+// publish commands and e-stops and Home Assistant's status; admin users may
+// publish anywhere under both prefixes (the admin topic included). Without
+// users (loopback only) every local client is let in: on the robot itself,
+// a shell already reaches further than MQTT does.
+type authHook struct {
+	mochi.HookBase
+	b      *Broker
+	topics Topics
+	users  map[string]board.MQTTUser
+}
+
+func (h *authHook) ID() string { return "edgeagent-auth" }
+
+func (h *authHook) Provides(b byte) bool {
+	return b == mochi.OnConnectAuthenticate || b == mochi.OnACLCheck
+}
+
+func (h *authHook) OnConnectAuthenticate(cl *mochi.Client, pk packets.Packet) bool {
+	if len(h.users) == 0 {
+		return true
+	}
+	user, pass := string(pk.Connect.Username), pk.Connect.Password
+	if user == h.b.internalUser {
+		return subtle.ConstantTimeCompare(pass, []byte(h.b.internalPass)) == 1
+	}
+	u, ok := h.users[user]
+	return ok && bcrypt.CompareHashAndPassword([]byte(u.PasswordBcrypt), pass) == nil
+}
+
+func (h *authHook) OnACLCheck(cl *mochi.Client, topic string, write bool) bool {
+	if len(h.users) == 0 || string(cl.Properties.Username) == h.b.internalUser {
+		return true
+	}
+	u, ok := h.users[string(cl.Properties.Username)]
+	if !ok {
+		return false
+	}
+	t := h.topics
+	underDevice := strings.HasPrefix(topic, t.Prefix)
+	underHA := t.Discovery != "" && strings.HasPrefix(topic, t.Discovery+"/")
+	switch {
+	case !write || u.Admin:
+		return underDevice || underHA
+	default:
+		return topic == t.Cmd || topic == t.Estop || topic == t.HAStatus
+	}
+}
+
+// minLevel drops records below a level.
+type minLevel struct {
+	slog.Handler
+	min slog.Level
+}
+
+func (m minLevel) Enabled(ctx context.Context, l slog.Level) bool {
+	return l >= m.min && m.Handler.Enabled(ctx, l)
+}
+
+func (m minLevel) WithAttrs(a []slog.Attr) slog.Handler {
+	return minLevel{m.Handler.WithAttrs(a), m.min}
+}
+func (m minLevel) WithGroup(g string) slog.Handler { return minLevel{m.Handler.WithGroup(g), m.min} }
+
+// probeBroker tells whether an MQTT broker answers at addr: it sends a
+// CONNECT and looks for a CONNACK (even one refusing us, which still means
+// a broker). Used when the embedded broker's port is taken, typically by
+// the mosquitto that Home Assistant users already run.
+func probeBroker(addr string, timeout time.Duration) error {
+	c, err := net.DialTimeout("tcp", dialable(addr), timeout)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	_ = c.SetDeadline(time.Now().Add(timeout))
+	id := "edgeagent-probe-" + randomHex(4)
+	var pkt bytes.Buffer
+	body := []byte{0, 4, 'M', 'Q', 'T', 'T', 4, 0x02, 0, 10, 0, byte(len(id))}
+	body = append(body, id...)
+	pkt.WriteByte(0x10)
+	pkt.WriteByte(byte(len(body)))
+	pkt.Write(body)
+	if _, err := c.Write(pkt.Bytes()); err != nil {
+		return err
+	}
+	ack := make([]byte, 4)
+	if _, err := io.ReadFull(c, ack); err != nil {
+		return fmt.Errorf("no MQTT answer: %w", err)
+	}
+	if ack[0] != 0x20 || ack[1] != 2 {
+		return fmt.Errorf("not an MQTT broker (answered % x)", ack)
+	}
+	_, _ = c.Write([]byte{0xe0, 0})
+	return nil
+}

@@ -1,0 +1,100 @@
+package mqtt
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"time"
+
+	paho "github.com/eclipse/paho.mqtt.golang"
+
+	"github.com/edgeagent/edgeagent/board"
+)
+
+// BrokerURL is where clients reach the board's broker: the embedded one on
+// its listen address (0.0.0.0 dialled as loopback) or the external URL.
+func BrokerURL(m board.MQTT) string {
+	if m.Broker == "embedded" {
+		return "tcp://" + dialable(m.Listen)
+	}
+	return m.Broker
+}
+
+// Call sends one command to the agent running with cfg and waits for the
+// reply: `edgeagent invoke` uses it when that agent holds the store. The
+// agent applies the mqtt caller's permissions (admin adds the admin grant,
+// through the admin topic), not the CLI's. It authenticates with the
+// board's mqtt.username and password (or password_file).
+func Call(ctx context.Context, cfg *board.Config, cmd Command, admin bool) (Reply, error) {
+	m := cfg.MQTT
+	t := NewTopics(m.Prefix, cfg.Device.ID, "")
+	nonce := randomHex(6)
+	if cmd.ID == "" {
+		cmd.ID = "cli-" + nonce
+	}
+	cmd.ReplyTo = t.Reply + "/cli-" + nonce
+	payload, err := json.Marshal(cmd)
+	if err != nil {
+		return Reply{}, err
+	}
+	o := paho.NewClientOptions().AddBroker(BrokerURL(m)).
+		SetClientID(m.ClientID + "-cli-" + nonce).
+		SetCleanSession(true).SetAutoReconnect(false).
+		SetConnectTimeout(3 * time.Second).SetWriteTimeout(3 * time.Second).
+		SetOrderMatters(false)
+	if m.Username != "" {
+		pass := m.Password
+		if m.PasswordFile != "" {
+			b, err := os.ReadFile(m.PasswordFile)
+			if err != nil {
+				return Reply{}, fmt.Errorf("mqtt.password_file: %w", err)
+			}
+			pass = strings.TrimSpace(string(b))
+		}
+		o.SetUsername(m.Username).SetPassword(pass)
+	}
+	if strings.HasPrefix(m.Broker, "ssl://") {
+		tc, err := tlsConfig(m.TLS)
+		if err != nil {
+			return Reply{}, err
+		}
+		o.SetTLSConfig(tc)
+	}
+	c := paho.NewClient(o)
+	if err := wait(ctx, c.Connect(), 5*time.Second); err != nil {
+		return Reply{}, fmt.Errorf("connecting to %s: %w", BrokerURL(m), err)
+	}
+	defer c.Disconnect(100)
+	replies := make(chan Reply, 1)
+	sub := c.Subscribe(cmd.ReplyTo, 1, func(_ paho.Client, msg paho.Message) {
+		var r Reply
+		if json.Unmarshal(msg.Payload(), &r) == nil && r.ID != nil && *r.ID == cmd.ID {
+			select {
+			case replies <- r:
+			default:
+			}
+		}
+	})
+	if err := wait(ctx, sub, 5*time.Second); err != nil {
+		return Reply{}, fmt.Errorf("subscribing to %s: %w", cmd.ReplyTo, err)
+	}
+	topic := t.Cmd
+	if admin {
+		topic = t.Admin
+	}
+	if err := wait(ctx, c.Publish(topic, 1, false, payload), 5*time.Second); err != nil {
+		return Reply{}, fmt.Errorf("publishing to %s: %w", topic, err)
+	}
+	select {
+	case r := <-replies:
+		return r, nil
+	case <-ctx.Done():
+		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+			return Reply{}, fmt.Errorf("no reply on %s: is the agent connected to %s?", cmd.ReplyTo, BrokerURL(m))
+		}
+		return Reply{}, ctx.Err()
+	}
+}

@@ -1,0 +1,165 @@
+package mqtt
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	paho "github.com/eclipse/paho.mqtt.golang"
+)
+
+// message is one outbound publication.
+type message struct {
+	topic   string
+	payload []byte
+	qos     byte
+	retain  bool
+}
+
+// outbox is the bounded buffer of messages published while disconnected:
+// when full, the oldest message makes room and is counted as dropped. paho
+// would otherwise keep QoS 1 messages without bound and silently drop QoS 0
+// ones while it reconnects.
+type outbox struct {
+	buf     []message
+	head, n int
+	dropped uint64
+}
+
+func newOutbox(capacity int) *outbox { return &outbox{buf: make([]message, max(capacity, 0))} }
+
+func (o *outbox) push(m message) {
+	if len(o.buf) == 0 {
+		o.dropped++
+		return
+	}
+	if o.n == len(o.buf) {
+		o.buf[o.head] = message{}
+		o.head = (o.head + 1) % len(o.buf)
+		o.n--
+		o.dropped++
+	}
+	o.buf[(o.head+o.n)%len(o.buf)] = m
+	o.n++
+}
+
+// drain returns the buffered messages, oldest first, and empties the buffer.
+func (o *outbox) drain() []message {
+	out := make([]message, o.n)
+	for i := range out {
+		j := (o.head + i) % len(o.buf)
+		out[i] = o.buf[j]
+		o.buf[j] = message{}
+	}
+	o.head, o.n = 0, 0
+	return out
+}
+
+// conn is the paho client plus the outbound buffer and counters.
+type conn struct {
+	client paho.Client
+	broker string
+
+	mu  sync.Mutex // orders buffering against the flush on (re)connect
+	box *outbox
+
+	published atomic.Uint64
+	failed    atomic.Uint64
+	received  atomic.Uint64
+	connects  atomic.Uint64
+	lastErr   atomic.Pointer[string]
+}
+
+// connStats is the "mqtt" component of agent.status.
+type connStats struct {
+	Connected bool   `json:"connected"`
+	Broker    string `json:"broker"`
+	Connects  uint64 `json:"connects"` // successful connections, reconnects included
+	Published uint64 `json:"published"`
+	Received  uint64 `json:"received"`
+	Buffered  int    `json:"buffered"` // waiting for the connection
+	Dropped   uint64 `json:"dropped"`  // buffer overflow: oldest first
+	Failed    uint64 `json:"failed"`   // publishes paho refused
+	LastError string `json:"last_error,omitempty"`
+}
+
+func (c *conn) stats() connStats {
+	c.mu.Lock()
+	buffered, dropped := c.box.n, c.box.dropped
+	c.mu.Unlock()
+	s := connStats{
+		Connected: c.client.IsConnectionOpen(), Broker: c.broker, Connects: c.connects.Load(),
+		Published: c.published.Load(), Received: c.received.Load(),
+		Buffered: buffered, Dropped: dropped, Failed: c.failed.Load(),
+	}
+	if e := c.lastErr.Load(); e != nil {
+		s.LastError = *e
+	}
+	return s
+}
+
+func (c *conn) setErr(err error) {
+	s := err.Error()
+	c.lastErr.Store(&s)
+}
+
+// publish sends m now when the connection is open, otherwise buffers it.
+// It never blocks on the network for long: paho's WriteTimeout bounds the
+// hand-over and completion is not awaited (at QoS 1 paho retries on its own).
+func (c *conn) publish(m message) (queued bool) {
+	c.mu.Lock()
+	if !c.client.IsConnectionOpen() {
+		c.box.push(m)
+		c.mu.Unlock()
+		return true
+	}
+	c.mu.Unlock()
+	c.send(m)
+	return false
+}
+
+func (c *conn) send(m message) paho.Token {
+	tok := c.client.Publish(m.topic, m.qos, m.retain, m.payload)
+	select {
+	case <-tok.Done(): // refused at once (not connected, write timeout …)
+		if err := tok.Error(); err != nil {
+			c.failed.Add(1)
+			c.setErr(fmt.Errorf("publish %s: %w", m.topic, err))
+			return tok
+		}
+	default:
+	}
+	c.published.Add(1)
+	return tok
+}
+
+// flush sends what was buffered while disconnected, oldest first. It holds
+// the buffer lock so that nothing published meanwhile overtakes it.
+func (c *conn) flush() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, m := range c.box.drain() {
+		c.send(m)
+	}
+}
+
+// errTimeout is returned by wait when the token did not complete in time.
+var errTimeout = errors.New("timed out")
+
+// wait is WaitTimeout that also gives up when ctx ends; never a bare Wait,
+// which can hang forever on a lost connection.
+func wait(ctx context.Context, tok paho.Token, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-tok.Done():
+		return tok.Error()
+	case <-t.C:
+		return errTimeout
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}

@@ -1,0 +1,569 @@
+package mqtt
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	paho "github.com/eclipse/paho.mqtt.golang"
+	"go.uber.org/goleak"
+
+	"github.com/edgeagent/edgeagent/agent"
+	"github.com/edgeagent/edgeagent/board"
+	"github.com/edgeagent/edgeagent/hooks"
+	"github.com/edgeagent/edgeagent/store"
+	"github.com/edgeagent/edgeagent/tools"
+	"github.com/edgeagent/edgeagent/worldmodel"
+)
+
+func TestMain(m *testing.M) {
+	if url := os.Getenv("EDGEAGENT_MQTT_CHILD"); url != "" {
+		runChild(url) // the agent process of the last-will test; killed by its parent
+		return
+	}
+	goleak.VerifyTestMain(m)
+}
+
+var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
+
+func testLog() *slog.Logger {
+	if os.Getenv("EDGEAGENT_TEST_LOG") != "" {
+		return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	}
+	return quiet
+}
+
+const testBoard = `
+device: {id: test-bot, platform: sim, name: Test robot}
+data_dir: %DATA%
+mqtt:
+  broker: %BROKER%
+  buffer: 8
+  publish_allow: [edgeagent/test-bot/notes/#]
+sensors:
+  - {name: env, kind: test_env, telemetry: 0s}
+  - {name: slow, kind: test_env, telemetry: 300ms}
+  - {name: front_cam, kind: camera}
+actuators:
+  - {name: headlight, kind: led, pins: {pin: "sim:12"}}
+  - {name: pan, kind: servo, pins: {pin: "sim:13"}, limits: {min_angle: 10, max_angle: 170}}
+  - {name: pump, kind: relay, pins: {pin: "sim:14"}}
+plugins:
+  mqtt: {poll: 5ms%PLUGIN%}
+`
+
+// rig is the runtime around one Plane, built from the real packages: world
+// model, hooks, tool registry (with a store), agent loop. fakeHost stands
+// in for the node, which this package may not import; node/mqtt_test.go
+// tests the real wiring.
+type rig struct {
+	cfg   *board.Config
+	world *worldmodel.Model
+	hooks *hooks.Manager
+	reg   *tools.Registry
+	store *store.Store
+	loop  *agent.Loop
+	host  *fakeHost
+	plane *Plane
+	lamp  *lampTools
+
+	stopLoop func()
+}
+
+type rigOpts struct {
+	broker string // "" = embedded on listen
+	listen string // default 127.0.0.1:0 (a free port)
+	plugin string // extra plugins.mqtt settings, e.g. ", trust_broker_acl: true"
+	grants []string
+	dir    string
+}
+
+func buildRig(o rigOpts) (*rig, error) {
+	if o.dir == "" {
+		return nil, errors.New("rig needs a directory")
+	}
+	yaml := strings.NewReplacer("%DATA%", o.dir, "%PLUGIN%", o.plugin).Replace(testBoard)
+	if o.listen == "" {
+		o.listen = "127.0.0.1:0"
+	}
+	if o.broker == "" {
+		yaml = strings.Replace(yaml, "%BROKER%", "embedded\n  listen: "+o.listen, 1)
+	} else {
+		yaml = strings.Replace(yaml, "%BROKER%", o.broker, 1)
+	}
+	cfg, err := board.Parse(filepath.Join(o.dir, "test.yaml"), []byte(yaml))
+	if err != nil {
+		return nil, err
+	}
+	if o.grants != nil {
+		cfg.Permissions.MQTT = o.grants
+	}
+	r := &rig{cfg: cfg, world: worldmodel.New(worldmodel.Config{}), hooks: hooks.NewManager(quiet), lamp: &lampTools{}}
+	if r.store, err = store.Open(filepath.Join(o.dir, "edgeagent.db")); err != nil {
+		return nil, err
+	}
+	r.reg, err = tools.NewRegistry(tools.Options{Store: r.store, Filters: r.hooks, Log: quiet,
+		Grants: map[string][]string{"mqtt": cfg.Permissions.MQTT, "cli": {"*"}}})
+	if err != nil {
+		return nil, err
+	}
+	r.loop = agent.New(agent.Config{Heartbeat: time.Hour}, r.world, r.reg, r.hooks, quiet)
+	r.host = &fakeHost{world: r.world, loop: r.loop, loaded: map[string]bool{"mqtt": true, "actuators": true, "llm": false}}
+	// The e-stop latch the actuators plugin will own: a critical event
+	// latches it, a before_act hook refuses every call while latched.
+	safety := &safetyPlugin{}
+	r.host.onCritical(func(worldmodel.Event) { safety.latched.Store(true) })
+	for _, t := range append(r.lamp.tools(safety), tools.Builtins(r.reg, r.world)...) {
+		if err := r.reg.Register("test", t); err != nil {
+			return nil, err
+		}
+	}
+	if err := r.hooks.Add(safety); err != nil {
+		return nil, err
+	}
+	r.plane, err = New(Deps{Board: cfg, World: r.world, Tools: r.reg, Agent: r.loop, Host: r.host, Log: testLog(), ConfigDir: o.dir})
+	if err != nil {
+		return nil, err
+	}
+	if err := r.hooks.Add(r.plane); err != nil {
+		return nil, err
+	}
+	for _, t := range r.plane.Tools() {
+		if err := r.reg.Register("mqtt", t); err != nil {
+			return nil, err
+		}
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); _ = r.loop.Run(ctx) }()
+	r.stopLoop = func() { cancel(); <-done }
+	return r, nil
+}
+
+func newRig(t testing.TB, o rigOpts) *rig {
+	t.Helper()
+	if o.dir == "" {
+		o.dir = t.TempDir()
+	}
+	r, err := buildRig(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		r.stop(t)
+		r.stopLoop()
+		_ = r.reg.Close()
+		_ = r.store.Close()
+	})
+	return r
+}
+
+func (r *rig) start(t testing.TB) {
+	t.Helper()
+	if err := r.hooks.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "plane connected", func() bool { rs := r.plane.current(); return rs != nil && rs.conn.client.IsConnectionOpen() })
+}
+
+func (r *rig) stop(t testing.TB) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	if err := r.hooks.Stop(ctx); err != nil {
+		t.Errorf("stop: %v", err)
+	}
+}
+
+// url is where the plane's broker is.
+func (r *rig) url() string { return r.plane.current().conn.broker }
+
+func (r *rig) topics() Topics { return r.plane.topics }
+
+// startBroker starts an embedded broker that outlives everything the test
+// registers after it (cleanups run last-in first-out).
+func startBroker(t testing.TB, cfg BrokerConfig) *Broker {
+	t.Helper()
+	if cfg.Log == nil {
+		cfg.Log = quiet
+	}
+	b, err := StartBroker(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = b.Close() })
+	return b
+}
+
+// fakeHost is the node as far as the plane is concerned.
+type fakeHost struct {
+	world *worldmodel.Model
+	loop  *agent.Loop
+
+	mu       sync.Mutex
+	critical []func(worldmodel.Event)
+	loaded   map[string]bool
+	checkErr error
+	checked  []string // dirs CheckConfig was called with
+}
+
+func (h *fakeHost) onCritical(fn func(worldmodel.Event)) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.critical = append(h.critical, fn)
+}
+
+func (h *fakeHost) Raise(e worldmodel.Event) {
+	e = h.world.Record(e)
+	if e.Priority >= worldmodel.Critical {
+		h.mu.Lock()
+		handlers := append([]func(worldmodel.Event){}, h.critical...)
+		h.mu.Unlock()
+		for _, fn := range handlers {
+			fn(e)
+		}
+	}
+	h.loop.Interrupt(e)
+}
+
+func (h *fakeHost) Plugins() []PluginState {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	var out []PluginState
+	for _, name := range []string{"actuators", "llm", "mqtt"} {
+		out = append(out, PluginState{Name: name, Loaded: h.loaded[name]})
+	}
+	return out
+}
+
+func (h *fakeHost) LoadPlugin(_ context.Context, name string) error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if l, known := h.loaded[name]; !known || l {
+		return fmt.Errorf("cannot load %q", name)
+	}
+	h.loaded[name] = true
+	return nil
+}
+
+func (h *fakeHost) UnloadPlugin(_ context.Context, name string) error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if !h.loaded[name] {
+		return fmt.Errorf("plugin %q is not loaded", name)
+	}
+	h.loaded[name] = false
+	return nil
+}
+
+func (h *fakeHost) CheckConfig(cfg *board.Config, dir string) error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.checked = append(h.checked, dir)
+	return h.checkErr
+}
+
+// lampTools are the skills of the tests: a lamp that records its calls and
+// the e-stop reset (admin), as the actuators plugin will bring them.
+type lampTools struct {
+	calls   atomic.Int64
+	on      atomic.Bool
+	callers sync.Map // caller -> true
+	delay   atomic.Int64
+}
+
+func (l *lampTools) tools(safety *safetyPlugin) []tools.Tool {
+	return []tools.Tool{
+		tools.Typed(tools.Spec{Name: "headlight.set", Description: "switch the headlight", Permission: "actuate",
+			Params: json.RawMessage(`{"type":"object","properties":{"on":{"type":"boolean"}},"required":["on"],"additionalProperties":false}`)},
+			func(ctx context.Context, p struct {
+				On bool `json:"on"`
+			}) (tools.Result, error) {
+				if d := time.Duration(l.delay.Load()); d > 0 {
+					time.Sleep(d)
+				}
+				l.calls.Add(1)
+				l.on.Store(p.On)
+				l.callers.Store(tools.CallerOf(ctx), true)
+				return tools.Result{Value: map[string]bool{"on": p.On}}, nil
+			}),
+		tools.Func(tools.Spec{Name: "pan.set_angle", Description: "turn the pan servo", Permission: "actuate",
+			Params: json.RawMessage(`{"type":"object","properties":{"degrees":{"type":"number"}},"required":["degrees"]}`)},
+			func(context.Context, json.RawMessage) (tools.Result, error) { return tools.Result{}, nil }),
+		tools.Func(tools.Spec{Name: "estop.reset", Description: "release the e-stop latch", Permission: "admin"},
+			func(context.Context, json.RawMessage) (tools.Result, error) {
+				safety.latched.Store(false)
+				return tools.Result{Value: "released"}, nil
+			}),
+	}
+}
+
+// safetyPlugin refuses every action while the e-stop is latched, the way
+// the actuators' envelope does.
+type safetyPlugin struct{ latched atomic.Bool }
+
+func (s *safetyPlugin) Info() hooks.Info { return hooks.Info{Name: "safety"} }
+func (s *safetyPlugin) BeforeAct(_ context.Context, a *hooks.Action) error {
+	if s.latched.Load() && a.Tool != "estop.reset" {
+		return errors.New("e-stop latched")
+	}
+	return nil
+}
+
+// waitPahoGone waits until no paho goroutine is left: after Disconnect,
+// paho finishes a reconnect backoff sleep before its goroutines end.
+func waitPahoGone(t testing.TB, d time.Duration) {
+	t.Helper()
+	deadline := time.Now().Add(d)
+	buf := make([]byte, 1<<20)
+	for {
+		n := runtime.Stack(buf, true)
+		if !strings.Contains(string(buf[:n]), "eclipse/paho") {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("paho goroutines still running after %v:\n%s", d, buf[:n])
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func waitFor(t testing.TB, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+}
+
+// peer is an MQTT client of the tests: it records every message on the
+// topics it subscribed to, per topic.
+type peer struct {
+	c  paho.Client
+	mu sync.Mutex
+	by map[string]chan paho.Message
+}
+
+func dialPeer(t testing.TB, url, id string, filters ...string) *peer {
+	t.Helper()
+	p := &peer{by: map[string]chan paho.Message{}}
+	o := paho.NewClientOptions().AddBroker(url).SetClientID(id).SetCleanSession(true).
+		SetAutoReconnect(false).SetConnectTimeout(3 * time.Second) // in order: the tests read sequences
+	p.c = paho.NewClient(o)
+	if err := wait(context.Background(), p.c.Connect(), 5*time.Second); err != nil {
+		t.Fatalf("peer %s: connect %s: %v", id, url, err)
+	}
+	t.Cleanup(func() { p.c.Disconnect(50) })
+	if len(filters) > 0 {
+		subs := map[string]byte{}
+		for _, f := range filters {
+			subs[f] = 1
+		}
+		if err := wait(context.Background(), p.c.SubscribeMultiple(subs, p.record), 5*time.Second); err != nil {
+			t.Fatalf("peer subscribe: %v", err)
+		}
+	}
+	return p
+}
+
+func (p *peer) record(_ paho.Client, m paho.Message) { p.ch(m.Topic()) <- m }
+
+func (p *peer) ch(topic string) chan paho.Message {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	c := p.by[topic]
+	if c == nil {
+		c = make(chan paho.Message, 4096)
+		p.by[topic] = c
+	}
+	return c
+}
+
+// next returns the next message on topic.
+func (p *peer) next(t testing.TB, topic string) paho.Message {
+	t.Helper()
+	select {
+	case m := <-p.ch(topic):
+		return m
+	case <-time.After(5 * time.Second):
+		t.Fatalf("no message on %s", topic)
+		return nil
+	}
+}
+
+// nextMatching skips messages on topic until one satisfies ok.
+func (p *peer) nextMatching(t testing.TB, topic string, ok func(paho.Message) bool) paho.Message {
+	t.Helper()
+	deadline := time.After(5 * time.Second)
+	for {
+		select {
+		case m := <-p.ch(topic):
+			if ok(m) {
+				return m
+			}
+		case <-deadline:
+			t.Fatalf("no matching message on %s", topic)
+			return nil
+		}
+	}
+}
+
+// quiet reports whether nothing arrives on topic for d.
+func (p *peer) silent(topic string, d time.Duration) bool {
+	select {
+	case <-p.ch(topic):
+		return false
+	case <-time.After(d):
+		return true
+	}
+}
+
+func (p *peer) send(t testing.TB, topic, payload string) {
+	t.Helper()
+	if err := wait(context.Background(), p.c.Publish(topic, 1, false, payload), 5*time.Second); err != nil {
+		t.Fatalf("publish %s: %v", topic, err)
+	}
+}
+
+func decodeReply(t testing.TB, m paho.Message) Reply {
+	t.Helper()
+	var r Reply
+	if err := json.Unmarshal(m.Payload(), &r); err != nil {
+		t.Fatalf("reply %q: %v", m.Payload(), err)
+	}
+	return r
+}
+
+// mosquitto is a real broker in a child process, for the tests that need a
+// second, independent implementation (and broker restarts).
+type mosquitto struct {
+	t    testing.TB
+	bin  string
+	port int
+	dir  string
+	cmd  *exec.Cmd
+
+	logged chan struct{} // closed when its stderr is drained
+}
+
+func mosquittoBin(t testing.TB) string {
+	t.Helper()
+	for _, p := range []string{"mosquitto", "/usr/sbin/mosquitto", "/usr/local/sbin/mosquitto"} {
+		if bin, err := exec.LookPath(p); err == nil {
+			return bin
+		}
+	}
+	t.Skip("mosquitto not installed (apt-get install -y mosquitto): skipping the tests against a real broker")
+	return ""
+}
+
+func freePort(t testing.TB) int {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
+
+// startMosquitto runs mosquitto on a free loopback port with persistence
+// in dir.
+func startMosquitto(t testing.TB) *mosquitto {
+	t.Helper()
+	m := &mosquitto{t: t, bin: mosquittoBin(t), port: freePort(t), dir: t.TempDir()}
+	m.start()
+	t.Cleanup(m.stop)
+	return m
+}
+
+func (m *mosquitto) url() string { return fmt.Sprintf("tcp://127.0.0.1:%d", m.port) }
+
+func (m *mosquitto) start() {
+	m.t.Helper()
+	conf := filepath.Join(m.dir, "mosquitto.conf")
+	body := ""
+	if os.Geteuid() == 0 { // mosquitto would drop to its own user, which cannot write the test's directory
+		body = "user root\n"
+	}
+	body += fmt.Sprintf("listener %d 127.0.0.1\nallow_anonymous true\npersistence true\npersistence_location %s/\nmax_queued_messages 100000\nmax_inflight_messages 100\nlog_dest stderr\nlog_type error\nlog_type warning\n", m.port, m.dir)
+	if err := os.WriteFile(conf, []byte(body), 0o600); err != nil {
+		m.t.Fatal(err)
+	}
+	m.cmd = exec.Command(m.bin, "-c", conf)
+	stderr, _ := m.cmd.StderrPipe()
+	if err := m.cmd.Start(); err != nil {
+		m.t.Fatalf("mosquitto: %v", err)
+	}
+	m.logged = make(chan struct{})
+	go func() { // its errors, if any, into the test log; ends when mosquitto does
+		defer close(m.logged)
+		s := bufio.NewScanner(stderr)
+		for s.Scan() {
+			if !strings.Contains(s.Text(), "should not be run as root") {
+				m.t.Logf("mosquitto: %s", s.Text())
+			}
+		}
+	}()
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		c, err := net.Dial("tcp", fmt.Sprintf("127.0.0.1:%d", m.port))
+		if err == nil {
+			c.Close()
+			return
+		}
+		if time.Now().After(deadline) {
+			m.t.Fatalf("mosquitto did not listen on %d: %v", m.port, err)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// stop ends mosquitto cleanly (it saves its persistence file).
+func (m *mosquitto) stop() {
+	if m.cmd == nil {
+		return
+	}
+	_ = m.cmd.Process.Signal(syscall.SIGTERM)
+	<-m.logged
+	_ = m.cmd.Wait()
+	m.cmd = nil
+}
+
+// runChild is the agent side of the last-will test: a plane connected to
+// url, "ready" on stdout once connected, then nothing until it is killed.
+func runChild(url string) {
+	dir, err := os.MkdirTemp("", "edgeagent-mqtt-child")
+	if err != nil {
+		panic(err)
+	}
+	r, err := buildRig(rigOpts{broker: url, dir: dir})
+	if err != nil {
+		panic(err)
+	}
+	if err := r.hooks.Start(context.Background()); err != nil {
+		panic(err)
+	}
+	for !r.plane.current().conn.client.IsConnectionOpen() {
+		time.Sleep(5 * time.Millisecond)
+	}
+	fmt.Println("ready")
+	select {}
+}

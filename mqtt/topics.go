@@ -1,0 +1,89 @@
+package mqtt
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Topics are the control plane's topics for one device (DESIGN.md §7).
+type Topics struct {
+	Prefix    string // "edgeagent/<device-id>/"
+	Status    string // retained: online | offline (last will) | stopped
+	Cmd       string // commands in
+	Admin     string // administration in (admin permission)
+	Reply     string // replies out, unless a request names reply_to
+	Events    string // world-model events out
+	Decisions string // decision traces out
+	Estop     string // e-stop in: any payload triggers, {"reset":true} resets
+	Telemetry string // prefix of telemetry/<sensor>
+	State     string // prefix of state/<actuator> and state/<sensor>/motion (retained, for Home Assistant)
+
+	// Home Assistant
+	Discovery       string // discovery prefix, "homeassistant"
+	DiscoveryConfig string // <discovery>/device/<id>/config
+	HAStatus        string // <discovery>/status: HA's birth and last will
+}
+
+// NewTopics derives the topics from a prefix (ending in "/"), the device id
+// and the Home Assistant discovery prefix.
+func NewTopics(prefix, deviceID, discovery string) Topics {
+	return Topics{
+		Prefix:          prefix,
+		Status:          prefix + "status",
+		Cmd:             prefix + "cmd",
+		Admin:           prefix + "admin",
+		Reply:           prefix + "reply",
+		Events:          prefix + "events",
+		Decisions:       prefix + "decisions",
+		Estop:           prefix + "estop",
+		Telemetry:       prefix + "telemetry/",
+		State:           prefix + "state/",
+		Discovery:       discovery,
+		DiscoveryConfig: discovery + "/device/" + deviceID + "/config",
+		HAStatus:        discovery + "/status",
+	}
+}
+
+// inputs are the topics the agent acts on. Nothing the agent publishes on
+// someone's behalf (a reply_to, mqtt.publish) may land on them: that would
+// let a requester act with the agent's identity, e.g. reach the admin topic
+// through a reply.
+func (t Topics) inputs() []string { return []string{t.Cmd, t.Admin, t.Estop, t.Status, t.HAStatus} }
+
+// checkReplyTo says whether a requester may have replies published to
+// topic: anywhere outside the device's prefix and the discovery prefix, or
+// under <prefix>reply/.
+func (t Topics) checkReplyTo(topic string) error {
+	if err := checkTopicName(topic); err != nil {
+		return err
+	}
+	switch {
+	case topic == t.Reply || strings.HasPrefix(topic, t.Reply+"/"):
+		return nil
+	case strings.HasPrefix(topic, t.Prefix):
+		return fmt.Errorf("reply_to %q: under the device prefix only %s/… may be used", topic, t.Reply)
+	case t.Discovery != "" && (topic == t.Discovery || strings.HasPrefix(topic, t.Discovery+"/")):
+		return fmt.Errorf("reply_to %q: the discovery prefix belongs to Home Assistant", topic)
+	}
+	return nil
+}
+
+// matchFilter reports whether an MQTT topic filter (with + and #) matches a
+// topic name.
+func matchFilter(filter, topic string) bool {
+	for {
+		f, frest, fmore := strings.Cut(filter, "/")
+		if f == "#" {
+			return true
+		}
+		t, trest, tmore := strings.Cut(topic, "/")
+		if f != "+" && f != t {
+			return false
+		}
+		if !fmore || !tmore {
+			// "a/#" also matches "a" (the parent level).
+			return fmore == tmore || (fmore && frest == "#")
+		}
+		filter, topic = frest, trest
+	}
+}

@@ -1,0 +1,98 @@
+package actuator
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"strconv"
+	"time"
+)
+
+// Refusals. Every refusal error matches ErrRefused and one of the causes
+// with errors.Is, so the MQTT control plane can reply with a precise code
+// ("refused by the envelope") while the message says why in words.
+var (
+	ErrRefused     = errors.New("refused")
+	ErrEnvelope    = errors.New("outside the safety envelope")
+	ErrRateLimited = errors.New("rate limit exceeded")
+	ErrEStop       = errors.New("e-stop latched")
+	ErrNotStarted  = errors.New("actuators are not started")
+)
+
+type refusedError struct {
+	cause error
+	msg   string
+}
+
+func (e *refusedError) Error() string   { return "refused: " + e.msg }
+func (e *refusedError) Unwrap() []error { return []error{ErrRefused, e.cause} }
+
+func refuse(cause error, format string, args ...any) error {
+	return &refusedError{cause: cause, msg: fmt.Sprintf(format, args...)}
+}
+
+// bound applies one limit of the envelope: a value in [lo, hi] passes; one
+// outside is clamped (with a note saying so) or refused, as the actuator's
+// on_violation says.
+func bound(what string, v, lo, hi float64, unit string, clamp bool) (float64, string, error) {
+	if v >= lo && v <= hi {
+		return v, "", nil
+	}
+	c := math.Min(math.Max(v, lo), hi)
+	if !clamp {
+		return 0, "", refuse(ErrEnvelope, "%s %s%s is outside the envelope %s–%s%s (on_violation: refuse)",
+			what, num(v), unit, num(lo), num(hi), unit)
+	}
+	return c, fmt.Sprintf("%s clamped from %s%s to %s%s (envelope %s–%s%s)",
+		what, num(v), unit, num(c), unit, num(lo), num(hi), unit), nil
+}
+
+// num prints a number the short way people write it (90, 0.5, 12.25).
+func num(f float64) string {
+	return strconv.FormatFloat(math.Round(f*1000)/1000, 'f', -1, 64)
+}
+
+// bucket is a token bucket: rate commands per second on average, bursts
+// of up to one second's worth (at least one). A burst allowance matters on
+// a network: two MQTT commands sent 100 ms apart can arrive 5 ms apart.
+type bucket struct {
+	rate, burst float64
+	tokens      float64
+	last        time.Time
+}
+
+func newBucket(rate float64) *bucket {
+	if rate <= 0 {
+		return nil
+	}
+	b := math.Max(1, math.Floor(rate))
+	return &bucket{rate: rate, burst: b, tokens: b}
+}
+
+// take spends one token if there is one; otherwise it says how long until
+// there will be.
+func (b *bucket) take(now time.Time) (bool, time.Duration) {
+	if !b.last.IsZero() {
+		b.tokens = math.Min(b.burst, b.tokens+now.Sub(b.last).Seconds()*b.rate)
+	}
+	b.last = now
+	if b.tokens >= 1 {
+		b.tokens--
+		return true, 0
+	}
+	wait := time.Duration((1 - b.tokens) / b.rate * float64(time.Second))
+	return false, wait
+}
+
+// rangeSchema is the JSON Schema bounds of a limited parameter. With
+// on_violation: refuse the schema carries the envelope itself, so the
+// registry rejects an out-of-envelope value before the tool runs (and the
+// LLM's constrained output cannot produce one); with clamp it carries only
+// the lower bound that makes the value meaningful, because a value above
+// the envelope is exactly what clamping is for.
+func rangeSchema(lo, hi, floor float64, clamp bool) string {
+	if clamp {
+		return fmt.Sprintf(`"minimum":%s`, num(floor))
+	}
+	return fmt.Sprintf(`"minimum":%s,"maximum":%s`, num(lo), num(hi))
+}

@@ -1,0 +1,284 @@
+package actuator
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/edgeagent/edgeagent/tools"
+	"github.com/edgeagent/edgeagent/worldmodel"
+)
+
+// EStopKind is the event kind that trips the e-stop (any source: the MQTT
+// estop topic, a GPIO button, estop.trigger).
+const EStopKind = "estop"
+
+// stopBound is how long EStop waits for the actuators before returning: a
+// hung write (a wedged I2C bus) must not hold the caller, and must not hold
+// the other actuators either — they are stopped in parallel.
+const stopBound = time.Second
+
+// EStopStatus is the state of the latch.
+type EStopStatus struct {
+	Latched bool      `json:"latched"`
+	Since   time.Time `json:"since,omitzero"`
+	Source  string    `json:"source,omitempty"`
+	Message string    `json:"message,omitempty"`
+	Count   uint64    `json:"count"` // e-stops since the agent started
+	// Last is the most recent e-stop's report.
+	Last *EStopReport `json:"last,omitempty"`
+}
+
+// EStopReport says what one e-stop did.
+type EStopReport struct {
+	Time    time.Time         `json:"time"`
+	Source  string            `json:"source"`
+	Took    time.Duration     `json:"took_ns"` // event handled → every actuator stopped
+	Stopped map[string]string `json:"stopped"` // actuator → what was done
+	Failed  map[string]string `json:"failed,omitempty"`
+	// Pending lists actuators whose stop had not finished within the bound
+	// (a hung write); it keeps trying in the background.
+	Pending []string `json:"pending,omitempty"`
+}
+
+// HandleCritical is the node's Critical-event handler: an "estop" event
+// stops everything. Other Critical events are not the actuators' business.
+func (s *Set) HandleCritical(e worldmodel.Event) {
+	if e.Kind == EStopKind {
+		s.EStop(e)
+	}
+}
+
+// EStop latches the e-stop and stops every actuator at once, directly (not
+// through the agent loop): motors stopped, outputs off (unless their
+// on_estop says hold), servo ramps ended where they are, every background
+// task cancelled. Until Reset, every actuating command is refused; stop and
+// off commands still pass. Calling it again while latched stops again.
+func (s *Set) EStop(e worldmodel.Event) EStopReport {
+	start := time.Now()
+	s.latched.Store(true) // first: a command that takes a lock after this is refused
+	if e.Source == "" {
+		e.Source = "unknown"
+	}
+	s.emu.Lock()
+	if !s.es.Latched {
+		s.es.Latched, s.es.Since, s.es.Source, s.es.Message = true, start, e.Source, e.Message
+	}
+	s.es.Count++
+	s.emu.Unlock()
+
+	rep := EStopReport{Time: start, Source: e.Source, Stopped: map[string]string{}}
+	var (
+		mu   sync.Mutex
+		left = map[string]bool{}
+		done = make(chan struct{})
+		wg   sync.WaitGroup
+	)
+	for _, a := range s.acts {
+		left[a.common().cfg.Name] = true
+	}
+	for _, a := range s.acts {
+		name := a.common().cfg.Name
+		wg.Add(1)
+		s.wg.Add(1)
+		go func() {
+			defer s.wg.Done()
+			defer wg.Done()
+			what, err := s.stopOne(a)
+			mu.Lock()
+			defer mu.Unlock()
+			delete(left, name)
+			if err != nil {
+				if rep.Failed == nil {
+					rep.Failed = map[string]string{}
+				}
+				rep.Failed[name] = err.Error()
+			} else if what != "" {
+				rep.Stopped[name] = what
+			}
+		}()
+	}
+	go func() { wg.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(stopBound):
+	}
+	mu.Lock()
+	rep.Took = time.Since(start)
+	rep.Pending = sortedKeys(left)
+	final := rep
+	final.Stopped = cloneMap(rep.Stopped)
+	final.Failed = cloneMap(rep.Failed)
+	mu.Unlock()
+
+	s.emu.Lock()
+	s.es.Last = &final
+	s.emu.Unlock()
+	msg := fmt.Sprintf("e-stop from %s: %d actuators stopped in %s", e.Source, len(final.Stopped), final.Took.Round(time.Microsecond))
+	prio := worldmodel.High
+	if len(final.Failed)+len(final.Pending) > 0 {
+		msg += fmt.Sprintf("; FAILED to stop %v %v", final.Failed, final.Pending)
+		prio = worldmodel.Critical
+		s.log.Error("e-stop could not stop every actuator", "failed", final.Failed, "pending", final.Pending)
+	} else {
+		s.log.Warn("e-stop", "source", e.Source, "message", e.Message, "took", final.Took)
+	}
+	s.world.Record(worldmodel.Event{Kind: "actuators_stopped", Source: "actuators", Priority: prio, Message: msg,
+		Data: map[string]any{"took_us": final.Took.Microseconds(), "cause": e.Source}})
+	s.audit.record(Entry{Time: s.clk.Now(), Caller: "estop:" + e.Source, Tool: "estop", Actuator: "*",
+		Requested: marshal(map[string]any{"source": e.Source, "message": e.Message}), Applied: marshal(final),
+		Result: map[bool]string{true: "ok", false: "failed"}[len(final.Failed)+len(final.Pending) == 0]})
+	return final
+}
+
+func cloneMap(m map[string]string) map[string]string {
+	if m == nil {
+		return nil
+	}
+	out := make(map[string]string, len(m))
+	for k, v := range m {
+		out[k] = v
+	}
+	return out
+}
+
+// stopOne brings one actuator to its e-stop state.
+func (s *Set) stopOne(a actuator) (string, error) {
+	b := a.common()
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.cancelTaskLocked()
+	if !b.opened {
+		return "", nil // never started: nothing is moving
+	}
+	what, err := a.safeLocked(true)
+	if err != nil {
+		return "", err
+	}
+	b.setStateLocked("stopped (estop)")
+	return what, nil
+}
+
+// Reset releases the latch. Actuators stay where the e-stop left them:
+// nothing restarts by itself.
+func (s *Set) Reset() (was EStopStatus) {
+	s.emu.Lock()
+	was = s.es
+	s.es.Latched, s.es.Since, s.es.Source, s.es.Message = false, time.Time{}, "", ""
+	s.latched.Store(false)
+	s.emu.Unlock()
+	if !was.Latched {
+		return was
+	}
+	for _, a := range s.acts {
+		b := a.common()
+		b.mu.Lock()
+		if b.state == "stopped (estop)" {
+			b.setStateLocked(a.idleState())
+		}
+		b.mu.Unlock()
+	}
+	return was
+}
+
+// Latched reports whether the e-stop is latched.
+func (s *Set) Latched() bool { return s.latched.Load() }
+
+// EStopState returns the latch state.
+func (s *Set) EStopState() EStopStatus {
+	s.emu.Lock()
+	defer s.emu.Unlock()
+	return s.es
+}
+
+func (s *Set) raise(e worldmodel.Event) {
+	if s.o.Raise != nil {
+		s.o.Raise(e)
+		return
+	}
+	e = s.world.Record(e)
+	if e.Priority == worldmodel.Critical {
+		s.HandleCritical(e)
+	}
+}
+
+type triggerParams struct {
+	Reason string `json:"reason"`
+}
+
+type auditParams struct {
+	Limit int    `json:"limit"`
+	Tool  string `json:"tool"`
+}
+
+func (s *Set) estopTools() []tools.Tool {
+	touches := make([]string, 0, len(s.acts))
+	for _, n := range s.Names() {
+		touches = append(touches, "actuator."+n)
+	}
+	trigger := tools.Typed(tools.Spec{
+		Name:        "estop.trigger",
+		Description: "Emergency stop: stop every motor, servo and output at once and refuse all actuation until an admin resets it.",
+		Permission:  "actuate",
+		Touches:     touches,
+		Params: json.RawMessage(`{"type":"object","properties":{
+  "reason":{"type":"string","maxLength":200,"default":"","description":"why, for the log"}},"additionalProperties":false}`),
+	}, func(ctx context.Context, p triggerParams) (tools.Result, error) {
+		caller := tools.CallerOf(ctx)
+		before := s.EStopState().Count
+		s.raise(worldmodel.Event{Kind: EStopKind, Source: "skill", Priority: worldmodel.Critical,
+			Message: fmt.Sprintf("estop.trigger by %s%s", caller, msgSuffix(p.Reason))})
+		st := s.EStopState()
+		if st.Count == before || st.Last == nil {
+			// The event went somewhere that did not call HandleCritical: stop
+			// here rather than trust the wiring.
+			rep := s.EStop(worldmodel.Event{Kind: EStopKind, Source: "skill", Message: p.Reason})
+			st.Last = &rep
+		}
+		return tools.Result{Value: map[string]any{"latched": true, "report": st.Last}}, nil
+	})
+	reset := tools.Func(tools.Spec{
+		Name:        "estop.reset",
+		Description: "Release a latched emergency stop so actuators accept commands again. Nothing restarts by itself.",
+		Permission:  "admin",
+		Touches:     touches,
+	}, func(ctx context.Context, _ json.RawMessage) (tools.Result, error) {
+		was := s.Reset()
+		caller := tools.CallerOf(ctx)
+		if !was.Latched {
+			return tools.Result{Value: map[string]any{"latched": false}, Notes: []string{"the e-stop was not latched"}}, nil
+		}
+		s.raise(worldmodel.Event{Kind: "estop_reset", Source: "actuators", Priority: worldmodel.Normal,
+			Message: fmt.Sprintf("e-stop reset by %s (latched since %s by %s)", caller, was.Since.Format(time.TimeOnly), was.Source)})
+		s.audit.record(Entry{Time: s.clk.Now(), Caller: caller, Tool: "estop.reset", Actuator: "*",
+			Applied: marshal(map[string]any{"latched": false}), Result: "ok",
+			Notes: []string{fmt.Sprintf("latched for %s", time.Since(was.Since).Round(time.Millisecond))}})
+		return tools.Result{Value: map[string]any{"latched": false, "was_latched_since": was.Since, "source": was.Source}}, nil
+	})
+	status := tools.Func(tools.Spec{
+		Name:        "estop.status",
+		Description: "Whether the emergency stop is latched, since when and why, and what the last e-stop did.",
+		Permission:  "read",
+		Touches:     touches,
+	}, func(context.Context, json.RawMessage) (tools.Result, error) {
+		return tools.Result{Value: s.EStopState()}, nil
+	})
+	query := tools.Typed(tools.Spec{
+		Name:        "audit.query",
+		Description: "Read the audit log of physical actions: time, caller, tool, parameters requested and applied, result.",
+		Permission:  "admin",
+		Params: json.RawMessage(`{"type":"object","properties":{
+  "limit":{"type":"integer","minimum":1,"maximum":1000,"default":50},
+  "tool":{"type":"string","default":"","description":"only this tool (e.g. drive.drive), or this actuator's tools (e.g. drive)"}},
+"additionalProperties":false}`),
+	}, func(ctx context.Context, p auditParams) (tools.Result, error) {
+		entries, err := s.audit.query(ctx, p.Limit, p.Tool)
+		if err != nil {
+			return tools.Result{}, err
+		}
+		return tools.Result{Value: entries}, nil
+	})
+	return []tools.Tool{trigger, reset, status, query}
+}

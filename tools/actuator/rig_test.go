@@ -1,0 +1,251 @@
+package actuator
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+
+	"github.com/edgeagent/edgeagent/board"
+	"github.com/edgeagent/edgeagent/store"
+	"github.com/edgeagent/edgeagent/tools"
+	"github.com/edgeagent/edgeagent/tools/actuator/clock"
+	"github.com/edgeagent/edgeagent/tools/actuator/simadaptor"
+	"github.com/edgeagent/edgeagent/worldmodel"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
+
+var epoch = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+
+// rig is a Set on the sim adaptor with a fake clock, behind a real tool
+// registry, as the node wires it.
+type rig struct {
+	t     *testing.T
+	set   *Set
+	sim   *simadaptor.Adaptor
+	clk   *clock.Fake
+	reg   *tools.Registry
+	world *worldmodel.Model
+	store *store.Store
+	raise func(worldmodel.Event)
+}
+
+type rigOpt func(*rigConfig)
+
+type rigConfig struct {
+	store    bool
+	raise    func(r *rig) func(worldmodel.Event)
+	noStart  bool
+	platform string
+}
+
+func withStore() rigOpt  { return func(c *rigConfig) { c.store = true } }
+func notStarted() rigOpt { return func(c *rigConfig) { c.noStart = true } }
+
+// parseBoard parses actuator blocks the way the agent does, defaults filled.
+func parseBoard(t testing.TB, platform, actuators string) *board.Config {
+	t.Helper()
+	model := ""
+	if platform == "raspi" {
+		model = "\n  model: rpi4"
+	}
+	if platform == "jetson" {
+		model = "\n  model: jetson-orin-nano"
+	}
+	doc := fmt.Sprintf("device:\n  id: t\n  platform: %s%s\ndata_dir: %s\nactuators:\n%s", platform, model, t.TempDir(), actuators)
+	cfg, err := board.Parse(filepath.Join(t.TempDir(), "board.yaml"), []byte(doc))
+	if err != nil {
+		t.Fatalf("board config: %v\n%s", err, doc)
+	}
+	return cfg
+}
+
+func newRig(t *testing.T, actuators string, opts ...rigOpt) *rig {
+	t.Helper()
+	var c rigConfig
+	for _, o := range opts {
+		o(&c)
+	}
+	cfg := parseBoard(t, "sim", actuators)
+	r := &rig{t: t, clk: clock.NewFake(epoch), world: worldmodel.New(worldmodel.Config{})}
+	r.sim = simadaptor.New(simadaptor.Options{Now: r.clk.Now})
+	for _, a := range cfg.Actuators {
+		if a.Kind == "pca9685_servo" {
+			r.sim.I2CBus(a.Bus).AttachPCA9685(uint16(a.Address))
+		}
+	}
+	o := Options{Platform: "sim", Actuators: cfg.Actuators, World: r.world, Log: quiet, Clock: r.clk, Adaptor: r.sim}
+	if c.store {
+		st, err := store.Open(filepath.Join(t.TempDir(), "edgeagent.db"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = st.Close() })
+		r.store, o.Store = st, st
+	}
+	if c.raise != nil {
+		o.Raise = c.raise(r)
+	}
+	set, err := New(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.set = set
+	r.reg, err = tools.NewRegistry(tools.Options{Log: quiet, Grants: map[string][]string{
+		"cli": {"*"}, "mqtt": {"read", "actuate", "publish"}, "llm": {"read", "actuate"}, "reflex": {"read", "actuate"},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tl := range set.Tools() {
+		if err := r.reg.Register("actuators", tl); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		if err := set.Stop(ctx); err != nil {
+			t.Errorf("Stop: %v", err)
+		}
+		_ = r.reg.Close()
+	})
+	if !c.noStart {
+		if err := set.Start(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return r
+}
+
+// call invokes a tool through the registry, as MQTT, the LLM or a reflex
+// would.
+func (r *rig) call(caller, tool, params string) (tools.Result, error) {
+	r.t.Helper()
+	return r.reg.Invoke(context.Background(), tools.Call{Caller: caller, Tool: tool, Params: json.RawMessage(params)})
+}
+
+func (r *rig) must(caller, tool, params string) tools.Result {
+	r.t.Helper()
+	res, err := r.call(caller, tool, params)
+	if err != nil {
+		r.t.Fatalf("%s %s: %v", tool, params, err)
+	}
+	return res
+}
+
+// direct invokes a tool without the registry (no schema validation, no
+// permission check): the envelope must hold on its own.
+func (r *rig) direct(tool, params string) (tools.Result, error) {
+	r.t.Helper()
+	for _, tl := range r.set.Tools() {
+		if tl.Spec().Name == tool {
+			return tl.Invoke(context.Background(), json.RawMessage(params))
+		}
+	}
+	r.t.Fatalf("no tool %s", tool)
+	return tools.Result{}, nil
+}
+
+func (r *rig) digital(pin string) byte {
+	r.t.Helper()
+	v, ok := r.sim.Digital(pin)
+	if !ok {
+		r.t.Fatalf("pin %s never written", pin)
+	}
+	return v
+}
+
+func (r *rig) pwm(pin string) byte {
+	r.t.Helper()
+	v, ok := r.sim.PWM(pin)
+	if !ok {
+		r.t.Fatalf("pwm pin %s never written", pin)
+	}
+	return v
+}
+
+func (r *rig) state(name string) string { return r.world.Actuators()[name] }
+
+// step advances the fake clock by d once n timers are armed (the
+// goroutines under test are waiting for time to pass), then waits until the
+// sim adaptor has seen at least wantWrites more writes.
+func (r *rig) step(n int, d time.Duration, wantWrites uint64) {
+	r.t.Helper()
+	armed := make(chan struct{})
+	go func() { r.clk.BlockUntil(n); close(armed) }()
+	select {
+	case <-armed:
+	case <-time.After(5 * time.Second):
+		r.t.Fatalf("timed out waiting for %d armed timers (have %d)", n, r.clk.Pending())
+	}
+	before := r.sim.Count()
+	r.clk.Advance(d)
+	if wantWrites > 0 && !r.sim.WaitCount(before+wantWrites, 5*time.Second) {
+		r.t.Fatalf("after advancing %s: %d writes, want %d more", d, r.sim.Count()-before, wantWrites)
+	}
+}
+
+// eventually polls cond; only for state that a goroutine sets after a
+// write the test already waited for.
+func eventually(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
+		if cond() {
+			return
+		}
+	}
+	t.Fatalf("timed out waiting for %s", what)
+}
+
+func contains(notes []string, sub string) bool {
+	for _, n := range notes {
+		if strings.Contains(n, sub) {
+			return true
+		}
+	}
+	return false
+}
+
+func value(t *testing.T, res tools.Result) map[string]any {
+	t.Helper()
+	data, err := json.Marshal(res.Value)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m map[string]any
+	if err := json.Unmarshal(data, &m); err != nil {
+		t.Fatalf("result %s: %v", data, err)
+	}
+	return m
+}
+
+func (r *rig) auditEntries(limit int, tool string) []Entry {
+	r.t.Helper()
+	entries, err := r.set.audit.query(context.Background(), limit, tool)
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	if len(entries) == 0 {
+		r.t.Fatalf("no audit entries for %q", tool)
+	}
+	return entries
+}
+
+func loadRepoBoard(name string) (*board.Config, error) {
+	return board.Load(filepath.Join("..", "..", "board-configs", name+".yaml"))
+}
+
+func contextWithTimeout(d time.Duration) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(context.Background(), d)
+}

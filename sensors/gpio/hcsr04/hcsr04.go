@@ -24,9 +24,11 @@
 //
 // Timing: a ping is a ≥10 µs trigger pulse; the module answers with an
 // echo pulse as long as the sound's round trip (5.8 ms per metre). The
-// kind times the echo by polling the line, which is accurate to a few
-// microseconds (about a millimetre) but keeps one core busy for the length
-// of the echo: at 4 pings per second and 1 m that is about 2 % of a core.
+// kind times the echo by polling the line, accurate to a few microseconds
+// (about a millimetre), and throws away pings during which the thread was
+// preempted at an edge. It polls only around the edges: once it knows the
+// distance it sleeps through most of the next echo, so a 2 m reading costs
+// about 2 ms of CPU per ping rather than 12.
 // Pings are at least 60 ms apart, as the datasheet asks, so that an echo
 // of the previous ping is not taken for the next.
 package hcsr04
@@ -226,6 +228,11 @@ type Ranger struct {
 	Echo         gpio.PinIn
 	MaxDistance  float64 // m
 	TemperatureC float64
+
+	// hint is the last precise flight time. The next echo is likely to be
+	// about as long, so the poller sleeps through most of it instead of
+	// spinning (see ping).
+	hint time.Duration
 }
 
 // Measure returns the median distance of n pings, 60 ms apart, that saw
@@ -249,19 +256,23 @@ func (r *Ranger) Measure(ctx context.Context, n int) (dist float64, ok bool, err
 				return 0, false, err
 			}
 		}
-		p, err := r.ping(maxFlight)
+		p, err := r.ping(maxFlight, r.hint)
 		if err != nil {
 			return 0, false, err
 		}
 		switch {
 		case p.uncertainty > Precision:
-			// preempted at an edge: timing unknown, try again
+			// Preempted at an edge, or the echo ended while sleeping on a
+			// stale hint: timing unknown, try again without a hint.
+			r.hint = 0
 		case p.noEcho:
 			noEcho++
 		case !p.inRange:
 			far++
+			r.hint = 0
 		default:
 			flights = append(flights, p.flight)
+			r.hint = p.flight
 		}
 	}
 	if len(flights) == 0 && far == 0 {
@@ -288,8 +299,14 @@ type pingResult struct {
 	noEcho      bool
 }
 
-// ping sends one trigger pulse and times the echo.
-func (r *Ranger) ping(maxFlight time.Duration) (pingResult, error) {
+// ping sends one trigger pulse and times the echo. With a hint (the last
+// flight time) it sleeps through all but the last 1 ms + hint/16 of the
+// expected echo before polling for its end: spinning through a 2 m echo
+// costs 11.7 ms of CPU, sleeping through it about 1.7 ms. If the obstacle
+// came closer and the echo ended during the sleep, the first poll already
+// reads low, the edge cannot be dated, and the ping is rejected as
+// imprecise.
+func (r *Ranger) ping(maxFlight, hint time.Duration) (pingResult, error) {
 	if r.Echo.Read() {
 		// A previous echo is still running (the 38 ms no-object pulse).
 		if _, ok := waitLevel(r.Echo, gpio.Low, 40*time.Millisecond, time.Time{}); !ok {
@@ -312,7 +329,16 @@ func (r *Ranger) ping(maxFlight time.Duration) (pingResult, error) {
 	if !ok {
 		return pingResult{noEcho: true, uncertainty: rise.gap()}, nil
 	}
-	fall, ok := waitLevel(r.Echo, gpio.Low, maxFlight, rise.seenStart)
+	last := rise.seenStart
+	if nap := hint - time.Millisecond - hint/16; nap > 0 {
+		time.Sleep(nap)
+		before := time.Now()
+		if !r.Echo.Read() {
+			return pingResult{uncertainty: time.Duration(math.MaxInt64)}, nil
+		}
+		last = before
+	}
+	fall, ok := waitLevel(r.Echo, gpio.Low, maxFlight-time.Since(rise.seen), last)
 	res := pingResult{uncertainty: rise.gap() + fall.gap()}
 	if !ok {
 		return res, nil // nothing in range; the pulse ends by itself at ~38 ms

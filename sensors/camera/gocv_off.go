@@ -9,8 +9,8 @@ import (
 
 // Built without the gocv tag, the OpenCV backend is absent: that keeps
 // CGO_ENABLED=0 builds working.
+const gocvBuilt = false
+
 func openGoCV(context.Context, Opts) (Source, error) {
 	return nil, asConfigError(errors.New("source gocv: this binary was built without -tags gocv (OpenCV)"))
 }
-
-const gocvBuilt = false

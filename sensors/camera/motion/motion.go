@@ -170,6 +170,17 @@ type Detector struct {
 	hist  [256]int32
 	boxes []image.Rectangle
 
+	fitLo, fitHi float32
+	sumsFn       func(bool, float32, float32) moments
+
+	control
+}
+
+// control is a detector's state over time and the decisions taken on it,
+// shared by the pure-Go and the OpenCV pipelines so that they differ only
+// in how they compute.
+type control struct {
+	cfg         Config
 	contrast    [50][2]float32 // ring of (low, high) percentiles
 	contrastN   int
 	contrastI   int
@@ -177,10 +188,70 @@ type Detector struct {
 	calibrating bool
 	calFrames   int
 	motionRun   int // consecutive frames with motion
-	fitLo       float32
-	fitHi       float32
 	prevGain    float64
 	prevOffset  float64
+}
+
+// first counts a frame and reports whether it is the first since the start
+// or a Reset: the caller then takes it as the background.
+func (c *control) first() bool {
+	c.frames++
+	if c.frames == 1 {
+		c.reset()
+		return true
+	}
+	return false
+}
+
+// reset starts a calibration.
+func (c *control) reset() {
+	c.calibrating = true
+	c.calFrames = 0
+	c.motionRun = 0
+	c.prevGain, c.prevOffset = 1, 0
+	// The contrast stretch averages 50 frames; after a lighting change it
+	// would drift towards the new percentiles for 5 s, and every step of
+	// that drift would look like a global change.
+	c.contrastN, c.contrastI = 0, 0
+}
+
+// jump reports whether the lighting fit moved too far since the last frame
+// (measured at the frame's mean): a light switched on.
+func (c *control) jump(gain, offset, mean float64) bool {
+	j := !c.calibrating && math.Abs((gain-c.prevGain)*mean+(offset-c.prevOffset)) > c.cfg.LightingJump
+	c.prevGain, c.prevOffset = gain, offset
+	return j
+}
+
+// settle takes the frame's outcome: changed pixels (before dilation) of
+// active ones, and the number of boxes. It reports whether the background
+// must be reset to this frame, else how to blend the frame into it.
+func (c *control) settle(jump bool, changed, active, boxes int) (reset bool, alpha float32, update bool) {
+	if jump || float64(changed) > c.cfg.LightningThreshold*float64(active) {
+		c.reset()
+		return true, 0, false
+	}
+	if c.calibrating {
+		c.calFrames++
+		// Like Frigate: calibrated once little of the frame still differs,
+		// but not before CalibrationFrames, so that whatever was in view
+		// at the reset has faded from the background.
+		if c.calFrames >= c.cfg.CalibrationFrames && float64(changed) < 0.05*float64(active) {
+			c.calibrating = false
+		}
+	}
+	switch {
+	case c.calibrating:
+		c.motionRun = 0
+		return false, float32(c.cfg.CalibrationAlpha), true
+	case boxes > 0:
+		// Like Frigate: something passing by is not blended into the
+		// background unless it stays for a while.
+		c.motionRun++
+		return false, float32(c.cfg.Alpha), c.motionRun >= 10
+	}
+	c.motionRun = 0
+	return false, float32(c.cfg.Alpha), true
 }
 
 // New returns a detector for cfg.
@@ -188,7 +259,9 @@ func New(cfg Config) (*Detector, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	return &Detector{cfg: cfg}, nil
+	d := &Detector{cfg: cfg, control: control{cfg: cfg}}
+	d.sumsFn = d.sums // bound once: a method value allocates
+	return d, nil
 }
 
 // Config returns the detector's configuration.
@@ -242,7 +315,6 @@ func (d *Detector) setup(w, h int) error {
 	}
 	d.masked = d.active < n
 	d.frames = 0
-	d.contrastN, d.contrastI = 0, 0
 	return nil
 }
 
@@ -261,7 +333,7 @@ func (d *Detector) Detect(y []byte, stride, w, h int) Result {
 	// the frame's black and white: where the camera clipped, if it did
 	black, white := float32(firstBin(&d.hist)), float32(lastBin(&d.hist))
 	if d.cfg.ImproveContrast {
-		k, lo := d.stretch()
+		k, lo := d.stretch(&d.hist, int32(len(d.cur)))
 		for i, v := range d.cur {
 			d.cur[i] = (v - lo) * k
 		}
@@ -275,19 +347,17 @@ func (d *Detector) Detect(y []byte, stride, w, h int) Result {
 		}
 	}
 
-	if d.frames == 0 {
-		d.recalibrate()
-		d.frames++
+	if d.first() {
+		copy(d.bg, d.cur)
 		return Result{Calibrating: true, Recalibrated: true, Gain: 1}
 	}
-	d.frames++
 
 	gain, offset, mean := 1.0, 0.0, 0.0
 	if d.cfg.CompensateLighting {
-		gain, offset, mean = d.fitLighting(black, white)
+		d.fitLo, d.fitHi = black+fitMargin, white-fitMargin
+		gain, offset, mean = fitLighting(d.sumsFn)
 	}
-	jump := !d.calibrating && math.Abs((gain-d.prevGain)*mean+(offset-d.prevOffset)) > d.cfg.LightingJump
-	d.prevGain, d.prevOffset = gain, offset
+	jump := d.jump(gain, offset, mean)
 
 	d.difference(float32(gain), float32(offset), black, white)
 	blur5(d.diff, d.tmp, d.sw, d.sh)
@@ -296,44 +366,22 @@ func (d *Detector) Detect(y []byte, stride, w, h int) Result {
 	counted := d.regions()
 
 	res := Result{Gain: gain, Offset: offset}
-	if jump || float64(changed) > d.cfg.LightningThreshold*float64(d.active) {
-		d.recalibrate()
+	reset, alpha, update := d.settle(jump, changed, d.active, len(d.boxes))
+	if reset {
+		copy(d.bg, d.cur)
+		d.boxes = d.boxes[:0]
 		res.Calibrating, res.Recalibrated = true, true
-		res.Boxes = d.boxes[:0]
+		res.Boxes = d.boxes
 		return res
-	}
-	if d.calibrating {
-		d.calFrames++
-		// Like Frigate: calibrated once little of the frame still differs,
-		// but not before CalibrationFrames, so that whatever was in view
-		// at the reset has faded from the background.
-		if d.calFrames >= d.cfg.CalibrationFrames && float64(changed) < 0.05*float64(d.active) {
-			d.calibrating = false
-		}
-	}
-
-	alpha := d.cfg.Alpha
-	update := true
-	if d.calibrating {
-		alpha = d.cfg.CalibrationAlpha
-		d.motionRun = 0
-	} else if len(d.boxes) > 0 {
-		// Like Frigate: something passing by is not blended into the
-		// background unless it stays for a while.
-		d.motionRun++
-		update = d.motionRun >= 10
-	} else {
-		d.motionRun = 0
 	}
 	if update {
 		// The frame goes in as it is, not mapped to the background's
 		// lighting: the background follows lasting changes of the light
 		// (dusk) slowly, which keeps the fitted map near identity and
 		// the clipped regions few.
-		a := float32(alpha)
 		bg := d.bg[:len(d.cur)]
 		for i, v := range d.cur {
-			bg[i] += a * (v - bg[i])
+			bg[i] += alpha * (v - bg[i])
 		}
 	}
 
@@ -368,19 +416,6 @@ func lastBin(h *[256]int32) int {
 	return 0
 }
 
-func (d *Detector) recalibrate() {
-	copy(d.bg, d.cur)
-	d.calibrating = true
-	d.calFrames = 0
-	d.motionRun = 0
-	d.prevGain, d.prevOffset = 1, 0
-	d.boxes = d.boxes[:0]
-	// The contrast stretch averages 50 frames; after a lighting change it
-	// would drift towards the new percentiles for 5 s, and every step of
-	// that drift would look like a global change.
-	d.contrastN, d.contrastI = 0, 0
-}
-
 // difference sets diff to the frame minus the background mapped into the
 // frame's lighting, (bg − offset)/gain, clipped at the frame's black and
 // white.
@@ -393,29 +428,28 @@ func (d *Detector) difference(gain, offset, black, white float32) {
 }
 
 // stretch returns the map v → (v−lo)·k that takes the 4th..96th
-// percentiles, averaged over the last 50 frames, to 0..255. Values are
-// float and are not clipped: clipping would break the affine lighting
-// model for the brightest and darkest pixels.
-func (d *Detector) stretch() (k, lo float32) {
-	n := int32(len(d.cur))
-	l, h := percentile(&d.hist, n*4/100), percentile(&d.hist, n*96/100)
+// percentiles of hist (n values), averaged over the last 50 frames, to
+// 0..255. Values are float and are not clipped: clipping would break the
+// affine lighting model for the brightest and darkest pixels.
+func (c *control) stretch(hist *[256]int32, n int32) (k, lo float32) {
+	l, h := percentile(hist, n*4/100), percentile(hist, n*96/100)
 	if h > l { // a uniform frame has no contrast to measure
-		d.contrast[d.contrastI] = [2]float32{l, h}
-		d.contrastI = (d.contrastI + 1) % len(d.contrast)
-		if d.contrastN < len(d.contrast) {
-			d.contrastN++
+		c.contrast[c.contrastI] = [2]float32{l, h}
+		c.contrastI = (c.contrastI + 1) % len(c.contrast)
+		if c.contrastN < len(c.contrast) {
+			c.contrastN++
 		}
 	}
-	if d.contrastN == 0 {
+	if c.contrastN == 0 {
 		return 1, 0
 	}
 	var sl, sh float32
-	for _, c := range d.contrast[:d.contrastN] {
-		sl += c[0]
-		sh += c[1]
+	for _, v := range c.contrast[:c.contrastN] {
+		sl += v[0]
+		sh += v[1]
 	}
-	sl /= float32(d.contrastN)
-	sh /= float32(d.contrastN)
+	sl /= float32(c.contrastN)
+	sh /= float32(c.contrastN)
 	// At most 4× gain: a dark, flat scene stretched further would lift its
 	// sensor noise above the threshold.
 	return 255 / max(sh-sl, 64), sl
@@ -432,34 +466,58 @@ func percentile(h *[256]int32, rank int32) float32 {
 	return 255
 }
 
-// fitLighting fits bg ≈ gain·cur + offset over the unmasked pixels; the
-// second pass drops the pixels the first fit leaves above the threshold,
-// which are where things move. It returns the frame's mean too, for
-// measuring how far the fit moved. Two parameters need far fewer samples
-// than a frame has pixels: every other pixel of every other row is plenty.
-func (d *Detector) fitLighting(black, white float32) (gain, offset, mean float64) {
-	// Pixels at the frame's black or white may be clipped, and clipped
-	// pixels do not follow the lighting; a margin covers sensor noise.
-	d.fitLo, d.fitHi = black+8, white-8
-	gain, offset, mean, all := d.fit(false, 0, 0)
-	if all < 16 {
-		return 1, 0, mean
+// moments are the sums of a least-squares fit of y ≈ gain·x + offset.
+type moments struct{ n, sx, sy, sxx, sxy float64 }
+
+func (m moments) solve() (gain, offset, mean float64) {
+	if m.n == 0 {
+		return 1, 0, 0
 	}
-	g, o, m, n := d.fit(true, float32(gain), float32(offset))
-	if n < all/4 || n < 16 {
-		// Most of the frame changed: the fit would describe the moving
-		// things, not the lighting. Leave it to the lightning rule.
-		return 1, 0, m
+	mx, my := m.sx/m.n, m.sy/m.n
+	vx := m.sxx/m.n - mx*mx
+	cxy := m.sxy/m.n - mx*my
+	if vx < 1 {
+		// A flat frame has no contrast to fit a gain to: offset only.
+		return 1, my - mx, mx
 	}
-	return g, o, m
+	gain = math.Min(math.Max(cxy/vx, 0.25), 4)
+	return gain, my - gain*mx, mx
 }
 
-func (d *Detector) fit(robust bool, g, o float32) (gain, offset, mean, n float64) {
+// fitLighting fits bg ≈ gain·cur + offset with the moments that sums
+// gathers over the unmasked, unclipped pixels; the second pass (robust)
+// drops the pixels the first fit leaves above the threshold, which are
+// where things move. It returns the frame's mean too, for measuring how
+// far the fit moved.
+func fitLighting(sums func(robust bool, gain, offset float32) moments) (gain, offset, mean float64) {
+	all := sums(false, 0, 0)
+	gain, offset, mean = all.solve()
+	if all.n < 16 {
+		return 1, 0, mean
+	}
+	in := sums(true, float32(gain), float32(offset))
+	if in.n < all.n/4 || in.n < 16 {
+		// Most of the frame changed: the fit would describe the moving
+		// things, not the lighting. Leave it to the lightning rule.
+		_, _, mean = in.solve()
+		return 1, 0, mean
+	}
+	return in.solve()
+}
+
+// fitMargin keeps pixels within this many levels of the frame's black or
+// white out of the fit: they may be clipped, and clipped pixels do not
+// follow the lighting.
+const fitMargin = 8
+
+// sums gathers the fit's moments. Two parameters need far fewer samples
+// than a frame has pixels: every other pixel of every other row is plenty.
+func (d *Detector) sums(robust bool, g, o float32) moments {
 	thr := float32(d.cfg.Threshold)
 	sw := d.sw
+	var m moments
 	// float32 partial sums per row keep the inner loop cheap; a row has
 	// at most a few hundred samples, few enough for float32.
-	var sx, sy, sxx, sxy float64
 	for r := 0; r < d.sh; r += 2 {
 		cur := d.cur[r*sw : (r+1)*sw]
 		bg := d.bg[r*sw : (r+1)*sw]
@@ -484,24 +542,13 @@ func (d *Detector) fit(robust bool, g, o float32) (gain, offset, mean, n float64
 			rxx += x * x
 			rxy += x * y
 		}
-		n += float64(rn)
-		sx += float64(rx)
-		sy += float64(ry)
-		sxx += float64(rxx)
-		sxy += float64(rxy)
+		m.n += float64(rn)
+		m.sx += float64(rx)
+		m.sy += float64(ry)
+		m.sxx += float64(rxx)
+		m.sxy += float64(rxy)
 	}
-	if n == 0 {
-		return 1, 0, 0, 0
-	}
-	mx, my := sx/n, sy/n
-	vx := sxx/n - mx*mx
-	cxy := sxy/n - mx*my
-	if vx < 1 {
-		// A flat frame has no contrast to fit a gain to: offset only.
-		return 1, my - mx, mx, n
-	}
-	gain = math.Min(math.Max(cxy/vx, 0.25), 4)
-	return gain, my - gain*mx, mx, n
+	return m
 }
 
 // threshold marks the unmasked pixels whose blurred difference exceeds the

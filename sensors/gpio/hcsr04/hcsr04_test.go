@@ -4,6 +4,7 @@ import (
 	"context"
 	"math"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -193,4 +194,39 @@ func TestHintSavesPollingAndSurvivesSceneChange(t *testing.T) {
 	}
 	time.Sleep(time.Until(start.Add(time.Second)))
 	measure(0.4)
+}
+
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// BenchmarkPing2m reports the process CPU time one ping at 2 m costs
+// (cpu-µs/ping), with and without the hint from the previous ping; wall
+// time per op is the echo itself.
+//
+//	go test -run '^$' -bench Ping -benchtime 100x ./sensors/gpio/hcsr04/
+func BenchmarkPing2m(b *testing.B) {
+	for _, hinted := range []bool{false, true} {
+		name := "polling"
+		if hinted {
+			name = "hinted"
+		}
+		b.Run(name, func(b *testing.B) {
+			trig, echo := gpiosim.NewPin("t"), gpiosim.NewPin("e")
+			(&gpiosim.HCSR04{Trigger: trig, Echo: echo, Distance: i2csim.Const(2), TemperatureC: 20}).Attach()
+			r := hcsr04.Ranger{Trigger: trig, Echo: echo, MaxDistance: 4, TemperatureC: 20}
+			r.Measure(context.Background(), 1)
+			cpu0 := cpuTime()
+			b.ResetTimer()
+			for b.Loop() {
+				if !hinted {
+					r = hcsr04.Ranger{Trigger: trig, Echo: echo, MaxDistance: 4, TemperatureC: 20}
+				}
+				r.Measure(context.Background(), 1)
+			}
+			b.ReportMetric(float64((cpuTime()-cpu0).Microseconds())/float64(b.N), "cpu-µs/ping")
+		})
+	}
 }

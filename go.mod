@@ -2,6 +2,8 @@ module github.com/edgeagent/edgeagent
 
 go 1.26
 
+require gocv.io/x/gocv v0.42.0
+
 require (
 	github.com/agnivade/levenshtein v1.1.1 // indirect
 	github.com/apache/arrow/go/arrow v0.0.0-20211112161151-bc219186db40 // indirect

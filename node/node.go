@@ -42,9 +42,10 @@ type Node struct {
 	dir      string
 
 	mu       sync.Mutex
-	sensors  []sensors.Sensor            // from the board config
-	owned    map[string][]sensors.Sensor // plugin name -> its sensors
-	runs     map[string]*sensorRun       // sensor name -> running goroutine
+	sensors  []sensors.Sensor               // from the board config
+	limits   map[string][]sensors.Threshold // sensor name -> its thresholds
+	owned    map[string][]sensors.Sensor    // plugin name -> its sensors
+	runs     map[string]*sensorRun          // sensor name -> running goroutine
 	critical []func(worldmodel.Event)
 	deciders []namedDecider
 	runCtx   context.Context // set while Run is running; plugins loaded later start under it
@@ -157,9 +158,22 @@ func New(cfg *board.Config, o Options) (*Node, error) {
 
 func (n *Node) buildSensors() error {
 	var errs []error
+	n.limits = map[string][]sensors.Threshold{}
 	for _, sc := range n.Board.Sensors {
 		if !sc.Enabled {
 			continue
+		}
+		for _, t := range sc.Thresholds {
+			th := sensors.Threshold{Quantity: t.Quantity, Above: t.Above, Below: t.Below, Change: t.Change,
+				Hysteresis: t.Hysteresis, Priority: worldmodel.High, Event: t.Event}
+			if t.Priority != "" {
+				th.Priority, _ = worldmodel.ParsePriority(t.Priority) // board validated it
+			}
+			if err := th.Validate(); err != nil {
+				errs = append(errs, fmt.Errorf("sensor %q threshold on %q: %w", sc.Name, t.Quantity, err))
+				continue
+			}
+			n.limits[sc.Name] = append(n.limits[sc.Name], th)
 		}
 		s, err := sensors.New(sensors.Config{
 			Name: sc.Name, Kind: sc.Kind, Platform: n.Board.Device.Platform, Interval: sc.Interval,

@@ -98,6 +98,7 @@ sensors:
     kind: test_ticker
     interval: 2ms
     options: {fail_first: %s}
+    thresholds: [{quantity: count, above: 3, hysteresis: 1, event: count_high}]
 reflexes:
   - on: tick/motion_start
     do: {tool: lamp.on}
@@ -161,6 +162,15 @@ func TestSensorsReflexesPluginsAndShutdown(t *testing.T) {
 	waitFor(t, "readings", func() bool { o, ok := n.World.Latest("tick.count"); return ok && o.Value >= 3 })
 	waitFor(t, "reflex", l.on.Load)
 	waitFor(t, "plugin sensor", func() bool { _, ok := n.World.Latest("lampmeter.count"); return ok })
+	// The board's threshold on tick.count raised its event.
+	waitFor(t, "threshold event", func() bool {
+		for _, e := range n.World.Events(0, worldmodel.High, 0) {
+			if e.Kind == "count_high" && e.Source == "tick.count" {
+				return true
+			}
+		}
+		return false
+	})
 	if !l.started.Load() {
 		t.Fatal("plugin not started")
 	}

@@ -58,7 +58,10 @@ func (n *Node) startSensor(ctx context.Context, s sensors.Sensor) {
 	n.mu.Lock()
 	n.runs[name] = r
 	n.mu.Unlock()
-	out := sink{n: n, name: name}
+	var out sensors.Sink = sink{n: n, name: name}
+	if ts := n.limits[name]; len(ts) > 0 {
+		out = sensors.WithThresholds(name, ts, out)
+	}
 	go func() {
 		defer close(r.done)
 		backoff := time.Second

@@ -114,3 +114,35 @@ func TestStaticLightingNeedsCompensation(t *testing.T) {
 		t.Fatalf("without compensation only %.1f%% of frames after the first 20 are motion or blind: the clip no longer tests it", pct)
 	}
 }
+
+// BenchmarkDetectVtest is the detector alone on the real clip's frames
+// (480×360), decoded beforehand.
+func BenchmarkDetectVtest(b *testing.B) {
+	src, err := camera.OpenFile(clip(b, "vtest.mjpeg"), camera.FileOpts{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	var planes [][]byte
+	var f camera.Frame
+	for {
+		if err := src.Next(context.Background(), &f); err != nil {
+			break
+		}
+		y := make([]byte, f.Width*f.Height)
+		for r := 0; r < f.Height; r++ {
+			copy(y[r*f.Width:], f.Y[r*f.YStride:r*f.YStride+f.Width])
+		}
+		planes = append(planes, y)
+	}
+	src.Close()
+	w, h := f.Width, f.Height
+	d, _ := motion.New(motion.DefaultConfig())
+	for _, p := range planes[:40] {
+		d.Detect(p, w, w, h)
+	}
+	b.SetBytes(int64(w * h))
+	b.ReportAllocs()
+	for i := 40; b.Loop(); i++ {
+		d.Detect(planes[i%len(planes)], w, w, h)
+	}
+}

@@ -43,14 +43,15 @@ type rig struct {
 type rigOpt func(*rigConfig)
 
 type rigConfig struct {
-	store    bool
-	raise    func(r *rig) func(worldmodel.Event)
-	noStart  bool
-	platform string
+	store   bool
+	raise   func(r *rig) func(worldmodel.Event)
+	noStart bool
+	keep    int
 }
 
-func withStore() rigOpt  { return func(c *rigConfig) { c.store = true } }
-func notStarted() rigOpt { return func(c *rigConfig) { c.noStart = true } }
+func withStore() rigOpt          { return func(c *rigConfig) { c.store = true } }
+func notStarted() rigOpt         { return func(c *rigConfig) { c.noStart = true } }
+func withAuditKeep(n int) rigOpt { return func(c *rigConfig) { c.keep = n } }
 
 // parseBoard parses actuator blocks the way the agent does, defaults filled.
 func parseBoard(t testing.TB, platform, actuators string) *board.Config {
@@ -84,7 +85,8 @@ func newRig(t *testing.T, actuators string, opts ...rigOpt) *rig {
 			r.sim.I2CBus(a.Bus).AttachPCA9685(uint16(a.Address))
 		}
 	}
-	o := Options{Platform: "sim", Actuators: cfg.Actuators, World: r.world, Log: quiet, Clock: r.clk, Adaptor: r.sim}
+	o := Options{Platform: "sim", Actuators: cfg.Actuators, World: r.world, Log: quiet, Clock: r.clk, Adaptor: r.sim,
+		Settings: Settings{AuditKeep: c.keep}}
 	if c.store {
 		st, err := store.Open(filepath.Join(t.TempDir(), "edgeagent.db"))
 		if err != nil {

@@ -82,7 +82,7 @@ type EngineConfig struct {
 	Skills   []SkillDoc
 	MaxSteps int // planner steps (default 6)
 	// MaxTokens caps each structured answer (default 256; the planner gets
-	// three times as much).
+	// twice as much).
 	MaxTokens int
 	Log       *slog.Logger
 }

@@ -156,7 +156,7 @@ func (e *Engine) plan(ctx context.Context, tr *Trace, r request, extra []hooks.C
 	msgs := []llm.Message{{Role: "user", Content: planPrompt(r, tr.Intents, specs, pr.guideText(guide), extra, world)}}
 	var last error
 	for attempt := 0; attempt < 2; attempt++ {
-		req := llm.Request{Purpose: "plan", System: pr.system, Messages: msgs, Schema: schema, MaxTokens: 3 * e.cfg.MaxTokens}
+		req := llm.Request{Purpose: "plan", System: pr.system, Messages: msgs, Schema: schema, MaxTokens: 2 * e.cfg.MaxTokens}
 		resp, err := e.generate(ctx, tr, req)
 		if ctx.Err() != nil || errors.Is(err, llm.ErrUnavailable) {
 			return nil, err

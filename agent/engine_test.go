@@ -26,9 +26,15 @@ var robotTools = []tools.Spec{
 	{Name: "headlight.blink", Description: "Blink the headlight a number of times to signal.", Permission: "actuate",
 		Scenarios: []string{"interaction", "security"},
 		Params:    json.RawMessage(`{"type":"object","properties":{"times":{"type":"integer","minimum":1,"maximum":10}},"required":["times"],"additionalProperties":false}`)},
-	{Name: "pan.set", Description: "Turn the camera pan servo to an angle in degrees (0 left, 90 ahead, 180 right).", Permission: "actuate",
+	{Name: "pan.set_angle", Description: "Turn the camera pan servo to an absolute angle in degrees (0 left, 90 ahead, 180 right).", Permission: "actuate",
 		Scenarios: []string{"navigation", "security"},
-		Params:    json.RawMessage(`{"type":"object","properties":{"angle":{"type":"number","minimum":0,"maximum":180,"description":"degrees"}},"required":["angle"],"additionalProperties":false}`)},
+		Params: json.RawMessage(`{"type":"object","properties":{"degrees":{"type":"number","minimum":0,"maximum":180,"description":"target angle"},` +
+			`"wait":{"type":"boolean","default":false}},"required":["degrees"],"additionalProperties":false}`)},
+	{Name: "pan.move_by", Description: "Turn the camera pan servo by a relative angle in degrees, positive or negative.", Permission: "actuate",
+		Scenarios: []string{"navigation", "security"},
+		Params: json.RawMessage(`{"type":"object","properties":{"degrees":{"type":"number","minimum":-360,"maximum":360},` +
+			`"wait":{"type":"boolean","default":false}},"required":["degrees"],"additionalProperties":false}`)},
+	{Name: "pan.stop", Description: "Stop the pan servo where it is.", Permission: "actuate", Scenarios: []string{"navigation", "security"}},
 	{Name: "drive.move", Description: "Drive the robot forward or backward at a speed.", Permission: "actuate",
 		Scenarios: []string{"navigation"},
 		Params: json.RawMessage(`{"type":"object","properties":{"direction":{"type":"string","enum":["forward","backward"]},` +
@@ -37,8 +43,10 @@ var robotTools = []tools.Spec{
 	{Name: "pump.set", Description: "Switch the water pump relay on or off (watering the plants).", Permission: "actuate",
 		Scenarios: []string{"maintenance", "environment"},
 		Params:    json.RawMessage(`{"type":"object","properties":{"on":{"type":"boolean"}},"required":["on"],"additionalProperties":false}`)},
-	{Name: "buzzer.beep", Description: "Sound the buzzer a number of times.", Permission: "actuate", Scenarios: []string{"interaction"},
-		Params: json.RawMessage(`{"type":"object","properties":{"times":{"type":"integer","minimum":1,"maximum":5,"default":1}},"additionalProperties":false}`)},
+	{Name: "buzzer.beep", Description: "Beep the buzzer: count beeps of duration seconds with gap seconds between them.", Permission: "actuate", Scenarios: []string{"interaction"},
+		Params: json.RawMessage(`{"type":"object","properties":{"count":{"type":"integer","minimum":1,"maximum":20,"default":1},` +
+			`"duration":{"type":"number","minimum":0.01,"maximum":5,"default":0.2,"description":"seconds each beep lasts"},` +
+			`"gap":{"type":"number","minimum":0.01,"maximum":5,"default":0.2,"description":"seconds between beeps"}},"additionalProperties":false}`)},
 	{Name: "notes.publish", Description: "Publish a short text note on MQTT for the people watching the robot.", Permission: "publish",
 		Params: json.RawMessage(`{"type":"object","properties":{"text":{"type":"string","maxLength":200}},"required":["text"],"additionalProperties":false}`)},
 	{Name: "admin.reboot", Description: "Reboot the robot's computer.", Permission: "admin", Scenarios: []string{"maintenance"}},
@@ -162,9 +170,9 @@ func (g goodModel) answer(req llm.Request) llmtest.Reply {
 }
 
 var robotParams = map[string]string{
-	"headlight.set": `{"on":true}`, "headlight.blink": `{"times":3}`, "pan.set": `{"angle":45}`,
+	"headlight.set": `{"on":true}`, "headlight.blink": `{"times":3}`, "pan.set_angle": `{"degrees":45}`, "pan.move_by": `{"degrees":-30}`, "pan.stop": `{}`,
 	"drive.move": `{"direction":"forward"}`, "drive.stop": `{}`, "pump.set": `{"on":true}`,
-	"buzzer.beep": `{"times":2}`, "notes.publish": `{"text":"hello"}`, "admin.reboot": `{}`,
+	"buzzer.beep": `{"count":2}`, "notes.publish": `{"text":"hello"}`, "admin.reboot": `{}`,
 }
 
 func intent(scenario, action, object string, constraints ...string) string {
@@ -193,7 +201,7 @@ func TestEngineLocalMatcherZeroLLMCalls(t *testing.T) {
 func TestEngineFiveStepsTable(t *testing.T) {
 	model := goodModel{params: robotParams, intents: map[string]string{
 		"it is getting dark, light the way":       intent("navigation", "illuminate", "headlight", "ahead"),
-		"look towards the left side of the room":  intent("security", "turn", "camera pan servo angle", "left"),
+		"look towards the left side of the room":  intent("security", "turn", "camera pan servo", "absolute angle", "left"),
 		"the plants look thirsty":                 intent("environment", "water", "plants", "pump"),
 		"let people know you are here":            intent("interaction", "sound", "buzzer", "twice"),
 		"tell the people watching that all is ok": intent("interaction", "publish", "note", "all is ok"),
@@ -201,7 +209,7 @@ func TestEngineFiveStepsTable(t *testing.T) {
 	}}
 	want := map[string]string{
 		"it is getting dark, light the way":       "headlight.set",
-		"look towards the left side of the room":  "pan.set",
+		"look towards the left side of the room":  "pan.set_angle",
 		"the plants look thirsty":                 "pump.set",
 		"let people know you are here":            "buzzer.beep",
 		"tell the people watching that all is ok": "notes.publish",
@@ -323,8 +331,8 @@ func TestEngineParamsRetryWithValidationError(t *testing.T) {
 	// A high-confidence decision: proven history and a low plan threshold
 	// send it to step 5 (one call with the tool's schema as format).
 	r := newEngineRig(t, EngineConfig{PlanBelow: 0.5}, robotTools)
-	r.model.Push(llmtest.Reply{Content: intent("security", "turn", "pan servo", "left")},
-		llmtest.Reply{Content: `{"angle": 500}`}, llmtest.Reply{Content: `{"angle": 10}`})
+	r.model.Push(llmtest.Reply{Content: intent("security", "turn", "pan servo", "absolute angle", "left")},
+		llmtest.Reply{Content: `{"degrees": 500}`}, llmtest.Reply{Content: `{"degrees": 10}`})
 	dec, err := r.engine.Decide(context.Background(), command("look left"))
 	if err != nil {
 		t.Fatalf("%v\n%s", err, dump(dec.Trace))
@@ -334,13 +342,13 @@ func TestEngineParamsRetryWithValidationError(t *testing.T) {
 		t.Fatalf("calls %+v", calls)
 	}
 	retry := calls[2].Messages
-	if len(retry) != 3 || retry[1].Content != `{"angle": 500}` || !strings.Contains(retry[2].Content, "/angle") {
+	if len(retry) != 3 || retry[1].Content != `{"degrees": 500}` || !strings.Contains(retry[2].Content, "/degrees") {
 		t.Fatalf("the retry does not carry the validation error: %+v", retry)
 	}
 	if calls[2].System != calls[0].System {
 		t.Fatal("system prompt changed between calls")
 	}
-	if dec.Steps[0].Tool != "pan.set" || string(dec.Steps[0].Params) != `{"angle":10}` {
+	if dec.Steps[0].Tool != "pan.set_angle" || string(dec.Steps[0].Params) != `{"degrees":10,"wait":false}` {
 		t.Fatalf("%+v", dec.Steps)
 	}
 
@@ -434,7 +442,7 @@ func TestEngineEvents(t *testing.T) {
 	// The event names the camera: context relevance is high for tools
 	// touching it.
 	tr := dec.Trace.(*Trace)
-	if tr.Requester != "motive" || dec.Steps[0].Tool != "pan.set" {
+	if tr.Requester != "motive" || !strings.HasPrefix(dec.Steps[0].Tool, "pan.") {
 		t.Fatalf("%s", dump(tr))
 	}
 }

@@ -39,13 +39,18 @@ var (
 		"degrees": "angle", "degree": "angle", "deg": "angle", "°": "angle",
 		"%": "percent", "percent": "percent",
 		"seconds": "seconds", "second": "seconds", "secs": "seconds", "sec": "seconds", "s": "seconds",
+		"times": "count",
 	}
 	// Property name or description words that a unit points to.
 	unitHints = map[string][]string{
 		"angle":   {"angle", "degree", "degrees"},
 		"percent": {"speed", "duty", "percent", "level", "brightness", "volume", "fraction"},
 		"seconds": {"second", "seconds", "duration", "for"},
+		"count":   {"count", "times", "repeat", "repeats"},
 	}
+	// Function-name words that carry meaning a command must repeat:
+	// servo.move_by is relative, so "pan to 90" is not a move_by.
+	markerWords = set("by", "from", "to", "towards", "relative", "until")
 )
 
 func set(ws ...string) map[string]bool {
@@ -202,12 +207,11 @@ func matchCommand(text string, specs []tools.Spec, validate func(string, json.Ra
 	target := named[0]
 
 	type viable struct {
-		spec      tools.Spec
-		params    map[string]any
-		fnNamed   bool
-		filled    int
-		consumed  []string
-		rejection string
+		spec    tools.Spec
+		params  map[string]any
+		fnNamed bool // every word of the function's name is in the command
+		fnHits  int  // how many are
+		filled  int  // parameters filled from the command
 	}
 	var fits []viable
 	var reasons []string
@@ -217,6 +221,19 @@ func matchCommand(text string, specs []tools.Spec, validate func(string, json.Ra
 		}
 		_, fw := splitName(s.Name)
 		v := viable{spec: s, fnNamed: containsAll(have, fw)}
+		missingMarker := ""
+		for _, w := range fw {
+			switch {
+			case have[w]:
+				v.fnHits++
+			case markerWords[w]:
+				missingMarker = w
+			}
+		}
+		if missingMarker != "" {
+			reasons = append(reasons, fmt.Sprintf("%s: the command does not say %q", s.Name, missingMarker))
+			continue
+		}
 		explained := map[string]bool{}
 		for _, w := range targets[target] {
 			explained[w] = true
@@ -252,13 +269,20 @@ func matchCommand(text string, specs []tools.Spec, validate func(string, json.Ra
 		sort.Strings(reasons)
 		return matchOutcome{decline: "no tool of " + target + " fits: " + strings.Join(reasons, "; ")}
 	}
-	sort.SliceStable(fits, func(i, j int) bool {
-		if fits[i].fnNamed != fits[j].fnNamed {
-			return fits[i].fnNamed
+	better := func(a, b viable) int {
+		switch {
+		case a.fnNamed != b.fnNamed:
+			if a.fnNamed {
+				return -1
+			}
+			return 1
+		case a.fnHits != b.fnHits:
+			return b.fnHits - a.fnHits
 		}
-		return fits[i].filled > fits[j].filled
-	})
-	if len(fits) > 1 && fits[0].fnNamed == fits[1].fnNamed && fits[0].filled == fits[1].filled {
+		return b.filled - a.filled
+	}
+	sort.SliceStable(fits, func(i, j int) bool { return better(fits[i], fits[j]) < 0 })
+	if len(fits) > 1 && better(fits[0], fits[1]) == 0 {
 		return matchOutcome{decline: fmt.Sprintf("could be %s or %s", fits[0].spec.Name, fits[1].spec.Name)}
 	}
 	best := fits[0]

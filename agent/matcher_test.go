@@ -19,15 +19,17 @@ var matcherCommands = []struct {
 	{"Turn the headlight off.", "headlight.set", `{"on":false}`},
 	{"headlight on", "headlight.set", `{"on":true}`},
 	{"switch off the headlight please", "headlight.set", `{"on":false}`},
-	{"pan to 90 degrees", "pan.set", `{"angle":90}`},
-	{"pan to 45°", "pan.set", `{"angle":45}`},
-	{"set the pan angle to 120", "pan.set", `{"angle":120}`},
-	{"stop", "drive.stop", `{}`},
+	{"pan to 90 degrees", "pan.set_angle", `{"degrees":90,"wait":false}`},
+	{"pan to 45°", "pan.set_angle", `{"degrees":45,"wait":false}`},
+	{"set the pan angle to 120", "pan.set_angle", `{"degrees":120,"wait":false}`},
+	{"pan by -30 degrees", "pan.move_by", `{"degrees":-30,"wait":false}`},
+	{"move the pan by 10", "pan.move_by", `{"degrees":10,"wait":false}`},
+	{"stop the pan", "pan.stop", `{}`},
 	{"stop the drive", "drive.stop", `{}`},
 	{"drive forward at 50%", "drive.move", `{"direction":"forward","speed":0.5}`},
 	{"drive backward", "drive.move", `{"direction":"backward","speed":0.3}`},
-	{"beep", "buzzer.beep", `{"times":1}`},
-	{"beep the buzzer 3 times", "buzzer.beep", `{"times":3}`},
+	{"beep", "buzzer.beep", `{"count":1,"duration":0.2,"gap":0.2}`},
+	{"beep the buzzer 3 times", "buzzer.beep", `{"count":3,"duration":0.2,"gap":0.2}`},
 	{"blink the headlight 4 times", "headlight.blink", `{"times":4}`},
 	{"start the pump", "pump.set", `{"on":true}`},
 	{"pump off", "pump.set", `{"on":false}`},
@@ -102,7 +104,7 @@ func TestBareStopCallsEveryStop(t *testing.T) {
 		got = append(got, s.Tool)
 	}
 	// tilt.stop needs an angle the command does not give: left out.
-	if strings.Join(got, ",") != "arm.stop,drive.stop" || CheckPlan(m.steps) != nil {
+	if strings.Join(got, ",") != "arm.stop,drive.stop,pan.stop" || CheckPlan(m.steps) != nil {
 		t.Fatalf("%v (%s)", got, m.decline)
 	}
 	// Two devices named: the matcher will not guess which.

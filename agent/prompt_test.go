@@ -223,7 +223,12 @@ func TestEmbeddingCache(t *testing.T) {
 	}
 	// A changed description is embedded again, alone.
 	r2.reg.Unregister("pump.set")
-	changed := robotTools[5]
+	var changed tools.Spec
+	for _, s := range robotTools {
+		if s.Name == "pump.set" {
+			changed = s
+		}
+	}
 	changed.Description = "Switch the garden pump on or off."
 	_ = r2.reg.Register("robot", tools.Func(changed, nil))
 	embedded = nil

@@ -16,6 +16,7 @@ package local
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -141,7 +142,8 @@ func New(o Options) (*Client, error) {
 		o.MaxBackoff = max(30*time.Second, o.MinBackoff)
 	}
 	if o.HTTPClient == nil {
-		o.HTTPClient = &http.Client{}
+		// A transport of its own, so Close can drop its idle connections.
+		o.HTTPClient = &http.Client{Transport: http.DefaultTransport.(*http.Transport).Clone()}
 	}
 	if o.Log == nil {
 		o.Log = slog.Default()
@@ -189,6 +191,9 @@ func ParseHost(s string) (*url.URL, error) {
 	}
 	return &url.URL{Scheme: scheme, Host: net.JoinHostPort(host, port), Path: path}, nil
 }
+
+// Close drops idle connections to the server. The client stays usable.
+func (c *Client) Close() { c.o.HTTPClient.CloseIdleConnections() }
 
 // Host is the server's base URL.
 func (c *Client) Host() string { return c.base.String() }
@@ -449,23 +454,35 @@ func (c *Client) Generate(ctx context.Context, req llm.Request) (llm.Response, e
 	if maxTokens <= 0 {
 		maxTokens = c.o.MaxTokens
 	}
-	creq := &api.ChatRequest{Model: c.o.Model, Messages: msgs, Format: req.Schema,
+	creq := &api.ChatRequest{Model: c.o.Model, Messages: msgs, Format: grammarSchema(req.Schema),
 		KeepAlive: c.keepAlive(), Options: c.options(maxTokens)}
 
 	cctx, cancel := context.WithTimeout(ctx, c.o.Timeout)
 	defer cancel()
 	var content strings.Builder
 	var final *api.ChatResponse
-	err := c.api.Chat(cctx, creq, func(r api.ChatResponse) error {
-		content.WriteString(r.Message.Content)
-		if r.Done {
-			final = &r
-		}
-		return nil
-	})
-	c.mu.Lock()
-	c.stats.Calls++
-	c.mu.Unlock()
+	chat := func() error {
+		content.Reset()
+		final = nil
+		err := c.api.Chat(cctx, creq, func(r api.ChatResponse) error {
+			content.WriteString(r.Message.Content)
+			if r.Done {
+				final = &r
+			}
+			return nil
+		})
+		c.count(func(s *Stats) { s.Calls++ })
+		return err
+	}
+	err := chat()
+	var se api.StatusError
+	if errors.As(err, &se) && strings.Contains(se.ErrorMessage, "invalid JSON schema") && len(creq.Format) > 0 {
+		// The server cannot make a grammar of this schema: ask for plain
+		// JSON instead; the caller validates against the schema anyway.
+		c.log.Warn("ollama rejected a format schema; asking for plain JSON", "purpose", req.Purpose, "err", se.ErrorMessage)
+		creq.Format = json.RawMessage(`"json"`)
+		err = chat()
+	}
 	switch {
 	case ctx.Err() != nil:
 		// The caller gave up (a preemption): the request was closed.

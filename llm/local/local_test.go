@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -141,7 +142,10 @@ func TestGenerateSendsFixedOptionsAndStreams(t *testing.T) {
 		}
 	}
 	chat := reqs[1].Chat
-	if string(chat.Format) != string(schema) || chat.Messages[0].Role != "system" || chat.Messages[1].Content != "light on" {
+	var sent, want any
+	_ = json.Unmarshal(chat.Format, &sent)
+	_ = json.Unmarshal(schema, &want)
+	if !reflect.DeepEqual(sent, want) || chat.Messages[0].Role != "system" || chat.Messages[1].Content != "light on" {
 		t.Fatalf("chat request %+v", chat)
 	}
 	if reqs[1].Chat.Options["num_predict"] != float64(512) || reqs[2].Chat.Options["num_predict"] != float64(64) {
@@ -186,6 +190,32 @@ func TestGenerateErrors(t *testing.T) {
 	_, err := c2.Generate(context.Background(), req)
 	if !errors.Is(err, llm.ErrUnavailable) || !strings.Contains(err.Error(), "ollama pull nope") {
 		t.Fatalf("unknown model: %v", err)
+	}
+}
+
+func TestFormatSchemaMadeGrammarFriendly(t *testing.T) {
+	srv := ollamatest.Start(t, "tiny:latest")
+	c := newClient(t, srv, nil)
+	schema := json.RawMessage(`{"type":"object","properties":{"topic":{"type":"string","description":"where"},` +
+		`"payload":{"description":"any JSON value"}},"required":["topic","payload"],"additionalProperties":false}`)
+	srv.Push(ollamatest.Answer{Content: `{"topic":"a","payload":1}`})
+	if _, err := c.Generate(context.Background(), llm.Request{Messages: []llm.Message{{Role: "user", Content: "x"}}, Schema: schema}); err != nil {
+		t.Fatal(err)
+	}
+	got := string(srv.Requests()[0].Chat.Format)
+	want := `{"additionalProperties":false,"properties":{"payload":{},"topic":{"description":"where","type":"string"}},"required":["topic","payload"],"type":"object"}`
+	if got != want {
+		t.Fatalf("format sent:\n%s\nwant\n%s", got, want)
+	}
+	// A schema the server still cannot turn into a grammar: plain JSON.
+	srv.Reset()
+	srv.Push(ollamatest.Answer{Status: 500, Error: "invalid JSON schema in format"}, ollamatest.Answer{Content: `{"on":true}`})
+	resp, err := c.Generate(context.Background(), llm.Request{Messages: []llm.Message{{Role: "user", Content: "x"}}, Schema: schema})
+	if err != nil || resp.Content != `{"on":true}` {
+		t.Fatalf("%v %q", err, resp.Content)
+	}
+	if reqs := srv.Requests(); len(reqs) != 2 || string(reqs[1].Chat.Format) != `"json"` {
+		t.Fatalf("fallback request %+v", reqs)
 	}
 }
 

@@ -1,0 +1,375 @@
+package local
+
+// End-to-end tests against a real Ollama server. They skip unless
+// EDGEAGENT_E2E_MODEL names a model on the server at OLLAMA_HOST:
+//
+//	eval "$(../shared/tools/ollama/serve.sh)"   # tiny random-weight model
+//	go test ./llm/local -run E2E -v
+//
+// With a random-weight model the answers are schema-valid (constrained
+// decoding) but meaningless, so these tests check the protocol and the
+// client's behaviour, never what the model said.
+//
+// Optional:
+//   - EDGEAGENT_E2E_SLOW_HOST and EDGEAGENT_E2E_SLOW_MODEL: a slower model
+//     (EMBD=512 LAYERS=8 serve.sh) for the cancellation test; without them
+//     it uses a long free-text answer of the default model.
+//   - EDGEAGENT_OLLAMA_BIN (default ~/.cache/edgeagent-ollama/bin/ollama,
+//     or "ollama" on PATH) and OLLAMA_MODELS (default: the models directory
+//     next to $OLLAMA_SERVE_LOG): to start a server of the test's own, which
+//     the kill-and-restart test kills.
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/ollama/ollama/api"
+	"github.com/santhosh-tekuri/jsonschema/v6"
+
+	"github.com/edgeagent/edgeagent/llm"
+)
+
+func e2eModel(t *testing.T) string {
+	t.Helper()
+	m := os.Getenv("EDGEAGENT_E2E_MODEL")
+	if m == "" {
+		t.Skip("EDGEAGENT_E2E_MODEL is not set (eval \"$(../shared/tools/ollama/serve.sh)\" starts a server with a tiny model)")
+	}
+	return m
+}
+
+func e2eClient(t *testing.T, host, model string, mod func(*Options)) *Client {
+	t.Helper()
+	o := Options{Host: host, Model: model, EmbedModel: model, NumCtx: 2048, Seed: 42, KeepAlive: -time.Second,
+		Timeout: 60 * time.Second, MaxTokens: 96, MinBackoff: 50 * time.Millisecond, MaxBackoff: 500 * time.Millisecond, Log: quiet}
+	if mod != nil {
+		mod(&o)
+	}
+	c, err := New(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Close)
+	return c
+}
+
+func TestE2ECheckPreloadAndLoadDuration(t *testing.T) {
+	model := e2eModel(t)
+	c := e2eClient(t, "", model, nil)
+	ctx := context.Background()
+	if err := c.Check(ctx); err != nil {
+		t.Fatalf("check (%q should match %q): %v", model, canonical(model), err)
+	}
+	if st := c.Status(); st.Embeddings != "ok" {
+		t.Fatalf("embedding model: %+v", st)
+	}
+	unload := func() {
+		zero := api.Duration{Duration: 0}
+		if err := c.api.Generate(ctx, &api.GenerateRequest{Model: model, KeepAlive: &zero}, func(api.GenerateResponse) error { return nil }); err != nil {
+			t.Fatal(err)
+		}
+		deadline := time.Now().Add(10 * time.Second)
+		for {
+			ps, err := c.api.ListRunning(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(ps.Models) == 0 || time.Now().After(deadline) {
+				return
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+	}
+	req := llm.Request{Purpose: "e2e", Messages: []llm.Message{{Role: "user", Content: "hi"}},
+		Schema: json.RawMessage(`{"type":"object","properties":{"on":{"type":"boolean"}},"required":["on"]}`), MaxTokens: 16}
+
+	// Cold: the call pays the load. (A cut-off answer is fine here: only
+	// the metrics matter.)
+	unload()
+	cold, err := c.Generate(ctx, req)
+	if err != nil && !errors.Is(err, llm.ErrTruncated) {
+		t.Fatal(err)
+	}
+	// Preloaded: it does not.
+	unload()
+	took, err := c.Preload(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	warm, err := c.Generate(ctx, req)
+	if err != nil && !errors.Is(err, llm.ErrTruncated) {
+		t.Fatal(err)
+	}
+	t.Logf("load_duration cold %v, after a %v preload %v", cold.Usage.Load, took, warm.Usage.Load)
+	if cold.Usage.Load <= 0 || warm.Usage.Load >= cold.Usage.Load || took < warm.Usage.Load {
+		t.Fatalf("preload did not take the load off the first call: cold %v, preload %v, warm %v", cold.Usage.Load, took, warm.Usage.Load)
+	}
+	if warm.Usage.PromptTokens <= 0 || warm.Usage.EvalTokens <= 0 || warm.Usage.Total <= 0 {
+		t.Fatalf("usage %+v", warm.Usage)
+	}
+	running, err := c.api.ListRunning(ctx)
+	if err != nil || len(running.Models) == 0 {
+		t.Fatalf("model not kept loaded: %v %+v", err, running)
+	}
+	// keep_alive < 0: loaded for good (Ollama reports a far expiry).
+	if until := time.Until(running.Models[0].ExpiresAt); until < 24*time.Hour {
+		t.Fatalf("keep_alive not applied: expires in %v", until)
+	}
+}
+
+func TestE2EStructuredOutput(t *testing.T) {
+	model := e2eModel(t)
+	c := e2eClient(t, "", model, nil)
+	schemas := []string{
+		`{"type":"object","properties":{"on":{"type":"boolean"}},"required":["on"],"additionalProperties":false}`,
+		`{"type":"object","properties":{"scenario":{"type":"string","enum":["security","navigation","idle"]}},"required":["scenario"],"additionalProperties":false}`,
+		`{"type":"object","properties":{"direction":{"type":"string","enum":["forward","backward"]},"count":{"type":"integer"}},"required":["direction","count"],"additionalProperties":false}`,
+		`{"type":"object","properties":{"steps":{"type":"array","maxItems":2,"items":{"type":"object","properties":{"tool":{"type":"string","enum":["lamp.set","pan.set_angle"]}},"required":["tool"],"additionalProperties":false}}},"required":["steps"],"additionalProperties":false}`,
+	}
+	for i, s := range schemas {
+		resp, err := c.Generate(context.Background(), llm.Request{Purpose: "e2e", System: "Answer in JSON.",
+			Messages: []llm.Message{{Role: "user", Content: "Switch the lamp on."}}, Schema: json.RawMessage(s), MaxTokens: 64})
+		if errors.Is(err, llm.ErrTruncated) {
+			t.Logf("schema %d: answer truncated at 64 tokens (random weights): %q", i, resp.Content)
+			continue
+		}
+		if err != nil {
+			t.Fatalf("schema %d: %v", i, err)
+		}
+		doc, err := jsonschema.UnmarshalJSON(strings.NewReader(s))
+		if err != nil {
+			t.Fatal(err)
+		}
+		comp := jsonschema.NewCompiler()
+		_ = comp.AddResource("mem://s.json", doc)
+		sch, err := comp.Compile("mem://s.json")
+		if err != nil {
+			t.Fatal(err)
+		}
+		inst, err := jsonschema.UnmarshalJSON(strings.NewReader(resp.Content))
+		if err != nil {
+			t.Fatalf("schema %d: answer is not JSON: %q", i, resp.Content)
+		}
+		if err := sch.Validate(inst); err != nil {
+			t.Fatalf("schema %d: answer %q does not match: %v", i, resp.Content, err)
+		}
+	}
+}
+
+func TestE2EEmbed(t *testing.T) {
+	model := e2eModel(t)
+	c := e2eClient(t, "", model, nil)
+	vecs, err := c.Embed(context.Background(), []string{"turn on the headlight", "pan the camera", "turn on the headlight"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(vecs) != 3 || len(vecs[0]) == 0 || len(vecs[1]) != len(vecs[0]) {
+		t.Fatalf("shape %d×%d", len(vecs), len(vecs[0]))
+	}
+	same, differ := true, false
+	for i := range vecs[0] {
+		same = same && vecs[0][i] == vecs[2][i]
+		differ = differ || vecs[0][i] != vecs[1][i]
+	}
+	if !same || !differ {
+		t.Fatalf("same text → same vector: %v; different texts differ: %v", same, differ)
+	}
+}
+
+func TestE2EUnknownModel(t *testing.T) {
+	e2eModel(t)
+	c := e2eClient(t, "", "no-such-model-e2e", func(o *Options) { o.EmbedModel = "" })
+	err := c.Check(context.Background())
+	var missing *ModelMissingError
+	if !errors.As(err, &missing) || !strings.Contains(err.Error(), "ollama pull no-such-model-e2e") {
+		t.Fatalf("check: %v", err)
+	}
+	_, err = c.Generate(context.Background(), llm.Request{Messages: []llm.Message{{Role: "user", Content: "hi"}}})
+	if !errors.Is(err, llm.ErrUnavailable) || !strings.Contains(err.Error(), "ollama pull no-such-model-e2e") {
+		t.Fatalf("generate: %v", err)
+	}
+}
+
+// A cancelled call must stop the server's work, not only our wait: Ollama
+// serves one request at a time per model, so a short request right after
+// the cancellation completes quickly only if the long one was aborted.
+func TestE2ECancelInFlight(t *testing.T) {
+	model := e2eModel(t)
+	host := ""
+	if h, m := os.Getenv("EDGEAGENT_E2E_SLOW_HOST"), os.Getenv("EDGEAGENT_E2E_SLOW_MODEL"); h != "" && m != "" {
+		host, model = h, m
+	}
+	c := e2eClient(t, host, model, func(o *Options) { o.EmbedModel = "" })
+	ctx := context.Background()
+	if _, err := c.Preload(ctx); err != nil {
+		t.Fatal(err)
+	}
+	long := llm.Request{Purpose: "long", Messages: []llm.Message{{Role: "user", Content: "Tell me a very long story."}}, MaxTokens: 100000}
+	short := llm.Request{Purpose: "short", Messages: []llm.Message{{Role: "user", Content: "hi"}}, MaxTokens: 4}
+
+	// How long does a short call take on its own?
+	start := time.Now()
+	if _, err := c.Generate(ctx, short); err != nil && !errors.Is(err, llm.ErrTruncated) {
+		t.Fatal(err)
+	}
+	alone := time.Since(start)
+
+	cause := errors.New("preempted by a test")
+	cctx, cancel := context.WithCancelCause(ctx)
+	done := make(chan error, 1)
+	started := time.Now()
+	go func() { _, err := c.Generate(cctx, long); done <- err }()
+	time.Sleep(500 * time.Millisecond)
+	select {
+	case err := <-done:
+		t.Skipf("the model finished a long answer within 500ms (%v): set EDGEAGENT_E2E_SLOW_HOST/MODEL", err)
+	default:
+	}
+	cancel(cause)
+	select {
+	case err := <-done:
+		if !errors.Is(err, cause) {
+			t.Fatalf("want the cause, got %v", err)
+		}
+	case <-time.After(2 * time.Second):
+		t.Fatal("Generate did not return within 2s of the cancellation")
+	}
+	t.Logf("cancelled after %v", time.Since(started))
+	start = time.Now()
+	if _, err := c.Generate(ctx, short); err != nil && !errors.Is(err, llm.ErrTruncated) {
+		t.Fatal(err)
+	}
+	after := time.Since(start)
+	t.Logf("short call alone %v, right after the cancellation %v", alone, after)
+	if after > 5*alone+2*time.Second {
+		t.Fatalf("the server kept working on the cancelled request: %v vs %v", after, alone)
+	}
+}
+
+// ollamaServer is a server of the test's own, on the models the CI server
+// uses, so the test may kill it.
+type ollamaServer struct {
+	bin, models, addr string
+	cmd               *exec.Cmd
+}
+
+func ownServer(t *testing.T) *ollamaServer {
+	t.Helper()
+	bin := os.Getenv("EDGEAGENT_OLLAMA_BIN")
+	if bin == "" {
+		home, _ := os.UserHomeDir()
+		dir := os.Getenv("EDGEAGENT_OLLAMA_DIR")
+		if dir == "" {
+			dir = filepath.Join(home, ".cache", "edgeagent-ollama")
+		}
+		bin = filepath.Join(dir, "bin", "ollama")
+		if _, err := os.Stat(bin); err != nil {
+			if bin, err = exec.LookPath("ollama"); err != nil {
+				t.Skip("no ollama binary: set EDGEAGENT_OLLAMA_BIN")
+			}
+		}
+	}
+	models := os.Getenv("OLLAMA_MODELS")
+	if models == "" && os.Getenv("OLLAMA_SERVE_LOG") != "" {
+		models = filepath.Join(filepath.Dir(os.Getenv("OLLAMA_SERVE_LOG")), "models")
+	}
+	if _, err := os.Stat(models); models == "" || err != nil {
+		t.Skip("no models directory: set OLLAMA_MODELS (serve.sh's OLLAMA_SERVE_LOG points next to it)")
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	s := &ollamaServer{bin: bin, models: models, addr: addr}
+	s.start(t)
+	t.Cleanup(func() { s.kill() })
+	return s
+}
+
+func (s *ollamaServer) start(t *testing.T) {
+	t.Helper()
+	s.cmd = exec.Command(s.bin, "serve")
+	s.cmd.Env = append(os.Environ(), "OLLAMA_HOST="+s.addr, "OLLAMA_MODELS="+s.models)
+	s.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true} // the runner too
+	if err := s.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(15 * time.Second)
+	for {
+		resp, err := http.Get("http://" + s.addr + "/api/version")
+		if err == nil {
+			resp.Body.Close()
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("own ollama server did not start: %v", err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// kill ends the server and its runner at once, like a crash.
+func (s *ollamaServer) kill() {
+	if s.cmd == nil || s.cmd.Process == nil {
+		return
+	}
+	_ = syscall.Kill(-s.cmd.Process.Pid, syscall.SIGKILL)
+	_ = s.cmd.Wait()
+	s.cmd = nil
+}
+
+func TestE2EServerKilledMidCallAndRestarted(t *testing.T) {
+	model := e2eModel(t)
+	srv := ownServer(t)
+	c := e2eClient(t, srv.addr, model, func(o *Options) { o.EmbedModel = "" })
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); c.Run(ctx) }()
+	defer func() { cancel(); <-done }()
+	waitState(t, c, StateAvailable)
+
+	calls := make(chan error, 1)
+	go func() {
+		_, err := c.Generate(context.Background(), llm.Request{Messages: []llm.Message{{Role: "user", Content: "Tell me a very long story."}}, MaxTokens: 100000})
+		calls <- err
+	}()
+	time.Sleep(500 * time.Millisecond)
+	srv.kill()
+	select {
+	case err := <-calls:
+		if !errors.Is(err, llm.ErrUnavailable) {
+			t.Fatalf("want ErrUnavailable when the server dies mid-call, got %v", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("the call did not end when the server died")
+	}
+	waitStateWithin(t, c, StateUnavailable, 5*time.Second)
+	srv.start(t)
+	waitStateWithin(t, c, StateAvailable, 30*time.Second)
+	if _, err := c.Generate(context.Background(), llm.Request{Messages: []llm.Message{{Role: "user", Content: "hi"}}, MaxTokens: 4}); err != nil && !errors.Is(err, llm.ErrTruncated) {
+		t.Fatal(err)
+	}
+}
+
+func waitStateWithin(t *testing.T, c *Client, state string, d time.Duration) {
+	t.Helper()
+	deadline := time.Now().Add(d)
+	for c.Status().State != state {
+		if time.Now().After(deadline) {
+			t.Fatalf("state %q after %v, want %q (%+v)", c.Status().State, d, state, c.Status())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}

@@ -1,0 +1,249 @@
+package node
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/edgeagent/edgeagent/agent"
+	"github.com/edgeagent/edgeagent/hooks"
+	"github.com/edgeagent/edgeagent/llm"
+	"github.com/edgeagent/edgeagent/llm/local"
+	"github.com/edgeagent/edgeagent/tools"
+	"github.com/edgeagent/edgeagent/worldmodel"
+)
+
+// The llm plugin: the decision engine on a local Ollama (llm.enabled). When
+// the LLM is disabled the matcher plugin takes its place: the same engine
+// without a model, so plain commands and goals still work.
+func init() {
+	RegisterPlugin("llm", func(n *Node) (hooks.Plugin, error) {
+		if !n.Board.LLM.Enabled {
+			return nil, hooks.Decline("llm.enabled is false: text commands get the local matcher only")
+		}
+		return newEnginePlugin(n, "llm", true)
+	})
+	RegisterPlugin("matcher", func(n *Node) (hooks.Plugin, error) {
+		if n.Board.LLM.Enabled {
+			return nil, hooks.Decline("the llm plugin includes the local matcher")
+		}
+		return newEnginePlugin(n, "matcher", false)
+	})
+}
+
+// LLMOptions are the settings under plugins.llm in the board file.
+type LLMOptions struct {
+	// Events is the lowest priority of events the engine thinks about
+	// (low, normal, high; default high). Critical never reaches the LLM.
+	Events string `yaml:"events"`
+	// Review lets the motive ask the LLM, on a heartbeat after the world
+	// changed (new events, component health), whether anything needs doing.
+	Review bool `yaml:"review"`
+	// GoalRefire: a goal still unmet this long after firing fires again.
+	GoalRefire time.Duration `yaml:"goal_refire"`
+	// MaxTokens caps each structured answer.
+	MaxTokens int `yaml:"max_tokens"`
+	// Features are scoped toolsets reached through agent.enter_<name>_mode.
+	Features []FeatureOptions `yaml:"features"`
+	// Skills are markdown guides for the LLM.
+	Skills []SkillOptions `yaml:"skills"`
+}
+
+// FeatureOptions configure one scoped toolset.
+type FeatureOptions struct {
+	Name        string   `yaml:"name"`
+	Description string   `yaml:"description"`
+	Tools       []string `yaml:"tools"` // names or patterns: drive.*
+	Permission  string   `yaml:"permission"`
+}
+
+// SkillOptions name one guide file.
+type SkillOptions struct {
+	Name        string   `yaml:"name"`
+	Description string   `yaml:"description"`
+	File        string   `yaml:"file"` // markdown, relative to the board file
+	Inline      bool     `yaml:"inline"`
+	Tools       []string `yaml:"tools"`
+}
+
+type enginePlugin struct {
+	name   string
+	n      *Node
+	client *local.Client // nil for the matcher
+	engine *agent.Engine
+	docs   []agent.SkillDoc // from the board file
+
+	mu     sync.Mutex
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+}
+
+func newEnginePlugin(n *Node, name string, withLLM bool) (*enginePlugin, error) {
+	var o LLMOptions
+	if err := n.Board.Plugins["llm"].Decode(&o); err != nil {
+		return nil, err
+	}
+	lc := n.Board.LLM
+	p := &enginePlugin{name: name, n: n}
+	cfg := agent.EngineConfig{
+		Device: n.Board.Device.ID, Scenarios: lc.Scenarios,
+		Weights: agent.Weights{Semantic: lc.Weights.Semantic, History: lc.Weights.History, Permission: lc.Weights.Permission, Context: lc.Weights.Context},
+		TopK:    lc.TopK, MinSimilarity: lc.MinSimilarity, PlanBelow: lc.PlanBelow, SummaryBytes: lc.SummaryBytes,
+		Review: o.Review, GoalRefire: o.GoalRefire, MaxTokens: o.MaxTokens,
+		Permitted: func(requester string, grants []string, perm string) bool {
+			// A voice command comes from someone standing at the robot;
+			// it gets what the LLM caller is granted.
+			if requester == "voice" {
+				requester = "llm"
+			}
+			return n.Tools.Permitted(requester, grants, perm)
+		},
+		Log: n.Log.With("plugin", name),
+	}
+	if o.Events != "" {
+		prio, err := worldmodel.ParsePriority(o.Events)
+		if err != nil {
+			return nil, fmt.Errorf("plugins.llm.events: %w", err)
+		}
+		cfg.EventMin = prio
+	}
+	for _, g := range n.Board.Agent.Goals {
+		cfg.Goals = append(cfg.Goals, agent.Goal{Name: g.Name, Source: g.Source, Above: g.Above, Below: g.Below, Text: g.Text})
+	}
+	for _, f := range o.Features {
+		cfg.Features = append(cfg.Features, agent.Feature{Name: f.Name, Description: f.Description, Tools: f.Tools, Permission: f.Permission})
+	}
+	for _, s := range o.Skills {
+		file := s.File
+		if !filepath.IsAbs(file) {
+			file = filepath.Join(n.dir, file)
+		}
+		text, err := os.ReadFile(file)
+		if err != nil {
+			return nil, fmt.Errorf("plugins.llm.skills %s: %w", s.Name, err)
+		}
+		p.docs = append(p.docs, agent.SkillDoc{Name: s.Name, Description: s.Description, Text: string(text), Inline: s.Inline, Tools: s.Tools})
+	}
+	cfg.Skills = p.docs
+
+	var model llm.LLM
+	if withLLM {
+		c, err := local.New(local.Options{
+			Host: lc.Host, Model: lc.Model, EmbedModel: lc.EmbedModel, NumCtx: lc.NumCtx, Seed: lc.Seed,
+			Temperature: lc.Temperature, KeepAlive: lc.KeepAlive, Timeout: lc.Timeout, Log: n.Log.With("plugin", name),
+		})
+		if err != nil {
+			return nil, err
+		}
+		p.client, model = c, c
+		cfg.EmbedModel = lc.EmbedModel
+	}
+	var kv agent.KV
+	if n.Store != nil { // a nil *store.Store must not become a non-nil interface
+		kv = n.Store
+	}
+	e, err := agent.NewEngine(cfg, model, n.Tools, n.World, kv)
+	if err != nil {
+		return nil, fmt.Errorf("plugins.llm: %w", err)
+	}
+	p.engine = e
+	return p, nil
+}
+
+func (p *enginePlugin) Info() hooks.Info {
+	if p.client == nil {
+		return hooks.Info{Name: p.name, Version: "1", Description: "local matcher and goals (no LLM)"}
+	}
+	return hooks.Info{Name: p.name, Version: "1", Description: "decision engine on " + p.client.Host()}
+}
+
+// Decider is the engine, asked after the explicit and reflex fast paths.
+func (p *enginePlugin) Decider() agent.Decider { return p.engine }
+
+// Engine is the decision engine (for `edgeagent decide --dry-run`).
+func (p *enginePlugin) Engine() *agent.Engine { return p.engine }
+
+// Tools are the feature entry tools and skills.read.
+func (p *enginePlugin) Tools() []tools.Tool {
+	return append(p.engine.EntryTools(), p.engine.SkillTool())
+}
+
+// Status is the llm component of agent.status.
+func (p *enginePlugin) Status() any {
+	if p.client == nil {
+		return map[string]string{"state": "off", "reason": "llm.enabled is false: local matcher only"}
+	}
+	return p.client.Status()
+}
+
+// OnAgentStart collects the skill guides of the other plugins and, with an
+// LLM, starts supervising the server (check, preload, retry with backoff)
+// and warms the embedding cache once the server answers.
+func (p *enginePlugin) OnAgentStart(context.Context) error {
+	docs := append([]agent.SkillDoc(nil), p.docs...)
+	for _, pl := range p.n.Hooks.Plugins() {
+		if sp, ok := pl.(agent.SkillProvider); ok {
+			docs = append(docs, sp.SkillDocs()...)
+		}
+	}
+	if err := p.engine.SetSkills(docs); err != nil {
+		return err
+	}
+	if p.client == nil {
+		return nil
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	p.mu.Lock()
+	p.cancel = cancel
+	p.mu.Unlock()
+	p.wg.Add(2)
+	go func() { defer p.wg.Done(); p.client.Run(ctx) }()
+	go func() { defer p.wg.Done(); p.warm(ctx) }()
+	return nil
+}
+
+// warm computes tool embeddings once the server is available.
+func (p *enginePlugin) warm(ctx context.Context) {
+	t := time.NewTicker(100 * time.Millisecond)
+	defer t.Stop()
+	for p.client.Status().State != local.StateAvailable {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+	if err := p.engine.Warm(ctx); err != nil && ctx.Err() == nil {
+		p.n.Log.Info("tool embeddings not computed; matching tools lexically", "plugin", p.name, "reason", err)
+	}
+}
+
+func (p *enginePlugin) OnAgentStop(context.Context) error {
+	p.mu.Lock()
+	cancel := p.cancel
+	p.mu.Unlock()
+	if cancel != nil {
+		cancel()
+	}
+	p.wg.Wait()
+	if p.client != nil {
+		p.client.Close()
+	}
+	return nil
+}
+
+// Engine returns the node's decision engine (nil when neither the llm nor
+// the matcher plugin is loaded).
+func (n *Node) Engine() *agent.Engine {
+	for _, name := range []string{"llm", "matcher"} {
+		if pl, ok := n.Hooks.Get(name); ok {
+			if ep, ok := pl.(*enginePlugin); ok {
+				return ep.engine
+			}
+		}
+	}
+	return nil
+}

@@ -267,7 +267,13 @@ func (e *Engine) decide(ctx context.Context, p Perception, r request) (Decision,
 	if r.scope != nil {
 		tr.Scope = r.scope.Name
 	}
-	defer tr.finish()
+	defer func() {
+		tr.finish()
+		e.log.Debug("decision trace", "perception", truncateText(tr.Perception, 120), "path", tr.Path, "scope", tr.Scope,
+			"scenario", tr.Scenario, "tool", tr.Tool, "steps", len(tr.Steps), "confidence", tr.Confidence,
+			"llm_calls", tr.LLMCalls, "prompt_tokens", tr.PromptTokens, "eval_tokens", tr.EvalTokens,
+			"refusal", tr.Refusal, "ms", tr.TotalMS)
+	}()
 	dec := Decision{Path: "local", Caller: e.cfg.Caller, Trace: tr}
 
 	// One index over every enabled skill; each scope is a view of it.

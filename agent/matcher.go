@@ -171,15 +171,17 @@ func matchCommand(text string, specs []tools.Spec, validate func(string, json.Ra
 	targets := map[string][]string{}
 	var byTarget = map[string][]tools.Spec{}
 	for _, s := range specs {
+		// Cheap test first: most tools are not named at all.
+		if i := strings.IndexAny(s.Name, "._"); i <= 0 || !have[s.Name[:i]] {
+			continue
+		}
 		tw, fw := splitName(s.Name)
-		if tw == nil || fw == nil {
+		if tw == nil || fw == nil || !containsAll(have, tw) {
 			continue
 		}
 		key := strings.Join(tw, " ")
 		byTarget[key] = append(byTarget[key], s)
-		if containsAll(have, tw) {
-			targets[key] = tw
-		}
+		targets[key] = tw
 	}
 	var named []string
 	for k := range targets {
@@ -313,8 +315,7 @@ func bareCommand(tokens []string, specs []tools.Spec, validate func(string, json
 	var steps []Step
 	var names []string
 	for _, s := range specs {
-		_, fw := splitName(s.Name)
-		if s.Internal || len(fw) != 1 || fw[0] != verb {
+		if s.Internal || s.Name[strings.LastIndex(s.Name, ".")+1:] != verb {
 			continue
 		}
 		params, err := validate(s.Name, json.RawMessage(`{}`))

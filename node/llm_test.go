@@ -64,7 +64,7 @@ type llmNode struct {
 	lamp  atomic.Bool
 }
 
-func newLLMNode(t *testing.T, enabled bool, host, embed string) *llmNode {
+func newLLMNode(t testing.TB, enabled bool, host, embed string) *llmNode {
 	t.Helper()
 	dir := t.TempDir()
 	if err := os.WriteFile(dir+"/lamp.md", []byte("The lamp is the white LED at the front. Switch it on when it is dark."), 0o644); err != nil {

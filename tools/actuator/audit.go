@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -61,7 +62,8 @@ type auditLog struct {
 	quit    chan struct{}
 	done    chan struct{}
 	running bool
-	mem     []Entry
+	mem     []Entry // ring of the last memKeep entries when there is no store
+	memNext int
 
 	// sizes are the entry counts of the records in the store, oldest
 	// first; only the writer goroutine uses them.
@@ -218,10 +220,12 @@ func (l *auditLog) record(e Entry) {
 	defer l.mu.Unlock()
 	switch {
 	case l.store == nil:
-		if len(l.mem) >= memKeep {
-			l.mem = append(l.mem[:0], l.mem[1:]...)
+		if len(l.mem) < memKeep {
+			l.mem = append(l.mem, e)
+		} else {
+			l.mem[l.memNext] = e
+			l.memNext = (l.memNext + 1) % memKeep
 		}
-		l.mem = append(l.mem, e)
 		l.written.Add(1)
 	case l.running:
 		select {
@@ -291,8 +295,9 @@ func (l *auditLog) sync(ctx context.Context) error {
 func (l *auditLog) query(ctx context.Context, limit int, tool string) ([]Entry, error) {
 	if l.store == nil {
 		l.mu.Lock()
-		defer l.mu.Unlock()
-		return filterTail(l.mem, limit, tool), nil
+		mem := append(slices.Clone(l.mem[l.memNext:]), l.mem[:l.memNext]...)
+		l.mu.Unlock()
+		return filterTail(mem, limit, tool), nil
 	}
 	sctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 	defer cancel()

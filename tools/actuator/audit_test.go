@@ -4,42 +4,98 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"sync"
 	"testing"
+	"time"
+
+	"github.com/edgeagent/edgeagent/tools"
 
 	"github.com/edgeagent/edgeagent/tools/actuator/simadaptor"
 )
 
-// A burst of commands faster than the store can fsync (more than the queue
-// holds) is audited without loss, in order: queued entries share records.
+// slowStore is an audit store whose appends take a while, like an fsync
+// on an SD card.
+type slowStore struct {
+	mu      sync.Mutex
+	delay   time.Duration
+	records []json.RawMessage
+}
+
+func (s *slowStore) Append(_ string, v any, keep int) (uint64, error) {
+	time.Sleep(s.delay)
+	data, err := json.Marshal(v)
+	if err != nil {
+		return 0, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.records = append(s.records, data)
+	if len(s.records) > keep {
+		s.records = s.records[len(s.records)-keep:]
+	}
+	return uint64(len(s.records)), nil
+}
+
+func (s *slowStore) Tail(_ string, n int, fn func(uint64, json.RawMessage) error) error {
+	s.mu.Lock()
+	recs := s.records[max(0, len(s.records)-n):]
+	s.mu.Unlock()
+	for i, r := range recs {
+		if err := fn(uint64(i+1), r); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// A burst of commands much faster than the store can write (more than
+// the queue holds) is audited without loss and in order: queued entries
+// share records, so the writer keeps up.
 func TestAuditBurstIsNotLost(t *testing.T) {
-	if testing.Short() {
-		t.Skip("writes 6000 audit entries")
+	st := &slowStore{delay: 2 * time.Millisecond}
+	cfg := parseBoard(t, "sim", switches)
+	set, err := New(Options{Platform: "sim", Actuators: cfg.Actuators, Log: quiet, Adaptor: simadaptor.New(simadaptor.Options{}), Store: st})
+	if err != nil {
+		t.Fatal(err)
 	}
-	r := newRig(t, switches, withStore())
+	ctx := context.Background()
+	if err := set.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	defer set.Stop(ctx)
+	var headlight tools.Tool
+	for _, tl := range set.Tools() {
+		if tl.Spec().Name == "headlight.set" {
+			headlight = tl
+		}
+	}
 	const n = auditQueue + 2000
+	start := time.Now()
 	for i := range n {
-		r.must("mqtt", "headlight.set", fmt.Sprintf(`{"on":%v}`, i%2 == 0))
+		if _, err := headlight.Invoke(ctx, json.RawMessage(fmt.Sprintf(`{"on":%v}`, i%2 == 0))); err != nil {
+			t.Fatal(err)
+		}
 	}
-	entries, err := r.set.audit.query(context.Background(), n, "headlight")
+	took := time.Since(start)
+	entries, err := set.audit.query(ctx, n, "headlight")
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(entries) != n {
-		t.Fatalf("%d entries, want %d (audit %+v)", len(entries), n, r.set.Snapshot().Audit)
+		t.Fatalf("%d entries, want %d (audit %+v)", len(entries), n, set.Snapshot().Audit)
 	}
 	for i, e := range entries {
 		if want := fmt.Sprintf(`{"on":%v,"duration":0}`, i%2 == 0); string(e.Requested) != want {
 			t.Fatalf("entry %d: %s, want %s (order lost)", i, e.Requested, want)
 		}
 	}
-	if st := r.set.Snapshot().Audit; st.Dropped != 0 || st.Failed != 0 {
-		t.Fatalf("audit stats %+v", st)
+	if a := set.Snapshot().Audit; a.Dropped != 0 || a.Failed != 0 {
+		t.Fatalf("audit stats %+v", a)
 	}
-	var records int
-	_ = r.store.Tail(AuditBucket, 10*n, func(uint64, json.RawMessage) error { records++; return nil })
-	t.Logf("%d entries in %d records", n, records)
-	if records >= n {
-		t.Fatalf("%d records for %d entries: nothing was batched", records, n)
+	t.Logf("%d commands in %s; %d entries in %d records of a 2 ms store", n, took, n, len(st.records))
+	// One record per entry would take n × 2 ms = 12 s.
+	if len(st.records) > n/batchMax*2 {
+		t.Fatalf("%d records for %d entries: the writer did not batch", len(st.records), n)
 	}
 }
 
@@ -105,5 +161,20 @@ func TestAuditKeepAcrossRestart(t *testing.T) {
 	}
 	if string(entries[0].Requested) != `{"on":true,"duration":0}` || string(entries[len(entries)-1].Requested) != `{"on":false,"duration":0}` {
 		t.Fatal("the oldest kept entries should be from before the restart")
+	}
+}
+
+// Without a store the last memKeep entries are kept, oldest first.
+func TestAuditInMemory(t *testing.T) {
+	r := newRig(t, switches)
+	for i := range memKeep + 10 {
+		r.must("mqtt", "horn.beep", fmt.Sprintf(`{"count":%d}`, i%20+1))
+	}
+	entries := r.auditEntries(memKeep+100, "horn")
+	if len(entries) != memKeep {
+		t.Fatalf("%d entries, want %d", len(entries), memKeep)
+	}
+	if string(entries[0].Requested) != `{"count":11,"duration":0.2,"gap":0.2}` {
+		t.Fatalf("oldest kept entry %s, want the 11th command", entries[0].Requested)
 	}
 }

@@ -30,7 +30,7 @@ var epoch = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
 // rig is a Set on the sim adaptor with a fake clock, behind a real tool
 // registry, as the node wires it.
 type rig struct {
-	t     *testing.T
+	t     testing.TB
 	set   *Set
 	sim   *simadaptor.Adaptor
 	clk   *clock.Fake
@@ -47,10 +47,16 @@ type rigConfig struct {
 	raise   func(r *rig) func(worldmodel.Event)
 	noStart bool
 	keep    int
+	real    bool
 }
 
-func withStore() rigOpt          { return func(c *rigConfig) { c.store = true } }
-func notStarted() rigOpt         { return func(c *rigConfig) { c.noStart = true } }
+func withStore() rigOpt  { return func(c *rigConfig) { c.store = true } }
+func notStarted() rigOpt { return func(c *rigConfig) { c.noStart = true } }
+
+// withRealClock runs ramps and timers on the wall clock (benchmarks); the
+// rig's fake clock then does not drive anything.
+func withRealClock() rigOpt { return func(c *rigConfig) { c.real = true } }
+
 func withAuditKeep(n int) rigOpt { return func(c *rigConfig) { c.keep = n } }
 
 // parseBoard parses actuator blocks the way the agent does, defaults filled.
@@ -71,7 +77,7 @@ func parseBoard(t testing.TB, platform, actuators string) *board.Config {
 	return cfg
 }
 
-func newRig(t *testing.T, actuators string, opts ...rigOpt) *rig {
+func newRig(t testing.TB, actuators string, opts ...rigOpt) *rig {
 	t.Helper()
 	var c rigConfig
 	for _, o := range opts {
@@ -79,13 +85,17 @@ func newRig(t *testing.T, actuators string, opts ...rigOpt) *rig {
 	}
 	cfg := parseBoard(t, "sim", actuators)
 	r := &rig{t: t, clk: clock.NewFake(epoch), world: worldmodel.New(worldmodel.Config{})}
-	r.sim = simadaptor.New(simadaptor.Options{Now: r.clk.Now})
+	var clk clock.Clock = r.clk
+	if c.real {
+		clk = clock.Real()
+	}
+	r.sim = simadaptor.New(simadaptor.Options{Now: clk.Now})
 	for _, a := range cfg.Actuators {
 		if a.Kind == "pca9685_servo" {
 			r.sim.I2CBus(a.Bus).AttachPCA9685(uint16(a.Address))
 		}
 	}
-	o := Options{Platform: "sim", Actuators: cfg.Actuators, World: r.world, Log: quiet, Clock: r.clk, Adaptor: r.sim,
+	o := Options{Platform: "sim", Actuators: cfg.Actuators, World: r.world, Log: quiet, Clock: clk, Adaptor: r.sim,
 		Settings: Settings{AuditKeep: c.keep}}
 	if c.store {
 		st, err := store.Open(filepath.Join(t.TempDir(), "edgeagent.db"))
@@ -200,7 +210,7 @@ func (r *rig) step(n int, d time.Duration, wantWrites uint64) {
 
 // eventually polls cond; only for state that a goroutine sets after a
 // write the test already waited for.
-func eventually(t *testing.T, what string, cond func() bool) {
+func eventually(t testing.TB, what string, cond func() bool) {
 	t.Helper()
 	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
 		if cond() {
@@ -219,7 +229,7 @@ func contains(notes []string, sub string) bool {
 	return false
 }
 
-func value(t *testing.T, res tools.Result) map[string]any {
+func value(t testing.TB, res tools.Result) map[string]any {
 	t.Helper()
 	data, err := json.Marshal(res.Value)
 	if err != nil {

@@ -9,7 +9,6 @@ import (
 	"slices"
 	"sort"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -100,8 +99,6 @@ type Engine struct {
 	classify  json.RawMessage // step 1+2 schema
 	embedDown atomic.Int64    // unix ns until which model embeddings are not tried
 	motive    motiveState
-
-	featureOf func(name string) *Feature
 }
 
 // RefusalError is a decision the engine would not make: no tool fits, the
@@ -335,6 +332,10 @@ func (e *Engine) decide(ctx context.Context, p Perception, r request) (Decision,
 	}
 	var intents []Intent
 	switch {
+	case errors.Is(err, llm.ErrUnavailable) && r.kind == "event":
+		// Nobody waits for an answer: the reflexes have handled what they
+		// could; the status says the LLM is down.
+		return Decision{}, ErrNoDecision
 	case errors.Is(err, llm.ErrUnavailable):
 		return e.refuse(dec, tr, "the LLM is unavailable ("+err.Error()+") and the local matcher did not understand ("+declined+")")
 	case err != nil && !errors.Is(err, llm.ErrTruncated):
@@ -652,13 +653,4 @@ func contextScore(s tools.Spec, text string, ev *worldmodel.Event, fresh map[str
 		}
 	}
 	return score
-}
-
-// motiveState remembers what the motive saw.
-type motiveState struct {
-	mu      sync.Mutex
-	fired   map[string]time.Time
-	lastSeq uint64
-	health  string
-	primed  bool
 }

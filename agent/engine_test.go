@@ -401,6 +401,11 @@ func TestEngineUnavailableLLM(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "LLM is unavailable") || !strings.Contains(err.Error(), "local matcher did not understand") {
 		t.Fatalf("%v", err)
 	}
+	// An event nobody waits for: quietly left to the reflexes.
+	ev := Perception{Trigger: "event", Event: &worldmodel.Event{Kind: "motion_start", Source: "cam", Priority: worldmodel.High}}
+	if _, err := r.engine.Decide(context.Background(), ev); !errors.Is(err, ErrNoDecision) {
+		t.Fatalf("event while the LLM is down: %v", err)
+	}
 	// Without any LLM the engine is the matcher alone.
 	e, err := NewEngine(EngineConfig{Log: quiet}, nil, r.reg, r.world, nil)
 	if err != nil {

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/edgeagent/edgeagent/llm"
@@ -27,6 +28,15 @@ import (
 //     asks the model whether anything needs doing; a task it names goes
 //     through the five steps.
 //   - Otherwise the agent stays idle, at zero LLM calls.
+
+// motiveState remembers what the motive saw.
+type motiveState struct {
+	mu      sync.Mutex
+	fired   map[string]time.Time
+	lastSeq uint64
+	health  string
+	primed  bool
+}
 
 // Goal is a motive: when Source passes a bound, Text is perceived.
 type Goal struct {

@@ -1,43 +1,69 @@
 package motion
 
-// blur5 smooths p (w×h) in place with the separable binomial kernel
-// [1 4 6 4 1]/16, a Gaussian of σ≈1 and radius 2 as in Frigate, repeating
-// the border pixels. tmp must be as long as p.
-func blur5(p, tmp []float32, w, h int) {
-	n := w * h
-	p, tmp = p[:n], tmp[:n]
-	const a, b, c = 1.0 / 16, 4.0 / 16, 6.0 / 16
-	// horizontal: p → tmp
-	for y := 0; y < h; y++ {
-		r := p[y*w : (y+1)*w]
-		o := tmp[y*w : (y+1)*w]
-		if w < 5 {
-			for x := range o {
-				o[x] = a*r[clampi(x-2, w)] + b*r[clampi(x-1, w)] + c*r[x] + b*r[clampi(x+1, w)] + a*r[clampi(x+2, w)]
-			}
-			continue
+import "encoding/binary"
+
+// The blur is the separable binomial kernel [1 4 6 4 1]/16, a Gaussian
+// of σ≈1 and radius 2 as in Frigate (and OpenCV's fixed 5-tap kernel),
+// repeating the border pixels.
+const k0, k1, k2 = 1.0 / 16, 4.0 / 16, 6.0 / 16
+
+// hblur5 blurs one row r into o (both w long).
+func hblur5(r, o []float32) {
+	w := len(r)
+	o = o[:w]
+	if w < 5 {
+		for x := range o {
+			o[x] = k0*r[clampi(x-2, w)] + k1*r[clampi(x-1, w)] + k2*r[x] + k1*r[clampi(x+1, w)] + k0*r[clampi(x+2, w)]
 		}
-		o[0] = a*r[0] + b*r[0] + c*r[0] + b*r[1] + a*r[2]
-		o[1] = a*r[0] + b*r[0] + c*r[1] + b*r[2] + a*r[3]
-		for x := 2; x < w-2; x++ {
-			s := r[x-2 : x+3 : x+3]
-			o[x] = a*(s[0]+s[4]) + b*(s[1]+s[3]) + c*s[2]
-		}
-		o[w-2] = a*r[w-4] + b*r[w-3] + c*r[w-2] + b*r[w-1] + a*r[w-1]
-		o[w-1] = a*r[w-3] + b*r[w-2] + c*r[w-1] + b*r[w-1] + a*r[w-1]
+		return
 	}
-	// vertical: tmp → p, a row at a time so the inner loop runs along memory
+	o[0] = k0*r[0] + k1*r[0] + k2*r[0] + k1*r[1] + k0*r[2]
+	o[1] = k0*r[0] + k1*r[0] + k2*r[1] + k1*r[2] + k0*r[3]
+	for x := 2; x < w-2; x++ {
+		s := r[x-2 : x+3 : x+3]
+		o[x] = k0*(s[0]+s[4]) + k1*(s[1]+s[3]) + k2*s[2]
+	}
+	o[w-2] = k0*r[w-4] + k1*r[w-3] + k2*r[w-2] + k1*r[w-1] + k0*r[w-1]
+	o[w-1] = k0*r[w-3] + k1*r[w-2] + k2*r[w-1] + k1*r[w-1] + k0*r[w-1]
+}
+
+// diffBlurThreshold is three steps fused into two passes, so that the
+// difference and its blurred copy never go through memory whole:
+//
+//	diff = cur − clamp((bg − offset)·inv, black, white)
+//	blurred = blur5(diff)
+//	bin = |blurred| > thr
+//
+// It returns the number of pixels set. tmp holds w×h values, row w.
+func diffBlurThreshold(cur, bg, tmp, row []float32, bin []uint8, w, h int, offset, inv, black, white, thr float32) int {
+	n := w * h
+	cur, bg, tmp, bin, row = cur[:n], bg[:n], tmp[:n], bin[:n], row[:w]
+	for y := 0; y < h; y++ {
+		c, b := cur[y*w:(y+1)*w], bg[y*w:(y+1)*w]
+		for x, v := range c {
+			row[x] = v - min(max((b[x]-offset)*inv, black), white)
+		}
+		hblur5(row, tmp[y*w:(y+1)*w])
+	}
+	count := 0
 	for y := 0; y < h; y++ {
 		r0 := tmp[clampi(y-2, h)*w:][:w]
 		r1 := tmp[clampi(y-1, h)*w:][:w]
 		r2 := tmp[y*w:][:w]
 		r3 := tmp[clampi(y+1, h)*w:][:w]
 		r4 := tmp[clampi(y+2, h)*w:][:w]
-		o := p[y*w:][:w]
+		o := bin[y*w:][:w]
 		for x := range o {
-			o[x] = a*(r0[x]+r4[x]) + b*(r1[x]+r3[x]) + c*r2[x]
+			e := k0*(r0[x]+r4[x]) + k1*(r1[x]+r3[x]) + k2*r2[x]
+			var v uint8
+			if e > thr || e < -thr {
+				v = 1
+			}
+			o[x] = v
+			count += int(v)
 		}
 	}
+	return count
 }
 
 func clampi(i, n int) int {
@@ -70,6 +96,7 @@ func dilate3(bin, tmp []uint8, w, h int) {
 			o[x] = v
 		}
 	}
+	// vertical: eight pixels at a time
 	for y := 0; y < h; y++ {
 		r1 := tmp[y*w:][:w]
 		r0, r2 := r1, r1
@@ -80,7 +107,12 @@ func dilate3(bin, tmp []uint8, w, h int) {
 			r2 = tmp[(y+1)*w:][:w]
 		}
 		o := bin[y*w:][:w]
-		for x := range o {
+		x := 0
+		for ; x+8 <= w; x += 8 {
+			v := binary.LittleEndian.Uint64(r0[x:]) | binary.LittleEndian.Uint64(r1[x:]) | binary.LittleEndian.Uint64(r2[x:])
+			binary.LittleEndian.PutUint64(o[x:], v)
+		}
+		for ; x < w; x++ {
 			o[x] = r0[x] | r1[x] | r2[x]
 		}
 	}

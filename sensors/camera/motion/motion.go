@@ -161,8 +161,8 @@ type Detector struct {
 	active int    // unmasked downscaled pixels
 
 	cur   []float32 // this frame, downscaled and stretched
-	diff  []float32 // this frame minus the background in its lighting, blurred
-	tmp   []float32
+	tmp   []float32 // the difference, blurred along rows
+	row   []float32
 	bg    []float32 // running-average background
 	bin   []uint8   // changed pixels, then dilated
 	bin2  []uint8
@@ -292,7 +292,7 @@ func (d *Detector) setup(w, h int) error {
 	n := sw * sh
 	d.w, d.h, d.sw, d.sh = w, h, sw, sh
 	d.cur = make([]float32, n)
-	d.diff = make([]float32, n)
+	d.row = make([]float32, sw)
 	d.tmp = make([]float32, n)
 	d.bg = make([]float32, n)
 	d.bin = make([]uint8, n)
@@ -359,9 +359,7 @@ func (d *Detector) Detect(y []byte, stride, w, h int) Result {
 	}
 	jump := d.jump(gain, offset, mean)
 
-	d.difference(float32(gain), float32(offset), black, white)
-	blur5(d.diff, d.tmp, d.sw, d.sh)
-	changed := d.threshold()
+	changed := d.changes(float32(gain), float32(offset), black, white)
 	dilate3(d.bin, d.bin2, d.sw, d.sh)
 	counted := d.regions()
 
@@ -414,17 +412,6 @@ func lastBin(h *[256]int32) int {
 		}
 	}
 	return 0
-}
-
-// difference sets diff to the frame minus the background mapped into the
-// frame's lighting, (bg − offset)/gain, clipped at the frame's black and
-// white.
-func (d *Detector) difference(gain, offset, black, white float32) {
-	inv := 1 / gain
-	cur, bg, diff := d.cur, d.bg[:len(d.cur)], d.diff[:len(d.cur)]
-	for i, v := range cur {
-		diff[i] = v - min(max((bg[i]-offset)*inv, black), white)
-	}
 }
 
 // stretch returns the map v → (v−lo)·k that takes the 4th..96th
@@ -551,25 +538,18 @@ func (d *Detector) sums(robust bool, g, o float32) moments {
 	return m
 }
 
-// threshold marks the unmasked pixels whose blurred difference exceeds the
-// threshold, and returns how many there are (before dilation, which would
-// inflate noise specks ninefold).
-func (d *Detector) threshold() int {
-	thr := float32(d.cfg.Threshold)
-	diff, bin := d.diff, d.bin[:len(d.diff)]
-	n := 0
-	for i, e := range diff {
-		var b uint8
-		if e > thr || e < -thr {
-			b = 1
-		}
-		bin[i] = b
-		n += int(b)
-	}
+// changes marks in bin the unmasked pixels where the frame differs from
+// the background mapped into the frame's lighting, (bg − offset)/gain,
+// clipped at the frame's black and white, by more than the threshold once
+// the difference is blurred; it returns how many (before dilation, which
+// would inflate noise specks ninefold).
+func (d *Detector) changes(gain, offset, black, white float32) int {
+	n := diffBlurThreshold(d.cur, d.bg, d.tmp, d.row, d.bin, d.sw, d.sh,
+		offset, 1/gain, black, white, float32(d.cfg.Threshold))
 	if d.masked {
-		for i, m := range d.mask[:len(bin)] {
-			if m && bin[i] != 0 {
-				bin[i] = 0
+		for i, m := range d.mask[:len(d.bin)] {
+			if m && d.bin[i] != 0 {
+				d.bin[i] = 0
 				n--
 			}
 		}

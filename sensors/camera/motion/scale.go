@@ -13,9 +13,10 @@ import (
 //
 // Reading every input byte is the detector's main cost, so the input is
 // read eight pixels at a time as a uint64 and summed in 16-bit lanes that
-// stay in registers while walking down an output row's span of input rows;
-// adding the even and odd lanes then gives the sums of pixel pairs. Column
-// spans start at even pixels so that a pair never straddles two outputs.
+// stay in registers while walking down an output row's span of input rows
+// (four such words at once, to keep the core busy); adding the even and
+// odd lanes gives the sums of pixel pairs. Column spans start at even
+// pixels so that a pair never straddles two outputs.
 type scaler struct {
 	w, h, sw, sh int
 	xs, ys       []int     // span boundaries: output x covers input xs[x]..xs[x+1]
@@ -72,7 +73,30 @@ func (s *scaler) run(src []byte, stride int, dst []float32, hist *[256]int32) {
 		rows := src[y0*stride : (y1-1)*stride+w]
 		span := y1 - y0
 		k := 0
-		// Two words per iteration: two independent sums in flight.
+		if span <= 128 { // a lane holds 128 rows of pixel pairs (128·510 < 65536)
+			// Four words per iteration: four independent sums in flight.
+			end := span * stride
+			for ; k+4 <= words; k += 4 {
+				var a, b, c, d uint64
+				for off := 8 * k; off < end; off += stride {
+					r := rows[off : off+32 : off+32]
+					v0 := binary.LittleEndian.Uint64(r)
+					v1 := binary.LittleEndian.Uint64(r[8:])
+					v2 := binary.LittleEndian.Uint64(r[16:])
+					v3 := binary.LittleEndian.Uint64(r[24:])
+					a += v0&lanes + (v0>>8)&lanes
+					b += v1&lanes + (v1>>8)&lanes
+					c += v2&lanes + (v2>>8)&lanes
+					d += v3&lanes + (v3>>8)&lanes
+				}
+				q := pairs[4*k : 4*k+16 : 4*k+16]
+				q[0], q[1], q[2], q[3] = uint32(a&0xFFFF), uint32(a>>16&0xFFFF), uint32(a>>32&0xFFFF), uint32(a>>48)
+				q[4], q[5], q[6], q[7] = uint32(b&0xFFFF), uint32(b>>16&0xFFFF), uint32(b>>32&0xFFFF), uint32(b>>48)
+				q[8], q[9], q[10], q[11] = uint32(c&0xFFFF), uint32(c>>16&0xFFFF), uint32(c>>32&0xFFFF), uint32(c>>48)
+				q[12], q[13], q[14], q[15] = uint32(d&0xFFFF), uint32(d>>16&0xFFFF), uint32(d>>32&0xFFFF), uint32(d>>48)
+			}
+		}
+		// The rest (and spans over 128 rows) two words at a time.
 		for ; k+2 <= words; k += 2 {
 			var a0, a1, b0, b1, c0, c1, d0, d1 uint32
 			for y := 0; y < span; {

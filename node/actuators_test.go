@@ -157,7 +157,7 @@ func TestActuatorsOnTheSimBoard(t *testing.T) {
 	for _, e := range entries {
 		got = append(got, e.Caller+" "+e.Tool+" "+e.Result)
 	}
-	want := "reflex headlight.set ok|mqtt drive.drive ok|estop:estop_button estop ok|reflex headlight.set refused|cli estop.reset ok|cli pump.set ok"
+	want := "reflex headlight.set ok|mqtt drive.drive ok|estop:estop_button estop ok|reflex headlight.set refused|cli estop.reset ok|cli pump.set ok|shutdown stop ok"
 	if strings.Join(got, "|") != want {
 		t.Fatalf("audit:\n%s\nwant\n%s", strings.Join(got, "|"), want)
 	}

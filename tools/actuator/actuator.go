@@ -264,23 +264,31 @@ func (s *Set) Stop(ctx context.Context) error {
 	s.started = false
 	s.mu.Unlock()
 	var errs []error
+	done := map[string]string{}
 	for _, a := range s.acts {
 		b := a.common()
 		b.mu.Lock()
 		b.cancelTaskLocked()
 		if b.opened {
-			if _, err := a.safeLocked(false); err != nil {
+			if what, err := a.safeLocked(false); err != nil {
 				errs = append(errs, fmt.Errorf("%s: %w", b.cfg.Name, err))
+				done[b.cfg.Name] = "failed: " + err.Error()
+			} else {
+				done[b.cfg.Name] = what
 			}
 			b.setStateLocked(a.idleState())
 		}
 		b.opened = false
 		b.mu.Unlock()
 	}
-	done := make(chan struct{})
-	go func() { s.wg.Wait(); close(done) }()
+	if len(done) > 0 {
+		s.audit.record(Entry{Time: s.clk.Now(), Caller: "shutdown", Tool: "stop", Actuator: "*",
+			Applied: marshal(done), Result: resultOf(errors.Join(errs...))})
+	}
+	waited := make(chan struct{})
+	go func() { s.wg.Wait(); close(waited) }()
 	select {
-	case <-done:
+	case <-waited:
 	case <-ctx.Done():
 		errs = append(errs, errors.New("actuator goroutines did not end in time (a write is hanging)"))
 	}

@@ -1,0 +1,102 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/edgeagent/edgeagent/board"
+	"github.com/edgeagent/edgeagent/store"
+	"github.com/edgeagent/edgeagent/tools/actuator"
+)
+
+func init() {
+	var (
+		boardPath string
+		limit     int
+		tool      string
+		asJSON    bool
+	)
+	cmd := &cobra.Command{
+		Use:   "audit",
+		Short: "Show the audit log of physical actions (who actuated what, requested and applied, result)",
+		Long: `Show the last entries of the audit log the actuators keep in the board's store:
+time, caller (mqtt, llm, reflex, cli, deadman, estop:<source> …), tool, the
+parameters requested and applied, and the result (ok, refused, failed).
+
+The store is a single file that a running agent holds locked. While the agent
+runs, read the log through it: the admin skill audit.query, e.g. over MQTT
+{"id":"1","op":"audit","params":{"limit":20}} on the admin topic.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if limit < 1 {
+				return fmt.Errorf("--limit must be at least 1")
+			}
+			cfg, err := board.Load(boardPath)
+			if err != nil {
+				return err
+			}
+			// The same file node.New opens.
+			path := filepath.Join(cfg.DataDir, "edgeagent.db")
+			if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
+				return fmt.Errorf("no audit log yet: %s does not exist (the agent has not run with this board)", path)
+			}
+			st, err := store.Open(path)
+			if err != nil {
+				if strings.Contains(err.Error(), "locked") {
+					return fmt.Errorf("%w\nThe running agent holds the store: read the audit log through it (admin skill audit.query, e.g. over MQTT: {\"id\":\"1\",\"op\":\"audit\",\"params\":{\"limit\":%d}} on %sadmin), or stop the agent first", err, limit, cfg.MQTT.Prefix)
+				}
+				return err
+			}
+			defer st.Close()
+			entries, err := actuator.ReadAudit(st, limit, tool, max(limit, 100000))
+			if err != nil {
+				return err
+			}
+			out := cmd.OutOrStdout()
+			if asJSON {
+				enc := json.NewEncoder(out)
+				enc.SetIndent("", "  ")
+				if entries == nil {
+					entries = []actuator.Entry{}
+				}
+				return enc.Encode(entries)
+			}
+			if len(entries) == 0 {
+				fmt.Fprintln(out, "the audit log is empty")
+				return nil
+			}
+			w := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
+			fmt.Fprintln(w, "TIME\tCALLER\tTOOL\tRESULT\tREQUESTED\tAPPLIED\tNOTES")
+			for _, e := range entries {
+				notes := strings.Join(e.Notes, "; ")
+				if e.Error != "" {
+					notes = strings.TrimPrefix(strings.Join([]string{notes, e.Error}, "; "), "; ")
+				}
+				fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", e.Time.Local().Format(time.DateTime+".000"),
+					dash(e.Caller), e.Tool, e.Result, dash(string(e.Requested)), dash(string(e.Applied)), notes)
+			}
+			return w.Flush()
+		},
+	}
+	cmd.Flags().StringVar(&boardPath, "board", defaultBoard, "board config file (its data_dir holds the store)")
+	cmd.Flags().IntVar(&limit, "limit", 50, "number of entries, newest last")
+	cmd.Flags().StringVar(&tool, "tool", "", "only this tool (drive.drive) or this actuator's tools (drive)")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the entries as JSON")
+	rootCmd.AddCommand(cmd)
+}
+
+func dash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}

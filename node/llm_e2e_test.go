@@ -40,7 +40,7 @@ llm:
   plan_below: %PLAN%
 plugins:
   llm:
-    max_tokens: 64
+    max_tokens: 32
 `
 
 // strictTool checks what it receives on its own, independently of the

@@ -19,7 +19,15 @@ import (
 	"github.com/edgeagent/edgeagent/llm/local/ollamatest"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+func TestMain(m *testing.M) { goleak.VerifyTestMain(stopAfter{m}) }
+
+// stopAfter ends the E2E tests' own Ollama server before the leak check.
+type stopAfter struct{ m *testing.M }
+
+func (s stopAfter) Run() int {
+	defer stopShared()
+	return s.m.Run()
+}
 
 var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
 

@@ -618,25 +618,27 @@ func (e *Engine) freshness() map[string]time.Time {
 }
 
 // contextScore is how relevant the world state a tool touches is right
-// now: 1 when the perception names it (the event's source, a word of the
-// request), else how fresh its newest observation is (1 within 10 s,
-// falling to 0 at 5 min), 0 when it has none.
+// now: 1 when the perception names it (the event's source, or a word of the
+// request naming the tool's device or what it touches), else how fresh its
+// newest observation is (1 within 10 s, falling to 0 at 5 min), 0 when
+// there is none.
 func contextScore(s tools.Spec, text string, ev *worldmodel.Event, fresh map[string]time.Time, now time.Time) float64 {
-	touches := s.Touches
-	if len(touches) == 0 {
-		if i := strings.LastIndex(s.Name, "."); i > 0 {
-			touches = []string{s.Name[:i]}
-		}
+	touches := slices.Clone(s.Touches)
+	if i := strings.LastIndex(s.Name, "."); i > 0 {
+		touches = append(touches, s.Name[:i]) // the device itself
 	}
 	lower := " " + strings.Join(words(text), " ") + " "
+	for _, t := range touches {
+		if ev != nil && ev.Source != "" && strings.HasPrefix(ev.Source, t) {
+			return 1
+		}
+		last := t[strings.LastIndex(t, ".")+1:] // "actuator.headlight" is named "headlight"
+		if strings.Contains(lower, " "+strings.Join(words(last), " ")+" ") {
+			return 1
+		}
+	}
 	score := 0.0
 	for _, t := range touches {
-		if ev != nil && strings.HasPrefix(ev.Source, t) {
-			return 1
-		}
-		if strings.Contains(lower, " "+strings.Join(words(t), " ")+" ") {
-			return 1
-		}
 		for src, at := range fresh {
 			if !strings.HasPrefix(src, t) {
 				continue

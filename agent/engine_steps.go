@@ -122,8 +122,8 @@ func (e *Engine) params(ctx context.Context, tr *Trace, r request, extra []hooks
 	for attempt := 0; attempt < 2; attempt++ {
 		req := llm.Request{Purpose: "params", System: pr.system, Messages: msgs, Schema: spec.Params, MaxTokens: e.cfg.MaxTokens}
 		resp, err := e.generate(ctx, tr, req)
-		if ctx.Err() != nil || errors.Is(err, llm.ErrUnavailable) {
-			return nil, err
+		if ctx.Err() != nil || errors.Is(err, llm.ErrUnavailable) || errors.Is(err, context.DeadlineExceeded) {
+			return nil, err // asking again would not help
 		}
 		if err == nil {
 			var params json.RawMessage
@@ -158,8 +158,8 @@ func (e *Engine) plan(ctx context.Context, tr *Trace, r request, extra []hooks.C
 	for attempt := 0; attempt < 2; attempt++ {
 		req := llm.Request{Purpose: "plan", System: pr.system, Messages: msgs, Schema: schema, MaxTokens: 2 * e.cfg.MaxTokens}
 		resp, err := e.generate(ctx, tr, req)
-		if ctx.Err() != nil || errors.Is(err, llm.ErrUnavailable) {
-			return nil, err
+		if ctx.Err() != nil || errors.Is(err, llm.ErrUnavailable) || errors.Is(err, context.DeadlineExceeded) {
+			return nil, err // asking again would not help
 		}
 		if err == nil {
 			var steps []Step

@@ -519,3 +519,26 @@ func TestPreemptionCancelsLLMCall(t *testing.T) {
 		t.Fatalf("trace %s", dump(tr))
 	}
 }
+
+func TestContextScore(t *testing.T) {
+	now := time.Now()
+	spec := tools.Spec{Name: "headlight.set", Touches: []string{"actuator.headlight", "env.lux"}}
+	fresh := map[string]time.Time{"env.lux": now.Add(-2 * time.Minute), "front_cam.motion": now}
+	cases := []struct {
+		text string
+		ev   *worldmodel.Event
+		want float64
+	}{
+		{"turn the headlight on", nil, 1},                                          // names the device
+		{"it is dark", &worldmodel.Event{Source: "actuator.headlight"}, 1},         // the event is about it
+		{"it is dark", nil, 1 - float64(110*time.Second)/float64(290*time.Second)}, // env.lux, 2 min old
+	}
+	for _, c := range cases {
+		if got := contextScore(spec, c.text, c.ev, fresh, now); got < c.want-1e-9 || got > c.want+1e-9 {
+			t.Errorf("%q: %v, want %v", c.text, got, c.want)
+		}
+	}
+	if got := contextScore(tools.Spec{Name: "pump.set"}, "it is dark", nil, fresh, now); got != 0 {
+		t.Errorf("untouched: %v", got)
+	}
+}

@@ -222,6 +222,8 @@ type toolIndex struct {
 	kv    KV
 	model string // embedding model naming the cached vectors; "" = lexical only
 
+	embedding sync.Mutex // one embedding batch at a time: Warm and a decision must not both pay for it
+
 	mu     sync.Mutex
 	tools  []*indexed
 	byName map[string]*indexed
@@ -326,6 +328,8 @@ func (x *toolIndex) embedMissing(ctx context.Context, emb Embedder, entries []*i
 	if x.model == "" {
 		return 0, nil
 	}
+	x.embedding.Lock()
+	defer x.embedding.Unlock()
 	x.mu.Lock()
 	var missing []*indexed
 	for _, e := range entries {

@@ -138,7 +138,9 @@ func printOutcome(w io.Writer, out agent.Outcome) {
 		}
 		fmt.Fprintf(w, "   confidence: %.2f\n", tr.Confidence)
 		for _, in := range tr.Intents {
-			fmt.Fprintf(w, "intent:      %s\n", strings.TrimSpace(in.String()))
+			if s := strings.TrimSpace(in.String()); s != "" {
+				fmt.Fprintf(w, "intent:      %s\n", s)
+			}
 		}
 		if len(tr.Candidates) > 0 {
 			fmt.Fprintf(w, "candidates (embedder %s):\n", tr.Embedder)

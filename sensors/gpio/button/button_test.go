@@ -19,7 +19,7 @@ func TestButtonBouncePressRelease(t *testing.T) {
 - name: btn
   kind: button
   pins: {signal: "sim:btn1"}
-  options: {debounce: 15ms, event: doorbell, release_event: doorbell_up}
+  options: {debounce: 150ms, event: doorbell, release_event: doorbell_up}
 `)
 	rec := kittest.NewRecorder()
 	kittest.Start(t, cfg, rec)
@@ -27,11 +27,11 @@ func TestButtonBouncePressRelease(t *testing.T) {
 	pin := gpiosim.Shared("sim:btn1")
 	for i := 0; i < 3; i++ {
 		pin.Bounce(gpio.Low, 6, time.Millisecond) // pressed (active low)
-		time.Sleep(40 * time.Millisecond)
+		time.Sleep(400 * time.Millisecond)
 		pin.Bounce(gpio.High, 4, time.Millisecond)
-		time.Sleep(40 * time.Millisecond)
+		time.Sleep(400 * time.Millisecond)
 	}
-	rec.WaitFor(t, 2*time.Second, "3 presses", func() bool { return len(rec.Events("doorbell_up")) == 3 })
+	rec.WaitFor(t, 4*time.Second, "3 presses", func() bool { return len(rec.Events("doorbell_up")) == 3 })
 	if got := rec.EventKinds(); got != "doorbell,doorbell_up,doorbell,doorbell_up,doorbell,doorbell_up" {
 		t.Fatalf("events %s", got)
 	}
@@ -48,7 +48,7 @@ func TestEStopIsCriticalAndImmediate(t *testing.T) {
 - name: estop
   kind: estop
   pins: {signal: "sim:es1"}
-  options: {debounce: 50ms}
+  options: {debounce: 200ms}
 `)
 	rec := kittest.NewRecorder()
 	kittest.Start(t, cfg, rec)
@@ -58,17 +58,21 @@ func TestEStopIsCriticalAndImmediate(t *testing.T) {
 	}
 	pin := gpiosim.Shared("sim:es1")
 	pressed := time.Now()
-	go pin.Bounce(gpio.High, 10, 2*time.Millisecond) // NC contact opens, bouncing for 20 ms
+	// The NC contact opens, bouncing: ten transitions queued at once (a
+	// scheduler stall between them cannot stretch the bounce beyond the
+	// debounce period, and without debounce each queued edge would flip
+	// the state and raise again).
+	pin.Bounce(gpio.High, 10, 0)
 	rec.WaitFor(t, 2*time.Second, "estop", func() bool { return len(rec.Events("estop")) == 1 })
 	e := rec.Events("estop")[0]
 	if e.Priority != worldmodel.Critical || e.Source != "estop" {
 		t.Errorf("event %+v", e)
 	}
-	// Leading edge: not held up by the 50 ms debounce.
-	if lag := time.Since(pressed); lag > 30*time.Millisecond {
+	// Leading edge: not held up by the 200 ms debounce.
+	if lag := e.Time.Sub(pressed); lag > 100*time.Millisecond {
 		t.Errorf("estop raised %s after the press", lag)
 	}
-	time.Sleep(100 * time.Millisecond)
+	time.Sleep(400 * time.Millisecond)
 	if n := len(rec.Events("estop")); n != 1 {
 		t.Fatalf("%d estop events for one bouncing press", n)
 	}

@@ -56,10 +56,11 @@ func expect(t *testing.T, ch <-chan change, l gpio.Level) change {
 }
 
 // A bouncing contact is one change after it settles, dated from its first
-// edge.
+// edge. (Periods are long next to the 1 ms bounce so that a loaded test
+// machine stalling a sleep cannot turn a bounce into a real change.)
 func TestSettleDebounce(t *testing.T) {
 	p := gpiosim.NewPin("b")
-	w, err := NewWatcher(p, gpio.PullUp, Debounce{Period: 20 * time.Millisecond}, 0)
+	w, err := NewWatcher(p, gpio.PullUp, Debounce{Period: 100 * time.Millisecond}, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -71,15 +72,15 @@ func TestSettleDebounce(t *testing.T) {
 	first := time.Now()
 	p.Bounce(gpio.Low, 7, time.Millisecond) // press with 7 bounces
 	c := expect(t, ch, gpio.Low)
-	if c.at.Before(first) || c.at.Sub(first) > 5*time.Millisecond {
+	if c.at.Before(first) || c.at.Sub(first) > 50*time.Millisecond {
 		t.Errorf("change dated %s after the first edge", c.at.Sub(first))
 	}
-	expectNone(t, ch, 60*time.Millisecond)
+	expectNone(t, ch, 200*time.Millisecond)
 	// A glitch shorter than the debounce period is no change at all.
 	p.Set(gpio.High)
 	time.Sleep(2 * time.Millisecond)
 	p.Set(gpio.Low)
-	expectNone(t, ch, 60*time.Millisecond)
+	expectNone(t, ch, 200*time.Millisecond)
 	p.Bounce(gpio.High, 3, time.Millisecond)
 	expect(t, ch, gpio.High)
 }
@@ -88,16 +89,16 @@ func TestSettleDebounce(t *testing.T) {
 func TestLeadingDebounce(t *testing.T) {
 	p := gpiosim.NewPin("e")
 	p.Set(gpio.Low)
-	w, _ := NewWatcher(p, gpio.PullUp, Debounce{Period: 50 * time.Millisecond, Leading: true}, 0)
+	w, _ := NewWatcher(p, gpio.PullUp, Debounce{Period: 200 * time.Millisecond, Leading: true}, 0)
 	ch, stop := collect(t, w)
 	defer stop()
 	start := time.Now()
 	go p.Bounce(gpio.High, 9, 2*time.Millisecond) // 18 ms of bounce
-	expect(t, ch, gpio.High)
-	if d := time.Since(start); d > 15*time.Millisecond {
-		t.Errorf("leading edge reported after %s (debounce is 50 ms)", d)
+	c := expect(t, ch, gpio.High)
+	if d := c.at.Sub(start); d > 100*time.Millisecond {
+		t.Errorf("leading edge reported after %s (debounce is 200 ms)", d)
 	}
-	expectNone(t, ch, 100*time.Millisecond)
+	expectNone(t, ch, 400*time.Millisecond)
 	// A glitch that returns: reported, then the return once settled.
 	p.Set(gpio.Low)
 	expect(t, ch, gpio.Low)

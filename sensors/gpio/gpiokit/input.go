@@ -194,11 +194,12 @@ func (w *Watcher) Next(ctx context.Context) (gpio.Level, time.Time, error) {
 		}
 		at := time.Now()
 		if w.d.Leading {
-			if l := w.p.Read(); l != w.stable {
-				w.stable = l
-				w.settle = true
-				return l, at, nil
-			}
+			// An edge means the line left its stable level, even if it has
+			// bounced back by the time it can be read: report the change
+			// now and let the settle step report a return.
+			w.stable = !w.stable
+			w.settle = true
+			return w.stable, at, nil
 		}
 		w.quiet()
 		if l := w.p.Read(); l != w.stable {

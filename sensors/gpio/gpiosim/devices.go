@@ -84,8 +84,12 @@ type HCSR04 struct {
 	Distance      i2csim.Curve // m
 	TemperatureC  float64      // air temperature, for the speed of sound
 	MaxRange      float64      // m; 4 when 0
+	// Unplugged windows (from Attach) when the module is disconnected: its
+	// echo line never rises.
+	Unplugged []Window
 
 	mu        sync.Mutex
+	unwatch   func()
 	start     time.Time
 	trigHigh  time.Time
 	rise      time.Time
@@ -106,7 +110,36 @@ func (h *HCSR04) Attach() {
 	}
 	h.mu.Unlock()
 	h.Echo.SetLevelFunc(h.level)
-	h.Trigger.Watch(h.onTrigger)
+	u := h.Trigger.Watch(h.onTrigger)
+	h.mu.Lock()
+	h.unwatch = u
+	h.mu.Unlock()
+}
+
+// Detach disconnects the module from its lines for good (the sensor using
+// the shared lines has stopped; a new one attaches its own module).
+func (h *HCSR04) Detach() {
+	h.mu.Lock()
+	u := h.unwatch
+	h.unwatch = nil
+	h.mu.Unlock()
+	if u != nil {
+		u()
+	}
+}
+
+// SetDistance replaces the scene, for tests that move the obstacle.
+func (h *HCSR04) SetDistance(c i2csim.Curve) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.Distance = c
+}
+
+// LastPulse is when the last echo pulse rose and fell.
+func (h *HCSR04) LastPulse() (rise, fall time.Time) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.rise, h.fall
 }
 
 // SetConnected unplugs (false) or replugs the module: unplugged, its echo
@@ -133,6 +166,11 @@ func (h *HCSR04) onTrigger(l gpio.Level, at time.Time) {
 	if !h.connected || h.trigHigh.IsZero() || at.Sub(h.trigHigh) < 10*time.Microsecond || at.Before(h.fall) {
 		return
 	}
+	for _, w := range h.Unplugged {
+		if w.Active(at.Sub(h.start)) {
+			return
+		}
+	}
 	d := h.Distance.At(at.Sub(h.start))
 	flight := 38 * time.Millisecond
 	if d >= 0.02 && d <= h.MaxRange {
@@ -140,12 +178,6 @@ func (h *HCSR04) onTrigger(l gpio.Level, at time.Time) {
 	}
 	h.rise = at.Add(8*25*time.Microsecond + 250*time.Microsecond)
 	h.fall = h.rise.Add(flight)
-	// Edge events only for a reader that asked for them: timers firing
-	// exactly at the edges would otherwise compete for the CPU with a
-	// reader that times the pulse by polling.
-	if h.Echo.detectsEdges() {
-		rise, fall := h.rise, h.fall
-		time.AfterFunc(time.Until(rise), func() { h.Echo.Edge(gpio.High) })
-		time.AfterFunc(time.Until(fall), func() { h.Echo.Edge(gpio.Low) })
-	}
+	h.Echo.ScheduleEdge(h.rise, gpio.High)
+	h.Echo.ScheduleEdge(h.fall, gpio.Low)
 }

@@ -41,10 +41,19 @@ type Pin struct {
 	output   bool
 	busy     bool
 	levelFn  func(time.Time) gpio.Level
-	watchers []func(gpio.Level, time.Time)
+	watchers []*watcher
 	edges    chan gpio.Level
 	halt     chan struct{}
 	dropped  int
+	// scheduled edges of a level function, queued when their time comes
+	// (checked by WaitForEdge), so that a late timer can never deliver an
+	// edge after a later one or after the caller has moved on.
+	scheduled []scheduledEdge
+}
+
+type scheduledEdge struct {
+	at time.Time
+	l  gpio.Level
 }
 
 // NewPin returns a floating input line.
@@ -116,39 +125,70 @@ func (p *Pin) Bounce(final gpio.Level, n int, every time.Duration) {
 }
 
 // SetLevelFunc makes Read return f(now), for lines whose level is a known
-// function of time (an echo pulse). Edges at the transitions are queued by
-// the caller with Edge, since only it knows when they happen.
+// function of time (an echo pulse). Edges at its transitions are announced
+// with ScheduleEdge, since only the caller knows when they happen.
 func (p *Pin) SetLevelFunc(f func(time.Time) gpio.Level) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.levelFn = f
 }
 
-// Edge queues an edge event of level l if edge detection asks for it,
-// without changing the level (used with SetLevelFunc).
-func (p *Pin) Edge(l gpio.Level) {
+// ScheduleEdge announces that the level function changes to l at time
+// at: WaitForEdge delivers the event from then on, as the kernel would
+// have queued it at that instant.
+func (p *Pin) ScheduleEdge(at time.Time, l gpio.Level) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if p.edge == gpio.BothEdges || (p.edge == gpio.RisingEdge && l) || (p.edge == gpio.FallingEdge && !l) {
-		select {
-		case p.edges <- l:
-		default:
-			p.dropped++
+	if p.edge == gpio.NoEdge {
+		return
+	}
+	i := len(p.scheduled)
+	for i > 0 && p.scheduled[i-1].at.After(at) {
+		i--
+	}
+	p.scheduled = slices.Insert(p.scheduled, i, scheduledEdge{at, l})
+}
+
+// due queues the scheduled edges whose time has come and returns when the
+// next one is due (zero if none).
+func (p *Pin) due(now time.Time) time.Time {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	n := 0
+	for _, e := range p.scheduled {
+		if e.at.After(now) {
+			break
+		}
+		n++
+		if p.edge == gpio.BothEdges || (p.edge == gpio.RisingEdge && e.l) || (p.edge == gpio.FallingEdge && !e.l) {
+			select {
+			case p.edges <- e.l:
+			default:
+				p.dropped++
+			}
 		}
 	}
+	p.scheduled = p.scheduled[n:]
+	if len(p.scheduled) == 0 {
+		return time.Time{}
+	}
+	return p.scheduled[0].at
 }
 
-func (p *Pin) detectsEdges() bool {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.edge != gpio.NoEdge
-}
+type watcher struct{ f func(gpio.Level, time.Time) }
 
-// Watch calls f after every Out with the new level and its time.
-func (p *Pin) Watch(f func(gpio.Level, time.Time)) {
+// Watch calls f after every Out with the new level and its time, until
+// the returned unwatch is called.
+func (p *Pin) Watch(f func(gpio.Level, time.Time)) (unwatch func()) {
+	w := &watcher{f}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.watchers = append(p.watchers, f)
+	p.watchers = append(p.watchers, w)
+	return func() {
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		p.watchers = slices.DeleteFunc(p.watchers, func(x *watcher) bool { return x == w })
+	}
 }
 
 // SetBusy makes In and Out fail with ErrBusy, as when another process
@@ -224,6 +264,7 @@ func (p *Pin) In(pull gpio.Pull, edge gpio.Edge) error {
 		p.pull = pull
 	}
 	p.edge = edge
+	p.scheduled = nil
 	if !p.driven {
 		p.level = p.pull == gpio.PullUp
 	}
@@ -257,13 +298,38 @@ func (p *Pin) WaitForEdge(timeout time.Duration) bool {
 		defer t.Stop()
 		tc = t.C
 	}
-	select {
-	case <-p.edges:
-		return true
-	case <-p.halt:
-		return false
-	case <-tc:
-		return false
+	for {
+		var next <-chan time.Time
+		var nt *time.Timer
+		if at := p.due(time.Now()); !at.IsZero() {
+			nt = time.NewTimer(time.Until(at))
+			next = nt.C
+		}
+		stop := func() {
+			if nt != nil {
+				nt.Stop()
+			}
+		}
+		select {
+		case <-p.edges:
+			stop()
+			return true
+		case <-p.halt:
+			stop()
+			return false
+		case <-tc:
+			stop()
+			// Edges that came due while this goroutine was not running
+			// are still delivered, as the kernel's queue would have them.
+			p.due(time.Now())
+			select {
+			case <-p.edges:
+				return true
+			default:
+				return false
+			}
+		case <-next:
+		}
 	}
 }
 
@@ -290,7 +356,7 @@ func (p *Pin) Out(l gpio.Level) error {
 	ws := slices.Clone(p.watchers)
 	p.mu.Unlock()
 	for _, w := range ws {
-		w(l, now)
+		w.f(l, now)
 	}
 	return nil
 }

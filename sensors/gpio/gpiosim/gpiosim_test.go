@@ -89,25 +89,58 @@ func TestHCSR04EchoPulse(t *testing.T) {
 	time.Sleep(20 * time.Microsecond)
 	trig.Out(gpio.Low)
 	fired := time.Now()
-	if !echo.WaitForEdge(50*time.Millisecond) || !bool(echo.Read()) {
-		t.Fatal("no rising echo")
-	}
 	// Edge events come from timers, which fire late under load but never
-	// early: check lower bounds on them, and the exact level in between.
+	// early: check their count and lower bounds.
+	if !echo.WaitForEdge(100 * time.Millisecond) {
+		t.Fatal("no rising echo event")
+	}
 	if d := time.Since(fired); d < 450*time.Microsecond {
 		t.Fatalf("echo rose %s after the trigger, before the burst ended", d)
 	}
-	if !echo.WaitForEdge(50*time.Millisecond) || bool(echo.Read()) {
-		t.Fatal("no falling echo")
+	if !echo.WaitForEdge(100 * time.Millisecond) {
+		t.Fatal("no falling echo event")
 	}
 	// 1 m round trip at 343.2 m/s: 2.914 ms, after the 450 µs burst.
-	if d := time.Since(fired); d < 3364*time.Microsecond || d > 40*time.Millisecond {
+	if d := time.Since(fired); d < 3364*time.Microsecond {
 		t.Fatalf("echo fell %s after the trigger", d)
 	}
-	// A 5 µs trigger is too short and nothing happens.
+	if echo.Read() {
+		t.Fatal("echo still high after its falling edge")
+	}
+
+	// The level itself is exact: drive the trigger with explicit times.
+	t0 := time.Now().Add(time.Second)
+	m.onTrigger(gpio.High, t0)
+	m.onTrigger(gpio.Low, t0.Add(5*time.Microsecond)) // too short: ignored
+	if m.level(t0.Add(time.Millisecond)) {
+		t.Fatal("echo after a 5 µs trigger")
+	}
+	m.onTrigger(gpio.High, t0)
+	m.onTrigger(gpio.Low, t0.Add(10*time.Microsecond))
+	rise := t0.Add(10*time.Microsecond + 450*time.Microsecond)
+	fall := rise.Add(time.Duration(1.0 / SpeedOfSound(20) * float64(time.Second)))
+	for _, c := range []struct {
+		at   time.Time
+		want gpio.Level
+	}{{rise.Add(-time.Nanosecond), gpio.Low}, {rise, gpio.High}, {fall.Add(-time.Nanosecond), gpio.High}, {fall, gpio.Low}} {
+		if m.level(c.at) != c.want {
+			t.Errorf("level at %s = %v", c.at.Sub(t0), !c.want)
+		}
+	}
+	// Unplugged windows silence it; Detach unhooks it from the trigger.
+	m.Unplugged = []Window{{After: 0, For: time.Hour}}
+	m.onTrigger(gpio.High, t0.Add(time.Second))
+	m.onTrigger(gpio.Low, t0.Add(time.Second+20*time.Microsecond))
+	if m.level(t0.Add(time.Second + time.Millisecond)) {
+		t.Fatal("echo while unplugged")
+	}
+	m.Unplugged = nil
+	m.Detach()
+	echo.In(gpio.PullDown, gpio.BothEdges)
 	trig.Out(gpio.High)
+	time.Sleep(20 * time.Microsecond)
 	trig.Out(gpio.Low)
 	if echo.WaitForEdge(20 * time.Millisecond) {
-		t.Fatal("echo after a too-short trigger")
+		t.Fatal("detached module still answers")
 	}
 }

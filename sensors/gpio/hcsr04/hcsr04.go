@@ -28,7 +28,7 @@
 // (about a millimetre), and throws away pings during which the thread was
 // preempted at an edge. It polls only around the edges: once it knows the
 // distance it sleeps through most of the next echo, so a 2 m reading costs
-// about 2 ms of CPU per ping rather than 12.
+// about 4 ms of CPU per ping rather than 12.
 // Pings are at least 60 ms apart, as the datasheet asks, so that an echo
 // of the previous ping is not taken for the next.
 package hcsr04
@@ -139,8 +139,7 @@ func (s *sensor) interval() time.Duration {
 // Run implements sensors.Sensor.
 func (s *sensor) Run(ctx context.Context, out sensors.Sink) error {
 	if s.cfg.Platform == "sim" {
-		stop := s.startSim(ctx)
-		defer stop()
+		defer s.startSim()()
 	}
 	h := sensors.NewHealth(s.cfg.Name, out, worldmodel.Normal)
 	return sensors.Supervise(ctx, h, s.opts.Retry, func(ctx context.Context) error {
@@ -155,10 +154,16 @@ func (s *sensor) Run(ctx context.Context, out sensors.Sink) error {
 		if err := trig.Out(gpio.Low); err != nil {
 			return fmt.Errorf("trigger pin %s: %w", s.cfg.Pins["trigger"], err)
 		}
-		if err := echo.In(gpio.PullDown, gpio.NoEdge); err != nil {
-			return fmt.Errorf("echo pin %s: %w", s.cfg.Pins["echo"], err)
+		edges := true
+		if err := echo.In(gpio.PullDown, gpio.BothEdges); err != nil {
+			// No edge detection on this line (sysfs without edge support):
+			// polling alone.
+			edges = false
+			if err := echo.In(gpio.PullDown, gpio.NoEdge); err != nil {
+				return fmt.Errorf("echo pin %s: %w", s.cfg.Pins["echo"], err)
+			}
 		}
-		r := Ranger{Trigger: trig, Echo: echo, MaxDistance: s.opts.MaxDistance, TemperatureC: s.opts.TemperatureC}
+		r := Ranger{Trigger: trig, Echo: echo, MaxDistance: s.opts.MaxDistance, TemperatureC: s.opts.TemperatureC, Edges: edges}
 		t := time.NewTicker(s.interval())
 		defer t.Stop()
 		for {
@@ -182,40 +187,17 @@ func (s *sensor) Run(ctx context.Context, out sensors.Sink) error {
 	})
 }
 
-func (s *sensor) startSim(ctx context.Context) func() {
+func (s *sensor) startSim() (detach func()) {
 	temp := s.opts.TemperatureC
 	if s.sim.TemperatureC != nil {
 		temp = *s.sim.TemperatureC
 	}
 	m := &gpiosim.HCSR04{
 		Trigger: gpiosim.Shared(s.cfg.Pins["trigger"]), Echo: gpiosim.Shared(s.cfg.Pins["echo"]),
-		Distance: s.sim.Distance, TemperatureC: temp,
+		Distance: s.sim.Distance, TemperatureC: temp, Unplugged: s.sim.Unplugged,
 	}
 	m.Attach()
-	if len(s.sim.Unplugged) == 0 {
-		return func() {}
-	}
-	ctx, cancel := context.WithCancel(ctx)
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		start := time.Now()
-		t := time.NewTicker(5 * time.Millisecond)
-		defer t.Stop()
-		for {
-			gone := false
-			for _, w := range s.sim.Unplugged {
-				gone = gone || w.Active(time.Since(start))
-			}
-			m.SetConnected(!gone)
-			select {
-			case <-ctx.Done():
-				return
-			case <-t.C:
-			}
-		}
-	}()
-	return func() { cancel(); <-done }
+	return m.Detach
 }
 
 // SpeedOfSound in dry air at t °C, in m/s: 331.3·√(1 + t/273.15), which
@@ -228,6 +210,11 @@ type Ranger struct {
 	Echo         gpio.PinIn
 	MaxDistance  float64 // m
 	TemperatureC float64
+	// Edges says Echo was configured with edge detection (gpio.BothEdges).
+	// The kernel queues edge events whatever the scheduler does, which
+	// makes "the module did not answer" certain even when polling was
+	// preempted; timing still comes from polling.
+	Edges bool
 
 	// hint is the last precise flight time. The next echo is likely to be
 	// about as long, so the poller sleeps through most of it instead of
@@ -300,17 +287,24 @@ type pingResult struct {
 }
 
 // ping sends one trigger pulse and times the echo. With a hint (the last
-// flight time) it sleeps through all but the last 1 ms + hint/16 of the
-// expected echo before polling for its end: spinning through a 2 m echo
-// costs 11.7 ms of CPU, sleeping through it about 1.7 ms. If the obstacle
-// came closer and the echo ended during the sleep, the first poll already
+// flight time) it sleeps through the first three quarters of the expected
+// echo, less 1 ms for timer slack, before polling for its end: spinning
+// through a 2 m echo costs 11.7 ms of CPU, this about 4 ms. The quarter
+// left is the margin for an obstacle coming closer between pings (25 cm
+// at 1 m, enough for a robot at 1 m/s pinging every 250 ms); if it came
+// closer still, the echo ended during the sleep, the first poll already
 // reads low, the edge cannot be dated, and the ping is rejected as
-// imprecise.
+// imprecise and retried without the hint.
 func (r *Ranger) ping(maxFlight, hint time.Duration) (pingResult, error) {
 	if r.Echo.Read() {
 		// A previous echo is still running (the 38 ms no-object pulse).
-		if _, ok := waitLevel(r.Echo, gpio.Low, 40*time.Millisecond, time.Time{}); !ok {
+		if _, ok, _ := waitLevel(r.Echo, gpio.Low, 40*time.Millisecond, time.Time{}); !ok {
 			return pingResult{}, errors.New("echo line stuck high")
+		}
+	}
+	if r.Edges {
+		// Drop the previous ping's edge events.
+		for i := 0; i < 8 && r.Echo.WaitForEdge(time.Microsecond); i++ {
 		}
 	}
 	if err := r.Trigger.Out(gpio.High); err != nil {
@@ -325,12 +319,29 @@ func (r *Ranger) ping(maxFlight, hint time.Duration) (pingResult, error) {
 	}
 	// The module sends its 8-cycle 40 kHz burst, then raises ECHO
 	// (typically ~0.5 ms after the trigger).
-	rise, ok := waitLevel(r.Echo, gpio.High, 10*time.Millisecond, time.Time{})
+	rise, ok, gap := waitLevel(r.Echo, gpio.High, 10*time.Millisecond, time.Time{})
 	if !ok {
-		return pingResult{noEcho: true, uncertainty: rise.gap()}, nil
+		res := pingResult{noEcho: true}
+		switch {
+		case r.Edges:
+			// An edge event means it did answer and the pulse fell between
+			// two polls: untimed, not absent.
+			if r.Echo.WaitForEdge(30 * time.Millisecond) {
+				res.uncertainty = time.Duration(math.MaxInt64)
+			}
+		case gap > time.Millisecond:
+			// Polling alone: "no echo" is only known if the polls were close
+			// enough together that no pulse fitted between two of them. A
+			// connected module always answers (38 ms when nothing is in
+			// range) and only an obstacle nearer than 17 cm gives a pulse
+			// under 1 ms; a fault needs every ping of a reading to see
+			// nothing, so a 1 ms bound is safe.
+			res.uncertainty = time.Duration(math.MaxInt64)
+		}
+		return res, nil
 	}
 	last := rise.seenStart
-	if nap := hint - time.Millisecond - hint/16; nap > 0 {
+	if nap := hint*3/4 - time.Millisecond; nap > 0 {
 		time.Sleep(nap)
 		before := time.Now()
 		if !r.Echo.Read() {
@@ -338,8 +349,13 @@ func (r *Ranger) ping(maxFlight, hint time.Duration) (pingResult, error) {
 		}
 		last = before
 	}
-	fall, ok := waitLevel(r.Echo, gpio.Low, maxFlight-time.Since(rise.seen), last)
-	res := pingResult{uncertainty: rise.gap() + fall.gap()}
+	fall, ok, _ := waitLevel(r.Echo, gpio.Low, maxFlight-time.Since(rise.seen), last)
+	// Saturating: an undatable edge's gap is MaxInt64 and must not wrap
+	// around to a small (precise-looking) sum.
+	res := pingResult{uncertainty: max(rise.gap(), fall.gap())}
+	if g := rise.gap() + fall.gap(); g > res.uncertainty {
+		res.uncertainty = g
+	}
 	if !ok {
 		return res, nil // nothing in range; the pulse ends by itself at ~38 ms
 	}
@@ -369,16 +385,20 @@ func (e edge) gap() time.Duration {
 
 // waitLevel polls p until it reads l or timeout passes. last is the start
 // of a poll known to have seen the old level (zero if unknown). On timeout
-// the edge brackets the last poll, so a caller can tell a real timeout
-// from one that happened while the thread was not running.
-func waitLevel(p gpio.PinIn, l gpio.Level, timeout time.Duration, last time.Time) (edge, bool) {
+// the edge brackets the last poll, and maxGap is the longest stretch
+// between two polls' samples: a pulse shorter than that could have come
+// and gone unseen.
+func waitLevel(p gpio.PinIn, l gpio.Level, timeout time.Duration, last time.Time) (e edge, ok bool, maxGap time.Duration) {
 	start := time.Now()
 	for {
 		before := time.Now()
 		v := p.Read()
 		after := time.Now()
+		if !last.IsZero() {
+			maxGap = max(maxGap, after.Sub(last))
+		}
 		if v == l || after.Sub(start) > timeout {
-			return edge{last, before, after}, v == l
+			return edge{last, before, after}, v == l, maxGap
 		}
 		last = before
 	}

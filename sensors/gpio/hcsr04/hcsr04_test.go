@@ -27,15 +27,29 @@ func TestSpeedOfSound(t *testing.T) {
 	}
 }
 
+// measureOK repeats Measure until a reading comes: on a loaded machine
+// every ping of one Measure can be preempted at an edge and rejected.
+func measureOK(t *testing.T, r *hcsr04.Ranger, n int) float64 {
+	t.Helper()
+	for range 20 {
+		d, ok, err := r.Measure(context.Background(), n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ok {
+			return d
+		}
+	}
+	t.Fatal("no reading in 20 measurements")
+	return 0
+}
+
 func TestRangerAccuracy(t *testing.T) {
-	for i, d := range []float64{0.05, 0.3, 1.0, 2.5, 3.9} {
+	for _, d := range []float64{0.05, 0.3, 1.0, 2.5, 3.9} {
 		trig, echo := gpiosim.NewPin("t"), gpiosim.NewPin("e")
 		(&gpiosim.HCSR04{Trigger: trig, Echo: echo, Distance: i2csim.Const(d), TemperatureC: 20}).Attach()
 		r := hcsr04.Ranger{Trigger: trig, Echo: echo, MaxDistance: 4, TemperatureC: 20}
-		got, ok, err := r.Measure(context.Background(), 3)
-		if err != nil || !ok {
-			t.Fatalf("%d: %v %v", i, ok, err)
-		}
+		got := measureOK(t, &r, 3)
 		// Datasheet: 3 mm ranging accuracy; polling adds a few µs (~1 mm).
 		if math.Abs(got-d) > 0.005 {
 			t.Errorf("distance %.4f m, want %.3f ± 0.005", got, d)
@@ -47,7 +61,10 @@ func TestRangerOutOfRangeAndUnplugged(t *testing.T) {
 	trig, echo := gpiosim.NewPin("t"), gpiosim.NewPin("e")
 	m := &gpiosim.HCSR04{Trigger: trig, Echo: echo, Distance: i2csim.Const(5), TemperatureC: 20}
 	m.Attach()
-	r := hcsr04.Ranger{Trigger: trig, Echo: echo, MaxDistance: 4, TemperatureC: 20}
+	// With edge detection "no echo" is certain even when polling is
+	// preempted (the edge queue does not depend on the scheduler).
+	echo.In(gpio.PullDown, gpio.BothEdges)
+	r := hcsr04.Ranger{Trigger: trig, Echo: echo, MaxDistance: 4, TemperatureC: 20, Edges: true}
 	if _, ok, err := r.Measure(context.Background(), 2); ok || err != nil {
 		t.Fatalf("5 m with max 4 m: ok=%v err=%v", ok, err)
 	}
@@ -63,7 +80,7 @@ func TestTemperatureCompensation(t *testing.T) {
 	trig, echo := gpiosim.NewPin("t"), gpiosim.NewPin("e")
 	(&gpiosim.HCSR04{Trigger: trig, Echo: echo, Distance: i2csim.Const(2), TemperatureC: 35}).Attach()
 	r := hcsr04.Ranger{Trigger: trig, Echo: echo, MaxDistance: 4, TemperatureC: 0}
-	got, _, _ := r.Measure(context.Background(), 3)
+	got := measureOK(t, &r, 3)
 	want := 2 * hcsr04.SpeedOfSound(0) / hcsr04.SpeedOfSound(35)
 	if math.Abs(got-want) > 0.005 || math.Abs(got-2) < 0.08 {
 		t.Errorf("got %.4f, want %.4f (uncompensated)", got, want)
@@ -81,14 +98,14 @@ func TestObstacleThresholdOnSimBoard(t *testing.T) {
   options:
     samples: 1
     sim:
-      # approaching from 1 m to 10 cm and backing away again
-      distance: {points: [{at: 0s, value: 1}, {at: 400ms, value: 0.1}, {at: 800ms, value: 1}]}
+      # approaching from 1 m to 10 cm and backing away again, every second
+      distance: {points: [{at: 0s, value: 1}, {at: 400ms, value: 0.1}, {at: 800ms, value: 1}], repeat: 1s}
 `
 	cfg := kittest.Board(t, "sim", block)
 	rec := kittest.NewRecorder()
 	kittest.Start(t, cfg, sensors.WithThresholds("front", kittest.Thresholds(t, "sim", block), rec))
-	rec.WaitFor(t, 3*time.Second, "obstacle and clear", func() bool { return len(rec.Events("obstacle_cleared")) == 1 })
-	if got := rec.EventKinds(); got != "obstacle,obstacle_cleared" {
+	rec.WaitFor(t, 5*time.Second, "obstacle and clear", func() bool { return len(rec.Events("obstacle_cleared")) >= 1 })
+	if got := rec.EventKinds(); !strings.HasPrefix(got, "obstacle,obstacle_cleared") {
 		t.Errorf("events %s", got)
 	}
 	if e := rec.Events("obstacle")[0]; e.Priority != worldmodel.High || e.Data["value"].(float64) >= 0.3 {
@@ -115,12 +132,12 @@ func TestUnpluggedFaultCycle(t *testing.T) {
   options:
     samples: 1
     retry: {initial: 20ms, max: 40ms}
-    sim: {distance: {base: 0.8}, unplugged: [{after: 150ms, for: 300ms}]}
+    sim: {distance: {base: 0.8}, unplugged: [{after: 150ms, for: 500ms, every: 1500ms}]}
 `)
 	rec := kittest.NewRecorder()
 	kittest.Start(t, cfg, rec)
-	rec.WaitFor(t, 3*time.Second, "fault and recovery", func() bool { return len(rec.Events(sensors.EventRecovered)) == 1 })
-	if got := rec.EventKinds(); got != "sensor_fault,sensor_recovered" {
+	rec.WaitFor(t, 5*time.Second, "fault and recovery", func() bool { return len(rec.Events(sensors.EventRecovered)) >= 1 })
+	if got := rec.EventKinds(); !strings.HasPrefix(got, "sensor_fault,sensor_recovered") {
 		t.Errorf("events %s", got)
 	}
 	if f := rec.Events(sensors.EventFault)[0]; !strings.Contains(f.Message, "no echo") {
@@ -146,54 +163,53 @@ func TestOptionErrors(t *testing.T) {
 	}
 }
 
-// countingPin counts polls of the echo line.
-type countingPin struct {
+// pollLog records when the echo line was polled and what it read.
+type pollLog struct {
 	*gpiosim.Pin
-	reads int
+	times  []time.Time
+	levels []gpio.Level
 }
 
-func (c *countingPin) Read() gpio.Level { c.reads++; return c.Pin.Read() }
+func (c *pollLog) Read() gpio.Level {
+	l := c.Pin.Read()
+	c.times = append(c.times, time.Now())
+	c.levels = append(c.levels, l)
+	return l
+}
 
 // After a precise ping the ranger sleeps through most of the next echo
 // instead of polling it; when the obstacle jumps closer, the stale hint
 // costs a rejected ping, not a wrong distance.
 func TestHintSavesPollingAndSurvivesSceneChange(t *testing.T) {
 	trig, echoPin := gpiosim.NewPin("t"), gpiosim.NewPin("e")
-	start := time.Now()
-	scene := i2csim.Curve{Points: []i2csim.Point{{At: 0, Value: 3}, {At: time.Second, Value: 3}, {At: time.Second + time.Nanosecond, Value: 0.4}}}
-	(&gpiosim.HCSR04{Trigger: trig, Echo: echoPin, Distance: scene, TemperatureC: 20}).Attach()
-	echo := &countingPin{Pin: echoPin}
+	m := &gpiosim.HCSR04{Trigger: trig, Echo: echoPin, Distance: i2csim.Const(3), TemperatureC: 20}
+	m.Attach()
+	echo := &pollLog{Pin: echoPin}
 	r := hcsr04.Ranger{Trigger: trig, Echo: echo, MaxDistance: 4, TemperatureC: 20}
-	// measure retries until a ping is precise (a loaded machine preempts
-	// some) and returns the polls the successful call made.
-	measure := func(want float64) int {
-		t.Helper()
-		for range 20 {
-			echo.reads = 0
-			d, ok, err := r.Measure(context.Background(), 1)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if ok {
-				if math.Abs(d-want) > 0.005 {
-					t.Fatalf("distance %.4f, want %.3f", d, want)
-				}
-				return echo.reads
+	if d := measureOK(t, &r, 1); math.Abs(d-3) > 0.005 { // no hint yet
+		t.Fatalf("distance %.4f", d)
+	}
+	// The next readings are hinted (17.5 ms): after the poll that sees the
+	// echo rise, the next poll is at least 3/4 × 17.5 − 1 ms later.
+	for range 3 {
+		echo.times, echo.levels = nil, nil
+		if d := measureOK(t, &r, 1); math.Abs(d-3) > 0.005 {
+			t.Fatalf("hinted distance %.4f", d)
+		}
+		slept := false
+		for i := 1; i < len(echo.times); i++ {
+			if echo.levels[i-1] && echo.times[i].Sub(echo.times[i-1]) >= 12*time.Millisecond {
+				slept = true
 			}
 		}
-		t.Fatalf("no precise ping in 20 measurements")
-		return 0
+		if !slept {
+			t.Fatalf("no sleep through the echo in %d polls", len(echo.times))
+		}
 	}
-	cold := measure(3) // no hint: polls the whole 17.5 ms echo
-	hinted := cold
-	for range 5 {
-		hinted = min(hinted, measure(3))
+	m.SetDistance(i2csim.Const(0.4))
+	if d := measureOK(t, &r, 1); math.Abs(d-0.4) > 0.005 {
+		t.Fatalf("after the obstacle came closer: %.4f", d)
 	}
-	if hinted*3 > cold {
-		t.Errorf("with a hint %d polls, without %d: expected at least 3× fewer", hinted, cold)
-	}
-	time.Sleep(time.Until(start.Add(time.Second)))
-	measure(0.4)
 }
 
 func cpuTime() time.Duration {

@@ -146,11 +146,12 @@ func (l *auditLog) writer(ch <-chan auditItem, quit <-chan struct{}, done chan<-
 // batchMax bounds the entries in one store record.
 const batchMax = 64
 
-// enqueueWait is how long an action waits for room in a full queue before
-// its entry is dropped: under a flood, commands slow down to the store's
-// pace rather than go unaudited, but an actuation never hangs on a dead
-// disk.
-const enqueueWait = 100 * time.Millisecond
+// enqueueWait is how long an action's reply waits for room in a full
+// queue before its entry is dropped (and counted, and logged): under a
+// flood, commands slow down to the store's pace rather than go unaudited,
+// but a reply never hangs on a dead disk. The action itself has happened
+// by then; the wait is only for the record.
+const enqueueWait = 500 * time.Millisecond
 
 // auditBatch is a store record holding several entries.
 type auditBatch struct {
@@ -215,9 +216,14 @@ func (l *auditLog) stop(ctx context.Context) error {
 
 // record files an entry; it waits for the store only when the queue is
 // full, and then at most enqueueWait.
-func (l *auditLog) record(e Entry) {
+func (l *auditLog) record(e Entry) { l.file(e, true) }
+
+// tryRecord files an entry unless that means waiting for room in the
+// queue; it reports whether it did.
+func (l *auditLog) tryRecord(e Entry) bool { return l.file(e, false) }
+
+func (l *auditLog) file(e Entry, wait bool) bool {
 	l.mu.Lock()
-	defer l.mu.Unlock()
 	switch {
 	case l.store == nil:
 		if len(l.mem) < memKeep {
@@ -227,30 +233,43 @@ func (l *auditLog) record(e Entry) {
 			l.memNext = (l.memNext + 1) % memKeep
 		}
 		l.written.Add(1)
-	case l.running:
-		select {
-		case l.ch <- auditItem{e: e}:
-			return
-		default:
-		}
-		t := time.NewTimer(enqueueWait)
-		defer t.Stop()
-		select {
-		case l.ch <- auditItem{e: e}:
-		case <-t.C:
-			l.dropped.Add(1)
-			l.log.Error("audit queue full: entry dropped", "tool", e.Tool, "caller", e.Caller, "result", e.Result)
-		}
-	default:
+		l.mu.Unlock()
+		return true
+	case !l.running:
 		// Not started (an e-stop before the agent runs): write inline, with
 		// the store's own count (the writer's is not running).
+		defer l.mu.Unlock()
 		if _, err := l.store.Append(AuditBucket, e, l.keep); err != nil {
 			l.failed.Add(1)
 			l.log.Error("audit entry not written", "tool", e.Tool, "err", err)
 		} else {
 			l.written.Add(1)
 		}
+		return true
 	}
+	ch, done := l.ch, l.done
+	l.mu.Unlock()
+	it := auditItem{e: e}
+	select {
+	case ch <- it:
+		return true
+	default:
+		if !wait {
+			return false
+		}
+	}
+	t := time.NewTimer(enqueueWait)
+	defer t.Stop()
+	select {
+	case ch <- it:
+	case <-done:
+		l.dropped.Add(1)
+		l.log.Error("audit log stopped: entry dropped", "tool", e.Tool, "caller", e.Caller, "result", e.Result)
+	case <-t.C:
+		l.dropped.Add(1)
+		l.log.Error("audit queue full: entry dropped", "tool", e.Tool, "caller", e.Caller, "result", e.Result)
+	}
+	return true
 }
 
 func (l *auditLog) stats() AuditStats {

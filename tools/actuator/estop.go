@@ -67,6 +67,9 @@ func (s *Set) EStop(e worldmodel.Event) EStopReport {
 		s.es.Latched, s.es.Since, s.es.Source, s.es.Message = true, start, e.Source, e.Message
 	}
 	s.es.Count++
+	// Again under the lock: a Reset between the first store and here must
+	// not leave the status latched and the actuators unlatched.
+	s.latched.Store(true)
 	s.emu.Unlock()
 
 	rep := EStopReport{Time: start, Source: e.Source, Stopped: map[string]string{}}
@@ -127,9 +130,19 @@ func (s *Set) EStop(e worldmodel.Event) EStopReport {
 	}
 	s.world.Record(worldmodel.Event{Kind: "actuators_stopped", Source: "actuators", Priority: prio, Message: msg,
 		Data: map[string]any{"took_us": final.Took.Microseconds(), "cause": e.Source}})
-	s.audit.record(Entry{Time: s.clk.Now(), Caller: "estop:" + e.Source, Tool: "estop", Actuator: "*",
+	entry := Entry{Time: s.clk.Now(), Caller: "estop:" + e.Source, Tool: "estop", Actuator: "*",
 		Requested: marshal(map[string]any{"source": e.Source, "message": e.Message}), Applied: marshal(final),
-		Result: map[bool]string{true: "ok", false: "failed"}[len(final.Failed)+len(final.Pending) == 0]})
+		Result: map[bool]string{true: "ok", false: "failed"}[len(final.Failed)+len(final.Pending) == 0]}
+	// In order with the other entries, unless the queue is full: then from
+	// another goroutine, because the raiser (node.Raise, then the agent
+	// loop's interrupt) must not wait for a busy disk.
+	if !s.audit.tryRecord(entry) {
+		s.wg.Add(1)
+		go func() {
+			defer s.wg.Done()
+			s.audit.record(entry)
+		}()
+	}
 	return final
 }
 

@@ -12,6 +12,11 @@ import (
 // kernel's PWM (platforms/jetson/pinmap.go, v2.6.0).
 var jetsonPWM = map[string]bool{"32": true, "33": true}
 
+var (
+	_ Adaptor   = (*jetsonAdaptor)(nil)
+	_ I2COpener = (*jetsonAdaptor)(nil)
+)
+
 func init() {
 	platforms["jetson"] = platform{
 		check: func(pc platformConfig) error { _, err := jetsonOptions(pc); return err },

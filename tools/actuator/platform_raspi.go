@@ -15,6 +15,11 @@ import (
 // pins 12 and 33).
 var raspiPWM = map[string]string{"12": "pwm0", "32": "pwm0", "33": "pwm1", "35": "pwm1"}
 
+var (
+	_ Adaptor   = (*raspiAdaptor)(nil)
+	_ I2COpener = (*raspiAdaptor)(nil)
+)
+
 func init() {
 	platforms["raspi"] = platform{
 		check: func(pc platformConfig) error { _, _, err := raspiOptions(pc); return err },

@@ -1,0 +1,86 @@
+package clock
+
+import (
+	"testing"
+	"time"
+)
+
+var t0 = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+
+func fired(t Timer) (time.Time, bool) {
+	select {
+	case at := <-t.C():
+		return at, true
+	default:
+		return time.Time{}, false
+	}
+}
+
+func TestFakeFiresInDeadlineOrderAtTheirDeadlines(t *testing.T) {
+	f := NewFake(t0)
+	late := f.NewTimer(3 * time.Second)
+	early := f.NewTimer(time.Second)
+	if f.Pending() != 2 {
+		t.Fatalf("pending %d", f.Pending())
+	}
+	f.Advance(999 * time.Millisecond)
+	if _, ok := fired(early); ok {
+		t.Fatal("fired before its deadline")
+	}
+	f.Advance(5 * time.Second)
+	if at, ok := fired(early); !ok || !at.Equal(t0.Add(time.Second)) {
+		t.Fatalf("early fired %v %v", at, ok)
+	}
+	if at, ok := fired(late); !ok || !at.Equal(t0.Add(3*time.Second)) {
+		t.Fatalf("late fired %v %v", at, ok)
+	}
+	if !f.Now().Equal(t0.Add(5999*time.Millisecond)) || f.Pending() != 0 {
+		t.Fatalf("now %v pending %d", f.Now(), f.Pending())
+	}
+}
+
+func TestFakeStopAndReset(t *testing.T) {
+	f := NewFake(t0)
+	tm := f.NewTimer(time.Second)
+	if !tm.Stop() || tm.Stop() {
+		t.Fatal("Stop should report a pending timer once")
+	}
+	f.Advance(2 * time.Second)
+	if _, ok := fired(tm); ok {
+		t.Fatal("a stopped timer fired")
+	}
+	tm.Reset(time.Second) // from now (t0+2s)
+	f.Advance(time.Second)
+	if at, ok := fired(tm); !ok || !at.Equal(t0.Add(3*time.Second)) {
+		t.Fatalf("reset timer fired %v %v", at, ok)
+	}
+	// A fire that was not received is dropped by Reset.
+	tm.Reset(time.Second)
+	f.Advance(time.Second)
+	tm.Reset(time.Second)
+	if _, ok := fired(tm); ok {
+		t.Fatal("stale fire survived Reset")
+	}
+}
+
+func TestBlockUntil(t *testing.T) {
+	f := NewFake(t0)
+	armed := make(chan struct{})
+	go func() { f.BlockUntil(1); close(armed) }()
+	select {
+	case <-armed:
+		t.Fatal("BlockUntil returned with no timer armed")
+	case <-time.After(10 * time.Millisecond):
+	}
+	f.NewTimer(time.Second)
+	<-armed
+}
+
+func TestReal(t *testing.T) {
+	c := Real()
+	tm := c.NewTimer(time.Millisecond)
+	<-tm.C()
+	if c.Now().IsZero() {
+		t.Fatal("zero time")
+	}
+}

@@ -47,6 +47,8 @@
 //
 //	source: exec                    # raw I420 frames from a command, e.g. a Pi CSI camera
 //	command: [rpicam-vid, -t, "0", -n, --codec, yuv420, --width, "640", --height, "480", --framerate, "10", -o, "-"]
+//	# width and height must be the command's; keep the width a multiple of 64
+//	# (640, 1280) so that rows carry no hardware padding
 //
 //	source: gocv                    # needs a binary built with -tags gocv
 //	# Pi camera through libcamera:

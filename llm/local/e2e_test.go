@@ -203,7 +203,7 @@ func TestE2EUnknownModel(t *testing.T) {
 
 // A cancelled call must stop the server's work, not only our wait: Ollama
 // serves one request at a time per model, so a short request right after
-// the cancellation completes quickly only if the long one was aborted.
+// the cancellation completes in seconds only if the long one was aborted.
 func TestE2ECancelInFlight(t *testing.T) {
 	model := e2eModel(t)
 	host := e2eHost(t)
@@ -252,7 +252,9 @@ func TestE2ECancelInFlight(t *testing.T) {
 	}
 	after := time.Since(start)
 	t.Logf("short call alone %v, right after the cancellation %v", alone, after)
-	if after > 5*alone+2*time.Second {
+	// Had the server carried on, the short call would have waited for
+	// 100000 tokens — many minutes; the margin only absorbs a loaded machine.
+	if after > 2*alone+20*time.Second {
 		t.Fatalf("the server kept working on the cancelled request: %v vs %v", after, alone)
 	}
 }

@@ -126,6 +126,9 @@ func (l *Loop) Run(ctx context.Context, out sensors.Sink) error {
 	h := sensors.NewHealth(l.Cfg.Name, out, worldmodel.Normal)
 	em := &Emitter{out: out}
 	iv := l.interval()
+	if l.Cfg.Interval > 0 && iv > l.Cfg.Interval {
+		slog.Info("sensor interval raised to what the device supports", "sensor", l.Cfg.Name, "kind", l.Cfg.Kind, "configured", l.Cfg.Interval, "used", iv)
+	}
 	return sensors.Supervise(ctx, h, l.Backoff, func(ctx context.Context) error {
 		bus, err := OpenBus(l.Cfg)
 		if err != nil {

@@ -29,6 +29,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"syscall"
@@ -201,14 +202,36 @@ func TestE2EUnknownModel(t *testing.T) {
 	}
 }
 
-// A cancelled call must stop the server's work, not only our wait: Ollama
-// serves one request at a time per model, so a short request right after
-// the cancellation completes in seconds only if the long one was aborted.
+// ginChat matches the server's access-log line of a finished /api/chat
+// request: status and latency.
+var ginChat = regexp.MustCompile(`\|\s+(\d{3})\s+\|\s+([0-9.]+[nµm]?s)\s+\|\s+\S+\s+\|\s+POST\s+"/api/chat"`)
+
+// chatLatencies are the latencies of the finished chat requests in a log.
+func chatLatencies(log string) []time.Duration {
+	var out []time.Duration
+	for _, m := range ginChat.FindAllStringSubmatch(log, -1) {
+		if d, err := time.ParseDuration(m[2]); err == nil {
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
+// A cancelled call must stop the server's work, not only our wait. The
+// server's access log shows the long request ending right at the
+// cancellation (it would otherwise run for minutes); and since Ollama
+// serves one request at a time per model, a short call right after the
+// cancellation completes in seconds only if the long one was aborted.
 func TestE2ECancelInFlight(t *testing.T) {
 	model := e2eModel(t)
 	host := e2eHost(t)
+	serverLog := func() string { return "" }
+	if shared.srv != nil {
+		serverLog = shared.srv.logText
+	}
 	if h, m := os.Getenv("EDGEAGENT_E2E_SLOW_HOST"), os.Getenv("EDGEAGENT_E2E_SLOW_MODEL"); h != "" && m != "" {
 		host, model = h, m
+		serverLog = func() string { return readFile(os.Getenv("OLLAMA_SLOW_LOG")) }
 	}
 	c := e2eClient(t, host, model, func(o *Options) { o.EmbedModel = "" })
 	ctx := context.Background()
@@ -225,6 +248,7 @@ func TestE2ECancelInFlight(t *testing.T) {
 	}
 	alone := time.Since(start)
 
+	before := len(chatLatencies(serverLog()))
 	cause := errors.New("preempted by a test")
 	cctx, cancel := context.WithCancelCause(ctx)
 	done := make(chan error, 1)
@@ -246,17 +270,39 @@ func TestE2ECancelInFlight(t *testing.T) {
 		t.Fatal("Generate did not return within 2s of the cancellation")
 	}
 	t.Logf("cancelled after %v", time.Since(started))
+	if serverLog() != "" {
+		deadline := time.Now().Add(10 * time.Second)
+		for len(chatLatencies(serverLog())) <= before {
+			if time.Now().After(deadline) {
+				t.Fatal("the server did not end the cancelled request within 10s")
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+		lat := chatLatencies(serverLog())[before]
+		t.Logf("the server ended the cancelled request after %v", lat)
+		if lat > 10*time.Second {
+			t.Fatalf("the cancelled request ran on for %v", lat)
+		}
+	} else {
+		t.Log("no server log to read (OLLAMA_SLOW_LOG unset): relying on the timing check")
+	}
 	start = time.Now()
 	if _, err := c.Generate(ctx, short); err != nil && !errors.Is(err, llm.ErrTruncated) {
 		t.Fatal(err)
 	}
 	after := time.Since(start)
 	t.Logf("short call alone %v, right after the cancellation %v", alone, after)
-	// Had the server carried on, the short call would have waited for
-	// 100000 tokens — many minutes; the margin only absorbs a loaded machine.
 	if after > 2*alone+20*time.Second {
 		t.Fatalf("the server kept working on the cancelled request: %v vs %v", after, alone)
 	}
+}
+
+func readFile(path string) string {
+	if path == "" {
+		return ""
+	}
+	b, _ := os.ReadFile(path)
+	return string(b)
 }
 
 // ollamaServer is a server of the test's own, on the models the CI server
@@ -265,6 +311,24 @@ func TestE2ECancelInFlight(t *testing.T) {
 type ollamaServer struct {
 	bin, models, addr string
 	cmd               *exec.Cmd
+	log               syncBuffer // the server's and its runner's output
+}
+
+type syncBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *ollamaServer) logText() string {
+	s.log.mu.Lock()
+	defer s.log.mu.Unlock()
+	return s.log.b.String()
 }
 
 func ownServer(t *testing.T) *ollamaServer {
@@ -346,6 +410,7 @@ func (s *ollamaServer) start() error {
 	s.cmd = exec.Command(s.bin, "serve")
 	s.cmd.Env = append(os.Environ(), "OLLAMA_HOST="+s.addr, "OLLAMA_MODELS="+s.models)
 	s.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true} // the runner too
+	s.cmd.Stdout, s.cmd.Stderr = &s.log, &s.log
 	if err := s.cmd.Start(); err != nil {
 		return err
 	}

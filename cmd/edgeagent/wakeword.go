@@ -1,0 +1,384 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/edgeagent/edgeagent/board"
+	"github.com/edgeagent/edgeagent/sensors"
+	"github.com/edgeagent/edgeagent/sensors/mic"
+	"github.com/edgeagent/edgeagent/sensors/mic/audio"
+	"github.com/edgeagent/edgeagent/sensors/mic/wakeword"
+)
+
+func init() {
+	ww := &cobra.Command{
+		Use:   "wakeword",
+		Short: "Enrol and test the offline wake word",
+		Long: `The built-in wake-word detector works by example: record your phrase a few
+times (enroll), then check it on recordings of the place it will listen in
+(test). It is speaker-dependent: it recognises the voice that enrolled.`,
+	}
+	ww.AddCommand(wakewordEnrollCmd(), wakewordTestCmd(), wakewordDevicesCmd())
+	rootCmd.AddCommand(ww)
+}
+
+// micFromBoard finds a mic block of a board file and decodes it.
+func micFromBoard(boardPath, micName string) (mic.Opts, string, error) {
+	cfg, err := board.Load(boardPath)
+	if err != nil {
+		return mic.Opts{}, "", err
+	}
+	var found []board.Sensor
+	var names []string
+	for _, s := range cfg.Sensors {
+		if s.Kind != mic.Kind {
+			continue
+		}
+		names = append(names, s.Name)
+		if micName == "" || s.Name == micName {
+			found = append(found, s)
+		}
+	}
+	if len(found) != 1 {
+		if micName != "" {
+			return mic.Opts{}, "", fmt.Errorf("%s: no mic %q (mics: %s)", boardPath, micName, strings.Join(names, ", "))
+		}
+		return mic.Opts{}, "", fmt.Errorf("%s: %d mics (%s); choose one with --mic", boardPath, len(names), strings.Join(names, ", "))
+	}
+	s := found[0]
+	o, err := mic.DecodeOpts(sensors.Config{Name: s.Name, Kind: s.Kind, Platform: cfg.Device.Platform,
+		Interval: s.Interval, Decode: s.Options.Decode, Dir: filepath.Dir(boardPath)})
+	if err != nil {
+		return mic.Opts{}, "", fmt.Errorf("%s: mic %s: %w", boardPath, s.Name, err)
+	}
+	return o, s.Name, nil
+}
+
+func wakewordEnrollCmd() *cobra.Command {
+	var (
+		name, templates, boardPath, micName string
+		record                              int
+		seconds                             time.Duration
+	)
+	cmd := &cobra.Command{
+		Use:   "enroll --name NAME [FILE.wav…]",
+		Short: "Enrol a wake word from recordings of it (or record them now)",
+		Long: `Enrols a wake word from three or more recordings of the phrase: WAV files of
+any rate and channel count, or --record N takes from the microphone (the
+board's mic with --board, else the system's default device). Each take is
+trimmed to its speech; takes that are too short, too long, too quiet or
+unlike the others are refused with the reason. The takes are stored in the
+templates directory (--templates, else the board mic's wakeword.templates)
+as NAME/take_*.wav.
+
+Record at the distance and in the room the robot will listen in, with its
+own microphone, and vary your delivery a little between takes.`,
+		Example: `  edgeagent wakeword enroll --name hey_robot --templates board-configs/wakewords take1.wav take2.wav take3.wav
+  edgeagent wakeword enroll --board board-configs/rpi5.yaml --name hey_robot --record 4`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			out := cmd.OutOrStdout()
+			if name == "" {
+				return errors.New("--name is required")
+			}
+			var o mic.Opts
+			micLabel := "the default capture device"
+			if boardPath != "" {
+				var err error
+				var n string
+				o, n, err = micFromBoard(boardPath, micName)
+				if err != nil {
+					return err
+				}
+				micLabel = fmt.Sprintf("%s's mic %s (%s)", boardPath, n, o.Source)
+				if templates == "" {
+					templates = o.WakeWord.Templates
+				}
+			} else {
+				o = mic.DefaultOpts()
+			}
+			if templates == "" {
+				return errors.New("where to store the templates: --templates DIR, or --board with a mic")
+			}
+			var recs [][]int16
+			switch {
+			case record > 0 && len(args) > 0:
+				return errors.New("give WAV files or --record, not both")
+			case record > 0:
+				var err error
+				recs, err = recordTakes(cmd.Context(), out, o, micLabel, record, seconds)
+				if err != nil {
+					return err
+				}
+			case len(args) > 0:
+				for _, f := range args {
+					s, err := audio.ReadWAVFile(f)
+					if err != nil {
+						return err
+					}
+					recs = append(recs, s)
+				}
+			default:
+				return errors.New("give the recordings (FILE.wav…) or --record N")
+			}
+			m, err := wakeword.Enroll(name, recs)
+			if err != nil {
+				return err
+			}
+			if err := m.Save(templates); err != nil {
+				return err
+			}
+			for i, t := range m.Takes {
+				fmt.Fprintf(out, "take %d: %.2f s of speech\n", i+1, float64(len(t))/audio.Rate)
+			}
+			fmt.Fprintf(out, "enrolled %q in %s (%d takes, spread %.2f)\n", name, filepath.Join(templates, name), len(m.Takes), m.Spread())
+			fmt.Fprintf(out, "now check it: edgeagent wakeword test --templates %s RECORDING.wav\n", templates)
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&name, "name", "", "wake word name: lower-case letters, digits, _ and - (e.g. hey_robot)")
+	cmd.Flags().StringVar(&templates, "templates", "", "templates directory (default: the board mic's wakeword.templates)")
+	cmd.Flags().StringVar(&boardPath, "board", "", "board file whose mic to record from and whose templates directory to use")
+	cmd.Flags().StringVar(&micName, "mic", "", "the mic sensor's name, when the board has several")
+	cmd.Flags().IntVar(&record, "record", 0, "record this many takes from the microphone")
+	cmd.Flags().DurationVar(&seconds, "seconds", 3*time.Second, "length of each recorded take")
+	return cmd
+}
+
+// recordTakes records n takes of length d from the configured source.
+func recordTakes(ctx context.Context, out io.Writer, o mic.Opts, label string, n int, d time.Duration) ([][]int16, error) {
+	if n < wakeword.MinTakes {
+		return nil, fmt.Errorf("--record %d: enrolment needs at least %d takes", n, wakeword.MinTakes)
+	}
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt)
+	defer stop()
+	src, err := mic.NewSource(o)
+	if err != nil {
+		return nil, err
+	}
+	st, err := src.Open(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer st.Close()
+	context.AfterFunc(ctx, func() { st.Close() })
+	fmt.Fprintf(out, "recording %d takes of %v from %s\n", n, d, label)
+	var takes [][]int16
+	buf := make([]int16, 1600)
+	want := int(d.Seconds() * audio.Rate)
+	for i := 0; i < n; i++ {
+		// Let the previous take's tail and the prompt's reading time pass,
+		// then discard what the device buffered meanwhile.
+		drain := audio.Rate / 2
+		for drain > 0 {
+			k, err := st.Read(buf[:min(len(buf), drain)])
+			if err != nil {
+				return nil, err
+			}
+			drain -= k
+		}
+		fmt.Fprintf(out, "take %d/%d: say the phrase now … ", i+1, n)
+		take := make([]int16, 0, want)
+		for len(take) < want {
+			k, err := st.Read(buf[:min(len(buf), want-len(take))])
+			if err != nil {
+				return nil, err
+			}
+			take = append(take, buf[:k]...)
+		}
+		var m audio.Meter
+		m.Add(take)
+		peak, _ := m.Read()
+		fmt.Fprintf(out, "done (peak %.0f dBFS)\n", peak)
+		takes = append(takes, take)
+	}
+	return takes, nil
+}
+
+type detectionJSON struct {
+	File   string  `json:"file"`
+	Name   string  `json:"name"`
+	TimeS  float64 `json:"time_s"`
+	Score  float64 `json:"score"`
+	StartS float64 `json:"start_s"`
+	EndS   float64 `json:"end_s"`
+	Bank   string  `json:"bank"`
+}
+
+type summaryJSON struct {
+	File       string  `json:"file"`
+	AudioS     float64 `json:"audio_s"`
+	SpeechS    float64 `json:"speech_s"`
+	Detections int     `json:"detections"`
+	RTF        float64 `json:"real_time_factor"`
+	Threshold  float64 `json:"threshold"`
+}
+
+func wakewordTestCmd() *cobra.Command {
+	var (
+		templates, boardPath, micName string
+		names                         []string
+		threshold                     float64
+		asJSON                        bool
+	)
+	cmd := &cobra.Command{
+		Use:   "test [--board B | --templates DIR] FILE.wav…",
+		Short: "Run the VAD and the wake-word detector over recordings and print what fires",
+		Long: `Runs the voice activity detector and the wake-word detector over WAV
+recordings as fast as possible, as the mic sensor would run them live, and
+prints each detection with its time and score, then a summary line per file
+(audio seconds, speech seconds, detections, real-time factor).
+
+Use it to choose a threshold before trusting one: record the phrase in the
+room (it should fire once per utterance) and an hour of the room's ordinary
+sound — television, talk, kitchen (it should not fire).`,
+		Example: `  edgeagent wakeword test --templates board-configs/wakewords kitchen.wav
+  edgeagent wakeword test --board board-configs/rpi5.yaml --threshold 0.85 evening.wav`,
+		Args: cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			out := cmd.OutOrStdout()
+			var o mic.Opts
+			from := "defaults"
+			if boardPath != "" {
+				var err error
+				var n string
+				o, n, err = micFromBoard(boardPath, micName)
+				if err != nil {
+					return err
+				}
+				from = fmt.Sprintf("%s's mic %s", boardPath, n)
+				if templates == "" {
+					templates = o.WakeWord.Templates
+				}
+				if len(names) == 0 {
+					names = o.WakeWord.Names
+				}
+			} else {
+				o = mic.DefaultOpts()
+			}
+			if templates == "" {
+				return errors.New("--templates DIR or --board with a mic")
+			}
+			if !cmd.Flags().Changed("threshold") {
+				threshold = o.WakeWord.Threshold
+			}
+			var models []*wakeword.Model
+			if len(names) == 0 {
+				ms, err := wakeword.LoadAll(templates)
+				if err != nil {
+					return err
+				}
+				models = ms
+			}
+			for _, n := range names {
+				m, err := wakeword.Load(templates, n)
+				if err != nil {
+					return err
+				}
+				models = append(models, m)
+			}
+			opts := wakeword.Options{Threshold: threshold, Refractory: o.WakeWord.Refractory,
+				VAD: o.VADOptions()}
+			enc := json.NewEncoder(out)
+			for _, f := range args {
+				samples, err := audio.ReadWAVFile(f)
+				if err != nil {
+					return err
+				}
+				sp, err := wakeword.NewSpotter(models, opts)
+				if err != nil {
+					return err
+				}
+				if !asJSON {
+					var ns []string
+					for _, m := range models {
+						ns = append(ns, m.Name)
+					}
+					fmt.Fprintf(out, "# %s: %s from %s, threshold %.2f (%s)\n", f, strings.Join(ns, ", "), templates, sp.Threshold(), from)
+				}
+				speech := 0
+				t0 := time.Now()
+				dets := sp.Process(nil, samples, func(s bool) {
+					if s {
+						speech++
+					}
+				})
+				cpu := time.Since(t0)
+				secs := float64(len(samples)) / audio.Rate
+				for _, d := range dets {
+					bank := "clean"
+					if !math.IsInf(d.SNR, 1) {
+						bank = fmt.Sprintf("%g dB", d.SNR)
+					}
+					if asJSON {
+						enc.Encode(detectionJSON{File: f, Name: d.Name, TimeS: d.At.Seconds(), Score: round3(d.Score),
+							StartS: d.Start.Seconds(), EndS: d.End.Seconds(), Bank: bank})
+						continue
+					}
+					fmt.Fprintf(out, "%9.2f s  %-16s score %.3f  phrase %.2f–%.2f s  bank %s\n",
+						d.At.Seconds(), d.Name, d.Score, d.Start.Seconds(), d.End.Seconds(), bank)
+				}
+				sum := summaryJSON{File: f, AudioS: round3(secs), SpeechS: float64(speech) / 100, Detections: len(dets),
+					RTF: cpu.Seconds() / secs, Threshold: sp.Threshold()}
+				if asJSON {
+					enc.Encode(sum)
+					continue
+				}
+				fmt.Fprintf(out, "%s: %.1f s of audio (%.1f s speech), %d detection(s), real-time factor %.4f\n",
+					f, sum.AudioS, sum.SpeechS, sum.Detections, sum.RTF)
+			}
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&templates, "templates", "", "templates directory (default: the board mic's wakeword.templates)")
+	cmd.Flags().StringVar(&boardPath, "board", "", "board file whose mic settings (templates, threshold, VAD) to use")
+	cmd.Flags().StringVar(&micName, "mic", "", "the mic sensor's name, when the board has several")
+	cmd.Flags().StringSliceVar(&names, "name", nil, "wake words to test (default: all enrolled)")
+	cmd.Flags().Float64Var(&threshold, "threshold", 0, "score threshold 0..1 (default: the board's, else the detector's)")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "one JSON object per detection and per file")
+	return cmd
+}
+
+func round3(v float64) float64 { return math.Round(v*1000) / 1000 }
+
+func wakewordDevicesCmd() *cobra.Command {
+	var backends []string
+	cmd := &cobra.Command{
+		Use:   "devices",
+		Short: "List capture devices (IDs and names for a mic's device option)",
+		RunE: func(cmd *cobra.Command, args []string) error {
+			ds, err := mic.ListCaptureDevices(backends)
+			if err != nil {
+				return err
+			}
+			out := cmd.OutOrStdout()
+			if len(ds) == 0 {
+				fmt.Fprintln(out, "no capture devices")
+			}
+			for _, d := range ds {
+				def := ""
+				if d.IsDefault {
+					def = "  (default)"
+				}
+				fmt.Fprintf(out, "%-24s %s%s\n    formats: %s\n", d.ID, d.Name, def, d.Formats)
+			}
+			return nil
+		},
+	}
+	cmd.Flags().StringSliceVar(&backends, "backend", nil, "audio backends to ask (alsa, pulseaudio, jack, null …)")
+	return cmd
+}

@@ -1,0 +1,266 @@
+package mic
+
+import (
+	"errors"
+	"fmt"
+	"path/filepath"
+	"time"
+
+	"github.com/edgeagent/edgeagent/sensors"
+	"github.com/edgeagent/edgeagent/sensors/mic/audio"
+	"github.com/edgeagent/edgeagent/sensors/mic/vad"
+	"github.com/edgeagent/edgeagent/worldmodel"
+)
+
+// Opts is the `options:` block of a mic sensor. The block is decoded over
+// DefaultOpts, so it only names what it changes.
+type Opts struct {
+	// Source is the backend: malgo | exec | wav | sim.
+	Source string `yaml:"source"`
+
+	// Device picks the capture device (malgo) by its ID (hex, as
+	// `edgeagent wakeword devices` lists them) or by name (exact, else a
+	// unique substring). Empty: the system's default device — never "the
+	// first one", which on a Pi is often a zero-sample HDMI placeholder.
+	Device string `yaml:"device"`
+	// Backends restricts miniaudio's backends, in order of preference
+	// (alsa, pulseaudio, jack, null …). Empty: miniaudio's default order.
+	Backends []string `yaml:"backends"`
+	// Buffer is how much captured audio may wait for the pipeline (malgo)
+	// before new audio is dropped, and counted, instead of blocking the
+	// audio thread.
+	Buffer time.Duration `yaml:"buffer"`
+
+	// Command writes raw PCM to stdout (exec), e.g.
+	// [arecord, -q, -D, default, -f, S16_LE, -r, "16000", -c, "1", -t, raw].
+	Command []string `yaml:"command"`
+	// Format of the command's output (exec): rate, channels, encoding
+	// (s16le | s24le | s32le | f32le | u8). Anything is converted to
+	// 16 kHz mono.
+	Format FormatOpts `yaml:"format"`
+
+	// File is a WAV file to replay (wav), relative to the board file.
+	File string `yaml:"file"`
+	// Pace replays files and the simulator in real time (false: as fast as
+	// the pipeline goes, for tests).
+	Pace bool `yaml:"pace"`
+	// Loop replays the file forever.
+	Loop bool `yaml:"loop"`
+
+	Sim SimOpts `yaml:"sim"`
+
+	// LoudDBFS raises loud_noise when a block's peak reaches this level;
+	// 0 disables the event.
+	LoudDBFS float64 `yaml:"loud_dbfs"`
+	// LoudPriority is loud_noise's priority (a bang near a robot is worth
+	// an interrupt; in a workshop it is not).
+	LoudPriority string `yaml:"loud_priority"`
+	// LoudCooldown suppresses repeats of loud_noise.
+	LoudCooldown time.Duration `yaml:"loud_cooldown"`
+
+	VAD      VADOpts      `yaml:"vad"`
+	WakeWord WakeWordOpts `yaml:"wakeword"`
+	STT      STTOpts      `yaml:"stt"`
+
+	// Reconnect is the backoff between attempts to reopen a failed source
+	// (USB microphone unplugged, command exited).
+	Reconnect sensors.Backoff `yaml:"reconnect"`
+}
+
+// FormatOpts describes raw PCM.
+type FormatOpts struct {
+	Rate     int    `yaml:"rate"`
+	Channels int    `yaml:"channels"`
+	Encoding string `yaml:"encoding"`
+}
+
+// SimOpts scripts the simulated soundscape.
+type SimOpts struct {
+	// Noise is the background: white | pink | none.
+	Noise string `yaml:"noise"`
+	// NoiseDBFS is the background's RMS level.
+	NoiseDBFS float64 `yaml:"noise_dbfs"`
+	// Period repeats the script; 0 plays it once, then background only.
+	Period time.Duration `yaml:"period"`
+	// Utterances are WAV files mixed in at given times in each period.
+	Utterances []UtteranceOpts `yaml:"utterances"`
+	Seed       uint64          `yaml:"seed"`
+}
+
+// UtteranceOpts is one clip of the simulated soundscape.
+type UtteranceOpts struct {
+	File   string        `yaml:"file"` // relative to the board file
+	At     time.Duration `yaml:"at"`   // offset into the period
+	GainDB float64       `yaml:"gain_db"`
+}
+
+// VADOpts tune the voice activity detector (see package vad).
+type VADOpts struct {
+	OnsetDB   float64       `yaml:"onset_db"`
+	Hangover  time.Duration `yaml:"hangover"`
+	QuietDBFS float64       `yaml:"quiet_dbfs"`
+}
+
+// WakeWordOpts configure wake-word detection.
+type WakeWordOpts struct {
+	// Detector: builtin (templates enrolled with `edgeagent wakeword
+	// enroll`), wyoming (a server such as wyoming-openwakeword, with the
+	// built-in detector as the fallback when it is unreachable), or off.
+	Detector string `yaml:"detector"`
+	// Templates is the directory of enrolled wake words, relative to the
+	// board file; each subdirectory is one wake word.
+	Templates string `yaml:"templates"`
+	// Names restricts the enrolled wake words the built-in detector uses.
+	// Empty: every one in Templates.
+	Names []string `yaml:"names"`
+	// Threshold on the built-in detector's score, 0..1.
+	Threshold float64 `yaml:"threshold"`
+	// Refractory is the dead time after a detection.
+	Refractory time.Duration `yaml:"refractory"`
+	// Wyoming is the wake server's address (host:port or tcp://host:port).
+	Wyoming string `yaml:"wyoming"`
+	// WyomingNames are the server's wake words to listen for (e.g.
+	// [ok_nabu]); empty: whatever the server detects by default.
+	WyomingNames []string `yaml:"wyoming_names"`
+}
+
+// STTOpts configure what happens after a wake word: the following speech is
+// captured until the speaker stops, and transcribed.
+type STTOpts struct {
+	// Wyoming is the speech-to-text server (e.g. wyoming-faster-whisper on
+	// port 10300). Empty: no transcription; the wake_word event says so.
+	Wyoming  string `yaml:"wyoming"`
+	Model    string `yaml:"model"`
+	Language string `yaml:"language"`
+	// EndSilence ends the command: this much silence after speech.
+	EndSilence time.Duration `yaml:"end_silence"`
+	// MaxCommand bounds the capture.
+	MaxCommand time.Duration `yaml:"max_command"`
+	// NoSpeechTimeout gives up when nobody speaks after the wake word.
+	NoSpeechTimeout time.Duration `yaml:"no_speech_timeout"`
+	// Timeout bounds the wait for the transcript.
+	Timeout time.Duration `yaml:"timeout"`
+}
+
+// DefaultOpts are the options of an empty block.
+func DefaultOpts() Opts {
+	return Opts{
+		Source:       "malgo",
+		Buffer:       2 * time.Second,
+		Format:       FormatOpts{Rate: 16000, Channels: 1, Encoding: "s16le"},
+		Pace:         true,
+		Sim:          SimOpts{Noise: "pink", NoiseDBFS: -55, Period: 30 * time.Second, Seed: 1},
+		LoudDBFS:     -3,
+		LoudPriority: "high",
+		LoudCooldown: 2 * time.Second,
+		WakeWord: WakeWordOpts{
+			Detector:   "builtin",
+			Templates:  "wakewords",
+			Threshold:  0, // the detector's default
+			Refractory: 1500 * time.Millisecond,
+		},
+		STT: STTOpts{
+			EndSilence:      800 * time.Millisecond,
+			MaxCommand:      8 * time.Second,
+			NoSpeechTimeout: 4 * time.Second,
+			Timeout:         15 * time.Second,
+		},
+		Reconnect: sensors.Backoff{Initial: time.Second, Max: 30 * time.Second},
+	}
+}
+
+// DecodeOpts decodes and checks a mic block's options.
+func DecodeOpts(cfg sensors.Config) (Opts, error) {
+	o := DefaultOpts()
+	if err := cfg.DecodeOptions(&o); err != nil {
+		return o, err
+	}
+	if err := o.validate(cfg); err != nil {
+		return o, err
+	}
+	return o, nil
+}
+
+func (o *Opts) validate(cfg sensors.Config) error {
+	var errs []error
+	bad := func(format string, a ...any) { errs = append(errs, fmt.Errorf(format, a...)) }
+	rel := func(p string) string {
+		if p == "" || filepath.IsAbs(p) {
+			return p
+		}
+		return filepath.Join(cfg.Dir, p)
+	}
+	switch o.Source {
+	case "malgo":
+	case "exec":
+		if len(o.Command) == 0 {
+			bad("source exec needs a command")
+		}
+		if _, err := o.format(); err != nil {
+			bad("format: %v", err)
+		}
+	case "wav":
+		if o.File == "" {
+			bad("source wav needs a file")
+		}
+		o.File = rel(o.File)
+	case "sim":
+		switch o.Sim.Noise {
+		case "white", "pink", "none":
+		default:
+			bad("sim.noise %q: want white, pink or none", o.Sim.Noise)
+		}
+		for i := range o.Sim.Utterances {
+			u := &o.Sim.Utterances[i]
+			if u.File == "" {
+				bad("sim.utterances[%d]: file is required", i)
+			}
+			u.File = rel(u.File)
+			if u.At < 0 || (o.Sim.Period > 0 && u.At >= o.Sim.Period) {
+				bad("sim.utterances[%d]: at %v outside the period %v", i, u.At, o.Sim.Period)
+			}
+		}
+	default:
+		bad("source %q: want malgo, exec, wav or sim", o.Source)
+	}
+	if _, err := worldmodel.ParsePriority(o.LoudPriority); err != nil {
+		bad("loud_priority: %v", err)
+	}
+	if o.LoudDBFS > 0 {
+		bad("loud_dbfs %v: levels are at most 0 dBFS", o.LoudDBFS)
+	}
+	if o.Buffer < 100*time.Millisecond {
+		bad("buffer %v: at least 100ms", o.Buffer)
+	}
+	switch o.WakeWord.Detector {
+	case "builtin", "off":
+	case "wyoming":
+		if o.WakeWord.Wyoming == "" {
+			bad("wakeword.detector wyoming needs wakeword.wyoming (host:port of e.g. wyoming-openwakeword)")
+		}
+	default:
+		bad("wakeword.detector %q: want builtin, wyoming or off", o.WakeWord.Detector)
+	}
+	if t := o.WakeWord.Threshold; t < 0 || t > 1 {
+		bad("wakeword.threshold %v: want 0..1", t)
+	}
+	o.WakeWord.Templates = rel(o.WakeWord.Templates)
+	if o.STT.EndSilence < 200*time.Millisecond || o.STT.MaxCommand < time.Second || o.STT.NoSpeechTimeout <= 0 || o.STT.Timeout <= 0 {
+		bad("stt: end_silence ≥ 200ms, max_command ≥ 1s, no_speech_timeout and timeout > 0")
+	}
+	return errors.Join(errs...)
+}
+
+func (o *Opts) format() (audio.Format, error) {
+	e, err := audio.ParseEncoding(o.Format.Encoding)
+	if err != nil {
+		return audio.Format{}, err
+	}
+	f := audio.Format{Rate: o.Format.Rate, Channels: o.Format.Channels, Encoding: e}
+	return f, f.Validate()
+}
+
+// VADOptions are the VAD settings of the block.
+func (o Opts) VADOptions() vad.Options {
+	return vad.Options{OnsetDB: o.VAD.OnsetDB, Hangover: o.VAD.Hangover, QuietDBFS: o.VAD.QuietDBFS}
+}

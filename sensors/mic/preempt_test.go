@@ -1,0 +1,172 @@
+package mic
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/edgeagent/edgeagent/agent"
+	"github.com/edgeagent/edgeagent/hooks"
+	"github.com/edgeagent/edgeagent/sensors/mic/audio"
+	"github.com/edgeagent/edgeagent/sensors/mic/wyoming/wyomingtest"
+	"github.com/edgeagent/edgeagent/tools"
+	"github.com/edgeagent/edgeagent/worldmodel"
+)
+
+// agentSink is what the runtime gives a sensor: observations into the
+// world model; events recorded and sent to the agent's interrupt bus.
+type agentSink struct {
+	world *worldmodel.Model
+	loop  *agent.Loop
+}
+
+func (s agentSink) Observe(o worldmodel.Observation) { s.world.Append(o) }
+func (s agentSink) Raise(e worldmodel.Event)         { s.loop.Interrupt(s.world.Record(e)) }
+
+// voiceDecider turns the spoken command into a tool call, as the local
+// matcher or the LLM engine would, and remembers what it perceived.
+type voiceDecider struct{ seen chan agent.Perception }
+
+func (d voiceDecider) Decide(_ context.Context, p agent.Perception) (agent.Decision, error) {
+	if p.Event == nil || (p.Event.Kind != EventWakeWord && p.Event.Kind != EventVoiceCommand) {
+		return agent.Decision{}, agent.ErrNoDecision
+	}
+	d.seen <- p
+	if p.Command != nil && strings.Contains(p.Command.Text, "headlight") {
+		return agent.Decision{Path: "local", Caller: p.Command.Caller,
+			Steps: []agent.Step{{ID: "1", Tool: "headlight.set", Params: json.RawMessage(`{"on":true}`)}}}, nil
+	}
+	return agent.Decision{}, agent.ErrNoDecision
+}
+
+// With the agent busy in a slow Normal-priority job, "hey robot" cancels
+// the job at once (wake_word is High); the command spoken after it is
+// transcribed and reaches the agent as a text command, which runs.
+func TestWakeWordPreemptsABusyAgent(t *testing.T) {
+	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
+	world := worldmodel.New(worldmodel.Config{})
+	reg, err := tools.NewRegistry(tools.Options{Grants: map[string][]string{"cli": {"*"}, "voice": {"*"}}, Log: quiet})
+	if err != nil {
+		t.Fatal(err)
+	}
+	started := make(chan struct{}, 1)
+	lit := make(chan string, 1)
+	must := func(err error) {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	must(reg.Register("arm", tools.Func(tools.Spec{Name: "arm.sweep", Description: "a slow, normal-priority job", Permission: "actuate"},
+		func(ctx context.Context, _ json.RawMessage) (tools.Result, error) {
+			started <- struct{}{}
+			select {
+			case <-ctx.Done():
+				return tools.Result{}, context.Cause(ctx)
+			case <-time.After(30 * time.Second):
+				return tools.Result{Value: "finished"}, nil
+			}
+		})))
+	must(reg.Register("headlight", tools.Func(tools.Spec{Name: "headlight.set", Description: "switch the headlight", Permission: "actuate",
+		Params: json.RawMessage(`{"type":"object","properties":{"on":{"type":"boolean"}},"required":["on"],"additionalProperties":false}`)},
+		func(_ context.Context, p json.RawMessage) (tools.Result, error) {
+			lit <- string(p)
+			return tools.Result{Value: "on"}, nil
+		})))
+	loop := agent.New(agent.Config{Heartbeat: time.Hour, CycleTimeout: time.Minute}, world, reg, hooks.NewManager(quiet), quiet)
+	dec := voiceDecider{seen: make(chan agent.Perception, 8)}
+	loop.SetDecider(agent.Chain{agent.Explicit{}, dec})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	loopDone := make(chan error, 1)
+	go func() { loopDone <- loop.Run(ctx) }()
+
+	job := make(chan agent.Outcome, 1)
+	go func() {
+		out, _ := loop.Submit(ctx, agent.Command{ID: "sweep", Caller: "cli", Tool: "arm.sweep"})
+		job <- out
+	}()
+	select {
+	case <-started:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the slow job did not start")
+	}
+
+	srv, err := wyomingtest.Start(&wyomingtest.Server{Transcribe: func(a []int16) string {
+		if len(a) < audio.Rate/2 {
+			return ""
+		}
+		return "turn on the headlight"
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	// In real time: three seconds of a quiet room, "hey robot", a pause,
+	// "turn on the headlight".
+	wav := sceneWAV(t, 7*time.Second, [][]int16{speech(t, "pos/enrolled_b.wav"), speech(t, "neg/turn_on_the_headlight.wav")},
+		[]time.Duration{3 * time.Second, 4 * time.Second})
+	m := newSensor(t, fmt.Sprintf(`
+- name: mic
+  kind: mic
+  options:
+    source: wav
+    file: %s
+    pace: true
+    wakeword: {templates: testdata/wakewords}
+    stt: {wyoming: %s}
+`, wav, srv.Addr()))
+	micDone := make(chan error, 1)
+	go func() { micDone <- m.Run(ctx, agentSink{world, loop}) }()
+
+	var out agent.Outcome
+	select {
+	case out = <-job:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the wake word did not preempt the slow job")
+	}
+	if out.Preempted != "mic/wake_word" || len(out.Steps) != 1 || !strings.Contains(out.Steps[0].Error, "preempted by high mic/wake_word") {
+		t.Fatalf("slow job outcome: preempted %q, steps %+v", out.Preempted, out.Steps)
+	}
+	// The next cycle is about the wake word; the one after carries the
+	// spoken command as text.
+	var wake, cmd agent.Perception
+	for cmd.Command == nil {
+		select {
+		case p := <-dec.seen:
+			if p.Event.Kind == EventWakeWord {
+				wake = p
+			} else {
+				cmd = p
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatal("no cycle for the voice command")
+		}
+	}
+	if wake.Cycle <= out.Cycle || wake.Event.Priority != worldmodel.High || wake.Event.Data["name"] != "hey_robot" {
+		t.Fatalf("wake cycle %d (job was %d): %+v", wake.Cycle, out.Cycle, wake.Event)
+	}
+	if cmd.Command.Text != "turn on the headlight" || cmd.Command.Caller != "voice" || cmd.Cycle <= wake.Cycle {
+		t.Fatalf("command cycle %d: %+v", cmd.Cycle, cmd.Command)
+	}
+	select {
+	case p := <-lit:
+		if p != `{"on":true}` {
+			t.Fatalf("headlight.set params %s", p)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("the spoken command did not run")
+	}
+	cancel()
+	for _, c := range []chan error{micDone, loopDone} {
+		select {
+		case <-c:
+		case <-time.After(2 * time.Second):
+			t.Fatal("did not stop within 2 s")
+		}
+	}
+}

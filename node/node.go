@@ -163,23 +163,13 @@ func (n *Node) buildSensors() error {
 		if !sc.Enabled {
 			continue
 		}
-		for _, t := range sc.Thresholds {
-			th := sensors.Threshold{Quantity: t.Quantity, Above: t.Above, Below: t.Below, Change: t.Change,
-				Hysteresis: t.Hysteresis, Priority: worldmodel.High, Event: t.Event}
-			if t.Priority != "" {
-				th.Priority, _ = worldmodel.ParsePriority(t.Priority) // board validated it
-			}
-			if err := th.Validate(); err != nil {
-				errs = append(errs, fmt.Errorf("sensor %q threshold on %q: %w", sc.Name, t.Quantity, err))
-				continue
-			}
-			n.limits[sc.Name] = append(n.limits[sc.Name], th)
+		scfg, limits, err := SensorConfig(n.Board, sc, n.dir)
+		if err != nil {
+			errs = append(errs, err)
+			continue
 		}
-		s, err := sensors.New(sensors.Config{
-			Name: sc.Name, Kind: sc.Kind, Platform: n.Board.Device.Platform, Interval: sc.Interval,
-			Bus: sc.Bus, Address: uint16(sc.Address), Pins: sc.Pins, Decode: sc.Options.Decode,
-			Dir: n.dir,
-		})
+		n.limits[sc.Name] = limits
+		s, err := sensors.New(scfg)
 		if err != nil {
 			errs = append(errs, err)
 			continue
@@ -187,6 +177,43 @@ func (n *Node) buildSensors() error {
 		n.sensors = append(n.sensors, s)
 	}
 	return errors.Join(errs...)
+}
+
+// SensorConfig turns a board's sensor block into what a sensor kind and the
+// threshold wrapper get. Tests of sensor kinds use it too, so that they see
+// exactly what the runtime passes.
+func SensorConfig(b *board.Config, sc board.Sensor, dir string) (sensors.Config, []sensors.Threshold, error) {
+	cfg := sensors.Config{
+		Name: sc.Name, Kind: sc.Kind, Platform: b.Device.Platform, Interval: sc.Interval,
+		Bus: sc.Bus, Address: uint16(sc.Address), Pins: sc.Pins, Decode: sc.Options.Decode, Dir: dir,
+	}
+	if sc.Priority != "" {
+		p, err := worldmodel.ParsePriority(sc.Priority)
+		if err != nil {
+			return cfg, nil, fmt.Errorf("sensor %q: %w", sc.Name, err)
+		}
+		cfg.Priority = &p
+	}
+	var limits []sensors.Threshold
+	var errs []error
+	for _, t := range sc.Thresholds {
+		th := sensors.Threshold{Quantity: t.Quantity, Above: t.Above, Below: t.Below, Change: t.Change,
+			Hysteresis: t.Hysteresis, Priority: worldmodel.High, Event: t.Event}
+		if t.Priority != "" {
+			p, err := worldmodel.ParsePriority(t.Priority)
+			if err != nil {
+				errs = append(errs, fmt.Errorf("sensor %q threshold on %q: %w", sc.Name, t.Quantity, err))
+				continue
+			}
+			th.Priority = p
+		}
+		if err := th.Validate(); err != nil {
+			errs = append(errs, fmt.Errorf("sensor %q threshold on %q: %w", sc.Name, t.Quantity, err))
+			continue
+		}
+		limits = append(limits, th)
+	}
+	return cfg, limits, errors.Join(errs...)
 }
 
 // buildPlugins constructs every registered plugin in name order; hooks then

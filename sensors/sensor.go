@@ -37,12 +37,24 @@ type Config struct {
 	Bus      string        // I2C bus name or number, if any
 	Address  uint16        // I2C address, if any
 	Pins     map[string]string
+	// Priority of the sensor's primary event (motion start, wake word,
+	// button press) when the board sets one; nil keeps the kind's default.
+	// Safety events (e-stop) are Critical whatever the board says.
+	Priority *worldmodel.Priority
 	// Decode strictly decodes the block's kind-specific "options" into v
 	// (a pointer to the kind's Opts struct). Unknown keys and wrong types
 	// are errors naming file:line:col. A nil Decode decodes nothing.
 	Decode func(v any) error
 	// Dir is the directory of the board config file, for relative paths.
 	Dir string
+}
+
+// PriorityOr returns the board's priority for the primary event, or def.
+func (c Config) PriorityOr(def worldmodel.Priority) worldmodel.Priority {
+	if c.Priority != nil {
+		return *c.Priority
+	}
+	return def
 }
 
 // DecodeOptions calls c.Decode when set.

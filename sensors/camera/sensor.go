@@ -34,7 +34,8 @@ func init() { sensors.Register(Kind, New) }
 type Sensor struct {
 	name     string
 	o        Opts
-	interval time.Duration // telemetry period
+	interval time.Duration       // telemetry period
+	prio     worldmodel.Priority // of motion_start: High unless the board says otherwise
 	log      *slog.Logger
 
 	// backends, replaceable in tests
@@ -62,7 +63,7 @@ func New(cfg sensors.Config) (sensors.Sensor, error) {
 		interval = time.Second
 	}
 	return &Sensor{
-		name: cfg.Name, o: o, interval: interval,
+		name: cfg.Name, o: o, interval: interval, prio: cfg.PriorityOr(worldmodel.High),
 		log:      slog.Default().With("sensor", cfg.Name),
 		openV4L2: defaultV4L2, openGoCV: openGoCV,
 	}, nil
@@ -330,7 +331,7 @@ func (p *processor) step(now time.Time, r motion.Result, f *Frame) {
 			*m = motionState{on: true, start: now, last: now, lastUpdate: now, frames: 1, maxArea: r.Area}
 			p.snapshot(p.src+"motion_snapshot", f, now)
 			p.out.Observe(worldmodel.Observation{Time: now, Source: p.src + "motion", Kind: worldmodel.Reading, Value: 1})
-			p.out.Raise(p.event(now, EventMotionStart, worldmodel.High, r, f,
+			p.out.Raise(p.event(now, EventMotionStart, p.s.prio, r, f,
 				fmt.Sprintf("motion in %d region(s), %.1f%% of the frame", len(r.Boxes), r.Area)))
 			return
 		}

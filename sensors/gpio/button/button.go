@@ -145,6 +145,7 @@ func NewButton(cfg sensors.Config) (sensors.Sensor, error) {
 		return nil, err
 	}
 	src := cfg.Name + ".pressed"
+	prio := cfg.PriorityOr(worldmodel.Normal)
 	in := &gpiokit.Input{
 		Cfg: cfg, Role: "signal", Pull: pull, ActiveLow: opts.ActiveLow,
 		Debounce: gpiokit.Debounce{Period: opts.Debounce}, Backoff: opts.Retry, FaultPriority: worldmodel.Normal,
@@ -153,9 +154,9 @@ func NewButton(cfg sensors.Config) (sensors.Sensor, error) {
 			switch {
 			case initial: // a button held at start is not a press
 			case pressed:
-				out.Raise(worldmodel.Event{Time: at, Kind: opts.Event, Source: cfg.Name, Priority: worldmodel.Normal, Message: cfg.Name + " pressed"})
+				out.Raise(worldmodel.Event{Time: at, Kind: opts.Event, Source: cfg.Name, Priority: prio, Message: cfg.Name + " pressed"})
 			case opts.ReleaseEvent != "":
-				out.Raise(worldmodel.Event{Time: at, Kind: opts.ReleaseEvent, Source: cfg.Name, Priority: worldmodel.Normal, Message: cfg.Name + " released"})
+				out.Raise(worldmodel.Event{Time: at, Kind: opts.ReleaseEvent, Source: cfg.Name, Priority: prio, Message: cfg.Name + " released"})
 			}
 		},
 	}

@@ -85,6 +85,7 @@ func New(cfg sensors.Config) (sensors.Sensor, error) {
 		return nil, err
 	}
 	src := cfg.Name + ".motion"
+	prio := cfg.PriorityOr(worldmodel.High)
 	return &gpiokit.Input{
 		Cfg: cfg, Role: "signal", Pull: pull, ActiveLow: opts.ActiveLow,
 		Debounce: gpiokit.Debounce{Period: opts.Debounce}, Warmup: opts.Warmup,
@@ -97,7 +98,7 @@ func New(cfg sensors.Config) (sensors.Sensor, error) {
 			out.Observe(worldmodel.Observation{Time: at, Source: src, Kind: worldmodel.Reading, Value: v})
 			switch {
 			case active:
-				out.Raise(worldmodel.Event{Time: at, Kind: "motion_start", Source: cfg.Name, Priority: worldmodel.High,
+				out.Raise(worldmodel.Event{Time: at, Kind: "motion_start", Source: cfg.Name, Priority: prio,
 					Message: "motion detected by " + cfg.Name})
 			case !initial:
 				out.Raise(worldmodel.Event{Time: at, Kind: "motion_end", Source: cfg.Name, Priority: worldmodel.Low,

@@ -101,3 +101,21 @@ func TestOptionErrors(t *testing.T) {
 		}
 	}
 }
+
+func TestBoardPriorityOverridesMotionStart(t *testing.T) {
+	cfg := kittest.Board(t, "sim", `
+- name: yard_pir
+  kind: pir
+  priority: normal
+  pins: {signal: "sim:pir9"}
+  options: {debounce: 1ms, sim: {motion: []}}
+`)
+	rec := kittest.NewRecorder()
+	kittest.Start(t, cfg, rec)
+	rec.WaitFor(t, 2*time.Second, "initial state", func() bool { return len(rec.Values("yard_pir.motion")) == 1 })
+	gpiosim.Shared("sim:pir9").Set(gpio.High)
+	rec.WaitFor(t, 2*time.Second, "motion_start", func() bool { return len(rec.Events("motion_start")) == 1 })
+	if p := rec.Events("motion_start")[0].Priority; p != worldmodel.Normal {
+		t.Fatalf("motion_start priority %s, want the board's normal", p)
+	}
+}

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/edgeagent/edgeagent/board"
+	"github.com/edgeagent/edgeagent/node"
 	"github.com/edgeagent/edgeagent/sensors"
 	"github.com/edgeagent/edgeagent/worldmodel"
 )
@@ -141,41 +142,33 @@ func Board(t testing.TB, platform, block string) sensors.Config {
 
 // ParseBoard is Board returning the loader's error.
 func ParseBoard(platform, block string) (sensors.Config, error) {
-	model := map[string]string{"raspi": "\n  model: rpi4", "jetson": "\n  model: jetson-orin-nano"}[platform]
-	src := fmt.Sprintf("device:\n  id: test\n  platform: %s%s\nsensors:\n%s\n", platform, model, indent(block))
-	c, err := board.Parse("test.yaml", []byte(src))
-	if err != nil {
-		return sensors.Config{}, err
-	}
-	if len(c.Sensors) != 1 {
-		return sensors.Config{}, fmt.Errorf("want one sensor block, got %d", len(c.Sensors))
-	}
-	s := c.Sensors[0]
-	return sensors.Config{
-		Name: s.Name, Kind: s.Kind, Platform: c.Device.Platform, Interval: s.Interval,
-		Bus: s.Bus, Address: uint16(s.Address), Pins: s.Pins, Decode: s.Options.Decode, Dir: ".",
-	}, nil
+	cfg, _, err := parse(platform, block)
+	return cfg, err
 }
 
 // Thresholds converts a parsed block's thresholds (for wrapping a sink the
 // way the runtime does).
 func Thresholds(t testing.TB, platform, block string) []sensors.Threshold {
 	t.Helper()
+	_, limits, err := parse(platform, block)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return limits
+}
+
+// parse loads a one-sensor board and converts it exactly as the runtime does.
+func parse(platform, block string) (sensors.Config, []sensors.Threshold, error) {
 	model := map[string]string{"raspi": "\n  model: rpi4", "jetson": "\n  model: jetson-orin-nano"}[platform]
 	src := fmt.Sprintf("device:\n  id: test\n  platform: %s%s\nsensors:\n%s\n", platform, model, indent(block))
 	c, err := board.Parse("test.yaml", []byte(src))
 	if err != nil {
-		t.Fatal(err)
+		return sensors.Config{}, nil, err
 	}
-	var out []sensors.Threshold
-	for _, th := range c.Sensors[0].Thresholds {
-		p, err := worldmodel.ParsePriority(th.Priority)
-		if err != nil {
-			t.Fatal(err)
-		}
-		out = append(out, sensors.Threshold{Quantity: th.Quantity, Above: th.Above, Below: th.Below, Change: th.Change, Hysteresis: th.Hysteresis, Priority: p, Event: th.Event})
+	if len(c.Sensors) != 1 {
+		return sensors.Config{}, nil, fmt.Errorf("want one sensor block, got %d", len(c.Sensors))
 	}
-	return out
+	return node.SensorConfig(c, c.Sensors[0], ".")
 }
 
 func indent(s string) string {

@@ -242,7 +242,7 @@ func (r *Registry) List() []Spec {
 	for _, e := range r.tools {
 		out = append(out, e.spec)
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	slices.SortFunc(out, func(a, b Spec) int { return strings.Compare(a.Name, b.Name) })
 	return out
 }
 

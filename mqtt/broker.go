@@ -72,8 +72,9 @@ func StartBroker(cfg BrokerConfig) (*Broker, error) {
 	caps.MaximumSessionExpiryInterval = 24 * 3600
 	b.srv = mochi.New(&mochi.Options{
 		Capabilities: caps,
-		// mochi logs every connection at info; only its warnings matter here.
-		Logger:                 slog.New(minLevel{log.Handler(), slog.LevelWarn}).With("component", "mqtt-broker"),
+		// mochi logs every connection at info and every client that goes
+		// away at warn; only its errors are news.
+		Logger:                 slog.New(minLevel{log.Handler(), slog.LevelError}).With("component", "mqtt-broker"),
 		SysTopicResendInterval: 60,
 	})
 	if err := b.srv.AddHook(hook, nil); err != nil {
@@ -105,6 +106,26 @@ func (b *Broker) URL() string { return "tcp://" + dialable(b.addr) }
 func (b *Broker) Close() (err error) {
 	b.close.Do(func() { err = b.srv.Close() })
 	return err
+}
+
+// Drain waits, up to d, until no connected client has QoS 1 messages
+// waiting for its acknowledgement, so that what was published last (the
+// "stopped" status) reaches Home Assistant before the broker goes away.
+func (b *Broker) Drain(d time.Duration) {
+	deadline := time.Now().Add(d)
+	for time.Now().Before(deadline) {
+		busy := false
+		for _, cl := range b.srv.Clients.GetAll() {
+			if !cl.Net.Inline && !cl.Closed() && cl.State.Inflight.Len() > 0 {
+				busy = true
+				break
+			}
+		}
+		if !busy {
+			return
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
 }
 
 // dialable turns a listen address into one to dial: 0.0.0.0 and :: become

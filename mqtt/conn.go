@@ -9,6 +9,7 @@ import (
 	"time"
 
 	paho "github.com/eclipse/paho.mqtt.golang"
+	"github.com/eclipse/paho.mqtt.golang/packets"
 )
 
 // message is one outbound publication.
@@ -77,7 +78,7 @@ type conn struct {
 type connStats struct {
 	Connected bool   `json:"connected"`
 	Broker    string `json:"broker"`
-	Connects  uint64 `json:"connects"` // successful connections, reconnects included
+	Connects  uint64 `json:"connects"` // connections set up (subscribed), reconnects included
 	Published uint64 `json:"published"`
 	Received  uint64 `json:"received"`
 	Buffered  int    `json:"buffered"` // waiting for the connection
@@ -163,3 +164,24 @@ func wait(ctx context.Context, tok paho.Token, d time.Duration) error {
 		return ctx.Err()
 	}
 }
+
+// copyingStore is paho's memory store, except that it keeps its own copy
+// of each PUBLISH packet and hands out copies. paho stores the very packet
+// its writer is about to serialise (which sets fields while packing), and
+// on every connect with a persistent session resume() reads the stored
+// packets and sets DUP on them, concurrently with messages published from
+// OnConnect being written: a data race in paho 1.5.1. With copies, the
+// worst case is a duplicate at QoS 1, which receivers tolerate (and our
+// command handler answers from its cache).
+type copyingStore struct{ *paho.MemoryStore }
+
+func copyPublish(p packets.ControlPacket) packets.ControlPacket {
+	if pub, ok := p.(*packets.PublishPacket); ok {
+		c := *pub
+		return &c
+	}
+	return p
+}
+
+func (s copyingStore) Put(key string, p packets.ControlPacket) { s.MemoryStore.Put(key, copyPublish(p)) }
+func (s copyingStore) Get(key string) packets.ControlPacket    { return copyPublish(s.MemoryStore.Get(key)) }

@@ -178,7 +178,7 @@ func (r *rig) start(t testing.TB) {
 	if err := r.hooks.Start(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "plane connected", func() bool { rs := r.plane.current(); return rs != nil && rs.conn.client.IsConnectionOpen() })
+	waitFor(t, "plane connected and subscribed", func() bool { rs := r.plane.current(); return rs != nil && rs.conn.connects.Load() > 0 })
 }
 
 func (r *rig) stop(t testing.TB) {
@@ -399,11 +399,16 @@ func (p *peer) ch(topic string) chan paho.Message {
 // next returns the next message on topic.
 func (p *peer) next(t testing.TB, topic string) paho.Message {
 	t.Helper()
+	return p.nextWithin(t, topic, 5*time.Second)
+}
+
+func (p *peer) nextWithin(t testing.TB, topic string, d time.Duration) paho.Message {
+	t.Helper()
 	select {
 	case m := <-p.ch(topic):
 		return m
-	case <-time.After(5 * time.Second):
-		t.Fatalf("no message on %s", topic)
+	case <-time.After(d):
+		t.Fatalf("no message on %s within %v", topic, d)
 		return nil
 	}
 }
@@ -561,7 +566,7 @@ func runChild(url string) {
 	if err := r.hooks.Start(context.Background()); err != nil {
 		panic(err)
 	}
-	for !r.plane.current().conn.client.IsConnectionOpen() {
+	for r.plane.current().conn.connects.Load() == 0 {
 		time.Sleep(5 * time.Millisecond)
 	}
 	fmt.Println("ready")

@@ -118,7 +118,9 @@ func TestMosquittoRestartLosesNoQoS1Commands(t *testing.T) {
 	waitFor(t, "10 replies", func() bool { return s.count() == 10 })
 
 	m.stop()
-	waitFor(t, "agent disconnected", func() bool { return !r.plane.current().conn.client.IsConnectionOpen() })
+	waitFor(t, "agent and sender disconnected", func() bool {
+		return !r.plane.current().conn.client.IsConnectionOpen() && !s.c.IsConnectionOpen()
+	})
 	var pending []paho.Token
 	for i := range 20 {
 		pending = append(pending, s.send(t, tp, fmt.Sprint("during-", i)))

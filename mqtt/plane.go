@@ -269,6 +269,7 @@ func (p *Plane) clientOptions(rs *runState, url, username, password string) (*pa
 		AddBroker(url).
 		SetClientID(m.ClientID).
 		SetCleanSession(false). // QoS 1 commands wait for us at the broker while we are away
+		SetStore(copyingStore{paho.NewMemoryStore()}).
 		SetAutoReconnect(true).
 		SetConnectRetry(true).
 		SetConnectRetryInterval(time.Second).
@@ -348,7 +349,6 @@ func (p *Plane) onConnect(rs *runState, route paho.MessageHandler) {
 	}
 	defer rs.handlers.leave()
 	c := rs.conn
-	c.connects.Add(1)
 	qos := byte(p.m.QoS)
 	filters := map[string]byte{p.topics.Cmd: qos, p.topics.Estop: qos}
 	if rs.admin {
@@ -373,6 +373,7 @@ func (p *Plane) onConnect(rs *runState, route paho.MessageHandler) {
 	p.publishDiscovery(rs)
 	rs.republish.Store(true)
 	c.flush()
+	c.connects.Add(1) // counted once subscribed: commands from now on reach us
 	p.log.Info("MQTT connected", "broker", c.broker, "prefix", p.topics.Prefix)
 }
 
@@ -397,9 +398,17 @@ func (p *Plane) OnAgentStop(ctx context.Context) error {
 	}
 	rs.conn.client.Disconnect(250)
 	if rs.broker != nil {
+		rs.broker.Drain(min(500*time.Millisecond, time.Until(deadline(ctx))))
 		err = errors.Join(err, rs.broker.Close())
 	}
 	return err
+}
+
+func deadline(ctx context.Context) time.Time {
+	if d, ok := ctx.Deadline(); ok {
+		return d
+	}
+	return time.Now().Add(time.Hour)
 }
 
 // Status is the "mqtt" component of agent.status.

@@ -1,0 +1,322 @@
+package node
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"slices"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	paho "github.com/eclipse/paho.mqtt.golang"
+
+	"github.com/edgeagent/edgeagent/board"
+	"github.com/edgeagent/edgeagent/hooks"
+	"github.com/edgeagent/edgeagent/mqtt"
+	"github.com/edgeagent/edgeagent/tools"
+	"github.com/edgeagent/edgeagent/worldmodel"
+)
+
+// probe is a compiled-in plugin for the MQTT admin tests: it loads only on
+// boards that configure it (plugins: {mqtt_probe: {on: true}}), so the
+// other tests of this package never see it.
+type probe struct{ calls *atomic.Int64 }
+
+var probeCalls atomic.Int64
+
+func init() {
+	RegisterPlugin("mqtt_probe", func(n *Node) (hooks.Plugin, error) {
+		var o struct {
+			On bool `yaml:"on"`
+		}
+		if err := n.Board.Plugins["mqtt_probe"].Decode(&o); err != nil {
+			return nil, err
+		}
+		if !o.On {
+			return nil, hooks.Decline("not configured")
+		}
+		return probe{&probeCalls}, nil
+	})
+}
+
+func (probe) Info() hooks.Info { return hooks.Info{Name: "mqtt_probe", Version: "1"} }
+func (p probe) Tools() []tools.Tool {
+	return []tools.Tool{tools.Func(tools.Spec{Name: "probe.ping", Description: "answer pong", Permission: "actuate"},
+		func(context.Context, json.RawMessage) (tools.Result, error) {
+			p.calls.Add(1)
+			return tools.Result{Value: "pong"}, nil
+		})}
+}
+
+func freeAddr(t testing.TB) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().String()
+}
+
+// mqttNode builds a node whose embedded broker listens on a free port.
+func mqttNode(t testing.TB, extra string) (*Node, string) {
+	t.Helper()
+	addr := freeAddr(t)
+	yaml := fmt.Sprintf("device: {id: mq-bot, platform: sim}\ndata_dir: %s\nagent: {heartbeat: 1h}\nmqtt: {listen: %q}\nplugins:\n  mqtt_probe: {on: true}\n%s", t.TempDir(), addr, extra)
+	cfg, err := board.Parse(t.TempDir()+"/mq.yaml", []byte(yaml))
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, err := New(cfg, Options{Log: slog.New(slog.NewTextHandler(io.Discard, nil)), ConfigDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n, "tcp://" + addr
+}
+
+func mqttRun(t testing.TB, n *Node) (stop func()) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- n.Run(ctx, time.Now()) }()
+	select {
+	case <-n.Ready():
+	case err := <-done:
+		t.Fatalf("run: %v", err)
+	}
+	return func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("run: %v", err)
+		}
+	}
+}
+
+type mqttClient struct {
+	c       paho.Client
+	replies chan mqtt.Reply
+	status  chan string
+}
+
+func dialNode(t testing.TB, url string) *mqttClient {
+	t.Helper()
+	m := &mqttClient{replies: make(chan mqtt.Reply, 1024), status: make(chan string, 16)}
+	m.c = paho.NewClient(paho.NewClientOptions().AddBroker(url).SetClientID("test-" + t.Name()).SetAutoReconnect(false).SetConnectTimeout(time.Second))
+	if !m.c.Connect().WaitTimeout(5 * time.Second) {
+		t.Fatal("connect timed out")
+	}
+	tok := m.c.SubscribeMultiple(map[string]byte{"edgeagent/mq-bot/reply/#": 1, "edgeagent/mq-bot/status": 1}, func(_ paho.Client, msg paho.Message) {
+		if strings.HasSuffix(msg.Topic(), "/status") {
+			m.status <- string(msg.Payload())
+			return
+		}
+		var r mqtt.Reply
+		if json.Unmarshal(msg.Payload(), &r) == nil {
+			m.replies <- r
+		}
+	})
+	if !tok.WaitTimeout(5*time.Second) || tok.Error() != nil {
+		t.Fatalf("subscribe: %v", tok.Error())
+	}
+	return m
+}
+
+func (m *mqttClient) call(t testing.TB, topic, payload string) mqtt.Reply {
+	t.Helper()
+	if tok := m.c.Publish("edgeagent/mq-bot/"+topic, 1, false, payload); !tok.WaitTimeout(5*time.Second) || tok.Error() != nil {
+		t.Fatalf("publish: %v", tok.Error())
+	}
+	select {
+	case r := <-m.replies:
+		return r
+	case <-time.After(5 * time.Second):
+		t.Fatalf("no reply to %s", payload)
+		return mqtt.Reply{}
+	}
+}
+
+func TestMQTTControlPlaneOnANode(t *testing.T) {
+	n, url := mqttNode(t, "")
+	critical := make(chan worldmodel.Event, 1)
+	n.OnCritical(func(e worldmodel.Event) { critical <- e })
+	stop := mqttRun(t, n)
+	c := dialNode(t, url)
+	defer c.c.Disconnect(50)
+	select {
+	case s := <-c.status:
+		if s != "online" {
+			t.Fatalf("status %q", s)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("no status")
+	}
+
+	calls := probeCalls.Load()
+	if r := c.call(t, "cmd", `{"id":"1","tool":"probe.ping"}`); !r.OK || probeCalls.Load() != calls+1 {
+		t.Fatalf("%+v", r)
+	}
+	r := c.call(t, "cmd", `{"id":"2","tool":"agent.status"}`)
+	var st struct {
+		Value struct {
+			Components struct {
+				MQTT struct {
+					Connected bool   `json:"connected"`
+					Broker    string `json:"broker"`
+					Embedded  bool   `json:"embedded_broker"`
+				} `json:"mqtt"`
+			} `json:"components"`
+		} `json:"value"`
+	}
+	b, _ := json.Marshal(r.Result)
+	if err := json.Unmarshal(b, &st); err != nil || !r.OK || !st.Value.Components.MQTT.Connected || st.Value.Components.MQTT.Broker != url || !st.Value.Components.MQTT.Embedded {
+		t.Fatalf("agent.status: %s", b)
+	}
+	// Plugins by name, through the node's factories.
+	r = c.call(t, "admin", `{"id":"3","op":"plugins"}`)
+	if b, _ := json.Marshal(r.Result); !strings.Contains(string(b), `{"loaded":true,"name":"mqtt"}`) || !strings.Contains(string(b), `{"loaded":true,"name":"mqtt_probe"}`) {
+		t.Fatalf("plugins: %s", b)
+	}
+	if r = c.call(t, "admin", `{"id":"4","op":"unload","params":{"plugin":"mqtt_probe"}}`); !r.OK {
+		t.Fatalf("unload: %+v", r)
+	}
+	if r = c.call(t, "cmd", `{"id":"5","tool":"probe.ping"}`); r.Code != tools.CodeNotFound {
+		t.Fatalf("tool of an unloaded plugin: %+v", r)
+	}
+	if r = c.call(t, "admin", `{"id":"6","op":"load","params":{"plugin":"mqtt_probe"}}`); !r.OK {
+		t.Fatalf("load: %+v", r)
+	}
+	if r = c.call(t, "admin", `{"id":"7","op":"load","params":{"plugin":"nonexistent"}}`); r.OK || !strings.Contains(r.Error, "no compiled-in plugin") {
+		t.Fatalf("load unknown: %+v", r)
+	}
+	if r = c.call(t, "cmd", `{"id":"8","tool":"probe.ping"}`); !r.OK {
+		t.Fatalf("after reload of the plugin: %+v", r)
+	}
+
+	// Reload: the dry run catches what board.Load cannot (an unknown
+	// sensor kind); a good config goes to whoever runs the node.
+	bad := `device: {id: mq-bot, platform: sim}\ndata_dir: /tmp/x\nsensors: [{name: s, kind: no_such_kind}]`
+	if r = c.call(t, "admin", `{"id":"9","op":"reload","params":{"yaml":"`+bad+`"}}`); r.Code != mqtt.CodeRejected || !strings.Contains(r.Error, "no_such_kind") {
+		t.Fatalf("reload bad: %+v", r)
+	}
+	got := make(chan mqtt.Reload, 1)
+	go func() { got <- <-n.ReloadRequests() }()
+	time.Sleep(20 * time.Millisecond)
+	good := `device: {id: mq-bot, platform: sim}\ndata_dir: ` + t.TempDir()
+	if r = c.call(t, "admin", `{"id":"10","op":"reload","params":{"yaml":"`+good+`"}}`); !r.OK {
+		t.Fatalf("reload: %+v", r)
+	}
+	if rl := <-got; rl.Config.Device.ID != "mq-bot" || rl.Dir != n.dir {
+		t.Fatalf("reload handed over %+v", rl)
+	}
+
+	// The e-stop reaches the node's critical handlers (last: once the
+	// actuators plugin is loaded it refuses actuation while latched).
+	if tok := c.c.Publish("edgeagent/mq-bot/estop", 1, false, "STOP"); !tok.WaitTimeout(5 * time.Second) {
+		t.Fatal("publish timed out")
+	}
+	select {
+	case e := <-critical:
+		if e.Kind != "estop" || e.Source != "mqtt" {
+			t.Fatalf("%+v", e)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("e-stop did not reach the node")
+	}
+
+	stop()
+	select {
+	case s := <-c.status:
+		if s != "stopped" {
+			t.Fatalf("status after stop %q", s)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("no status after stop")
+	}
+}
+
+func TestMQTTDisabledByPluginOption(t *testing.T) {
+	n, _ := mqttNode(t, "  mqtt: {enabled: false}\n")
+	defer n.Close()
+	if _, ok := n.Hooks.Get("mqtt"); ok || n.ReloadRequests() != nil {
+		t.Fatal("mqtt loaded although disabled")
+	}
+	if slices.ContainsFunc(n.Tools.List(), func(s tools.Spec) bool { return s.Name == "mqtt.publish" }) {
+		t.Fatal("mqtt.publish registered although disabled")
+	}
+}
+
+// benchActuators is a simulated headlight: with the actuators plugin
+// compiled in, commands go through its envelope, sim adaptor and audit log.
+const benchActuators = "actuators:\n  - {name: headlight, kind: led, pins: {pin: \"sim:12\"}}\n"
+
+// BenchmarkMQTTCommandOnNode: cmd -> tool -> reply through a whole node and
+// its embedded broker, one command at a time (latency per op; p50/p99 as
+// extra metrics). The tool is headlight.set when the actuators plugin is
+// there (a real actuation on the sim adaptor), else probe.ping.
+func BenchmarkMQTTCommandOnNode(b *testing.B) {
+	n, url := mqttNode(b, benchActuators)
+	tool, params := "probe.ping", "{}"
+	if _, err := n.Tools.Resolve("headlight.set"); err == nil {
+		tool, params = "headlight.set", `{"on":true}`
+	}
+	b.Logf("tool: %s", tool)
+	stop := mqttRun(b, n)
+	defer stop()
+	c := dialNode(b, url)
+	defer c.c.Disconnect(50)
+	lat := make([]time.Duration, 0, b.N)
+	b.ResetTimer()
+	for i := range b.N {
+		t0 := time.Now()
+		if r := c.call(b, "cmd", fmt.Sprintf(`{"id":"%d","tool":%q,"params":%s}`, i, tool, params)); !r.OK {
+			b.Fatalf("%+v", r)
+		}
+		lat = append(lat, time.Since(t0))
+	}
+	b.StopTimer()
+	reportPercentiles(b, lat)
+}
+
+// BenchmarkMQTTEstopOnNode: a message on the estop topic until the node's
+// critical handler (where the actuators stop) runs.
+func BenchmarkMQTTEstopOnNode(b *testing.B) {
+	n, url := mqttNode(b, "")
+	hit := make(chan time.Time, 1)
+	n.OnCritical(func(worldmodel.Event) { hit <- time.Now() })
+	stop := mqttRun(b, n)
+	defer stop()
+	c := dialNode(b, url)
+	defer c.c.Disconnect(50)
+	lat := make([]time.Duration, 0, b.N)
+	b.ResetTimer()
+	for range b.N {
+		t0 := time.Now()
+		c.c.Publish("edgeagent/mq-bot/estop", 1, false, "STOP")
+		select {
+		case at := <-hit:
+			lat = append(lat, at.Sub(t0))
+		case <-time.After(5 * time.Second):
+			b.Fatal("e-stop not handled")
+		}
+	}
+	b.StopTimer()
+	reportPercentiles(b, lat)
+}
+
+func reportPercentiles(b *testing.B, lat []time.Duration) {
+	if len(lat) == 0 {
+		return
+	}
+	slices.Sort(lat)
+	pct := func(p float64) float64 {
+		return float64(lat[min(len(lat)-1, int(p*float64(len(lat))))].Nanoseconds()) / 1e3
+	}
+	b.ReportMetric(pct(0.50), "p50-µs")
+	b.ReportMetric(pct(0.99), "p99-µs")
+	b.ReportMetric(float64(lat[len(lat)-1].Nanoseconds())/1e3, "max-µs")
+}

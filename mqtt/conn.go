@@ -183,5 +183,9 @@ func copyPublish(p packets.ControlPacket) packets.ControlPacket {
 	return p
 }
 
-func (s copyingStore) Put(key string, p packets.ControlPacket) { s.MemoryStore.Put(key, copyPublish(p)) }
-func (s copyingStore) Get(key string) packets.ControlPacket    { return copyPublish(s.MemoryStore.Get(key)) }
+func (s copyingStore) Put(key string, p packets.ControlPacket) {
+	s.MemoryStore.Put(key, copyPublish(p))
+}
+func (s copyingStore) Get(key string) packets.ControlPacket {
+	return copyPublish(s.MemoryStore.Get(key))
+}

@@ -9,6 +9,7 @@
 //	  - name: mic
 //	    kind: mic
 //	    interval: 100ms              # level readings (10 Hz)
+//	    priority: high               # of wake_word; high preempts a running agent cycle
 //	    options:
 //	      source: malgo              # malgo | exec | wav | sim
 //	      device: ""                 # malgo: ID or name (substring); "" = the default device
@@ -70,7 +71,8 @@
 //	mic.dropped       reading, samples lost so far (capture buffer full)
 //	mic.health        text, "ok" or why the microphone is degraded
 //
-// and raises wake_word (high: it preempts what the agent is doing; data:
+// and raises wake_word (high unless the block's priority says otherwise: it
+// preempts what the agent is doing; data:
 // name, detector, score, stt), voice_command (normal; data: text, which the
 // agent takes as a text command), voice_command_failed (low: no speech,
 // STT unreachable …), loud_noise, sensor_fault and sensor_recovered.

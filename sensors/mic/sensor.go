@@ -41,6 +41,7 @@ type Sensor struct {
 	interval time.Duration
 	models   []*wakeword.Model
 	loudPrio worldmodel.Priority
+	wakePrio worldmodel.Priority
 	log      *slog.Logger
 }
 
@@ -60,6 +61,9 @@ func New(cfg sensors.Config) (sensors.Sensor, error) {
 		s.interval = 100 * time.Millisecond // 10 Hz level readings
 	}
 	s.loudPrio, _ = worldmodel.ParsePriority(o.LoudPriority)
+	// The wake word is the primary event: High (it preempts a running
+	// cycle) unless the board's priority for this sensor says otherwise.
+	s.wakePrio = cfg.PriorityOr(worldmodel.High)
 	if o.WakeWord.Detector != "off" {
 		models, err := loadModels(o.WakeWord)
 		switch {
@@ -312,7 +316,7 @@ func (p *pipeline) wake(now time.Time, word, detector string, data map[string]an
 		msg += "; no speech-to-text backend is configured, so no spoken command follows"
 	}
 	p.s.log.Info("wake word", "word", word, "detector", detector, "score", data["score"])
-	p.out.Raise(worldmodel.Event{Time: now, Kind: EventWakeWord, Source: p.s.name, Priority: worldmodel.High, Message: msg, Data: data})
+	p.out.Raise(worldmodel.Event{Time: now, Kind: EventWakeWord, Source: p.s.name, Priority: p.s.wakePrio, Message: msg, Data: data})
 	if stt {
 		p.capture = newCapture(p, word, now)
 	}

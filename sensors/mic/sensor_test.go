@@ -412,3 +412,14 @@ func TestWyomingDetectorAndFallback(t *testing.T) {
 		t.Fatalf("fallback wake event %+v", w)
 	}
 }
+
+func TestWakeWordPriorityFromBoard(t *testing.T) {
+	wav := sceneWAV(t, 5*time.Second, [][]int16{speech(t, "pos/enrolled_a.wav")}, []time.Duration{3 * time.Second})
+	s := newSensor(t, fmt.Sprintf("- name: mic\n  kind: mic\n  priority: normal\n  options: {source: wav, file: %s, pace: false, wakeword: {templates: testdata/wakewords}}", wav))
+	rec := newRecorder()
+	stop := run(t, s, rec)
+	defer stop()
+	if w := rec.waitFor(t, EventWakeWord, 1, 10*time.Second)[0]; w.Priority != worldmodel.Normal {
+		t.Fatalf("wake word priority %v, board says normal", w.Priority)
+	}
+}

@@ -101,7 +101,10 @@ type Set struct {
 	clk   clock.Clock
 	world *worldmodel.Model
 	acts  []actuator
-	audit *auditLog
+	// stopOrder is acts by danger: motors, then PWM outputs, switches and
+	// servos (which only stop their ramps).
+	stopOrder []actuator
+	audit     *auditLog
 
 	latched atomic.Bool
 	emu     sync.Mutex // guards es
@@ -164,6 +167,11 @@ func New(o Options) (*Set, error) {
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
 	}
+	rank := map[string]int{"motor": 0, "pwm": 1, "relay": 2, "buzzer": 2, "digital": 2, "led": 3, "servo": 4, "pca9685_servo": 4}
+	s.stopOrder = slices.Clone(s.acts)
+	slices.SortStableFunc(s.stopOrder, func(a, b actuator) int {
+		return rank[a.common().cfg.Kind] - rank[b.common().cfg.Kind]
+	})
 	if o.Adaptor == nil {
 		// Let the platform reject what it cannot drive (a PWM pin without
 		// hardware PWM) now, not at the first command.

@@ -76,33 +76,48 @@ func (s *Set) EStop(e worldmodel.Event) EStopReport {
 	var (
 		mu   sync.Mutex
 		left = map[string]bool{}
-		done = make(chan struct{})
 		wg   sync.WaitGroup
 	)
+	note := func(name, what string, err error) {
+		mu.Lock()
+		defer mu.Unlock()
+		delete(left, name)
+		if err != nil {
+			if rep.Failed == nil {
+				rep.Failed = map[string]string{}
+			}
+			rep.Failed[name] = err.Error()
+		} else if what != "" {
+			rep.Stopped[name] = what
+		}
+	}
 	for _, a := range s.acts {
 		left[a.common().cfg.Name] = true
 	}
-	for _, a := range s.acts {
-		name := a.common().cfg.Name
+	// Most dangerous first, on this goroutine: no hand-off to another
+	// goroutine that a busy CPU might not schedule for a while. An actuator
+	// whose lock is held (a write in progress, possibly a hung one) gets a
+	// goroutine of its own instead, so it cannot hold up the others.
+	for _, a := range s.stopOrder {
+		b := a.common()
+		if b.mu.TryLock() {
+			what, err := s.stopLocked(a)
+			b.mu.Unlock()
+			note(b.cfg.Name, what, err)
+			continue
+		}
 		wg.Add(1)
 		s.wg.Add(1)
 		go func() {
 			defer s.wg.Done()
 			defer wg.Done()
-			what, err := s.stopOne(a)
-			mu.Lock()
-			defer mu.Unlock()
-			delete(left, name)
-			if err != nil {
-				if rep.Failed == nil {
-					rep.Failed = map[string]string{}
-				}
-				rep.Failed[name] = err.Error()
-			} else if what != "" {
-				rep.Stopped[name] = what
-			}
+			b.mu.Lock()
+			what, err := s.stopLocked(a)
+			b.mu.Unlock()
+			note(b.cfg.Name, what, err)
 		}()
 	}
+	done := make(chan struct{})
 	go func() { wg.Wait(); close(done) }()
 	select {
 	case <-done:
@@ -157,11 +172,9 @@ func cloneMap(m map[string]string) map[string]string {
 	return out
 }
 
-// stopOne brings one actuator to its e-stop state.
-func (s *Set) stopOne(a actuator) (string, error) {
+// stopLocked brings one actuator to its e-stop state.
+func (s *Set) stopLocked(a actuator) (string, error) {
 	b := a.common()
-	b.mu.Lock()
-	defer b.mu.Unlock()
 	b.cancelTaskLocked()
 	if !b.opened {
 		return "", nil // never started: nothing is moving

@@ -44,7 +44,14 @@ func TestEStopStopsEverythingAndLatches(t *testing.T) {
 	r.must("mqtt", "pan.set_angle", `{"degrees":170}`)
 	r.step(1, rampStep, 1) // pan is moving
 
+	before := r.sim.Count()
 	res := r.must("mqtt", "estop.trigger", `{"reason":"child on the track"}`)
+	// Motors first.
+	for _, w := range r.sim.Writes() {
+		if w.Seq == before+1 && w.Pin != "sim:22" && w.Pin != "sim:32" {
+			t.Fatalf("first write of the e-stop went to %s, not a motor", w.Pin)
+		}
+	}
 	rep := value(t, res)["report"].(map[string]any)
 	if len(rep["stopped"].(map[string]any)) != 9 || rep["failed"] != nil || rep["pending"] != nil {
 		t.Fatalf("e-stop report %v", rep)
@@ -168,11 +175,13 @@ func TestEStopFromAnySource(t *testing.T) {
 // pending, and that one is stopped as soon as the write comes back.
 func TestEStopHungWriteDoesNotHoldOthers(t *testing.T) {
 	r := newRig(t, everything)
-	r.must("mqtt", "drive.drive", `{"speed":0.5}`)
 	r.must("mqtt", "pump.set", `{"on":true}`)
 	r.must("mqtt", "winch.drive", `{"speed":0.3}`)
 	release := r.sim.Block("sim:22")
 	defer release()
+	hung := make(chan error, 1)
+	go func() { _, err := r.call("mqtt", "drive.drive", `{"speed":0.5}`); hung <- err }()
+	eventually(t, "the drive command hanging in its write", func() bool { return r.sim.Blocked("sim:22") == 1 })
 	rep := r.set.EStop(worldmodel.Event{Kind: EStopKind, Source: "test"})
 	if len(rep.Pending) != 1 || rep.Pending[0] != "drive" {
 		t.Fatalf("pending %v, want [drive]", rep.Pending)
@@ -184,6 +193,9 @@ func TestEStopHungWriteDoesNotHoldOthers(t *testing.T) {
 		t.Fatalf("latched while a stop is pending: %v", err)
 	}
 	release()
+	if err := <-hung; err != nil {
+		t.Fatalf("the hung command: %v", err)
+	}
 	eventually(t, "drive stopped", func() bool { return r.state("drive") == "stopped (estop)" })
 	if r.pwm("sim:22") != 0 || r.digital("sim:20") != 0 {
 		t.Fatal("drive not stopped after the write came back")

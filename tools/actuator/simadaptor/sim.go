@@ -61,6 +61,7 @@ type Adaptor struct {
 	seq       uint64
 	faults    map[string]error
 	blocks    map[string]chan struct{}
+	waiting   map[string]int // writers held by Block, per pin
 	buses     map[string]*Bus
 	changed   *sync.Cond
 }
@@ -80,7 +81,7 @@ func New(o Options) *Adaptor {
 	a := &Adaptor{
 		now: o.Now, keep: o.Keep, name: "sim",
 		digital: map[string]byte{}, pwm: map[string]byte{}, servo: map[string]byte{},
-		faults: map[string]error{}, blocks: map[string]chan struct{}{}, buses: map[string]*Bus{},
+		faults: map[string]error{}, blocks: map[string]chan struct{}{}, waiting: map[string]int{}, buses: map[string]*Bus{},
 	}
 	a.changed = sync.NewCond(&a.mu)
 	return a
@@ -165,9 +166,12 @@ func (a *Adaptor) gate(pin string) error {
 		if !blocked {
 			break
 		}
+		a.waiting[pin]++
+		a.changed.Broadcast()
 		a.mu.Unlock()
 		<-ch
 		a.mu.Lock()
+		a.waiting[pin]--
 	}
 	if !a.connected {
 		return ErrNotConnected
@@ -218,6 +222,13 @@ func (a *Adaptor) Block(pin string) (release func()) {
 			close(ch)
 		})
 	}
+}
+
+// Blocked is the number of writes to pin held by Block right now.
+func (a *Adaptor) Blocked(pin string) int {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.waiting[pin]
 }
 
 // Digital returns the last level written to pin.

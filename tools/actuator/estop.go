@@ -74,13 +74,21 @@ func (s *Set) EStop(e worldmodel.Event) EStopReport {
 
 	rep := EStopReport{Time: start, Source: e.Source, Stopped: map[string]string{}}
 	var (
-		mu   sync.Mutex
-		left = map[string]bool{}
-		wg   sync.WaitGroup
+		mu       sync.Mutex
+		left     = map[string]bool{}
+		wg       sync.WaitGroup
+		deferred int
+		returned bool // EStop has reported; a late stop is logged instead
 	)
 	note := func(name, what string, err error) {
 		mu.Lock()
 		defer mu.Unlock()
+		if returned {
+			s.log.Warn("e-stop: a pending actuator stopped late", "actuator", name, "did", what, "err", err, "after", time.Since(start))
+			s.world.Record(worldmodel.Event{Kind: "actuator_stopped_late", Source: name, Priority: worldmodel.High,
+				Message: fmt.Sprintf("%s stopped %s after the e-stop (err: %v)", name, time.Since(start).Round(time.Millisecond), err)})
+			return
+		}
 		delete(left, name)
 		if err != nil {
 			if rep.Failed == nil {
@@ -106,6 +114,7 @@ func (s *Set) EStop(e worldmodel.Event) EStopReport {
 			note(b.cfg.Name, what, err)
 			continue
 		}
+		deferred++
 		wg.Add(1)
 		s.wg.Add(1)
 		go func() {
@@ -117,13 +126,19 @@ func (s *Set) EStop(e worldmodel.Event) EStopReport {
 			note(b.cfg.Name, what, err)
 		}()
 	}
-	done := make(chan struct{})
-	go func() { wg.Wait(); close(done) }()
-	select {
-	case <-done:
-	case <-time.After(stopBound):
+	if deferred > 0 {
+		done := make(chan struct{})
+		s.wg.Add(1)
+		go func() { defer s.wg.Done(); wg.Wait(); close(done) }()
+		t := time.NewTimer(stopBound)
+		select {
+		case <-done:
+		case <-t.C:
+		}
+		t.Stop()
 	}
 	mu.Lock()
+	returned = true
 	rep.Took = time.Since(start)
 	rep.Pending = sortedKeys(left)
 	final := rep

@@ -197,6 +197,10 @@ func TestEStopHungWriteDoesNotHoldOthers(t *testing.T) {
 		t.Fatalf("the hung command: %v", err)
 	}
 	eventually(t, "drive stopped", func() bool { return r.state("drive") == "stopped (estop)" })
+	eventually(t, "an actuator_stopped_late event", func() bool {
+		evs := r.world.Events(0, worldmodel.Low, 100)
+		return len(evs) > 0 && evs[len(evs)-1].Kind == "actuator_stopped_late" && evs[len(evs)-1].Source == "drive"
+	})
 	if r.pwm("sim:22") != 0 || r.digital("sim:20") != 0 {
 		t.Fatal("drive not stopped after the write came back")
 	}

@@ -61,6 +61,14 @@ type AuditStore interface {
 	Tail(bucket string, n int, fn func(seq uint64, value json.RawMessage) error) error
 }
 
+// LatchStore is implemented by stores that can also keep the e-stop latch
+// across restarts (*store.Store does).
+type LatchStore interface {
+	Put(bucket, key string, v any) error
+	Get(bucket, key string, v any) (bool, error)
+	Delete(bucket, key string) error
+}
+
 // Settings are the plugin-level options (`plugins: {actuators: {...}}` in
 // the board file).
 type Settings struct {
@@ -83,7 +91,9 @@ type Options struct {
 	Actuators []board.Actuator
 	Settings  Settings
 	World     *worldmodel.Model
-	Store     AuditStore // nil keeps the audit log in memory only
+	// Store keeps the audit log and, if it is a LatchStore, the e-stop
+	// latch across restarts; nil keeps both in memory only.
+	Store AuditStore
 	// Raise is how estop.trigger raises its Critical event (node.Raise), so
 	// that the e-stop takes the same path whoever raises it. Nil calls EStop
 	// directly.
@@ -109,6 +119,9 @@ type Set struct {
 	latched atomic.Bool
 	emu     sync.Mutex // guards es
 	es      EStopStatus
+
+	latchStore LatchStore // nil: the latch lives in memory only
+	pmu        sync.Mutex // orders the latch's writes to the store
 
 	mu      sync.Mutex // guards hw, started, i2c
 	hw      Adaptor
@@ -151,6 +164,12 @@ func New(o Options) (*Set, error) {
 	}
 	s := &Set{o: o, log: o.Log, clk: o.Clock, world: o.World, buses: map[string]i2c.BusCloser{}, chips: map[string]*pcaChip{}}
 	s.audit = newAuditLog(o.Store, o.Settings.AuditKeep, o.Log)
+	if ls, ok := o.Store.(LatchStore); ok {
+		s.latchStore = ls
+		if err := s.loadLatch(); err != nil {
+			return nil, err
+		}
+	}
 	var errs []error
 	for _, cfg := range o.Actuators {
 		if cfg.Name == "estop" || cfg.Name == "audit" {
@@ -267,7 +286,7 @@ func (s *Set) Stop(ctx context.Context) error {
 	s.mu.Lock()
 	if !s.started {
 		s.mu.Unlock()
-		return nil
+		return s.waitGoroutines(ctx) // an e-stop before the start may have left some
 	}
 	s.started = false
 	s.mu.Unlock()
@@ -293,12 +312,8 @@ func (s *Set) Stop(ctx context.Context) error {
 		s.audit.record(Entry{Time: s.clk.Now(), Caller: "shutdown", Tool: "stop", Actuator: "*",
 			Applied: marshal(done), Result: resultOf(errors.Join(errs...))})
 	}
-	waited := make(chan struct{})
-	go func() { s.wg.Wait(); close(waited) }()
-	select {
-	case <-waited:
-	case <-ctx.Done():
-		errs = append(errs, errors.New("actuator goroutines did not end in time (a write is hanging)"))
+	if err := s.waitGoroutines(ctx); err != nil {
+		errs = append(errs, err)
 	}
 	if err := s.audit.stop(ctx); err != nil {
 		errs = append(errs, err)
@@ -318,6 +333,17 @@ func (s *Set) Stop(ctx context.Context) error {
 		errs = append(errs, fmt.Errorf("finalize adaptor: %w", err))
 	}
 	return errors.Join(errs...)
+}
+
+func (s *Set) waitGoroutines(ctx context.Context) error {
+	waited := make(chan struct{})
+	go func() { s.wg.Wait(); close(waited) }()
+	select {
+	case <-waited:
+		return nil
+	case <-ctx.Done():
+		return errors.New("actuator goroutines did not end in time (a write is hanging)")
+	}
 }
 
 // Adaptor is the connected adaptor (nil before Start). Tests on the sim

@@ -149,6 +149,7 @@ func (s *Set) EStop(e worldmodel.Event) EStopReport {
 	s.emu.Lock()
 	s.es.Last = &final
 	s.emu.Unlock()
+	s.persistLatch()
 	msg := fmt.Sprintf("e-stop from %s: %d actuators stopped in %s", e.Source, len(final.Stopped), final.Took.Round(time.Microsecond))
 	prio := worldmodel.High
 	if len(final.Failed)+len(final.Pending) > 0 {
@@ -213,6 +214,7 @@ func (s *Set) Reset() (was EStopStatus) {
 	if !was.Latched {
 		return was
 	}
+	s.persistLatch()
 	for _, a := range s.acts {
 		b := a.common()
 		b.mu.Lock()
@@ -322,4 +324,54 @@ func (s *Set) estopTools() []tools.Tool {
 		return tools.Result{Value: entries}, nil
 	})
 	return []tools.Tool{trigger, reset, status, query}
+}
+
+// The latch survives a restart: a robot that was e-stopped comes back up
+// stopped (its actuators in their safe state, not their `initial` one)
+// until someone resets it, as a physical e-stop switch stays pressed.
+const (
+	latchBucket = "estop"
+	latchKey    = "latch"
+)
+
+// persistLatch writes the latch state in the background: the e-stop must
+// not wait for an fsync. Writes are ordered, and each writes the state
+// current when it runs, so a reset racing an e-stop cannot leave a stale
+// latch in the store.
+func (s *Set) persistLatch() {
+	if s.latchStore == nil {
+		return
+	}
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		s.pmu.Lock()
+		defer s.pmu.Unlock()
+		st := s.EStopState()
+		var err error
+		if st.Latched {
+			st.Last = nil
+			err = s.latchStore.Put(latchBucket, latchKey, st)
+		} else {
+			err = s.latchStore.Delete(latchBucket, latchKey)
+		}
+		if err != nil {
+			s.log.Error("e-stop latch not saved: it will not survive a restart", "latched", st.Latched, "err", err)
+		}
+	}()
+}
+
+func (s *Set) loadLatch() error {
+	var st EStopStatus
+	ok, err := s.latchStore.Get(latchBucket, latchKey, &st)
+	if err != nil {
+		return fmt.Errorf("e-stop latch: %w", err)
+	}
+	if ok && st.Latched {
+		s.es = EStopStatus{Latched: true, Since: st.Since, Source: st.Source, Message: st.Message}
+		s.latched.Store(true)
+		s.log.Warn("the e-stop is still latched from before the restart; estop.reset (admin) releases it",
+			"since", st.Since, "source", st.Source)
+	}
+	return nil
 }

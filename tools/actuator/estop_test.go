@@ -11,6 +11,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/edgeagent/edgeagent/tools"
+	"github.com/edgeagent/edgeagent/tools/actuator/simadaptor"
 	"github.com/edgeagent/edgeagent/worldmodel"
 )
 
@@ -309,4 +310,49 @@ func TestGoroutinesEndAtStop(t *testing.T) {
 		t.Fatal(err)
 	}
 	goleak.VerifyNone(t)
+}
+
+// The latch survives a restart, and so does its reset.
+func TestEStopLatchSurvivesRestart(t *testing.T) {
+	r := newRig(t, everything, withStore())
+	r.must("mqtt", "drive.drive", `{"speed":0.5}`)
+	r.set.EStop(worldmodel.Event{Kind: EStopKind, Source: "estop_button", Message: "pressed"})
+	ctx := context.Background()
+	if err := r.set.Stop(ctx); err != nil {
+		t.Fatal(err)
+	}
+	restart := func() (*Set, *simadaptor.Adaptor) {
+		t.Helper()
+		sim := simadaptor.New(simadaptor.Options{})
+		set, err := New(Options{Platform: "sim", Actuators: r.set.o.Actuators, Log: quiet, Adaptor: sim, Store: r.store})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := set.Start(ctx); err != nil {
+			t.Fatal(err)
+		}
+		return set, sim
+	}
+	set, sim := restart()
+	if st := set.EStopState(); !st.Latched || st.Source != "estop_button" || st.Message != "pressed" {
+		t.Fatalf("after a restart: %+v", st)
+	}
+	if _, ok := sim.Servo("sim:13"); ok {
+		t.Fatal("the servo went to its initial angle while latched")
+	}
+	if v, _ := sim.PWM("sim:22"); v != 0 {
+		t.Fatal("motor not stopped at start while latched")
+	}
+	set.Reset()
+	if err := set.Stop(ctx); err != nil {
+		t.Fatal(err)
+	}
+	set, sim = restart()
+	defer set.Stop(ctx)
+	if set.Latched() {
+		t.Fatal("the reset did not survive the restart")
+	}
+	if v, _ := sim.Servo("sim:13"); v != 90 {
+		t.Fatal("initial state not applied after the reset")
+	}
 }

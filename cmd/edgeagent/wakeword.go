@@ -248,7 +248,9 @@ prints each detection with its time and score, then a summary line per file
 
 Use it to choose a threshold before trusting one: record the phrase in the
 room (it should fire once per utterance) and an hour of the room's ordinary
-sound — television, talk, kitchen (it should not fire).`,
+sound — television, talk, kitchen (it should not fire). Start recordings with
+two or three seconds of the room's background: the VAD learns the noise floor
+from it, and the detector re-mixes the templates with it, as it does live.`,
 		Example: `  edgeagent wakeword test --templates board-configs/wakewords kitchen.wav
   edgeagent wakeword test --board board-configs/rpi5.yaml --threshold 0.85 evening.wav`,
 		Args: cobra.MinimumNArgs(1),

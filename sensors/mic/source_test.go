@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"go.uber.org/goleak"
+
 	"github.com/edgeagent/edgeagent/sensors/mic/audio"
 )
 
@@ -21,7 +23,10 @@ import (
 func TestMain(m *testing.M) {
 	switch os.Getenv("MIC_HELPER") {
 	case "":
-		os.Exit(m.Run())
+		// Every sensor, stream, Wyoming client and capture goroutine must
+		// be gone when the tests are.
+		goleak.VerifyTestMain(m)
+		return
 	case "tone48k":
 		// 0.5 s of a 1 kHz tone at 48 kHz stereo s16le (left 8000, right
 		// 4000 peak), written in odd-sized pieces, then a clean exit.

@@ -19,7 +19,9 @@ import (
 //
 //	go test -run '^$' -bench . -benchtime 5000x ./mqtt
 //
-// The /mosquitto variants skip without mosquitto installed.
+// The /mosquitto variants skip without mosquitto installed;
+// /mosquitto-nodelay sets set_tcp_nodelay, which a robot's mosquitto.conf
+// should too.
 
 func benchBrokers(b *testing.B, run func(b *testing.B, r *rig)) {
 	b.Run("embedded", func(b *testing.B) {
@@ -27,8 +29,16 @@ func benchBrokers(b *testing.B, run func(b *testing.B, r *rig)) {
 		r.start(b)
 		run(b, r)
 	})
+	// mosquitto as installed: Nagle's algorithm on its sockets meets the
+	// peer's delayed ACK, and a small message can wait ~40 ms.
 	b.Run("mosquitto", func(b *testing.B) {
 		m := startMosquitto(b)
+		r := newRig(b, rigOpts{broker: m.url()})
+		r.start(b)
+		run(b, r)
+	})
+	b.Run("mosquitto-nodelay", func(b *testing.B) {
+		m := startMosquitto(b, "set_tcp_nodelay true")
 		r := newRig(b, rigOpts{broker: m.url()})
 		r.start(b)
 		run(b, r)

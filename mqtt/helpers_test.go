@@ -464,6 +464,7 @@ type mosquitto struct {
 	port int
 	dir  string
 	cmd  *exec.Cmd
+	conf string // extra configuration lines
 
 	logged chan struct{} // closed when its stderr is drained
 }
@@ -490,10 +491,10 @@ func freePort(t testing.TB) int {
 }
 
 // startMosquitto runs mosquitto on a free loopback port with persistence
-// in dir.
-func startMosquitto(t testing.TB) *mosquitto {
+// in dir; extra lines go into its configuration.
+func startMosquitto(t testing.TB, extra ...string) *mosquitto {
 	t.Helper()
-	m := &mosquitto{t: t, bin: mosquittoBin(t), port: freePort(t), dir: t.TempDir()}
+	m := &mosquitto{t: t, bin: mosquittoBin(t), port: freePort(t), dir: t.TempDir(), conf: strings.Join(extra, "\n")}
 	m.start()
 	t.Cleanup(m.stop)
 	return m
@@ -508,7 +509,7 @@ func (m *mosquitto) start() {
 	if os.Geteuid() == 0 { // mosquitto would drop to its own user, which cannot write the test's directory
 		body = "user root\n"
 	}
-	body += fmt.Sprintf("listener %d 127.0.0.1\nallow_anonymous true\npersistence true\npersistence_location %s/\nmax_queued_messages 100000\nmax_inflight_messages 100\nlog_dest stderr\nlog_type error\nlog_type warning\n", m.port, m.dir)
+	body += fmt.Sprintf("listener %d 127.0.0.1\nallow_anonymous true\npersistence true\npersistence_location %s/\nmax_queued_messages 100000\nmax_inflight_messages 100\nlog_dest stderr\nlog_type error\nlog_type warning\n%s\n", m.port, m.dir, m.conf)
 	if err := os.WriteFile(conf, []byte(body), 0o600); err != nil {
 		m.t.Fatal(err)
 	}

@@ -350,10 +350,9 @@ func (p *Plane) onConnect(rs *runState, route paho.MessageHandler) {
 	defer rs.handlers.leave()
 	c := rs.conn
 	qos := byte(p.m.QoS)
-	filters := map[string]byte{p.topics.Cmd: qos, p.topics.Estop: qos}
-	if rs.admin {
-		filters[p.topics.Admin] = qos
-	}
+	// The admin topic is subscribed even where it is not accepted, so
+	// that a request there is refused with a reason, not met with silence.
+	filters := map[string]byte{p.topics.Cmd: qos, p.topics.Estop: qos, p.topics.Admin: qos}
 	if p.topics.Discovery != "" {
 		filters[p.topics.HAStatus] = 0
 	}
@@ -453,6 +452,8 @@ func (p *Plane) router(rs *runState) paho.MessageHandler {
 		case p.topics.Admin:
 			if rs.admin {
 				p.onCommand(rs, msg, true)
+			} else if !msg.Retained() {
+				p.refuseAdmin(rs, msg)
 			}
 		case p.topics.HAStatus:
 			if string(msg.Payload()) == "online" {
@@ -462,6 +463,15 @@ func (p *Plane) router(rs *runState) paho.MessageHandler {
 		}
 		msg.Ack()
 	}
+}
+
+// refuseAdmin answers a request on the admin topic of a broker whose ACL
+// we do not know: anyone may be able to publish there.
+func (p *Plane) refuseAdmin(rs *runState, msg paho.Message) {
+	id, replyTo := peekIDs(msg.Payload()[:min(len(msg.Payload()), MaxPayload)])
+	p.rejectInput(rs, msg.Topic(), &RequestError{ID: id, ReplyTo: replyTo, Code: tools.CodeForbidden,
+		Msg: "the admin topic is not accepted through " + rs.conn.broker + ": its ACL is not ours to trust " +
+			"(set plugins.mqtt.trust_broker_acl once only administrators may publish to " + p.topics.Admin + ")"})
 }
 
 // onEstop: any payload triggers the e-stop, at once and synchronously (the

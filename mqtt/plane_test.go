@@ -635,7 +635,7 @@ func TestPublishSkill(t *testing.T) {
 
 // TestEmbeddedPortTakenByABroker: mosquitto (here another broker) already on
 // the embedded broker's port: the agent says so and connects to it, and
-// does not accept the admin topic from a broker whose ACL it does not know.
+// refuses the admin topic of a broker whose ACL it does not know.
 func TestEmbeddedPortTakenByABroker(t *testing.T) {
 	other := startBroker(t, BrokerConfig{Listen: "127.0.0.1:0"})
 	r := newRig(t, rigOpts{listen: other.Addr()})
@@ -650,8 +650,8 @@ func TestEmbeddedPortTakenByABroker(t *testing.T) {
 		t.Fatalf("%+v", rep)
 	}
 	p.send(t, tp.Admin, `{"id":"2","op":"skills"}`)
-	if !p.silent(tp.Reply, 200*time.Millisecond) {
-		t.Fatal("admin topic answered on a foreign broker")
+	if rep := decodeReply(t, p.next(t, tp.Reply)); rep.OK || *rep.ID != "2" || rep.Code != tools.CodeForbidden || !strings.Contains(rep.Error, "trust_broker_acl") {
+		t.Fatalf("admin topic on a foreign broker: %+v", rep)
 	}
 }
 
@@ -699,4 +699,33 @@ func TestStopWhileBrokerUnreachable(t *testing.T) {
 		t.Fatalf("stop took %v", took)
 	}
 	waitPahoGone(t, 3*time.Second)
+}
+
+// TestCall: what `edgeagent invoke` does when an agent already runs with
+// the board.
+func TestCall(t *testing.T) {
+	r := newRig(t, rigOpts{})
+	r.start(t)
+	cfg := *r.cfg
+	cfg.MQTT.Broker = r.url() // the rig's embedded broker listens on a port chosen at start
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	rep, err := Call(ctx, &cfg, Command{Tool: "headlight.set", Params: json.RawMessage(`{"on":true}`)}, false)
+	if err != nil || !rep.OK || !r.lamp.on.Load() {
+		t.Fatalf("%+v %v", rep, err)
+	}
+	if rep, err = Call(ctx, &cfg, Command{Tool: "estop.reset"}, false); err != nil || rep.Code != tools.CodeForbidden {
+		t.Fatalf("admin tool on cmd: %+v %v", rep, err)
+	}
+	if rep, err = Call(ctx, &cfg, Command{Tool: "estop.reset"}, true); err != nil || !rep.OK {
+		t.Fatalf("admin tool on admin: %+v %v", rep, err)
+	}
+	// Nobody answering: a timeout that says where it looked.
+	other := startBroker(t, BrokerConfig{Listen: "127.0.0.1:0"})
+	cfg.MQTT.Broker = other.URL()
+	short, cancel2 := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel2()
+	if _, err := Call(short, &cfg, Command{Tool: "headlight.set"}, false); err == nil || !strings.Contains(err.Error(), "is the agent connected to "+other.URL()) {
+		t.Fatalf("err = %v", err)
+	}
 }

@@ -3,15 +3,19 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"os/signal"
 	"strings"
 	"syscall"
 	"text/tabwriter"
+	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/edgeagent/edgeagent/board"
+	"github.com/edgeagent/edgeagent/mqtt"
 	"github.com/edgeagent/edgeagent/tools"
 )
 
@@ -51,21 +55,41 @@ func init() {
 	rootCmd.AddCommand(list)
 
 	var invokeBoard string
+	var invokeAdmin bool
+	var invokeTimeout time.Duration
 	invoke := &cobra.Command{
 		Use:   "invoke TOOL [PARAMS_JSON]",
 		Short: "Run one tool against the board (sensors running) and print the result",
-		Args:  cobra.RangeArgs(1, 2),
+		Long: `Run one tool against the board (sensors running) and print the result.
+
+When an agent already runs with this board (it holds the store), the call is
+sent to it over MQTT instead and its reply printed. The agent then applies the
+mqtt caller's permissions (permissions.mqtt), not the CLI's; --admin sends the
+call on the admin topic, which carries the admin permission where the agent
+accepts it (its embedded broker; the board's mqtt.username must be an admin
+user when the broker has users).`,
+		Args: cobra.RangeArgs(1, 2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			params := json.RawMessage(`{}`)
 			if len(args) == 2 {
 				params = json.RawMessage(args[1])
 			}
+			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+			defer stop()
 			n, _, err := loadNode(invokeBoard, false)
+			if err != nil && strings.Contains(err.Error(), "is locked") {
+				return invokeOverMQTT(ctx, cmd, invokeBoard, args[0], params, invokeAdmin, invokeTimeout)
+			}
 			if err != nil {
 				return err
 			}
-			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-			defer stop()
+			// A one-off call is not the robot's control plane: with MQTT it
+			// would take over the agent's persistent session (and the
+			// commands queued for it) and announce the robot to Home
+			// Assistant.
+			if err := n.UnloadPlugin(ctx, "mqtt"); err != nil && !strings.Contains(err.Error(), "not loaded") {
+				return err
+			}
 			runCtx, cancel := context.WithCancel(ctx)
 			done := make(chan error, 1)
 			go func() { done <- n.Run(runCtx, processStart) }()
@@ -92,5 +116,32 @@ func init() {
 		},
 	}
 	invoke.Flags().StringVar(&invokeBoard, "board", defaultBoard, "board config file")
+	invoke.Flags().BoolVar(&invokeAdmin, "admin", false, "when forwarding to a running agent over MQTT, use the admin topic")
+	invoke.Flags().DurationVar(&invokeTimeout, "timeout", 30*time.Second, "when forwarding to a running agent over MQTT, how long to wait for the reply")
 	rootCmd.AddCommand(invoke)
+}
+
+// invokeOverMQTT sends the call to the agent that runs with the board.
+func invokeOverMQTT(ctx context.Context, cmd *cobra.Command, path, tool string, params json.RawMessage, admin bool, timeout time.Duration) error {
+	cfg, err := board.Load(path)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(cmd.ErrOrStderr(), "edgeagent: an agent is running with %s (its store is locked); sending the call over MQTT to %s\n", path, mqtt.BrokerURL(cfg.MQTT))
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	r, err := mqtt.Call(ctx, cfg, mqtt.Command{Tool: tool, Params: params}, admin)
+	if err != nil {
+		return err
+	}
+	if !r.OK {
+		msg := r.Error + " (" + r.Code
+		if len(r.Paths) > 0 {
+			msg += "; paths: " + strings.Join(r.Paths, ", ")
+		}
+		return errors.New(msg + ")")
+	}
+	enc := json.NewEncoder(cmd.OutOrStdout())
+	enc.SetIndent("", "  ")
+	return enc.Encode(r.Result)
 }

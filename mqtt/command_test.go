@@ -169,6 +169,7 @@ func TestReplyToPolicy(t *testing.T) {
 		"edgeagent/bot/cmd": false, "edgeagent/bot/estop": false, "edgeagent/bot/admin": false, "edgeagent/bot/status": false,
 		"edgeagent/bot/replyx": false, "homeassistant/status": false, "homeassistant/device/bot/config": false,
 		"a/+": false, "$SYS/x": false, "": false,
+		"edgeagent/other-bot/estop": false, "edgeagent/other-bot/cmd": false, "x/admin": false, "robots/status": false, "robots/estop-log": true,
 	} {
 		if err := tp.checkReplyTo(topic); (err == nil) != ok {
 			t.Errorf("reply_to %q: err=%v, want allowed=%v", topic, err, ok)

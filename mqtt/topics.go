@@ -51,15 +51,19 @@ func NewTopics(prefix, deviceID, discovery string) Topics {
 func (t Topics) inputs() []string { return []string{t.Cmd, t.Admin, t.Estop, t.Status, t.HAStatus} }
 
 // checkReplyTo says whether a requester may have replies published to
-// topic: anywhere outside the device's prefix and the discovery prefix, or
-// under <prefix>reply/.
+// topic: under <prefix>reply/, or anywhere outside the device's prefix and
+// the discovery prefix that is not another robot's input topic (a reply
+// landing on edgeagent/other-bot/estop would stop that robot in our name).
 func (t Topics) checkReplyTo(topic string) error {
 	if err := checkTopicName(topic); err != nil {
 		return err
 	}
+	last := topic[strings.LastIndexByte(topic, '/')+1:]
 	switch {
 	case topic == t.Reply || strings.HasPrefix(topic, t.Reply+"/"):
 		return nil
+	case last == "cmd" || last == "admin" || last == "estop" || last == "status":
+		return fmt.Errorf("reply_to %q: looks like a control topic (…/%s)", topic, last)
 	case strings.HasPrefix(topic, t.Prefix):
 		return fmt.Errorf("reply_to %q: under the device prefix only %s/… may be used", topic, t.Reply)
 	case t.Discovery != "" && (topic == t.Discovery || strings.HasPrefix(topic, t.Discovery+"/")):

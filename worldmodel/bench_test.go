@@ -48,22 +48,29 @@ func BenchmarkAppend(b *testing.B) {
 	}
 }
 
-// BenchmarkAppendParallel is one producer per source, as sensors run: the
-// producers share only the sequence counter. ns/op is wall time per append
-// over all producers.
+// BenchmarkAppendParallel is one producer per source and per P, as sensors
+// run: the producers share only the sequence counter. ns/op is wall time
+// per append over all producers.
 func BenchmarkAppendParallel(b *testing.B) {
-	m := New(Config{})
-	var next atomic.Int64
-	b.ReportAllocs()
-	b.ResetTimer()
-	b.RunParallel(func(pb *testing.PB) {
-		src := "sensor" + strconv.FormatInt(next.Add(1), 10) + ".value"
-		o := Observation{Source: src, Kind: Reading, Value: 1, Unit: "V"}
-		for pb.Next() {
-			o.Value++
-			m.Append(o)
-		}
-	})
+	for _, c := range []struct {
+		name string
+		time time.Time
+	}{{"now", time.Time{}}, {"stamped", time.Unix(1700000000, 0)}} {
+		b.Run(c.name, func(b *testing.B) {
+			m := New(Config{})
+			var next atomic.Int64
+			b.ReportAllocs()
+			b.ResetTimer()
+			b.RunParallel(func(pb *testing.PB) {
+				src := "sensor" + strconv.FormatInt(next.Add(1), 10) + ".value"
+				o := Observation{Source: src, Kind: Reading, Value: 1, Unit: "V", Time: c.time}
+				for pb.Next() {
+					o.Value++
+					m.Append(o)
+				}
+			})
+		})
+	}
 }
 
 // BenchmarkSummary is a busy board: 40 sources, a full event log, a few

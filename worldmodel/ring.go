@@ -63,8 +63,8 @@ type Ring struct {
 	source string
 	mu     sync.Mutex
 	obs    ring[Observation]
-	total  uint64 // appended over the ring's life, for Stats
-	clock  time.Time
+	total  uint64    // appended over the ring's life, for Stats
+	clock  time.Time // base of the stamps given to zero-time appends; see now
 }
 
 // rebase bounds how long a ring stamps times from one time.Now reading.
@@ -77,7 +77,7 @@ const rebase = time.Second
 // clock base plus the monotonic time elapsed since it needs one read, and
 // the stamp is the single largest cost of an append. Called with r.mu held.
 func (r *Ring) now() time.Time {
-	if d := time.Since(r.clock); d >= 0 && d < rebase {
+	if d := time.Since(r.clock); d < rebase {
 		return r.clock.Add(d)
 	}
 	r.clock = time.Now()

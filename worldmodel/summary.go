@@ -38,12 +38,7 @@ func (m *Model) Summary(maxBytes int) string { return m.SummaryAt(time.Now(), ma
 func (m *Model) SummaryAt(now time.Time, maxBytes int) string {
 	sensors := m.LatestAll()
 	unhealthy, actuators := m.stateLines()
-	m.evMu.Lock()
-	events := make([]Event, m.events.len()) // newest first
-	for i := range events {
-		events[i] = *m.events.at(m.events.len() - 1 - i)
-	}
-	m.evMu.Unlock()
+	events, urgent, other, logged := m.recentEvents(maxBytes)
 
 	secSensors := newSection(fmt.Sprintf("sensors (%d):", len(sensors)), len(sensors), func(i int) string {
 		return sensorLine(sensors[i], now)
@@ -54,17 +49,10 @@ func (m *Model) SummaryAt(now time.Time, maxBytes int) string {
 	secActuators := newSection(fmt.Sprintf("actuators (%d):", len(actuators)), len(actuators), func(i int) string {
 		return actuators[i]
 	})
-	secEvents := newSection(fmt.Sprintf("events (%d, newest first):", len(events)), len(events), func(i int) string {
+	secEvents := newSection(fmt.Sprintf("events (%d, newest first):", logged), len(events), func(i int) string {
 		return eventLine(events[i], now)
 	})
-	urgent, other := []int{}, []int{}
-	for i, e := range events {
-		if e.Priority >= High {
-			urgent = append(urgent, i)
-		} else {
-			other = append(other, i)
-		}
-	}
+	secEvents.hidden = logged - len(events)
 	l := layout{
 		sections: []*section{secSensors, secHealth, secActuators, secEvents},
 		admission: []admission{
@@ -73,6 +61,38 @@ func (m *Model) SummaryAt(now time.Time, maxBytes int) string {
 		},
 	}
 	return l.render(maxBytes)
+}
+
+// minEventLine is the shortest an event line can be, newline included.
+const minEventLine = len("  [low]  0s ago\n")
+
+// recentEvents copies, newest first, the events a summary of maxBytes can
+// show: no more than fit of each class (urgent: High and above, and the
+// others), as the budget is filled per class. Copying the whole log for a
+// small budget would cost a full log's worth of garbage per heartbeat.
+// urgent and other index into events; logged is the size of the log.
+func (m *Model) recentEvents(maxBytes int) (events []Event, urgent, other []int, logged int) {
+	m.evMu.Lock()
+	defer m.evMu.Unlock()
+	logged = m.events.len()
+	quota := logged
+	if maxBytes > 0 {
+		quota = min(quota, maxBytes/minEventLine)
+	}
+	events = make([]Event, 0, min(logged, 2*quota))
+	urgent, other = []int{}, []int{}
+	for i := logged - 1; i >= 0 && (len(urgent) < quota || len(other) < quota); i-- {
+		e := m.events.at(i)
+		class := &other
+		if e.Priority >= High {
+			class = &urgent
+		}
+		if len(*class) < quota {
+			*class = append(*class, len(events))
+			events = append(events, *e)
+		}
+	}
+	return events, urgent, other, logged
 }
 
 // stateLines returns the summary lines of unhealthy components and of
@@ -99,6 +119,7 @@ type section struct {
 	lines  []string // formatted so far
 	keep   []bool
 	kept   int
+	hidden int // items that cannot fit and were not even fetched
 }
 
 func newSection(header string, n int, format func(int) string) *section {
@@ -146,7 +167,7 @@ func (l *layout) fill(budget int) (omitted int) {
 		}
 	}
 	for _, s := range l.sections {
-		omitted += len(s.lines) - s.kept
+		omitted += s.hidden + len(s.lines) - s.kept
 	}
 	return omitted
 }
@@ -154,7 +175,7 @@ func (l *layout) fill(budget int) (omitted int) {
 func (l *layout) render(maxBytes int) string {
 	total := 0
 	for _, s := range l.sections {
-		total += len(s.lines)
+		total += s.hidden + len(s.lines)
 	}
 	if total == 0 {
 		const empty = "nothing observed yet\n"

@@ -101,24 +101,7 @@ func (p *Plane) adminOp(ctx context.Context, rs *runState, cmd Command, grants [
 		return map[string]any{"plugin": a.Plugin, "loaded": cmd.Op == "load"}, nil
 
 	case "stats":
-		var a struct {
-			Tool string `json:"tool"`
-		}
-		if err := opParams(cmd, &a); err != nil {
-			return nil, err
-		}
-		type stat struct {
-			tools.History
-			SuccessRate float64 `json:"success_rate"`
-			MeanLatency string  `json:"mean_latency"`
-		}
-		out := map[string]stat{}
-		for name, h := range p.d.Tools.Stats() {
-			if a.Tool == "" || a.Tool == name {
-				out[name] = stat{h, h.SuccessRate(), h.MeanLatency().String()}
-			}
-		}
-		return out, nil
+		return p.d.Tools.Invoke(ctx, tools.Call{Caller: "mqtt", Grants: grants, Tool: "tools.stats", Params: cmd.Params})
 
 	case "audit":
 		res, err := p.d.Tools.Invoke(ctx, tools.Call{Caller: "mqtt", Grants: grants, Tool: "audit.query", Params: cmd.Params})

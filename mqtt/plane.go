@@ -86,8 +86,8 @@ type Options struct {
 	ReconnectMax time.Duration `yaml:"reconnect_max"`
 }
 
-// DefaultOptions are the plugin's defaults.
-func DefaultOptions() Options {
+// defaultOptions are the plugin's defaults.
+func defaultOptions() Options {
 	return Options{Enabled: true, Poll: 50 * time.Millisecond, MaxInflight: 32, ReconnectMax: 10 * time.Second}
 }
 
@@ -135,7 +135,7 @@ type runState struct {
 // New builds the plane from the node's parts; nothing starts until
 // OnAgentStart.
 func New(d Deps) (*Plane, error) {
-	opts := DefaultOptions()
+	opts := defaultOptions()
 	if err := d.Board.Plugins["mqtt"].Decode(&opts); err != nil {
 		return nil, err
 	}
@@ -176,9 +176,6 @@ func New(d Deps) (*Plane, error) {
 func (p *Plane) Info() hooks.Info {
 	return hooks.Info{Name: "mqtt", Version: "1", Description: "MQTT control plane: commands, replies, events, telemetry, decisions, e-stop, Home Assistant discovery, embedded broker"}
 }
-
-// Topics returns the plane's topics.
-func (p *Plane) Topics() Topics { return p.topics }
 
 // Reloads delivers board configs that an administrator asked for over
 // MQTT, validated (board.Load and Host.CheckConfig). Whoever runs the node

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # gen-audio-corpus.sh — synthetic speech corpus for the wake-word detector.
 #
-#   scripts/gen-audio-corpus.sh small [DIR]          # the committed unit-test set
-#                                                    # (default sensors/mic/testdata/speech)
+#   scripts/gen-audio-corpus.sh small [DIR]          # the committed unit-test set (default
+#                                                    # sensors/mic/testdata/speech, and then the
+#                                                    # enrolled templates in .../testdata/wakewords)
 #   scripts/gen-audio-corpus.sh bench DIR [MINUTES]  # benchmark set, MINUTES of negatives (default 60)
 #
 # Needs espeak-ng and sox (Debian: apt-get install -y espeak-ng sox).
@@ -122,6 +123,12 @@ small() {
   say "$ENROLLED" 165 50 "turn on the headlight" "$dir/neg/turn_on_the_headlight.wav"
   say "$ENROLLED" 165 50 "what time is it" "$dir/neg/what_time_is_it.wav"
   say en-gb+f2 165 50 "open the garage door" "$dir/neg/open_the_garage_door.wav"
+  # The enrolled wake word the tests and the sim board use, made the way a
+  # user makes one.
+  local tmpl="$dir/../wakewords"
+  if [[ -z ${1:-} ]] && command -v go >/dev/null; then
+    go run ./cmd/edgeagent wakeword enroll --name hey_robot --templates "$tmpl" "$dir"/enroll/hey_robot_*.wav
+  fi
   du -sh "$dir"
 }
 

@@ -5,6 +5,8 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"path/filepath"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -30,21 +32,59 @@ func init() {
 			if err != nil {
 				return err
 			}
+			var current atomic.Pointer[node.Node]
+			current.Store(n)
 			done := make(chan struct{})
 			defer close(done)
-			go superviseWithSystemd(n, log, done)
-			return n.Run(ctx, processStart)
+			go superviseWithSystemd(&current, log, done)
+			return runNodes(ctx, n, filepath.Dir(boardPath), &current, log)
 		},
 	}
 	cmd.Flags().StringVar(&boardPath, "board", defaultBoard, "board config file")
 	rootCmd.AddCommand(cmd)
 }
 
+// runNodes runs n until ctx ends. A board reload accepted over MQTT (already
+// validated) stops the running node and starts one built from the new
+// config; if that cannot be built, the previous config comes back.
+func runNodes(ctx context.Context, n *node.Node, dir string, current *atomic.Pointer[node.Node], log *slog.Logger) error {
+	started := processStart
+	for {
+		nctx, cancel := context.WithCancel(ctx)
+		done := make(chan error, 1)
+		go func() { done <- n.Run(nctx, started) }()
+		select {
+		case err := <-done:
+			cancel()
+			return err
+		case r := <-n.ReloadRequests():
+			log.Info("reloading the board config", "device", r.Config.Device.ID)
+			cancel()
+			if err := <-done; err != nil {
+				log.Warn("stopping the old node", "err", err)
+			}
+			started = time.Now()
+			next, err := node.New(r.Config, node.Options{Log: log, ConfigDir: r.Dir})
+			if err != nil {
+				log.Error("the new board config could not be built; keeping the previous one", "err", err)
+				if next, err = node.New(n.Board, node.Options{Log: log, ConfigDir: dir}); err != nil {
+					return err
+				}
+			} else {
+				dir = r.Dir
+			}
+			n = next
+			current.Store(n)
+		}
+	}
+}
+
 // superviseWithSystemd tells systemd when the agent is ready and feeds its
-// watchdog while the node is healthy. Without systemd it does nothing.
-func superviseWithSystemd(n *node.Node, log *slog.Logger, done <-chan struct{}) {
+// watchdog while the running node is healthy. Without systemd it does
+// nothing.
+func superviseWithSystemd(current *atomic.Pointer[node.Node], log *slog.Logger, done <-chan struct{}) {
 	select {
-	case <-n.Ready():
+	case <-current.Load().Ready():
 	case <-done:
 		return
 	}
@@ -66,7 +106,7 @@ func superviseWithSystemd(n *node.Node, log *slog.Logger, done <-chan struct{}) 
 		case <-done:
 			return
 		case <-t.C:
-			if err := n.Healthy(); err != nil {
+			if err := current.Load().Healthy(); err != nil {
 				log.Error("not feeding the systemd watchdog", "err", err)
 				continue
 			}

@@ -1,0 +1,112 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	paho "github.com/eclipse/paho.mqtt.golang"
+
+	"github.com/edgeagent/edgeagent/board"
+	"github.com/edgeagent/edgeagent/node"
+)
+
+const reloadBoard = `
+data_dir: %s
+device: {id: reload-bot, platform: sim}
+llm: {enabled: false}
+mqtt: {broker: embedded, listen: "127.0.0.1:%d", discovery: {enabled: false}}
+agent: {heartbeat: 1h}
+%s
+`
+
+// TestReloadOverMQTT: an admin reload with a new config rebuilds the node
+// in the same process; the new actuator's tool then answers over MQTT.
+func TestReloadOverMQTT(t *testing.T) {
+	port := freePort(t)
+	data := t.TempDir()
+	cfg, err := board.Parse("r.yaml", []byte(fmt.Sprintf(reloadBoard, data, port, "")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	n, err := node.New(cfg, node.Options{Log: log})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var current atomic.Pointer[node.Node]
+	current.Store(n)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- runNodes(ctx, n, ".", &current, log) }()
+	defer func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Error(err)
+		}
+	}()
+	<-n.Ready()
+
+	replies := make(chan map[string]any, 8)
+	// The embedded broker restarts with the node: subscribe on every connect.
+	subscribe := func(c paho.Client) {
+		c.Subscribe("edgeagent/reload-bot/reply", 1, func(_ paho.Client, m paho.Message) {
+			var r map[string]any
+			_ = json.Unmarshal(m.Payload(), &r)
+			replies <- r
+		})
+	}
+	c := paho.NewClient(paho.NewClientOptions().AddBroker(fmt.Sprintf("tcp://127.0.0.1:%d", port)).
+		SetClientID("reload-test").SetAutoReconnect(true).SetConnectRetry(true).
+		SetMaxReconnectInterval(100 * time.Millisecond).SetOnConnectHandler(subscribe))
+	if tok := c.Connect(); !tok.WaitTimeout(5*time.Second) || tok.Error() != nil {
+		t.Fatalf("connect: %v", tok.Error())
+	}
+	defer c.Disconnect(100)
+	ask := func(topic, payload, id string) map[string]any {
+		t.Helper()
+		deadline := time.After(10 * time.Second)
+		for {
+			c.Publish("edgeagent/reload-bot/"+topic, 1, false, payload).WaitTimeout(5 * time.Second)
+			select {
+			case r := <-replies:
+				if r["id"] == id {
+					return r
+				}
+			case <-time.After(500 * time.Millisecond): // the broker may be restarting: ask again
+			case <-deadline:
+				t.Fatalf("no reply to %s", payload)
+			}
+		}
+	}
+	if r := ask("cmd", `{"id":"before","tool":"lamp.set","params":{"on":true}}`, "before"); r["ok"] != false {
+		t.Fatalf("lamp.set before reload: %v", r)
+	}
+	newYAML := fmt.Sprintf(reloadBoard, data, port, `actuators: [{name: lamp, kind: led, pins: {pin: "sim:5"}}]`)
+	payload, _ := json.Marshal(map[string]any{"id": "reload", "op": "reload", "params": map[string]string{"yaml": newYAML}})
+	if r := ask("admin", string(payload), "reload"); r["ok"] != true {
+		t.Fatalf("reload refused: %v", r)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for current.Load() == n {
+		if time.Now().After(deadline) {
+			t.Fatal("node not rebuilt")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	<-current.Load().Ready()
+	if r := ask("cmd", `{"id":"after","tool":"lamp.set","params":{"on":true}}`, "after"); r["ok"] != true {
+		t.Fatalf("lamp.set after reload: %v", r)
+	}
+	// A broken config is refused and the running one kept.
+	bad, _ := json.Marshal(map[string]any{"id": "bad", "op": "reload", "params": map[string]string{"yaml": "device: {id: x, platform: mars}"}})
+	if r := ask("admin", string(bad), "bad"); r["ok"] != false || !strings.Contains(fmt.Sprint(r["error"]), "platform") {
+		t.Fatalf("broken reload: %v", r)
+	}
+}

@@ -120,8 +120,10 @@ type Set struct {
 	emu     sync.Mutex // guards es
 	es      EStopStatus
 
-	latchStore LatchStore // nil: the latch lives in memory only
-	pmu        sync.Mutex // orders the latch's writes to the store
+	latchStore   LatchStore // nil: the latch lives in memory only
+	pmu          sync.Mutex // guards persisting, persistDirty
+	persisting   bool       // a goroutine is writing the latch to the store
+	persistDirty bool       // the latch changed since that goroutine last read it
 
 	mu      sync.Mutex // guards hw, started, i2c
 	hw      Adaptor

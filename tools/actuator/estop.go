@@ -335,28 +335,45 @@ const (
 )
 
 // persistLatch writes the latch state in the background: the e-stop must
-// not wait for an fsync. Writes are ordered, and each writes the state
-// current when it runs, so a reset racing an e-stop cannot leave a stale
-// latch in the store.
+// not wait for an fsync. One goroutine at a time writes, always the state
+// current when it writes, and changes that come while it writes are
+// coalesced into its next write: however many e-stops and resets, the
+// store ends with the last state, and nothing piles up behind a slow disk.
 func (s *Set) persistLatch() {
 	if s.latchStore == nil {
 		return
 	}
+	s.pmu.Lock()
+	s.persistDirty = true
+	if s.persisting {
+		s.pmu.Unlock()
+		return
+	}
+	s.persisting = true
 	s.wg.Add(1)
+	s.pmu.Unlock()
 	go func() {
 		defer s.wg.Done()
-		s.pmu.Lock()
-		defer s.pmu.Unlock()
-		st := s.EStopState()
-		var err error
-		if st.Latched {
-			st.Last = nil
-			err = s.latchStore.Put(latchBucket, latchKey, st)
-		} else {
-			err = s.latchStore.Delete(latchBucket, latchKey)
-		}
-		if err != nil {
-			s.log.Error("e-stop latch not saved: it will not survive a restart", "latched", st.Latched, "err", err)
+		for {
+			s.pmu.Lock()
+			if !s.persistDirty {
+				s.persisting = false
+				s.pmu.Unlock()
+				return
+			}
+			s.persistDirty = false
+			s.pmu.Unlock()
+			st := s.EStopState()
+			var err error
+			if st.Latched {
+				st.Last = nil
+				err = s.latchStore.Put(latchBucket, latchKey, st)
+			} else {
+				err = s.latchStore.Delete(latchBucket, latchKey)
+			}
+			if err != nil {
+				s.log.Error("e-stop latch not saved: it will not survive a restart", "latched", st.Latched, "err", err)
+			}
 		}
 	}()
 }

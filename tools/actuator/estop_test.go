@@ -356,3 +356,23 @@ func TestEStopLatchSurvivesRestart(t *testing.T) {
 		t.Fatal("initial state not applied after the reset")
 	}
 }
+
+// However many e-stops and resets, the store ends with the last state, and
+// Stop does not wait for a pile of writes.
+func TestEStopLatchWritesCoalesce(t *testing.T) {
+	r := newRig(t, motor, withStore())
+	for range 300 {
+		r.set.EStop(worldmodel.Event{Kind: EStopKind, Source: "flood"})
+		r.set.Reset()
+	}
+	r.set.EStop(worldmodel.Event{Kind: EStopKind, Source: "last"})
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	if err := r.set.Stop(ctx); err != nil {
+		t.Fatal(err)
+	}
+	var st EStopStatus
+	if ok, err := r.store.Get(latchBucket, latchKey, &st); err != nil || !ok || !st.Latched || st.Source != "last" {
+		t.Fatalf("stored latch %+v (%v, %v)", st, ok, err)
+	}
+}

@@ -200,12 +200,21 @@ func Supervise(ctx context.Context, h *Health, b Backoff, session func(ctx conte
 		d := b.Delay(attempt)
 		attempt++
 		h.Fault(err, d)
-		t := time.NewTimer(d)
-		select {
-		case <-ctx.Done():
-			t.Stop()
+		if Sleep(ctx, d) != nil {
 			return nil
-		case <-t.C:
 		}
+	}
+}
+
+// Sleep waits for d or until ctx ends (then it returns ctx.Err()): the wait
+// between samples, retries and conversion times of every sensor kind.
+func Sleep(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
 	}
 }

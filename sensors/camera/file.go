@@ -7,6 +7,8 @@ import (
 	"io"
 	"os"
 	"time"
+
+	"github.com/edgeagent/edgeagent/sensors"
 )
 
 // FileOpts configures a clip source.
@@ -98,7 +100,7 @@ func (s *fileSource) Next(ctx context.Context, f *Frame) error {
 	if s.o.Pace {
 		due := s.start.Add(time.Duration(s.seq) * s.interval)
 		if wait := time.Until(due); wait > 0 {
-			if err := sleep(ctx, wait); err != nil {
+			if err := sensors.Sleep(ctx, wait); err != nil {
 				return err
 			}
 		} else if late := uint64(-wait / s.interval); late > 0 {
@@ -167,15 +169,3 @@ func (s *fileSource) readOne(f *Frame) error {
 }
 
 func (s *fileSource) Close() error { return s.f.Close() }
-
-// sleep waits for d or until ctx ends.
-func sleep(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
-}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	"github.com/edgeagent/edgeagent/sensors"
 	"github.com/edgeagent/edgeagent/sensors/camera/camsim"
 )
 
@@ -68,7 +69,7 @@ func (s *simSource) Next(ctx context.Context, f *Frame) error {
 	if s.pace {
 		due := s.start.Add(time.Duration(s.seq) * s.interval)
 		if wait := time.Until(due); wait > 0 {
-			if err := sleep(ctx, wait); err != nil {
+			if err := sensors.Sleep(ctx, wait); err != nil {
 				return err
 			}
 		} else {

@@ -530,10 +530,8 @@ func (r *remoteWake) run(ctx context.Context) {
 		}
 		d := r.backoff.Delay(attempt)
 		attempt++
-		select {
-		case <-ctx.Done():
+		if sensors.Sleep(ctx, d) != nil {
 			return
-		case <-time.After(d):
 		}
 	}
 }

@@ -239,7 +239,7 @@ func (r *Ranger) Measure(ctx context.Context, n int) (dist float64, ok bool, err
 	far, noEcho, tries := 0, 0, 0
 	for ; len(flights)+far < n && tries < 3*n; tries++ {
 		if tries > 0 {
-			if err := sleep(ctx, pingGap); err != nil {
+			if err := sensors.Sleep(ctx, pingGap); err != nil {
 				return 0, false, err
 			}
 		}
@@ -401,16 +401,5 @@ func waitLevel(p gpio.PinIn, l gpio.Level, timeout time.Duration, last time.Time
 			return edge{last, before, after}, v == l, maxGap
 		}
 		last = before
-	}
-}
-
-func sleep(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
 	}
 }

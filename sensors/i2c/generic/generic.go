@@ -339,7 +339,7 @@ func (d *device) Sample(ctx context.Context, e *i2ckit.Emitter) error {
 			if err := d.dev.Tx(w, nil); err != nil {
 				return err
 			}
-			if err := i2ckit.Sleep(ctx, r.Delay); err != nil {
+			if err := sensors.Sleep(ctx, r.Delay); err != nil {
 				return err
 			}
 			w = nil

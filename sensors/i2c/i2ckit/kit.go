@@ -202,18 +202,6 @@ func (e *Emitter) Reading(source string, v float64, unit string) {
 // call a Device directly.
 func NewEmitter(out sensors.Sink) *Emitter { return &Emitter{out: out, now: time.Now()} }
 
-// Sleep waits for d or until ctx ends, for conversion times.
-func Sleep(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
-}
-
 // Address returns cfg.Address, or def when the block has none.
 func Address(cfg sensors.Config, def uint16) uint16 {
 	if cfg.Address == 0 {

@@ -150,7 +150,7 @@ func (k *kind) open(ctx context.Context, bus i2c.Bus) (i2ckit.Device, error) {
 		}
 	}
 	// The first shunt+bus result needs 2 × 68.1 ms of averaging.
-	if err := i2ckit.Sleep(ctx, 140*time.Millisecond); err != nil {
+	if err := sensors.Sleep(ctx, 140*time.Millisecond); err != nil {
 		return nil, err
 	}
 	return &device{k: k, d: d}, nil

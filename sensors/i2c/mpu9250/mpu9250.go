@@ -181,7 +181,7 @@ func (k *kind) open(ctx context.Context, bus i2c.Bus) (i2ckit.Device, error) {
 		}
 	}
 	// Gyro start-up time is 35 ms (datasheet table 1).
-	if err := i2ckit.Sleep(ctx, 40*time.Millisecond); err != nil {
+	if err := sensors.Sleep(ctx, 40*time.Millisecond); err != nil {
 		return nil, err
 	}
 	return &device{k: k, m: m}, nil

@@ -146,7 +146,7 @@ func (d *device) Sample(ctx context.Context, e *i2ckit.Emitter) error {
 		if time.Now().After(deadline) {
 			return fmt.Errorf("no measurement within %s", 2*d.k.period+time.Second)
 		}
-		if err := i2ckit.Sleep(ctx, min(d.k.period/10, 250*time.Millisecond)); err != nil {
+		if err := sensors.Sleep(ctx, min(d.k.period/10, 250*time.Millisecond)); err != nil {
 			return err
 		}
 	}

@@ -536,13 +536,23 @@ func (b *base) cancelTaskLocked() {
 // endTaskLocked is called by a task that finishes on its own.
 func (b *base) endTaskLocked() { b.task = nil }
 
-// cancelled reports whether stop was closed; called under b.mu by tasks.
-func cancelled(stop <-chan struct{}) bool {
+// nextLocked waits for the task's timer. It returns true with b.mu held
+// when the timer fired and the task is still current, false (b.mu not held)
+// when stop was closed: checking stop again under the lock is what keeps a
+// cancelled task from writing after the command that replaced it.
+func (b *base) nextLocked(stop <-chan struct{}, t clock.Timer) bool {
 	select {
 	case <-stop:
-		return true
-	default:
 		return false
+	case <-t.C():
+	}
+	b.mu.Lock()
+	select {
+	case <-stop:
+		b.mu.Unlock()
+		return false
+	default:
+		return true
 	}
 }
 

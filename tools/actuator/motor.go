@@ -212,14 +212,7 @@ func (a *motorAct) drive(ctx context.Context, p driveParams) (tools.Result, erro
 // stopAfter stops the motor when t fires, unless cancelled (by a refresh,
 // a stop or an e-stop) first.
 func (a *motorAct) stopAfter(stop <-chan struct{}, t clock.Timer, why string) {
-	select {
-	case <-stop:
-		return
-	case <-t.C():
-	}
-	a.mu.Lock()
-	if cancelled(stop) {
-		a.mu.Unlock()
+	if !a.nextLocked(stop, t) {
 		return
 	}
 	a.endTaskLocked()

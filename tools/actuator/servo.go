@@ -286,14 +286,7 @@ func (a *servoAct) ramp(stop <-chan struct{}, t clock.Timer, from, to float64, s
 		dir = -1
 	}
 	for {
-		select {
-		case <-stop:
-			return
-		case <-t.C():
-		}
-		a.mu.Lock()
-		if cancelled(stop) {
-			a.mu.Unlock()
+		if !a.nextLocked(stop, t) {
 			return
 		}
 		p := from + dir*a.rate*a.s.clk.Now().Sub(start).Seconds()

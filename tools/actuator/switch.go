@@ -180,14 +180,7 @@ func (a *switchAct) set(ctx context.Context, p setParams) (tools.Result, error) 
 
 // autoOff switches the output off when t fires, unless cancelled first.
 func (a *switchAct) autoOff(stop <-chan struct{}, t clock.Timer, d time.Duration) {
-	select {
-	case <-stop:
-		return
-	case <-t.C():
-	}
-	a.mu.Lock()
-	if cancelled(stop) {
-		a.mu.Unlock()
+	if !a.nextLocked(stop, t) {
 		return
 	}
 	a.endTaskLocked()
@@ -217,14 +210,7 @@ func (a *switchAct) beep(ctx context.Context, p beepParams) (tools.Result, error
 func (a *switchAct) pattern(stop <-chan struct{}, t clock.Timer, count int, on, gap time.Duration) {
 	high := true
 	for left := count; ; {
-		select {
-		case <-stop:
-			return
-		case <-t.C():
-		}
-		a.mu.Lock()
-		if cancelled(stop) {
-			a.mu.Unlock()
+		if !a.nextLocked(stop, t) {
 			return
 		}
 		if high {

@@ -101,13 +101,7 @@ func (d *ADS1x15) Tx(now time.Time, w, r []byte) error {
 	case 3:
 		v = d.hi
 	}
-	for i := range r {
-		if i%2 == 0 {
-			r[i] = byte(v >> 8)
-		} else {
-			r[i] = byte(v)
-		}
-	}
+	putWord(r, v)
 	return nil
 }
 

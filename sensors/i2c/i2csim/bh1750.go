@@ -88,13 +88,7 @@ func (d *BH1750) Tx(now time.Time, w, r []byte) error {
 			return deviceNACK("bh1750: unknown opcode %#02x", op)
 		}
 	}
-	for i := range r {
-		if i%2 == 0 {
-			r[i] = byte(d.data >> 8)
-		} else {
-			r[i] = byte(d.data)
-		}
-	}
+	putWord(r, d.data)
 	return nil
 }
 

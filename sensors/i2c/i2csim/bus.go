@@ -368,3 +368,15 @@ func deviceNACK(format string, a ...any) error {
 }
 
 var _ i2c.BusCloser = (*Bus)(nil)
+
+// putWord answers a read of a 16-bit register, big-endian: reading past
+// the two bytes repeats the word, as these chips do.
+func putWord(r []byte, v uint16) {
+	for i := range r {
+		if i%2 == 0 {
+			r[i] = byte(v >> 8)
+		} else {
+			r[i] = byte(v)
+		}
+	}
+}

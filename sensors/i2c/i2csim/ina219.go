@@ -119,13 +119,7 @@ func (d *INA219) Tx(now time.Time, w, r []byte) error {
 	case 5:
 		v = d.cal
 	}
-	for i := range r {
-		if i%2 == 0 {
-			r[i] = byte(v >> 8)
-		} else {
-			r[i] = byte(v)
-		}
-	}
+	putWord(r, v)
 	return nil
 }
 

@@ -108,7 +108,7 @@ permissions:
 	check("llm.keep_alive", c.LLM.KeepAlive, -time.Second)
 	check("llm.weights", c.LLM.Weights, Weights{0.4, 0.3, 0.2, 0.1})
 	check("llm.scenarios", c.LLM.Scenarios, []string{"security", "navigation", "environment", "interaction", "maintenance", "idle"})
-	check("agent", c.Agent, Agent{Heartbeat: 10 * time.Second, Queue: 64, CycleTimeout: 30 * time.Second})
+	check("agent", c.Agent, Agent{Heartbeat: 10 * time.Second, Queue: 64, CycleTimeout: 30 * time.Second, GCPercent: 100})
 	check("world", c.World, World{DefaultCapacity: 256, MaxSources: 512, Events: 1024, SummaryEvents: 10})
 	// Mentioning one caller keeps the defaults of the others.
 	check("permissions.mqtt", c.Permissions.MQTT, []string{"read"})
@@ -446,5 +446,12 @@ func TestParamsJSON(t *testing.T) {
 	}
 	if got, want := string(c.Reflexes[0].Do.Params), `{"f":0.5,"l":[true,null],"n":3,"text":"a<b","z":{}}`; got != want {
 		t.Errorf("params = %s, want %s", got, want)
+	}
+}
+
+func TestGCPercentBounds(t *testing.T) {
+	_, err := Parse("gc.yaml", []byte("device: {id: x, platform: sim}\nagent:\n  gc_percent: 5\n"))
+	if err == nil || !strings.Contains(err.Error(), "gc.yaml:3:15: agent.gc_percent: 5 is outside 10–1000") {
+		t.Fatalf("%v", err)
 	}
 }

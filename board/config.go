@@ -161,7 +161,13 @@ type Agent struct {
 	Heartbeat    time.Duration `yaml:"heartbeat"`     // a cycle runs at least this often
 	Queue        int           `yaml:"queue"`         // interrupt bus capacity
 	CycleTimeout time.Duration `yaml:"cycle_timeout"` // a cycle is cancelled after this
-	Goals        []Goal        `yaml:"goals,omitempty"`
+	// GCPercent is the Go garbage collector's target (debug.SetGCPercent):
+	// the heap may grow this many percent over the live data before a
+	// collection. Lower trades a little CPU for a smaller RSS on a small
+	// board (measured: 50 saves ~2.5 MB on the sim board at no visible CPU
+	// cost). The GOGC environment variable, when set, wins.
+	GCPercent int    `yaml:"gc_percent"`
+	Goals     []Goal `yaml:"goals,omitempty"`
 }
 
 // Goal is a motive: when a world-model source passes a bound, the agent

@@ -376,6 +376,9 @@ func (v *validator) agent() {
 	if a.CycleTimeout <= 0 {
 		v.fail("agent.cycle_timeout", "must be positive")
 	}
+	if a.GCPercent < 10 || a.GCPercent > 1000 {
+		v.fail("agent.gc_percent", "%d is outside 10–1000 (Go's default is 100)", a.GCPercent)
+	}
 	seen := map[string]string{}
 	for i, g := range a.Goals {
 		p := indexPath("agent.goals", i)

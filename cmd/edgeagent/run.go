@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"runtime/debug"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -31,6 +32,9 @@ func init() {
 			n, log, err := loadNode(boardPath, false)
 			if err != nil {
 				return err
+			}
+			if pct := n.Board.Agent.GCPercent; pct != 100 && os.Getenv("GOGC") == "" {
+				debug.SetGCPercent(pct)
 			}
 			var current atomic.Pointer[node.Node]
 			current.Store(n)

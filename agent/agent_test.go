@@ -132,7 +132,8 @@ func TestHighEventPreemptsNormalCycle(t *testing.T) {
 	case <-time.After(2 * time.Second):
 		t.Fatal("slow cycle was not cancelled")
 	}
-	if out.Preempted != "front_cam/motion_start" || !strings.Contains(out.Steps[0].Error, "preempted by high front_cam/motion_start") {
+	if out.Preempted != "front_cam/motion_start" || !strings.Contains(out.Steps[0].Error, "preempted by high front_cam/motion_start") ||
+		out.Steps[0].Code != tools.CodeCancelled {
 		t.Fatalf("outcome %+v", out)
 	}
 	// The High event's cycle runs next and fires its reflex.

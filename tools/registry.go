@@ -345,7 +345,9 @@ func (r *Registry) Invoke(ctx context.Context, c Call) (Result, error) {
 	took := time.Since(start)
 	if err != nil {
 		code := CodeFailed
-		if ctx.Err() != nil && errors.Is(err, ctx.Err()) {
+		// A preempted cycle cancels with a cause, and tools (the Ollama
+		// client, sub-planners) return that cause rather than ctx.Err().
+		if ctx.Err() != nil && (errors.Is(err, ctx.Err()) || errors.Is(err, context.Cause(ctx))) {
 			code = CodeCancelled
 		}
 		err = &Error{Code: code, Tool: spec.Name, Msg: err.Error(), Err: err}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -256,6 +257,19 @@ func TestCancelledCallsDoNotCountAsFailures(t *testing.T) {
 		t.Fatalf("want cancelled: %v", err)
 	}
 	if h := r.Stats()["slow.wait"]; h.Cancelled != 1 || h.Failures != 0 {
+		t.Fatalf("%+v", h)
+	}
+	// A preemption cancels with a cause, which the tool returns.
+	_ = r.Register("slow", Func(Spec{Name: "slow.cause", Description: "d"}, func(ctx context.Context, _ json.RawMessage) (Result, error) {
+		<-ctx.Done()
+		return Result{}, fmt.Errorf("stopped: %w", context.Cause(ctx))
+	}))
+	pctx, pcancel := context.WithCancelCause(context.Background())
+	pcancel(errors.New("preempted by high cam/motion_start"))
+	if _, err := r.Invoke(pctx, Call{Caller: "cli", Tool: "slow.cause"}); CodeOf(err) != CodeCancelled {
+		t.Fatalf("want cancelled: %v", err)
+	}
+	if h := r.Stats()["slow.cause"]; h.Cancelled != 1 || h.Failures != 0 {
 		t.Fatalf("%+v", h)
 	}
 }

@@ -255,9 +255,11 @@ func (r *Registry) Enabled(name string) bool {
 
 // SetEnabled enables or disables a tool; the choice is remembered in the store.
 func (r *Registry) SetEnabled(name string, on bool) error {
-	if _, err := r.Resolve(name); err != nil {
+	spec, err := r.Resolve(name)
+	if err != nil {
 		return err
 	}
+	name = spec.Name // Invoke looks up the qualified name
 	r.mu.Lock()
 	if on {
 		delete(r.disabled, name)

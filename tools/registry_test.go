@@ -274,6 +274,20 @@ func TestCancelledCallsDoNotCountAsFailures(t *testing.T) {
 	}
 }
 
+func TestDisableByUnqualifiedName(t *testing.T) {
+	r := newReg(t, Options{})
+	_ = r.Register("relay", echo("relay.pulse", "actuate", nil))
+	if err := r.SetEnabled("pulse", false); err != nil {
+		t.Fatal(err)
+	}
+	if r.Enabled("relay.pulse") {
+		t.Fatal("relay.pulse still enabled")
+	}
+	if _, err := r.Invoke(context.Background(), Call{Caller: "cli", Tool: "relay.pulse"}); CodeOf(err) != CodeDisabled {
+		t.Fatalf("want disabled: %v", err)
+	}
+}
+
 func TestPanickingToolIsAFailure(t *testing.T) {
 	r := newReg(t, Options{})
 	_ = r.Register("bad", Func(Spec{Name: "bad.tool", Description: "d"}, func(context.Context, json.RawMessage) (Result, error) {

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/edgeagent/edgeagent/board"
 	"github.com/edgeagent/edgeagent/tools"
 	"github.com/edgeagent/edgeagent/worldmodel"
 )
@@ -129,11 +130,28 @@ func TestOptionsAreCheckedAtBuild(t *testing.T) {
 		{"  - {name: a, kind: pca9685_servo, options: {pulse_min: 3ms, pulse_max: 2ms}}\n", "pulse_min"},
 		{"  - {name: a, kind: pca9685_servo, options: {range: 90}}\n", "exceed the servo's range"},
 		{"  - {name: estop, kind: led, pins: {pin: x}}\n", "taken"},
+		// initial is written at start without a tool call: the envelope
+		// holds it too, also where board.Load lets it through (NaN).
+		{"  - {name: a, kind: servo, pins: {pin: x}, limits: {min_angle: 10, max_angle: 120}, initial: \"NaN\"}\n", "initial NaN° is outside the envelope 10–120°"},
+		{"  - {name: a, kind: pca9685_servo, limits: {min_angle: 30}, initial: \"nan\"}\n", "outside the envelope 30–180°"},
+		{"  - {name: a, kind: pwm, pins: {pin: x}, limits: {max_duty: 0.5}, initial: \"NaN\"}\n", "initial NaN is outside the envelope 0–0.5"},
 	} {
 		cfg := parseBoard(t, "sim", tc.yaml)
 		_, err := New(Options{Platform: "sim", Actuators: cfg.Actuators, Log: quiet})
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: got %v, want an error about %q", strings.TrimSpace(tc.yaml), err, tc.want)
+		}
+	}
+	// Actuator blocks that did not come through board.Load (no defaults,
+	// no cross-checks): the envelope still holds the initial state.
+	maxAngle, maxDuty := 120.0, 0.5
+	for _, a := range []board.Actuator{
+		{Name: "a", Kind: "servo", Pins: map[string]string{"pin": "x"}, Limits: board.Limits{MaxAngle: &maxAngle}, Initial: "150"},
+		{Name: "a", Kind: "pwm", Pins: map[string]string{"pin": "x"}, Limits: board.Limits{MaxDuty: &maxDuty}, Initial: "0.9"},
+	} {
+		_, err := New(Options{Platform: "sim", Actuators: []board.Actuator{a}, Log: quiet})
+		if err == nil || !strings.Contains(err.Error(), "outside the envelope") {
+			t.Errorf("%s initial %s: got %v, want an envelope error", a.Kind, a.Initial, err)
 		}
 	}
 }

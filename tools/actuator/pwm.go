@@ -52,6 +52,9 @@ func newPWM(s *Set, cfg board.Actuator) (*pwmAct, error) {
 	if l := b.cfg.Limits; l.MaxDuty != nil {
 		a.hi = *l.MaxDuty
 	}
+	if err := initialInside(cfg.Initial, a.lo, a.hi, ""); err != nil {
+		return nil, err
+	}
 	return a, nil
 }
 

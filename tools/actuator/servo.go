@@ -85,7 +85,27 @@ func newServo(s *Set, cfg board.Actuator) (*servoAct, error) {
 	case a.lo < 0 || a.hi > a.opts.Range:
 		return nil, fmt.Errorf("limits %s–%s° exceed the servo's range 0–%s°", num(a.lo), num(a.hi), num(a.opts.Range))
 	}
+	if err := initialInside(cfg.Initial, a.lo, a.hi, "°"); err != nil {
+		return nil, err
+	}
 	return a, nil
+}
+
+// initialInside checks a numeric `initial` against the envelope: it is
+// written at start without going through a tool, so the envelope must hold
+// it here (board.Load checks it only when both bounds are set).
+func initialInside(initial string, lo, hi float64, unit string) error {
+	if initial == "" {
+		return nil
+	}
+	v, err := strconv.ParseFloat(initial, 64)
+	if err != nil {
+		return fmt.Errorf("initial %q: %w", initial, err)
+	}
+	if !(v >= lo && v <= hi) { // NaN included
+		return fmt.Errorf("initial %s%s is outside the envelope %s–%s%s", initial, unit, num(lo), num(hi), unit)
+	}
+	return nil
 }
 
 func (a *servoAct) pwmPins() []pwmPin {

@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"hash/fnv"
 	"math"
 	"slices"
@@ -44,7 +45,8 @@ type lexicon struct {
 	maxIDF float32
 }
 
-// features are the weighted terms of a text.
+// terms calls fn with each weighted term of a text: its words and their
+// character trigrams.
 func terms(text string, fn func(term string, weight float32)) {
 	for _, w := range words(text) {
 		if stopWords[w] {
@@ -364,6 +366,9 @@ func (x *toolIndex) embedMissing(ctx context.Context, emb Embedder, entries []*i
 		}
 		calls++
 		vecs, err := emb.Embed(ctx, texts)
+		if err == nil {
+			err = checkVectors(vecs, len(texts))
+		}
 		if err != nil {
 			return calls, err
 		}
@@ -378,4 +383,13 @@ func (x *toolIndex) embedMissing(ctx context.Context, emb Embedder, entries []*i
 		x.mu.Unlock()
 	}
 	return calls, nil
+}
+
+// checkVectors rejects an embedding answer that does not hold one vector
+// per text: indexing it would panic or pair a text with another's vector.
+func checkVectors(vecs [][]float32, n int) error {
+	if len(vecs) != n {
+		return fmt.Errorf("embedding model returned %d vectors for %d texts", len(vecs), n)
+	}
+	return nil
 }

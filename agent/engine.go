@@ -528,6 +528,9 @@ func (e *Engine) match(ctx context.Context, tr *Trace, all, scoped []*indexed, s
 		if err == nil {
 			tr.EmbedCalls++
 			vecs, err = e.llm.Embed(ctx, texts)
+			if err == nil {
+				err = checkVectors(vecs, len(texts))
+			}
 		}
 		switch {
 		case ctx.Err() != nil:

@@ -244,4 +244,18 @@ func TestEmbeddingCache(t *testing.T) {
 	if tr := decide(r3); tr.EmbedCalls != 0 {
 		t.Fatal("retried the embedding model at once")
 	}
+	// A model answering with fewer vectors than texts: lexical, no panic.
+	for _, toolBatch := range []bool{true, false} { // the tools' batch, or the intents' (at most 3 texts)
+		r4 := newEngineRig(t, EngineConfig{EmbedModel: "minilm"}, robotTools)
+		r4.model.EmbedFunc = func(texts []string) ([][]float32, error) {
+			out, err := embed(texts)
+			if len(texts) > 3 == toolBatch {
+				out = out[:len(texts)-1]
+			}
+			return out, err
+		}
+		if tr := decide(r4); tr.Embedder != "lexical" || !strings.Contains(strings.Join(tr.Notes, "\n"), "vectors for") {
+			t.Fatalf("short answer (tool batch %v): %s", toolBatch, dump(tr))
+		}
+	}
 }

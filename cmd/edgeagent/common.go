@@ -42,13 +42,19 @@ func newLogger(cfg *board.Config) (*slog.Logger, error) {
 		}
 	}
 	opts := &slog.HandlerOptions{Level: lv}
+	var log *slog.Logger
 	switch strings.ToLower(format) {
 	case "", "text":
-		return slog.New(slog.NewTextHandler(os.Stderr, opts)), nil
+		log = slog.New(slog.NewTextHandler(os.Stderr, opts))
 	case "json":
-		return slog.New(slog.NewJSONHandler(os.Stderr, opts)), nil
+		log = slog.New(slog.NewJSONHandler(os.Stderr, opts))
+	default:
+		return nil, fmt.Errorf("log format %q: want text or json", format)
 	}
-	return nil, fmt.Errorf("log format %q: want text or json", format)
+	// Sensor kinds log through slog.Default (they get no logger of their
+	// own): make it the configured one, so every line has one format.
+	slog.SetDefault(log)
+	return log, nil
 }
 
 // loadNode loads a board file and builds its node (nothing started).

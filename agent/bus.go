@@ -143,16 +143,17 @@ func (b *Bus) Pop() (*Interrupt, bool) {
 	return nil, false
 }
 
-// Top reports the priority of the most urgent waiting interrupt.
-func (b *Bus) Top() (worldmodel.Priority, bool) {
+// Top returns the event of the most urgent waiting interrupt without
+// taking it.
+func (b *Bus) Top() (worldmodel.Event, bool) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	for p := worldmodel.Critical; p >= worldmodel.Low; p-- {
-		if len(b.queues[p]) > 0 {
-			return p, true
+		if q := b.queues[p]; len(q) > 0 {
+			return q[0].Event, true
 		}
 	}
-	return 0, false
+	return worldmodel.Event{}, false
 }
 
 // Ready is signalled (level-triggered, capacity one) after each Push.

@@ -196,8 +196,8 @@ wait:
 		case out = <-done:
 			break wait
 		case <-l.bus.Ready():
-			if p, ok := l.bus.Top(); ok && p > it.Priority() {
-				preemptor = &PreemptedError{By: l.peekTop()}
+			if top, ok := l.bus.Top(); ok && top.Priority > it.Priority() {
+				preemptor = &PreemptedError{By: top}
 				cancel(preemptor)
 				out = <-done
 				break wait
@@ -232,18 +232,6 @@ wait:
 	}
 	l.mu.Unlock()
 	it.deliver(out)
-}
-
-// peekTop returns the most urgent waiting event without taking it.
-func (l *Loop) peekTop() worldmodel.Event {
-	l.bus.mu.Lock()
-	defer l.bus.mu.Unlock()
-	for p := worldmodel.Critical; p >= worldmodel.Low; p-- {
-		if q := l.bus.queues[p]; len(q) > 0 {
-			return q[0].Event
-		}
-	}
-	return worldmodel.Event{}
 }
 
 func describeTrigger(it *Interrupt) string {

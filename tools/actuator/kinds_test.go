@@ -329,6 +329,27 @@ func TestServoWait(t *testing.T) {
 	}
 }
 
+// A gpio servo moves in whole degrees: a fractional target is reached at
+// its rounding, and the waiter is told it arrived.
+func TestServoWaitFractionalTarget(t *testing.T) {
+	r := newRig(t, servos)
+	done := make(chan tools.Result, 1)
+	go func() {
+		res, err := r.call("cli", "pan.set_angle", `{"degrees":93.4,"wait":true}`)
+		if err != nil {
+			t.Error(err)
+		}
+		done <- res
+	}()
+	for range 2 { // 3.4° at 1.8° per step
+		r.step(1, rampStep, 1)
+	}
+	res := <-done
+	if v := value(t, res); v["arrived"] != true || v["angle"] != 93.0 || contains(res.Notes, "stopped before") {
+		t.Fatalf("wait result %v %v", v, res.Notes)
+	}
+}
+
 const pca = `
   - name: pan
     kind: pca9685_servo

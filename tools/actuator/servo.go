@@ -47,7 +47,13 @@ type servoAct struct {
 	pos    float64 // last angle written
 	known  bool    // pos is known (something was written)
 	target float64
-	moving chan struct{} // closed when the current ramp ends
+	moving *move // the current ramp, if any
+}
+
+// move is one ramped move, for a caller that waits for it.
+type move struct {
+	done    chan struct{} // closed when the ramp ends
+	arrived bool          // it ended at its target (set before done is closed)
 }
 
 func newServo(s *Set, cfg board.Actuator) (*servoAct, error) {
@@ -173,7 +179,7 @@ func (a *servoAct) safeLocked(bool) (string, error) {
 func (a *servoAct) stopRampLocked() {
 	a.cancelTaskLocked()
 	if a.moving != nil {
-		close(a.moving)
+		close(a.moving.done)
 		a.moving = nil
 	}
 	a.target = a.pos
@@ -233,7 +239,7 @@ func (a *servoAct) tools() []tools.Tool {
 
 func (a *servoAct) setAngle(ctx context.Context, fn string, p angleParams, relative bool) (tools.Result, error) {
 	c := command{tool: a.cfg.Name + "." + fn, params: marshal(p)}
-	var arrived chan struct{}
+	var mv *move
 	res, err := a.do(ctx, a, c, func() (outcome, error) {
 		want := p.Degrees
 		if relative {
@@ -269,8 +275,8 @@ func (a *servoAct) setAngle(ctx context.Context, fn string, p angleParams, relat
 			eta := time.Duration(math.Abs(deg-from) / a.rate * float64(time.Second))
 			applied["eta_s"] = math.Round(eta.Seconds()*1000) / 1000
 			a.target = deg
-			a.moving = make(chan struct{})
-			arrived = a.moving
+			mv = &move{done: make(chan struct{})}
+			a.moving = mv
 			start := a.s.clk.Now()
 			a.setStateLocked(fmt.Sprintf("moving %s°→%s°", num(from), num(deg)))
 			a.startTaskLocked(rampStep, func(stop <-chan struct{}, t clock.Timer) { a.ramp(stop, t, from, deg, start) })
@@ -278,17 +284,18 @@ func (a *servoAct) setAngle(ctx context.Context, fn string, p angleParams, relat
 		out.applied = applied
 		return out, nil
 	})
-	if err != nil || !p.Wait || arrived == nil {
+	if err != nil || !p.Wait || mv == nil {
 		return res, err
 	}
 	select {
-	case <-arrived:
+	case <-mv.done:
 		a.mu.Lock()
 		pos := a.pos
 		a.mu.Unlock()
+		// Not pos == target: a gpio servo writes whole degrees.
 		v := res.Value.(map[string]any)
-		v["angle"], v["arrived"] = pos, pos == v["target"]
-		if pos != v["target"] {
+		v["angle"], v["arrived"] = pos, mv.arrived
+		if !mv.arrived {
 			res.Notes = append(res.Notes, "the move was stopped before it arrived")
 		}
 		return res, nil
@@ -326,6 +333,9 @@ func (a *servoAct) ramp(stop <-chan struct{}, t clock.Timer, from, to float64, s
 		a.pos, a.known = w, true
 		a.observe("angle", w, "deg")
 		if last {
+			if a.moving != nil { // this ramp's move: stop was checked under the lock
+				a.moving.arrived = true
+			}
 			a.endTaskLocked()
 			a.stopRampLocked()
 			a.setStateLocked(a.idleState())

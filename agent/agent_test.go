@@ -153,6 +153,76 @@ func TestHighEventPreemptsNormalCycle(t *testing.T) {
 	}
 }
 
+// blockingDecider stands in for an LLM decision: it waits for its context.
+type blockingDecider struct{ started chan struct{} }
+
+func (d blockingDecider) Decide(ctx context.Context, p Perception) (Decision, error) {
+	if p.Command == nil {
+		return Decision{}, ErrNoDecision
+	}
+	d.started <- struct{}{}
+	<-ctx.Done()
+	return Decision{Path: "llm"}, context.Cause(ctx)
+}
+
+type errorCounter struct {
+	mu     sync.Mutex
+	stages []string
+}
+
+func (*errorCounter) Info() hooks.Info { return hooks.Info{Name: "errors"} }
+func (c *errorCounter) OnError(_ context.Context, f hooks.Failure) error {
+	c.mu.Lock()
+	c.stages = append(c.stages, f.Stage)
+	c.mu.Unlock()
+	return nil
+}
+
+func TestPreemptedDecisionIsNotAFailure(t *testing.T) {
+	counter := &errorCounter{}
+	submit := func(timeout time.Duration, preempt bool) error {
+		hk := hooks.NewManager(quiet)
+		if err := hk.Add(counter); err != nil {
+			t.Fatal(err)
+		}
+		reg, _ := tools.NewRegistry(tools.Options{Log: quiet})
+		loop := New(Config{Heartbeat: time.Hour, CycleTimeout: timeout}, worldmodel.New(worldmodel.Config{}), reg, hk, quiet)
+		started := make(chan struct{}, 1)
+		loop.SetDecider(blockingDecider{started})
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan error, 1)
+		go func() { done <- loop.Run(ctx) }()
+		defer func() {
+			cancel()
+			<-done
+			_ = hk.Stop(context.Background()) // waits for on_error calls left running
+		}()
+		res := make(chan error, 1)
+		go func() {
+			_, err := loop.Submit(context.Background(), Command{ID: "t", Caller: "cli", Text: "think hard"})
+			res <- err
+		}()
+		<-started
+		if preempt {
+			loop.Interrupt(worldmodel.Event{Kind: "motion_start", Source: "cam", Priority: worldmodel.High})
+		}
+		return <-res
+	}
+	var pe *PreemptedError
+	if err := submit(time.Minute, true); !errors.As(err, &pe) {
+		t.Fatalf("want a preemption, got %v", err)
+	}
+	// The deadline still counts: a decision that outlives its cycle is a failure.
+	if err := submit(10*time.Millisecond, false); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("want the deadline, got %v", err)
+	}
+	counter.mu.Lock()
+	defer counter.mu.Unlock()
+	if strings.Join(counter.stages, ",") != "plan" {
+		t.Fatalf("on_error saw %v, want only the timed-out plan", counter.stages)
+	}
+}
+
 func TestEqualPriorityDoesNotPreempt(t *testing.T) {
 	r := newRig(t, Config{Heartbeat: time.Hour, CycleTimeout: 200 * time.Millisecond}, nil)
 	res := make(chan Outcome, 1)

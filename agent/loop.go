@@ -362,7 +362,14 @@ func (l *Loop) recordDecision(out Outcome) {
 	l.log.Info("decision", "cycle", out.Cycle, "trigger", out.Trigger, "path", out.Decision.Path, "steps", strings.Join(parts, "; "), "took", out.Duration)
 }
 
+// failure reports a stage failure to the log and the ErrorHandlers. A
+// cancelled cycle (preempted, or the loop stopping) is the loop's own
+// doing: the stages return its cause, which the outcome carries anyway.
 func (l *Loop) failure(ctx context.Context, stage string, err error) {
+	if errors.Is(ctx.Err(), context.Canceled) {
+		l.log.Debug("cycle stage stopped", "stage", stage, "err", err)
+		return
+	}
 	l.log.Warn("cycle stage failed", "stage", stage, "err", err)
 	l.hooks.OnError(ctx, hooks.Failure{Stage: stage, Err: err})
 }

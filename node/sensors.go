@@ -64,11 +64,18 @@ func (n *Node) startSensor(ctx context.Context, s sensors.Sensor) {
 	}
 	go func() {
 		defer close(r.done)
-		backoff := time.Second
+		const minBackoff, maxBackoff = time.Second, 30 * time.Second
+		backoff := minBackoff
 		for {
+			began := time.Now()
 			err := s.Run(sctx, out)
 			if sctx.Err() != nil {
 				return
+			}
+			if time.Since(began) > maxBackoff {
+				// It ran well for a while: this is a new fault, not the
+				// same one again, so it gets a quick restart.
+				backoff = minBackoff
 			}
 			if err == nil {
 				err = fmt.Errorf("sensor stopped without an error")
@@ -80,7 +87,7 @@ func (n *Node) startSensor(ctx context.Context, s sensors.Sensor) {
 				return
 			case <-time.After(backoff):
 			}
-			backoff = min(backoff*2, 30*time.Second)
+			backoff = min(backoff*2, maxBackoff)
 		}
 	}()
 }

@@ -376,6 +376,11 @@ func (n *Node) Run(ctx context.Context, started time.Time) error {
 	}
 	runCtx, cancelSensors := context.WithCancel(ctx)
 	defer cancelSensors()
+	defer func() {
+		n.mu.Lock()
+		n.runCtx = nil // plugins loaded after Run have nothing to start under
+		n.mu.Unlock()
+	}()
 	n.mu.Lock()
 	n.runCtx = runCtx
 	all := slices.Clone(n.sensors)

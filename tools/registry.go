@@ -80,6 +80,9 @@ type Registry struct {
 	dirty   map[string]bool
 	flush   *time.Timer
 	closed  bool
+	// wmu is held while a batch is written, so that Close cannot return
+	// (and the caller close the store) under a timer's write in flight.
+	wmu sync.Mutex
 }
 
 // History is what the registry remembers of a tool's calls.
@@ -422,6 +425,8 @@ func (r *Registry) Stats() map[string]History {
 
 // Flush writes pending history to the store in one transaction.
 func (r *Registry) Flush() error {
+	r.wmu.Lock()
+	defer r.wmu.Unlock()
 	r.hmu.Lock()
 	r.flush = nil
 	batch := make(map[string]any, len(r.dirty))

@@ -117,6 +117,10 @@ func (c *conn) publish(m message) (queued bool) {
 		c.mu.Unlock()
 		return true
 	}
+	// paho reports the connection open before OnConnect has flushed: what
+	// was buffered goes first, or an older retained state would land after
+	// a newer one.
+	c.flushLocked()
 	c.mu.Unlock()
 	c.send(m)
 	return false
@@ -142,6 +146,10 @@ func (c *conn) send(m message) paho.Token {
 func (c *conn) flush() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	c.flushLocked()
+}
+
+func (c *conn) flushLocked() {
 	for _, m := range c.box.drain() {
 		c.send(m)
 	}

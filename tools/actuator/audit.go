@@ -237,7 +237,12 @@ func (l *auditLog) file(e Entry, wait bool) bool {
 		return true
 	case !l.running:
 		// Not started (an e-stop before the agent runs): write inline, with
-		// the store's own count (the writer's is not running).
+		// the store's own count (the writer's is not running). That waits
+		// for the store, which tryRecord must not.
+		if !wait {
+			l.mu.Unlock()
+			return false
+		}
 		defer l.mu.Unlock()
 		if _, err := l.store.Append(AuditBucket, e, l.keep); err != nil {
 			l.failed.Add(1)

@@ -11,6 +11,7 @@ import (
 	"github.com/edgeagent/edgeagent/tools"
 
 	"github.com/edgeagent/edgeagent/tools/actuator/simadaptor"
+	"github.com/edgeagent/edgeagent/worldmodel"
 )
 
 // slowStore is an audit store whose appends take a while, like an fsync
@@ -176,5 +177,30 @@ func TestAuditInMemory(t *testing.T) {
 	}
 	if string(entries[0].Requested) != `{"count":11,"duration":0.2,"gap":0.2}` {
 		t.Fatalf("oldest kept entry %s, want the 11th command", entries[0].Requested)
+	}
+}
+
+// An e-stop before Start (or after Stop: the audit writer is not running)
+// does not wait for the store: its entry is written in the background.
+func TestEStopBeforeStartDoesNotWaitForTheStore(t *testing.T) {
+	st := &slowStore{delay: 300 * time.Millisecond}
+	cfg := parseBoard(t, "sim", motor)
+	set, err := New(Options{Platform: "sim", Actuators: cfg.Actuators, Log: quiet, Adaptor: simadaptor.New(simadaptor.Options{}), Store: st})
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	set.EStop(worldmodel.Event{Kind: EStopKind, Source: "test"})
+	if took := time.Since(start); took >= st.delay {
+		t.Fatalf("EStop took %s: it waited for the store", took)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := set.Stop(ctx); err != nil { // waits for the background write
+		t.Fatal(err)
+	}
+	entries, err := ReadAudit(st, 10, "estop", 10)
+	if err != nil || len(entries) != 1 || entries[0].Caller != "estop:test" {
+		t.Fatalf("audit %+v %v", entries, err)
 	}
 }

@@ -34,8 +34,9 @@ func version() string {
 }
 
 // discoveryPayload builds the device discovery config. It is deterministic
-// (components keyed and encoded in sorted order) so that an unchanged robot
-// is not re-announced.
+// (components keyed and encoded in sorted order): announcing an unchanged
+// robot again (on every connect, when Home Assistant comes online) repeats
+// the same retained config.
 func discoveryPayload(in discoveryInput) ([]byte, error) {
 	t := in.Topics
 	id := in.Device.ID

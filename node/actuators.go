@@ -6,6 +6,7 @@ import (
 	"github.com/edgeagent/edgeagent/hooks"
 	"github.com/edgeagent/edgeagent/tools"
 	"github.com/edgeagent/edgeagent/tools/actuator"
+	"github.com/edgeagent/edgeagent/worldmodel"
 )
 
 // The actuators plugin: the board's actuator blocks as skills, the e-stop
@@ -34,8 +35,6 @@ func newActuators(n *Node) (hooks.Plugin, error) {
 	if err != nil {
 		return nil, err
 	}
-	// The e-stop path: synchronous, before the agent loop sees the event.
-	n.OnCritical(set.HandleCritical)
 	return &actuatorsPlugin{set: set}, nil
 }
 
@@ -56,6 +55,10 @@ func (p *actuatorsPlugin) OnAgentStop(ctx context.Context) error { return p.set.
 func (p *actuatorsPlugin) Tools() []tools.Tool { return p.set.Tools() }
 
 func (p *actuatorsPlugin) Status() any { return p.set.Status() }
+
+// HandleCritical is the e-stop path: the node calls it synchronously, before
+// the agent loop sees the event; unloading the plugin unhooks it.
+func (p *actuatorsPlugin) HandleCritical(e worldmodel.Event) { p.set.HandleCritical(e) }
 
 // Actuators returns the node's actuator set (nil when the plugin is not
 // loaded); tests and the sim board's tooling read the sim adaptor through it.

@@ -194,7 +194,7 @@ func TestActuatorsBuildWithoutHardware(t *testing.T) {
 func BenchmarkEStopViaRaise(b *testing.B) {
 	n, _ := actuatorNode(b)
 	var stopped time.Time
-	n.OnCritical(func(worldmodel.Event) { stopped = time.Now() })
+	addCriticalProbe(b, n, func(worldmodel.Event) { stopped = time.Now() })
 	stop := runNode(b, n)
 	defer stop()
 	sim := n.Actuators().Adaptor().(*simadaptor.Adaptor)

@@ -143,7 +143,7 @@ func (m *mqttClient) call(t testing.TB, topic, payload string) mqtt.Reply {
 func TestMQTTControlPlaneOnANode(t *testing.T) {
 	n, url := mqttNode(t, "")
 	critical := make(chan worldmodel.Event, 1)
-	n.OnCritical(func(e worldmodel.Event) { critical <- e })
+	addCriticalProbe(t, n, func(e worldmodel.Event) { critical <- e })
 	stop := mqttRun(t, n)
 	c := dialNode(t, url)
 	defer c.c.Disconnect(50)
@@ -287,7 +287,7 @@ func BenchmarkMQTTCommandOnNode(b *testing.B) {
 func BenchmarkMQTTEstopOnNode(b *testing.B) {
 	n, url := mqttNode(b, "")
 	hit := make(chan time.Time, 1)
-	n.OnCritical(func(worldmodel.Event) { hit <- time.Now() })
+	addCriticalProbe(b, n, func(worldmodel.Event) { hit <- time.Now() })
 	stop := mqttRun(b, n)
 	defer stop()
 	c := dialNode(b, url)

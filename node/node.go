@@ -46,7 +46,7 @@ type Node struct {
 	limits   map[string][]sensors.Threshold // sensor name -> its thresholds
 	owned    map[string][]sensors.Sensor    // plugin name -> its sensors
 	runs     map[string]*sensorRun          // sensor name -> running goroutine
-	critical []func(worldmodel.Event)
+	critical []namedCritical
 	deciders []namedDecider
 	runCtx   context.Context // set while Run is running; plugins loaded later start under it
 }
@@ -54,6 +54,11 @@ type Node struct {
 type namedDecider struct {
 	plugin string
 	d      agent.Decider
+}
+
+type namedCritical struct {
+	plugin string
+	h      CriticalHandler
 }
 
 // Factory builds a compiled-in plugin from the node (its board config,
@@ -84,6 +89,9 @@ type (
 	DeciderProvider interface{ Decider() agent.Decider }
 	// StatusProvider plugins add a component to agent.status.
 	StatusProvider interface{ Status() any }
+	// CriticalHandler plugins see every Critical event synchronously, in
+	// Raise, before the agent loop does: the e-stop path.
+	CriticalHandler interface{ HandleCritical(worldmodel.Event) }
 )
 
 // Options for New.
@@ -270,6 +278,9 @@ func (n *Node) attach(p hooks.Plugin) error {
 	if dp, ok := p.(DeciderProvider); ok {
 		n.deciders = append(n.deciders, namedDecider{name, dp.Decider()})
 	}
+	if ch, ok := p.(CriticalHandler); ok {
+		n.critical = append(n.critical, namedCritical{name, ch})
+	}
 	n.mu.Unlock()
 	if sp, ok := p.(StatusProvider); ok {
 		n.Agent.Report(name, sp.Status)
@@ -285,6 +296,7 @@ func (n *Node) detach(name string) {
 	owned := n.owned[name]
 	delete(n.owned, name)
 	n.deciders = slices.DeleteFunc(n.deciders, func(d namedDecider) bool { return d.plugin == name })
+	n.critical = slices.DeleteFunc(n.critical, func(c namedCritical) bool { return c.plugin == name })
 	n.mu.Unlock()
 	for _, s := range owned {
 		n.stopSensor(s.Name())
@@ -303,14 +315,6 @@ func (n *Node) updateDecider() {
 	n.Agent.SetDecider(chain)
 }
 
-// OnCritical registers a handler called synchronously, before the agent
-// loop sees it, for every Critical event (the e-stop path).
-func (n *Node) OnCritical(fn func(worldmodel.Event)) {
-	n.mu.Lock()
-	defer n.mu.Unlock()
-	n.critical = append(n.critical, fn)
-}
-
 // Raise records an event, runs the Critical handlers and interrupts the
 // agent. Sensors reach it through their Sink; MQTT and tools may call it.
 func (n *Node) Raise(e worldmodel.Event) {
@@ -319,8 +323,8 @@ func (n *Node) Raise(e worldmodel.Event) {
 		n.mu.Lock()
 		handlers := slices.Clone(n.critical)
 		n.mu.Unlock()
-		for _, fn := range handlers {
-			fn(e)
+		for _, c := range handlers {
+			c.h.HandleCritical(e)
 		}
 	}
 	n.Agent.Interrupt(e)

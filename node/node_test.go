@@ -223,3 +223,32 @@ func TestUnknownSensorKindAndBadOptions(t *testing.T) {
 		}
 	}
 }
+
+// criticalProbe is a plugin that sees Critical events the way the actuators
+// plugin does, for tests that time or observe the e-stop path.
+type criticalProbe func(worldmodel.Event)
+
+func (criticalProbe) Info() hooks.Info                    { return hooks.Info{Name: "critical_probe"} }
+func (f criticalProbe) HandleCritical(e worldmodel.Event) { f(e) }
+
+func addCriticalProbe(tb testing.TB, n *Node, fn func(worldmodel.Event)) {
+	tb.Helper()
+	if err := n.LoadPlugin(context.Background(), criticalProbe(fn)); err != nil {
+		tb.Fatal(err)
+	}
+}
+
+func TestUnloadedPluginNoLongerSeesCriticalEvents(t *testing.T) {
+	n := newNode(t, "false")
+	defer n.Close()
+	var hits atomic.Int32
+	addCriticalProbe(t, n, func(worldmodel.Event) { hits.Add(1) })
+	n.Raise(worldmodel.Event{Kind: "estop", Source: "test", Priority: worldmodel.Critical})
+	if err := n.UnloadPlugin(context.Background(), "critical_probe"); err != nil {
+		t.Fatal(err)
+	}
+	n.Raise(worldmodel.Event{Kind: "estop", Source: "test", Priority: worldmodel.Critical})
+	if got := hits.Load(); got != 1 {
+		t.Fatalf("probe saw %d critical events, want 1 (before unload only)", got)
+	}
+}

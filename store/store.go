@@ -16,6 +16,9 @@ import (
 	bolt "go.etcd.io/bbolt"
 )
 
+// ErrLocked: another process (a running edgeagent) holds the store file.
+var ErrLocked = errors.New("store is locked")
+
 // Store wraps one bbolt file. All methods are safe for concurrent use.
 type Store struct {
 	db *bolt.DB
@@ -29,7 +32,7 @@ func Open(path string) (*Store, error) {
 	}
 	db, err := bolt.Open(path, 0o640, &bolt.Options{Timeout: time.Second})
 	if errors.Is(err, bolt.ErrTimeout) {
-		return nil, fmt.Errorf("store %s is locked: is another edgeagent running with this board?", path)
+		return nil, fmt.Errorf("%w: %s is held by another process (is an edgeagent running with this board?)", ErrLocked, path)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("store %s: %w", path, err)

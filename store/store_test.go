@@ -2,6 +2,7 @@ package store
 
 import (
 	"encoding/json"
+	"errors"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -48,7 +49,7 @@ func TestLockedStoreFailsFast(t *testing.T) {
 	}
 	defer s.Close()
 	_, err = Open(path)
-	if err == nil || !strings.Contains(err.Error(), "locked") {
+	if !errors.Is(err, ErrLocked) || !strings.Contains(err.Error(), "is an edgeagent running") {
 		t.Fatalf("second open: %v", err)
 	}
 }

@@ -51,7 +51,7 @@ runs, read the log through it: the admin skill audit.query, e.g. over MQTT
 			}
 			st, err := store.Open(path)
 			if err != nil {
-				if strings.Contains(err.Error(), "locked") {
+				if errors.Is(err, store.ErrLocked) {
 					return fmt.Errorf("%w\nThe running agent holds the store: read the audit log through it (admin skill audit.query, e.g. over MQTT: {\"id\":\"1\",\"op\":\"audit\",\"params\":{\"limit\":%d}} on %sadmin), or stop the agent first", err, limit, cfg.MQTT.Prefix)
 				}
 				return err

@@ -16,6 +16,7 @@ import (
 
 	"github.com/edgeagent/edgeagent/board"
 	"github.com/edgeagent/edgeagent/mqtt"
+	"github.com/edgeagent/edgeagent/store"
 	"github.com/edgeagent/edgeagent/tools"
 )
 
@@ -77,7 +78,7 @@ user when the broker has users).`,
 			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
 			n, _, err := loadNode(invokeBoard, false)
-			if err != nil && strings.Contains(err.Error(), "is locked") {
+			if errors.Is(err, store.ErrLocked) {
 				return invokeOverMQTT(ctx, cmd, invokeBoard, args[0], params, invokeAdmin, invokeTimeout)
 			}
 			if err != nil {

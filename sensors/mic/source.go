@@ -81,6 +81,10 @@ func (s *ExecSource) Open(ctx context.Context) (Stream, error) {
 	cmd.Stdout = pw
 	var stderr tail
 	cmd.Stderr = &stderr
+	// Wait also waits for the stderr copy, which a grandchild (sh -c
+	// "arecord … | sox …") keeps open after the command itself is killed:
+	// without a bound, Close would wait for it forever.
+	cmd.WaitDelay = time.Second
 	if err := cmd.Start(); err != nil {
 		pr.Close()
 		pw.Close()
@@ -127,11 +131,12 @@ func (s *execStream) Close() error {
 		if s.cmd.Process != nil {
 			s.cmd.Process.Kill()
 		}
+		// Closing our end unblocks a Read still waiting on a grandchild
+		// that holds the pipe open (sh -c "arecord …"), and ends that
+		// grandchild at its next write (EPIPE).
+		s.pipe.Close()
 	})
 	<-s.waited
-	// Closing our end unblocks a Read still waiting on a grandchild that
-	// holds the pipe open (sh -c "arecord …").
-	s.pipe.Close()
 	return nil
 }
 

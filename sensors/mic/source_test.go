@@ -152,6 +152,31 @@ func TestExecSourceCloseStopsCommand(t *testing.T) {
 	}
 }
 
+// A shell that runs the capture command as its child: killing the shell
+// leaves the grandchild holding stdout and stderr. Close must still return
+// (and the grandchild end), or the sensor never stops.
+func TestExecSourceCloseWithGrandchild(t *testing.T) {
+	cmd := []string{"/bin/sh", "-c", "MIC_HELPER=forever " + os.Args[0] + "; exit 0"}
+	st, err := (&ExecSource{Command: cmd, Format: audio.Mono16k}).Open(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	buf := make([]int16, 100)
+	if _, err := st.Read(buf); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	go func() { st.Close(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second):
+		t.Fatal("Close did not return with a grandchild holding the pipes")
+	}
+	if _, err := readAll(t, st); err == nil {
+		t.Fatal("read after close succeeded forever")
+	}
+}
+
 func writeWAV(t *testing.T, name string, s []int16) string {
 	t.Helper()
 	p := filepath.Join(t.TempDir(), name)

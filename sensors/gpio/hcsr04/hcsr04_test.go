@@ -104,22 +104,27 @@ func TestObstacleThresholdOnSimBoard(t *testing.T) {
 	cfg := kittest.Board(t, "sim", block)
 	rec := kittest.NewRecorder()
 	kittest.Start(t, cfg, sensors.WithThresholds("front", kittest.Thresholds(t, "sim", block), rec))
-	rec.WaitFor(t, 5*time.Second, "obstacle and clear", func() bool { return len(rec.Events("obstacle_cleared")) >= 1 })
+	closest := func() float64 {
+		min := math.Inf(1)
+		for _, o := range rec.Observations("front.distance") {
+			if o.Unit != "m" {
+				t.Fatalf("unit %q", o.Unit)
+			}
+			min = math.Min(min, o.Value)
+		}
+		return min
+	}
+	// The scene repeats every second: on a loaded machine (-race, every
+	// package at once) the few samples near the bottom of one approach
+	// may be retried past it, so a later approach may be the one seen.
+	rec.WaitFor(t, 5*time.Second, "obstacle, clear and a reading near 0.1 m", func() bool {
+		return len(rec.Events("obstacle_cleared")) >= 1 && closest() <= 0.2
+	})
 	if got := rec.EventKinds(); !strings.HasPrefix(got, "obstacle,obstacle_cleared") {
 		t.Errorf("events %s", got)
 	}
 	if e := rec.Events("obstacle")[0]; e.Priority != worldmodel.High || e.Data["value"].(float64) >= 0.3 {
 		t.Errorf("obstacle %+v", e)
-	}
-	min := math.Inf(1)
-	for _, o := range rec.Observations("front.distance") {
-		if o.Unit != "m" {
-			t.Fatalf("unit %q", o.Unit)
-		}
-		min = math.Min(min, o.Value)
-	}
-	if min > 0.2 {
-		t.Errorf("closest reading %.3f m; the scene reaches 0.1 m", min)
 	}
 }
 

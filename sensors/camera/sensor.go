@@ -463,8 +463,7 @@ func halve(img image.Image) image.Image {
 		g := image.NewGray(image.Rect(0, 0, w, h))
 		for y := 0; y < h; y++ {
 			for x := 0; x < w; x++ {
-				c := image.NewUniform(img.At(b.Min.X+2*x, b.Min.Y+2*y))
-				g.Set(x, y, c.C)
+				g.Set(x, y, img.At(b.Min.X+2*x, b.Min.Y+2*y))
 			}
 		}
 		return g

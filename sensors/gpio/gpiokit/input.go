@@ -78,12 +78,8 @@ func (in *Input) session(ctx context.Context, out sensors.Sink, h *sensors.Healt
 	defer p.Halt()
 	h.OK()
 	if wait := in.Warmup - time.Since(start); wait > 0 {
-		t := time.NewTimer(wait)
-		select {
-		case <-ctx.Done():
-			t.Stop()
+		if sensors.Sleep(ctx, wait) != nil {
 			return nil
-		case <-t.C:
 		}
 		w.Resync()
 	}

@@ -227,8 +227,13 @@ func TestE2EInterruptCancelsEngineCall(t *testing.T) {
 	if took := time.Since(start); took > 2*time.Second {
 		t.Fatalf("the preempted cycle took %v to stop", took)
 	}
+	// The interrupt may land in an LLM call (its error says so) or in the
+	// embedding/matching step between calls (the trace's notes say so);
+	// either way the engine stopped and nothing ran.
 	tr := out.Decision.Trace.(*agent.Trace)
-	if len(tr.Calls) == 0 || !strings.Contains(tr.Calls[len(tr.Calls)-1].Error, "preempted") || len(out.Steps) != 0 {
+	inCall := len(tr.Calls) > 0 && strings.Contains(tr.Calls[len(tr.Calls)-1].Error, "preempted")
+	inNotes := strings.Contains(strings.Join(tr.Notes, "\n"), "preempted by high front_cam/motion_start")
+	if len(tr.Calls) == 0 || !(inCall || inNotes) || len(out.Steps) != 0 {
 		t.Fatalf("%+v", tr)
 	}
 }

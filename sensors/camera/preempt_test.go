@@ -4,32 +4,18 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"io"
-	"log/slog"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/edgeagent/edgeagent/agent"
-	"github.com/edgeagent/edgeagent/hooks"
+	"github.com/edgeagent/edgeagent/agent/agenttest"
 	"github.com/edgeagent/edgeagent/sensors"
 	"github.com/edgeagent/edgeagent/sensors/camera/camsim"
 	"github.com/edgeagent/edgeagent/sensors/i2c/i2ckit/kittest"
 	"github.com/edgeagent/edgeagent/tools"
 	"github.com/edgeagent/edgeagent/worldmodel"
 )
-
-// agentSink is what the runtime gives a sensor: observations into the
-// world model; events recorded and sent to the agent's interrupt bus.
-type agentSink struct {
-	world *worldmodel.Model
-	loop  *agent.Loop
-}
-
-func (s agentSink) Observe(o worldmodel.Observation) { s.world.Append(o) }
-func (s agentSink) Raise(e worldmodel.Event) {
-	s.loop.Interrupt(s.world.Record(e))
-}
 
 // motionDecider reacts to motion_start and remembers what it perceived.
 type motionDecider struct{ seen chan agent.Perception }
@@ -47,53 +33,14 @@ func (d motionDecider) Decide(_ context.Context, p agent.Perception) (agent.Deci
 // motion: it carries the event (boxes, area) and sees motion in the world
 // summary.
 func TestMotionStartPreemptsABusyAgent(t *testing.T) {
-	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
 	world := worldmodel.New(worldmodel.Config{Capacities: map[string]int{"door.snapshot": 2}})
-	reg, err := tools.NewRegistry(tools.Options{Grants: map[string][]string{"cli": {"*"}, "reflex": {"*"}}, Log: quiet})
-	if err != nil {
-		t.Fatal(err)
-	}
-	started := make(chan struct{}, 1)
 	looked := make(chan struct{}, 1)
-	must := func(err error) {
-		if err != nil {
-			t.Fatal(err)
-		}
-	}
-	must(reg.Register("arm", tools.Func(tools.Spec{Name: "arm.sweep", Description: "a slow, normal-priority job", Permission: "actuate"},
-		func(ctx context.Context, _ json.RawMessage) (tools.Result, error) {
-			started <- struct{}{}
-			select {
-			case <-ctx.Done():
-				return tools.Result{}, context.Cause(ctx)
-			case <-time.After(20 * time.Second):
-				return tools.Result{Value: "finished"}, nil
-			}
-		})))
-	must(reg.Register("probe", tools.Func(tools.Spec{Name: "probe.look", Description: "turns to look", Permission: "actuate"},
+	dec := motionDecider{seen: make(chan agent.Perception, 4)}
+	busy := agenttest.StartBusy(t, world, dec, tools.Func(tools.Spec{Name: "probe.look", Description: "turns to look", Permission: "actuate"},
 		func(context.Context, json.RawMessage) (tools.Result, error) {
 			looked <- struct{}{}
 			return tools.Result{}, nil
-		})))
-	loop := agent.New(agent.Config{Heartbeat: time.Hour, CycleTimeout: 30 * time.Second}, world, reg, hooks.NewManager(quiet), quiet)
-	dec := motionDecider{seen: make(chan agent.Perception, 4)}
-	loop.SetDecider(agent.Chain{agent.Explicit{}, dec})
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	loopDone := make(chan error, 1)
-	go func() { loopDone <- loop.Run(ctx) }()
-
-	// The agent starts a slow job for a command (Normal priority).
-	job := make(chan agent.Outcome, 1)
-	go func() {
-		out, _ := loop.Submit(ctx, agent.Command{ID: "sweep", Caller: "cli", Tool: "arm.sweep"})
-		job <- out
-	}()
-	select {
-	case <-started:
-	case <-time.After(5 * time.Second):
-		t.Fatal("the slow job did not start")
-	}
+		}))
 
 	// A camera replaying, in real time, a doorway where someone walks in
 	// after two seconds.
@@ -120,11 +67,11 @@ func TestMotionStartPreemptsABusyAgent(t *testing.T) {
 		t.Fatal(err)
 	}
 	camDone := make(chan error, 1)
-	go func() { camDone <- cam.Run(ctx, agentSink{world, loop}) }()
+	go func() { camDone <- cam.Run(busy.Ctx, busy.Sink()) }()
 
 	var out agent.Outcome
 	select {
-	case out = <-job:
+	case out = <-busy.Job:
 	case <-time.After(10 * time.Second):
 		t.Fatal("motion did not preempt the slow job")
 	}
@@ -154,12 +101,10 @@ func TestMotionStartPreemptsABusyAgent(t *testing.T) {
 	if snap, ok := world.Latest("door.motion_snapshot"); !ok || snap.Blob == nil || snap.Blob.MIME != "image/jpeg" {
 		t.Errorf("no snapshot of the motion start in the world model")
 	}
-	cancel()
-	for _, c := range []chan error{camDone, loopDone} {
-		select {
-		case <-c:
-		case <-time.After(2 * time.Second):
-			t.Fatal("did not stop within 2 s")
-		}
+	busy.Stop(t)
+	select {
+	case <-camDone:
+	case <-time.After(2 * time.Second):
+		t.Fatal("the camera did not stop within 2 s")
 	}
 }

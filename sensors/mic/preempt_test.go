@@ -4,29 +4,17 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
-	"log/slog"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/edgeagent/edgeagent/agent"
-	"github.com/edgeagent/edgeagent/hooks"
+	"github.com/edgeagent/edgeagent/agent/agenttest"
 	"github.com/edgeagent/edgeagent/sensors/mic/audio"
 	"github.com/edgeagent/edgeagent/sensors/mic/wyoming/wyomingtest"
 	"github.com/edgeagent/edgeagent/tools"
 	"github.com/edgeagent/edgeagent/worldmodel"
 )
-
-// agentSink is what the runtime gives a sensor: observations into the
-// world model; events recorded and sent to the agent's interrupt bus.
-type agentSink struct {
-	world *worldmodel.Model
-	loop  *agent.Loop
-}
-
-func (s agentSink) Observe(o worldmodel.Observation) { s.world.Append(o) }
-func (s agentSink) Raise(e worldmodel.Event)         { s.loop.Interrupt(s.world.Record(e)) }
 
 // voiceDecider turns the spoken command into a tool call, as the local
 // matcher or the LLM engine would, and remembers what it perceived.
@@ -48,53 +36,15 @@ func (d voiceDecider) Decide(_ context.Context, p agent.Perception) (agent.Decis
 // the job at once (wake_word is High); the command spoken after it is
 // transcribed and reaches the agent as a text command, which runs.
 func TestWakeWordPreemptsABusyAgent(t *testing.T) {
-	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
-	world := worldmodel.New(worldmodel.Config{})
-	reg, err := tools.NewRegistry(tools.Options{Grants: map[string][]string{"cli": {"*"}, "voice": {"*"}}, Log: quiet})
-	if err != nil {
-		t.Fatal(err)
-	}
-	started := make(chan struct{}, 1)
 	lit := make(chan string, 1)
-	must := func(err error) {
-		if err != nil {
-			t.Fatal(err)
-		}
-	}
-	must(reg.Register("arm", tools.Func(tools.Spec{Name: "arm.sweep", Description: "a slow, normal-priority job", Permission: "actuate"},
-		func(ctx context.Context, _ json.RawMessage) (tools.Result, error) {
-			started <- struct{}{}
-			select {
-			case <-ctx.Done():
-				return tools.Result{}, context.Cause(ctx)
-			case <-time.After(30 * time.Second):
-				return tools.Result{Value: "finished"}, nil
-			}
-		})))
-	must(reg.Register("headlight", tools.Func(tools.Spec{Name: "headlight.set", Description: "switch the headlight", Permission: "actuate",
-		Params: json.RawMessage(`{"type":"object","properties":{"on":{"type":"boolean"}},"required":["on"],"additionalProperties":false}`)},
-		func(_ context.Context, p json.RawMessage) (tools.Result, error) {
-			lit <- string(p)
-			return tools.Result{Value: "on"}, nil
-		})))
-	loop := agent.New(agent.Config{Heartbeat: time.Hour, CycleTimeout: time.Minute}, world, reg, hooks.NewManager(quiet), quiet)
 	dec := voiceDecider{seen: make(chan agent.Perception, 8)}
-	loop.SetDecider(agent.Chain{agent.Explicit{}, dec})
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	loopDone := make(chan error, 1)
-	go func() { loopDone <- loop.Run(ctx) }()
-
-	job := make(chan agent.Outcome, 1)
-	go func() {
-		out, _ := loop.Submit(ctx, agent.Command{ID: "sweep", Caller: "cli", Tool: "arm.sweep"})
-		job <- out
-	}()
-	select {
-	case <-started:
-	case <-time.After(5 * time.Second):
-		t.Fatal("the slow job did not start")
-	}
+	busy := agenttest.StartBusy(t, worldmodel.New(worldmodel.Config{}), dec,
+		tools.Func(tools.Spec{Name: "headlight.set", Description: "switch the headlight", Permission: "actuate",
+			Params: json.RawMessage(`{"type":"object","properties":{"on":{"type":"boolean"}},"required":["on"],"additionalProperties":false}`)},
+			func(_ context.Context, p json.RawMessage) (tools.Result, error) {
+				lit <- string(p)
+				return tools.Result{Value: "on"}, nil
+			}))
 
 	srv, err := wyomingtest.Start(&wyomingtest.Server{Transcribe: func(a []int16) string {
 		if len(a) < audio.Rate/2 {
@@ -121,11 +71,11 @@ func TestWakeWordPreemptsABusyAgent(t *testing.T) {
     stt: {wyoming: %s}
 `, wav, srv.Addr()))
 	micDone := make(chan error, 1)
-	go func() { micDone <- m.Run(ctx, agentSink{world, loop}) }()
+	go func() { micDone <- m.Run(busy.Ctx, busy.Sink()) }()
 
 	var out agent.Outcome
 	select {
-	case out = <-job:
+	case out = <-busy.Job:
 	case <-time.After(10 * time.Second):
 		t.Fatal("the wake word did not preempt the slow job")
 	}
@@ -161,12 +111,10 @@ func TestWakeWordPreemptsABusyAgent(t *testing.T) {
 	case <-time.After(5 * time.Second):
 		t.Fatal("the spoken command did not run")
 	}
-	cancel()
-	for _, c := range []chan error{micDone, loopDone} {
-		select {
-		case <-c:
-		case <-time.After(2 * time.Second):
-			t.Fatal("did not stop within 2 s")
-		}
+	busy.Stop(t)
+	select {
+	case <-micDone:
+	case <-time.After(2 * time.Second):
+		t.Fatal("the microphone did not stop within 2 s")
 	}
 }

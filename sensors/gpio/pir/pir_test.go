@@ -1,10 +1,13 @@
 package pir_test
 
 import (
+	"context"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/edgeagent/edgeagent/agent"
+	"github.com/edgeagent/edgeagent/agent/agenttest"
 	"github.com/edgeagent/edgeagent/sensors"
 	"github.com/edgeagent/edgeagent/sensors/gpio/gpiosim"
 	_ "github.com/edgeagent/edgeagent/sensors/gpio/pir"
@@ -117,5 +120,47 @@ func TestBoardPriorityOverridesMotionStart(t *testing.T) {
 	rec.WaitFor(t, 2*time.Second, "motion_start", func() bool { return len(rec.Events("motion_start")) == 1 })
 	if p := rec.Events("motion_start")[0].Priority; p != worldmodel.Normal {
 		t.Fatalf("motion_start priority %s, want the board's normal", p)
+	}
+}
+
+// lookDecider answers motion_start and reports the cycle that did.
+type lookDecider chan agent.Perception
+
+func (d lookDecider) Decide(_ context.Context, p agent.Perception) (agent.Decision, error) {
+	if p.Event == nil || p.Event.Kind != "motion_start" {
+		return agent.Decision{}, agent.ErrNoDecision
+	}
+	d <- p
+	return agent.Decision{Path: "reflex", Caller: "reflex"}, nil
+}
+
+// A PIR firing while the agent is busy in a Normal-priority job preempts
+// it, like camera motion does, and the next cycle is about the motion.
+func TestPIRPreemptsABusyAgent(t *testing.T) {
+	cfg := kittest.Board(t, "sim", `
+- name: porch_pir
+  kind: pir
+  pins: {signal: "sim:pir7"}
+  options: {debounce: 1ms, sim: {motion: []}}
+`)
+	seen := make(lookDecider, 2)
+	busy := agenttest.StartBusy(t, worldmodel.New(worldmodel.Config{}), seen)
+	kittest.Start(t, cfg, busy.Sink())
+	gpiosim.Shared("sim:pir7").Set(gpio.High)
+	select {
+	case out := <-busy.Job:
+		if out.Preempted != "porch_pir/motion_start" {
+			t.Fatalf("slow job outcome: %+v", out)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("PIR motion did not preempt the busy agent")
+	}
+	select {
+	case p := <-seen:
+		if p.Event.Priority != worldmodel.High || p.Event.Source != "porch_pir" {
+			t.Fatalf("motion cycle event %+v", p.Event)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("no cycle for the PIR motion")
 	}
 }

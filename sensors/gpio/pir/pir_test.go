@@ -145,8 +145,19 @@ func TestPIRPreemptsABusyAgent(t *testing.T) {
 `)
 	seen := make(lookDecider, 2)
 	busy := agenttest.StartBusy(t, worldmodel.New(worldmodel.Config{}), seen)
+	pin := gpiosim.Shared("sim:pir7")
+	pin.Set(gpio.Low)
 	kittest.Start(t, cfg, busy.Sink())
-	gpiosim.Shared("sim:pir7").Set(gpio.High)
+	// The sensor reads the idle level first; the motion is an edge after it.
+	for deadline := time.Now().Add(2 * time.Second); ; time.Sleep(time.Millisecond) {
+		if _, ok := busy.World.Latest("porch_pir.motion"); ok {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the PIR reported no initial level")
+		}
+	}
+	pin.Set(gpio.High)
 	select {
 	case out := <-busy.Job:
 		if out.Preempted != "porch_pir/motion_start" {

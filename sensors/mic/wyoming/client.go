@@ -165,14 +165,23 @@ func serverError(e Event) error {
 type Transcription struct {
 	c       *Conn
 	samples int64
+	unwatch func() bool
 }
 
 // StartTranscription connects and announces an utterance. model and
-// language may be empty (the server's defaults).
+// language may be empty (the server's defaults). ctx bounds the whole
+// utterance: when it ends the connection is closed, so a Write blocked on a
+// stalled server returns at once instead of after its write deadline.
 func StartTranscription(ctx context.Context, addr, model, language string) (*Transcription, error) {
 	c, err := Dial(ctx, addr)
 	if err != nil {
 		return nil, err
+	}
+	unwatch := c.watch(ctx)
+	fail := func(err error) (*Transcription, error) {
+		unwatch()
+		c.Close()
+		return nil, ctxErr(ctx, err)
 	}
 	data := map[string]any{}
 	if model != "" {
@@ -182,14 +191,12 @@ func StartTranscription(ctx context.Context, addr, model, language string) (*Tra
 		data["language"] = language
 	}
 	if err := c.Write(Event{Type: "transcribe", Data: data}); err != nil {
-		c.Close()
-		return nil, err
+		return fail(err)
 	}
 	if err := c.Write(audioStart()); err != nil {
-		c.Close()
-		return nil, err
+		return fail(err)
 	}
-	return &Transcription{c: c}, nil
+	return &Transcription{c: c, unwatch: unwatch}, nil
 }
 
 // Write sends 16 kHz mono samples.
@@ -204,6 +211,7 @@ func (t *Transcription) Write(samples []int16) error {
 
 // Finish ends the utterance and waits for the transcript.
 func (t *Transcription) Finish(ctx context.Context) (string, error) {
+	defer t.unwatch()
 	defer t.c.Close()
 	defer t.c.watch(ctx)()
 	if err := t.c.Write(Event{Type: "audio-stop", Data: map[string]any{"timestamp": t.samples * 1000 / rate}}); err != nil {
@@ -226,7 +234,10 @@ func (t *Transcription) Finish(ctx context.Context) (string, error) {
 }
 
 // Abort drops the utterance.
-func (t *Transcription) Abort() { t.c.Close() }
+func (t *Transcription) Abort() {
+	t.unwatch()
+	t.c.Close()
+}
 
 // Transcribe sends a whole utterance and returns its transcript.
 func Transcribe(ctx context.Context, addr, model, language string, samples []int16) (string, error) {
@@ -253,6 +264,7 @@ type Detection struct {
 // detections.
 type WakeStream struct {
 	c       *Conn
+	unwatch func() bool
 	samples int64
 	det     chan Detection
 	done    chan struct{}
@@ -260,25 +272,27 @@ type WakeStream struct {
 }
 
 // StartWake connects, asks for the given wake words (all the server has
-// when names is empty) and opens an audio stream.
+// when names is empty) and opens an audio stream. ctx bounds the stream:
+// when it ends the connection is closed, so nothing waits on a stalled
+// server.
 func StartWake(ctx context.Context, addr string, names []string) (*WakeStream, error) {
 	c, err := Dial(ctx, addr)
 	if err != nil {
 		return nil, err
 	}
+	unwatch := c.watch(ctx)
 	data := map[string]any{}
 	if len(names) > 0 {
 		data["names"] = names
 	}
-	if err := c.Write(Event{Type: "detect", Data: data}); err != nil {
-		c.Close()
-		return nil, err
+	for _, e := range []Event{{Type: "detect", Data: data}, audioStart()} {
+		if err := c.Write(e); err != nil {
+			unwatch()
+			c.Close()
+			return nil, ctxErr(ctx, err)
+		}
 	}
-	if err := c.Write(audioStart()); err != nil {
-		c.Close()
-		return nil, err
-	}
-	w := &WakeStream{c: c, det: make(chan Detection, 8), done: make(chan struct{})}
+	w := &WakeStream{c: c, unwatch: unwatch, det: make(chan Detection, 8), done: make(chan struct{})}
 	go w.readLoop()
 	return w, nil
 }
@@ -341,6 +355,7 @@ func (w *WakeStream) Err() error {
 
 // Close ends the stream: audio-stop, then the connection closes.
 func (w *WakeStream) Close() error {
+	defer w.unwatch()
 	w.c.Write(Event{Type: "audio-stop", Data: map[string]any{"timestamp": w.samples * 1000 / rate}})
 	err := w.c.Close()
 	<-w.done

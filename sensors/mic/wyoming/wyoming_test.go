@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"strings"
 	"testing"
 	"testing/iotest"
@@ -256,5 +257,77 @@ func TestServerErrorAndCancel(t *testing.T) {
 	cancel()
 	if _, err := tr.Finish(c); !errors.Is(err, context.Canceled) {
 		t.Fatalf("Finish with cancelled ctx: %v", err)
+	}
+}
+
+// A server that accepts and then never reads: once the socket buffers are
+// full a Write blocks. Ending the stream's context must unblock it at once,
+// not after the 5 s write deadline (shutdown has 2 s in all).
+func TestStalledServerReleasedByContext(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	accepted := make(chan net.Conn, 4)
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			accepted <- c // read by nobody
+		}
+	}()
+	chunk := make([]int16, 1600)
+	for _, tc := range []struct {
+		name  string
+		start func(ctx context.Context) (func([]int16) error, error)
+	}{
+		{"transcription", func(ctx context.Context) (func([]int16) error, error) {
+			tr, err := wyoming.StartTranscription(ctx, l.Addr().String(), "", "")
+			if err != nil {
+				return nil, err
+			}
+			return tr.Write, nil
+		}},
+		{"wake", func(ctx context.Context) (func([]int16) error, error) {
+			ws, err := wyoming.StartWake(ctx, l.Addr().String(), nil)
+			if err != nil {
+				return nil, err
+			}
+			return ws.Write, nil
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			write, err := tc.start(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			conn := <-accepted
+			defer conn.Close()
+			done := make(chan error, 1)
+			go func() {
+				for {
+					if err := write(chunk); err != nil {
+						done <- err
+						return
+					}
+				}
+			}()
+			time.Sleep(300 * time.Millisecond) // long enough to fill the buffers and block
+			t0 := time.Now()
+			cancel()
+			select {
+			case <-done:
+				if took := time.Since(t0); took > time.Second {
+					t.Fatalf("write returned %v after the context ended", took)
+				}
+			case <-time.After(3 * time.Second):
+				t.Fatal("a write blocked on a stalled server outlived its context")
+			}
+		})
 	}
 }

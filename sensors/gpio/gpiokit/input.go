@@ -71,11 +71,11 @@ func (in *Input) session(ctx context.Context, out sensors.Sink, h *sensors.Healt
 	if err != nil {
 		return err
 	}
+	defer p.Halt() // also when configuring it failed: release the line
 	w, err := NewWatcher(p, in.Pull, in.Debounce, in.Poll)
 	if err != nil {
 		return fmt.Errorf("pin %s: %w", in.Cfg.Pins[in.Role], err)
 	}
-	defer p.Halt()
 	h.OK()
 	if wait := in.Warmup - time.Since(start); wait > 0 {
 		if sensors.Sleep(ctx, wait) != nil {

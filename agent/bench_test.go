@@ -3,11 +3,11 @@ package agent
 import (
 	"context"
 	"encoding/json"
-	"slices"
 	"testing"
 	"time"
 
 	"github.com/edgeagent/edgeagent/hooks"
+	"github.com/edgeagent/edgeagent/internal/benchlat"
 	"github.com/edgeagent/edgeagent/tools"
 	"github.com/edgeagent/edgeagent/worldmodel"
 )
@@ -41,7 +41,5 @@ func BenchmarkPreemption(b *testing.B) {
 		loop.Interrupt(worldmodel.Event{Kind: "motion_start", Source: "cam", Priority: worldmodel.High})
 		lat = append(lat, (<-observed).Sub(t0))
 	}
-	slices.Sort(lat)
-	b.ReportMetric(float64(lat[len(lat)/2].Nanoseconds())/1e3, "p50-µs")
-	b.ReportMetric(float64(lat[len(lat)*99/100].Nanoseconds())/1e3, "p99-µs")
+	benchlat.Report(b, lat)
 }

@@ -4,13 +4,13 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"slices"
 	"sync"
 	"testing"
 	"time"
 
 	paho "github.com/eclipse/paho.mqtt.golang"
 
+	"github.com/edgeagent/edgeagent/internal/benchlat"
 	"github.com/edgeagent/edgeagent/worldmodel"
 )
 
@@ -69,7 +69,7 @@ func BenchmarkCommandRoundTrip(b *testing.B) {
 		if got := r.lamp.calls.Load(); got != int64(b.N) {
 			b.Fatalf("%d tool calls for %d commands", got, b.N)
 		}
-		reportPercentiles(b, lat)
+		benchlat.Report(b, lat)
 	})
 }
 
@@ -144,7 +144,7 @@ func BenchmarkEstop(b *testing.B) {
 			}
 		}
 		b.StopTimer()
-		reportPercentiles(b, lat)
+		benchlat.Report(b, lat)
 	})
 }
 
@@ -162,17 +162,4 @@ func benchClient(b *testing.B, url, filter string, handle func(paho.Message)) pa
 		}
 	}
 	return c
-}
-
-func reportPercentiles(b *testing.B, lat []time.Duration) {
-	if len(lat) == 0 {
-		return
-	}
-	slices.Sort(lat)
-	pct := func(p float64) float64 {
-		return float64(lat[min(len(lat)-1, int(p*float64(len(lat))))].Nanoseconds()) / 1e3
-	}
-	b.ReportMetric(pct(0.50), "p50-µs")
-	b.ReportMetric(pct(0.99), "p99-µs")
-	b.ReportMetric(float64(lat[len(lat)-1].Nanoseconds())/1e3, "max-µs")
 }

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/edgeagent/edgeagent/board"
+	"github.com/edgeagent/edgeagent/internal/benchlat"
 	"github.com/edgeagent/edgeagent/store"
 	"github.com/edgeagent/edgeagent/tools"
 	"github.com/edgeagent/edgeagent/tools/actuator"
@@ -59,27 +60,9 @@ func actuatorNode(t testing.TB) (*Node, string) {
 	return n, dir
 }
 
-func runNode(t testing.TB, n *Node) (stop func()) {
-	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- n.Run(ctx, time.Now()) }()
-	select {
-	case <-n.Ready():
-	case err := <-done:
-		t.Fatalf("run: %v", err)
-	}
-	return func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("run: %v", err)
-		}
-	}
-}
-
 func TestActuatorsOnTheSimBoard(t *testing.T) {
 	n, dir := actuatorNode(t)
-	stop := runNode(t, n)
+	stop := run(t, n)
 	sim := n.Actuators().Adaptor().(*simadaptor.Adaptor)
 	ctx := context.Background()
 	if v, _ := sim.Servo("sim:13"); v != 90 {
@@ -195,7 +178,7 @@ func BenchmarkEStopViaRaise(b *testing.B) {
 	n, _ := actuatorNode(b)
 	var stopped time.Time
 	addCriticalProbe(b, n, func(worldmodel.Event) { stopped = time.Now() })
-	stop := runNode(b, n)
+	stop := run(b, n)
 	defer stop()
 	sim := n.Actuators().Adaptor().(*simadaptor.Adaptor)
 	ctx := context.Background()
@@ -222,5 +205,5 @@ func BenchmarkEStopViaRaise(b *testing.B) {
 		b.StartTimer()
 	}
 	b.StopTimer()
-	reportPercentiles(b, lat)
+	benchlat.Report(b, lat)
 }

@@ -17,6 +17,7 @@ import (
 
 	"github.com/edgeagent/edgeagent/board"
 	"github.com/edgeagent/edgeagent/hooks"
+	"github.com/edgeagent/edgeagent/internal/benchlat"
 	"github.com/edgeagent/edgeagent/mqtt"
 	"github.com/edgeagent/edgeagent/tools"
 	"github.com/edgeagent/edgeagent/worldmodel"
@@ -79,24 +80,6 @@ func mqttNode(t testing.TB, extra string) (*Node, string) {
 	return n, "tcp://" + addr
 }
 
-func mqttRun(t testing.TB, n *Node) (stop func()) {
-	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- n.Run(ctx, time.Now()) }()
-	select {
-	case <-n.Ready():
-	case err := <-done:
-		t.Fatalf("run: %v", err)
-	}
-	return func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("run: %v", err)
-		}
-	}
-}
-
 type mqttClient struct {
 	c       paho.Client
 	replies chan mqtt.Reply
@@ -144,7 +127,7 @@ func TestMQTTControlPlaneOnANode(t *testing.T) {
 	n, url := mqttNode(t, "")
 	critical := make(chan worldmodel.Event, 1)
 	addCriticalProbe(t, n, func(e worldmodel.Event) { critical <- e })
-	stop := mqttRun(t, n)
+	stop := run(t, n)
 	c := dialNode(t, url)
 	defer c.c.Disconnect(50)
 	select {
@@ -273,7 +256,7 @@ func BenchmarkMQTTCommandOnNode(b *testing.B) {
 		tool, params = "headlight.set", `{"on":true}`
 	}
 	b.Logf("tool: %s", tool)
-	stop := mqttRun(b, n)
+	stop := run(b, n)
 	defer stop()
 	c := dialNode(b, url)
 	defer c.c.Disconnect(50)
@@ -287,7 +270,7 @@ func BenchmarkMQTTCommandOnNode(b *testing.B) {
 		lat = append(lat, time.Since(t0))
 	}
 	b.StopTimer()
-	reportPercentiles(b, lat)
+	benchlat.Report(b, lat)
 }
 
 // BenchmarkMQTTEstopOnNode: a message on the estop topic until the node's
@@ -296,7 +279,7 @@ func BenchmarkMQTTEstopOnNode(b *testing.B) {
 	n, url := mqttNode(b, "")
 	hit := make(chan time.Time, 1)
 	addCriticalProbe(b, n, func(worldmodel.Event) { hit <- time.Now() })
-	stop := mqttRun(b, n)
+	stop := run(b, n)
 	defer stop()
 	c := dialNode(b, url)
 	defer c.c.Disconnect(50)
@@ -313,18 +296,5 @@ func BenchmarkMQTTEstopOnNode(b *testing.B) {
 		}
 	}
 	b.StopTimer()
-	reportPercentiles(b, lat)
-}
-
-func reportPercentiles(b *testing.B, lat []time.Duration) {
-	if len(lat) == 0 {
-		return
-	}
-	slices.Sort(lat)
-	pct := func(p float64) float64 {
-		return float64(lat[min(len(lat)-1, int(p*float64(len(lat))))].Nanoseconds()) / 1e3
-	}
-	b.ReportMetric(pct(0.50), "p50-µs")
-	b.ReportMetric(pct(0.99), "p99-µs")
-	b.ReportMetric(float64(lat[len(lat)-1].Nanoseconds())/1e3, "max-µs")
+	benchlat.Report(b, lat)
 }

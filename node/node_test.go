@@ -119,7 +119,7 @@ func newNode(t *testing.T, failFirst string) *Node {
 	return n
 }
 
-func run(t *testing.T, n *Node) (stop func() time.Duration) {
+func run(t testing.TB, n *Node) (stop func() time.Duration) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)

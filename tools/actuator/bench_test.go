@@ -4,10 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"slices"
 	"testing"
 	"time"
 
+	"github.com/edgeagent/edgeagent/internal/benchlat"
 	"github.com/edgeagent/edgeagent/tools"
 	"github.com/edgeagent/edgeagent/worldmodel"
 )
@@ -59,7 +59,7 @@ func BenchmarkEStop(b *testing.B) {
 		r.set.Reset()
 		b.StartTimer()
 	}
-	reportPercentiles(b, took)
+	benchlat.Report(b, took)
 }
 
 // BenchmarkActuate: one command through the tool registry (resolution,
@@ -107,19 +107,8 @@ func BenchmarkActuate(b *testing.B) {
 				// Flat out, commands outrun any disk; entries drop only when
 				// one write stalls longer than enqueueWait.
 				b.ReportMetric(float64(st.Dropped), "audit-dropped")
-				reportPercentiles(b, lat)
+				benchlat.Report(b, lat)
 			})
 		}
 	}
-}
-
-func reportPercentiles(b *testing.B, d []time.Duration) {
-	if len(d) == 0 {
-		return
-	}
-	slices.Sort(d)
-	q := func(p float64) float64 { return float64(d[min(len(d)-1, int(p*float64(len(d))))].Nanoseconds()) / 1e3 }
-	b.ReportMetric(q(0.50), "p50-µs")
-	b.ReportMetric(q(0.99), "p99-µs")
-	b.ReportMetric(float64(d[len(d)-1].Nanoseconds())/1e3, "max-µs")
 }

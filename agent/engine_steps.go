@@ -68,12 +68,9 @@ func clip(s string, n int) string { return truncateText(strings.TrimSpace(s), n)
 // strictJSON decodes one JSON document and nothing else: an empty answer,
 // trailing text or a document of the wrong shape is an error.
 func strictJSON(content string, v any) error {
-	content = strings.TrimSpace(content)
-	if content == "" || content == "null" {
-		return errors.New("empty answer")
-	}
-	if !json.Valid([]byte(content)) {
-		return fmt.Errorf("not JSON: %q", truncateText(content, 80))
+	content, err := jsonText(content)
+	if err != nil {
+		return err
 	}
 	dec := json.NewDecoder(strings.NewReader(content))
 	if err := dec.Decode(v); err != nil {
@@ -82,15 +79,24 @@ func strictJSON(content string, v any) error {
 	return nil
 }
 
+// jsonText trims an answer and rejects one that is empty or not JSON.
+func jsonText(content string) (string, error) {
+	content = strings.TrimSpace(content)
+	if content == "" || content == "null" {
+		return "", errors.New("empty answer")
+	}
+	if !json.Valid([]byte(content)) {
+		return "", fmt.Errorf("not JSON: %q", truncateText(content, 80))
+	}
+	return content, nil
+}
+
 // answerParams checks a parameter answer as the registry will: valid JSON,
 // an object, the tool's schema with defaults filled.
 func (e *Engine) answerParams(tool, content string) (json.RawMessage, error) {
-	content = strings.TrimSpace(content)
-	if content == "" || content == "null" {
-		return nil, errors.New("empty answer")
-	}
-	if !json.Valid([]byte(content)) {
-		return nil, fmt.Errorf("not JSON: %q", truncateText(content, 80))
+	content, err := jsonText(content)
+	if err != nil {
+		return nil, err
 	}
 	if content[0] != '{' {
 		return nil, errors.New("parameters must be a JSON object")
@@ -117,28 +123,40 @@ func (e *Engine) params(ctx context.Context, tr *Trace, r request, extra []hooks
 	if guide != "" {
 		tr.note("guide included: " + guide)
 	}
-	msgs := []llm.Message{{Role: "user", Content: paramsPrompt(r, tr.Intents, spec, pr.guideText(guide), extra, world)}}
+	req := llm.Request{Purpose: "params", System: pr.system, Schema: spec.Params, MaxTokens: e.cfg.MaxTokens,
+		Messages: []llm.Message{{Role: "user", Content: paramsPrompt(r, tr.Intents, spec, pr.guideText(guide), extra, world)}}}
+	return askValid(ctx, e, tr, req, 512, "parameters for "+spec.Name,
+		"That answer is invalid: %s. Answer again with parameters that satisfy the schema.",
+		"no valid parameters for "+spec.Name,
+		func(content string) (json.RawMessage, error) { return e.answerParams(spec.Name, content) })
+}
+
+// askValid makes a structured call and checks the answer with check. A
+// rejected answer is asked again once, with the reason (again is a format
+// with one %s); then it fails with "<fail>: <reason>". Errors that asking
+// again cannot fix (ctx ended, LLM unavailable, a deadline) are returned as
+// they are.
+func askValid[T any](ctx context.Context, e *Engine, tr *Trace, req llm.Request, echo int, what, again, fail string, check func(string) (T, error)) (T, error) {
+	var zero T
 	var last error
 	for attempt := 0; attempt < 2; attempt++ {
-		req := llm.Request{Purpose: "params", System: pr.system, Messages: msgs, Schema: spec.Params, MaxTokens: e.cfg.MaxTokens}
 		resp, err := e.generate(ctx, tr, req)
 		if ctx.Err() != nil || errors.Is(err, llm.ErrUnavailable) || errors.Is(err, context.DeadlineExceeded) {
-			return nil, err // asking again would not help
+			return zero, err // asking again would not help
 		}
 		if err == nil {
-			var params json.RawMessage
-			if params, err = e.answerParams(spec.Name, resp.Content); err == nil {
-				return params, nil
+			var v T
+			if v, err = check(resp.Content); err == nil {
+				return v, nil
 			}
 		}
 		last = err
-		tr.note(fmt.Sprintf("parameters for %s rejected: %v", spec.Name, err))
-		msgs = append(msgs,
-			llm.Message{Role: "assistant", Content: truncateText(resp.Content, 512)},
-			llm.Message{Role: "user", Content: "That answer is invalid: " + truncateText(err.Error(), 400) +
-				". Answer again with parameters that satisfy the schema."})
+		tr.note(fmt.Sprintf("%s rejected: %v", what, err))
+		req.Messages = append(slices.Clip(req.Messages),
+			llm.Message{Role: "assistant", Content: truncateText(resp.Content, echo)},
+			llm.Message{Role: "user", Content: fmt.Sprintf(again, truncateText(err.Error(), 400))})
 	}
-	return nil, fmt.Errorf("no valid parameters for %s: %v", spec.Name, last)
+	return zero, fmt.Errorf("%s: %v", fail, last)
 }
 
 // plan asks the planner for a DAG over the candidates.
@@ -152,27 +170,10 @@ func (e *Engine) plan(ctx context.Context, tr *Trace, r request, extra []hooks.C
 	if guide != "" {
 		tr.note("guide included: " + guide)
 	}
-	schema := planSchema(specs, e.cfg.MaxSteps)
-	msgs := []llm.Message{{Role: "user", Content: planPrompt(r, tr.Intents, specs, pr.guideText(guide), extra, world)}}
-	var last error
-	for attempt := 0; attempt < 2; attempt++ {
-		req := llm.Request{Purpose: "plan", System: pr.system, Messages: msgs, Schema: schema, MaxTokens: 2 * e.cfg.MaxTokens}
-		resp, err := e.generate(ctx, tr, req)
-		if ctx.Err() != nil || errors.Is(err, llm.ErrUnavailable) || errors.Is(err, context.DeadlineExceeded) {
-			return nil, err // asking again would not help
-		}
-		if err == nil {
-			var steps []Step
-			if steps, err = e.parsePlan(resp.Content, names, r); err == nil {
-				return steps, nil
-			}
-		}
-		last = err
-		tr.note("plan rejected: " + err.Error())
-		msgs = append(msgs,
-			llm.Message{Role: "assistant", Content: truncateText(resp.Content, 1024)},
-			llm.Message{Role: "user", Content: "That plan is invalid: " + truncateText(err.Error(), 400) +
-				". Answer again with a plan that uses only the listed tools with parameters that satisfy their schemas."})
-	}
-	return nil, fmt.Errorf("no valid plan: %v", last)
+	req := llm.Request{Purpose: "plan", System: pr.system, Schema: planSchema(specs, e.cfg.MaxSteps), MaxTokens: 2 * e.cfg.MaxTokens,
+		Messages: []llm.Message{{Role: "user", Content: planPrompt(r, tr.Intents, specs, pr.guideText(guide), extra, world)}}}
+	return askValid(ctx, e, tr, req, 1024, "plan",
+		"That plan is invalid: %s. Answer again with a plan that uses only the listed tools with parameters that satisfy their schemas.",
+		"no valid plan",
+		func(content string) ([]Step, error) { return e.parsePlan(content, names, r) })
 }

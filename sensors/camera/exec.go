@@ -2,15 +2,15 @@ package camera
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"io"
 	"os/exec"
 	"strings"
-	"sync"
 	"time"
+
+	"github.com/edgeagent/edgeagent/sensors"
 )
 
 // execSource reads raw YUV420 (I420) frames from a command's stdout. On a
@@ -20,7 +20,7 @@ import (
 type execSource struct {
 	cmd    *exec.Cmd
 	out    *bufio.Reader
-	stderr *tailBuffer
+	stderr *sensors.Tail
 	w, h   int
 	seq    uint64
 	waited bool
@@ -32,7 +32,7 @@ func openExec(ctx context.Context, o Opts) (Source, error) {
 	if err != nil {
 		return nil, err
 	}
-	tail := &tailBuffer{max: 2048}
+	tail := &sensors.Tail{}
 	cmd.Stderr = tail
 	// A child that keeps the pipes open must not hold up Close.
 	cmd.WaitDelay = time.Second
@@ -87,32 +87,4 @@ func (s *execSource) Close() error {
 		_ = s.cmd.Wait()
 	}
 	return nil
-}
-
-// tailBuffer keeps the last max bytes written: the end of a crashed
-// program's stderr says why.
-type tailBuffer struct {
-	mu  sync.Mutex
-	max int
-	b   []byte
-}
-
-func (t *tailBuffer) Write(p []byte) (int, error) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	t.b = append(t.b, p...)
-	if len(t.b) > t.max {
-		t.b = append(t.b[:0], t.b[len(t.b)-t.max:]...)
-	}
-	return len(p), nil
-}
-
-func (t *tailBuffer) String() string {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	b := t.b
-	if i := bytes.LastIndexByte(bytes.TrimRight(b, "\n"), '\n'); len(b) > 400 && i >= 0 {
-		b = b[i+1:] // the last line is usually the reason
-	}
-	return string(b)
 }

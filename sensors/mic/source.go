@@ -13,6 +13,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/edgeagent/edgeagent/sensors"
 	"github.com/edgeagent/edgeagent/sensors/mic/audio"
 )
 
@@ -79,7 +80,7 @@ func (s *ExecSource) Open(ctx context.Context) (Stream, error) {
 		return nil, err
 	}
 	cmd.Stdout = pw
-	var stderr tail
+	var stderr sensors.Tail
 	cmd.Stderr = &stderr
 	// Wait also waits for the stderr copy, which a grandchild (sh -c
 	// "arecord … | sox …") keeps open after the command itself is killed:
@@ -103,7 +104,7 @@ type execStream struct {
 	cmd     *exec.Cmd
 	pipe    *os.File
 	rd      *audio.Reader
-	stderr  *tail
+	stderr  *sensors.Tail
 	waited  chan struct{}
 	waitErr error
 	once    sync.Once
@@ -141,28 +142,6 @@ func (s *execStream) Close() error {
 }
 
 func (s *execStream) Dropped() uint64 { return 0 }
-
-// tail keeps the last 2 KB written to it.
-type tail struct {
-	mu sync.Mutex
-	b  []byte
-}
-
-func (t *tail) Write(p []byte) (int, error) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	t.b = append(t.b, p...)
-	if len(t.b) > 2048 {
-		t.b = t.b[len(t.b)-2048:]
-	}
-	return len(p), nil
-}
-
-func (t *tail) String() string {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return string(t.b)
-}
 
 // WAVSource replays a WAV file, in real time or as fast as it is read.
 type WAVSource struct {

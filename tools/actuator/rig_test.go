@@ -16,7 +16,7 @@ import (
 	"github.com/edgeagent/edgeagent/board"
 	"github.com/edgeagent/edgeagent/store"
 	"github.com/edgeagent/edgeagent/tools"
-	"github.com/edgeagent/edgeagent/tools/actuator/clock"
+	"github.com/edgeagent/edgeagent/clock"
 	"github.com/edgeagent/edgeagent/tools/actuator/simadaptor"
 	"github.com/edgeagent/edgeagent/worldmodel"
 )

@@ -12,7 +12,7 @@ import (
 
 	"github.com/edgeagent/edgeagent/board"
 	"github.com/edgeagent/edgeagent/tools"
-	"github.com/edgeagent/edgeagent/tools/actuator/clock"
+	"github.com/edgeagent/edgeagent/clock"
 )
 
 // rampStep is the interval between two writes of a ramped servo move: one

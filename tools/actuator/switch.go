@@ -9,7 +9,7 @@ import (
 
 	"github.com/edgeagent/edgeagent/board"
 	"github.com/edgeagent/edgeagent/tools"
-	"github.com/edgeagent/edgeagent/tools/actuator/clock"
+	"github.com/edgeagent/edgeagent/clock"
 )
 
 // switchOptions are the `options:` of led, relay, digital and buzzer.

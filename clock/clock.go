@@ -1,6 +1,7 @@
-// Package clock is the time source of the actuator layer. Servo ramps,
-// dead-man timers and rate limits all read it, so tests can drive them with
-// a Fake clock step by step instead of sleeping and hoping.
+// Package clock is edgeagent's time source. Servo ramps, dead-man timers,
+// rate limits and replays read it, so tests drive them with a Fake clock
+// step by step instead of sleeping and hoping, and a replay runs on virtual
+// time.
 package clock
 
 import (

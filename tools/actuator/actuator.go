@@ -34,8 +34,8 @@ import (
 	"periph.io/x/conn/v3/i2c"
 
 	"github.com/edgeagent/edgeagent/board"
-	"github.com/edgeagent/edgeagent/tools"
 	"github.com/edgeagent/edgeagent/clock"
+	"github.com/edgeagent/edgeagent/tools"
 	"github.com/edgeagent/edgeagent/worldmodel"
 )
 

@@ -10,8 +10,8 @@ import (
 	"gobot.io/x/gobot/v2/drivers/gpio"
 
 	"github.com/edgeagent/edgeagent/board"
-	"github.com/edgeagent/edgeagent/tools"
 	"github.com/edgeagent/edgeagent/clock"
+	"github.com/edgeagent/edgeagent/tools"
 	"github.com/edgeagent/edgeagent/worldmodel"
 )
 

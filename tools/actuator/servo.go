@@ -11,8 +11,8 @@ import (
 	"gobot.io/x/gobot/v2/drivers/gpio"
 
 	"github.com/edgeagent/edgeagent/board"
-	"github.com/edgeagent/edgeagent/tools"
 	"github.com/edgeagent/edgeagent/clock"
+	"github.com/edgeagent/edgeagent/tools"
 )
 
 // rampStep is the interval between two writes of a ramped servo move: one

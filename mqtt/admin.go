@@ -5,10 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"path/filepath"
-	"time"
 
-	"github.com/edgeagent/edgeagent/board"
 	"github.com/edgeagent/edgeagent/tools"
 )
 
@@ -22,7 +19,7 @@ import (
 //	{"id":"4","op":"unload","params":{"plugin":"llm"}}        also "load"
 //	{"id":"5","op":"stats","params":{"tool":"pan.set_angle"}} call statistics (all tools without "tool")
 //	{"id":"6","op":"audit","params":{"limit":20}}             the audit log (the actuators' audit.query)
-//	{"id":"7","op":"reload","params":{"path":"rpi4.yaml"}}    or {"yaml":"…"}: validate, then rebuild the node
+//	{"id":"7","op":"reload","params":{"path":"rpi4.yaml"}}    or {"yaml":"…"}: validate, then rebuild the node (path: in the board's directory)
 //	{"id":"8","op":"discovery","params":{"remove":true}}      withdraw (or re-announce) Home Assistant discovery
 //	{"id":"9","op":"status"}                                  agent.status
 //
@@ -67,10 +64,7 @@ func (p *Plane) adminOp(ctx context.Context, rs *runState, cmd Command, grants [
 		return map[string]any{"tool": spec.Name, "enabled": on}, nil
 
 	case "plugins":
-		if err := opParams(cmd, &struct{}{}); err != nil {
-			return nil, err
-		}
-		return p.d.Host.Plugins(), nil
+		return p.d.Tools.Invoke(ctx, tools.Call{Caller: "mqtt", Grants: grants, Tool: "plugins.list", Params: cmd.Params})
 
 	case "load", "unload":
 		var a struct {
@@ -79,26 +73,16 @@ func (p *Plane) adminOp(ctx context.Context, rs *runState, cmd Command, grants [
 		if err := opParams(cmd, &a); err != nil {
 			return nil, err
 		}
-		if a.Plugin == "" {
-			return nil, badRequest(cmd.ID, "", "params.plugin is required")
-		}
 		if a.Plugin == "mqtt" {
 			return nil, &RequestError{Code: CodeRejected, Msg: "the mqtt plugin cannot be loaded or unloaded over MQTT: this connection is part of it"}
 		}
-		var err error
-		if cmd.Op == "load" {
-			err = p.d.Host.LoadPlugin(ctx, a.Plugin)
-		} else {
-			err = p.d.Host.UnloadPlugin(ctx, a.Plugin)
+		res, err := p.d.Tools.Invoke(ctx, tools.Call{Caller: "mqtt", Grants: grants, Tool: "plugins." + cmd.Op, Params: cmd.Params})
+		if err == nil {
+			if rs := p.current(); rs != nil {
+				p.publishDiscovery(rs) // its skills may have come or gone
+			}
 		}
-		if err != nil {
-			return nil, &RequestError{Code: CodeRejected, Msg: err.Error()}
-		}
-		p.log.Info("plugin "+cmd.Op+"ed over MQTT", "plugin", a.Plugin)
-		if rs := p.current(); rs != nil {
-			p.publishDiscovery(rs) // its skills may have come or gone
-		}
-		return map[string]any{"plugin": a.Plugin, "loaded": cmd.Op == "load"}, nil
+		return res, err
 
 	case "stats":
 		return p.d.Tools.Invoke(ctx, tools.Call{Caller: "mqtt", Grants: grants, Tool: "tools.stats", Params: cmd.Params})
@@ -111,7 +95,7 @@ func (p *Plane) adminOp(ctx context.Context, rs *runState, cmd Command, grants [
 		return res, err
 
 	case "reload":
-		return p.reload(cmd)
+		return p.d.Tools.Invoke(ctx, tools.Call{Caller: "mqtt", Grants: grants, Tool: "config.reload", Params: cmd.Params})
 
 	case "discovery":
 		var a struct {
@@ -155,52 +139,4 @@ func opParams(cmd Command, v any) error {
 		return badRequest(cmd.ID, "", "op %s: params: %v", cmd.Op, err)
 	}
 	return nil
-}
-
-// reload validates a board config and hands it to whoever runs the node.
-// A broken config is refused and the running one stays; a valid one
-// replaces the whole node (sensors, actuators, plugins, reflexes,
-// permissions, MQTT settings), which is what "reload" can honestly mean for
-// a config that may change any of them. Disabled tools and history stay in
-// the store; the world model starts afresh.
-func (p *Plane) reload(cmd Command) (any, error) {
-	var a struct {
-		Path string `json:"path"`
-		YAML string `json:"yaml"`
-	}
-	if err := opParams(cmd, &a); err != nil {
-		return nil, err
-	}
-	var cfg *board.Config
-	var err error
-	dir := p.d.ConfigDir
-	switch {
-	case (a.Path == "") == (a.YAML == ""):
-		return nil, badRequest(cmd.ID, "", "reload: give params.path (a board file on the robot) or params.yaml (the file's content), not both")
-	case a.Path != "":
-		if !filepath.IsAbs(a.Path) {
-			a.Path = filepath.Join(p.d.ConfigDir, a.Path)
-		}
-		dir = filepath.Dir(a.Path)
-		cfg, err = board.Load(a.Path)
-	default:
-		// Relative paths inside resolve against the running board's directory.
-		cfg, err = board.Parse(filepath.Join(p.d.ConfigDir, "(mqtt reload).yaml"), []byte(a.YAML))
-	}
-	if err == nil {
-		err = p.d.Host.CheckConfig(cfg, dir)
-	}
-	if err != nil {
-		return nil, &RequestError{Code: CodeRejected, Msg: "config refused, the running one is kept:\n" + err.Error()}
-	}
-	t := time.NewTimer(200 * time.Millisecond)
-	defer t.Stop()
-	select {
-	case p.reloads <- Reload{Config: cfg, Dir: dir}:
-		p.log.Info("board config reload accepted over MQTT: the node restarts with it", "device", cfg.Device.ID)
-		return map[string]any{"applied": true, "device": cfg.Device.ID,
-			"note": "the node is being rebuilt from the new config; tool history and disabled tools are kept, the world model starts afresh"}, nil
-	case <-t.C:
-		return nil, &RequestError{Code: CodeNotApplied, Msg: "the config is valid, but this process does not apply reloads: restart edgeagent with it"}
-	}
 }

@@ -76,7 +76,7 @@ type rig struct {
 	world *worldmodel.Model
 	hooks *hooks.Manager
 	reg   *tools.Registry
-	store *store.Store
+	store *store.Bolt
 	loop  *agent.Loop
 	host  *fakeHost
 	plane *Plane
@@ -123,7 +123,7 @@ func buildRig(o rigOpts) (*rig, error) {
 		return nil, err
 	}
 	r.loop = agent.New(agent.Config{Heartbeat: time.Hour}, r.world, r.reg, r.hooks, quiet)
-	r.host = &fakeHost{world: r.world, loop: r.loop, loaded: map[string]bool{"mqtt": true, "actuators": true, "llm": false}}
+	r.host = &fakeHost{world: r.world, loop: r.loop}
 	// The e-stop latch the actuators plugin will own: a critical event
 	// latches it, a before_act hook refuses every call while latched.
 	safety := &safetyPlugin{}
@@ -136,7 +136,7 @@ func buildRig(o rigOpts) (*rig, error) {
 	if err := r.hooks.Add(safety); err != nil {
 		return nil, err
 	}
-	r.plane, err = New(Deps{Board: cfg, World: r.world, Tools: r.reg, Agent: r.loop, Host: r.host, Log: testLog(), ConfigDir: o.dir})
+	r.plane, err = New(Deps{Board: cfg, World: r.world, Tools: r.reg, Agent: r.loop, Host: r.host, Log: testLog()})
 	if err != nil {
 		return nil, err
 	}
@@ -216,9 +216,6 @@ type fakeHost struct {
 
 	mu       sync.Mutex
 	critical []func(worldmodel.Event)
-	loaded   map[string]bool
-	checkErr error
-	checked  []string // dirs CheckConfig was called with
 }
 
 func (h *fakeHost) onCritical(fn func(worldmodel.Event)) {
@@ -238,43 +235,6 @@ func (h *fakeHost) Raise(e worldmodel.Event) {
 		}
 	}
 	h.loop.Interrupt(e)
-}
-
-func (h *fakeHost) Plugins() []PluginState {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	var out []PluginState
-	for _, name := range []string{"actuators", "llm", "mqtt"} {
-		out = append(out, PluginState{Name: name, Loaded: h.loaded[name]})
-	}
-	return out
-}
-
-func (h *fakeHost) LoadPlugin(_ context.Context, name string) error {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	if l, known := h.loaded[name]; !known || l {
-		return fmt.Errorf("cannot load %q", name)
-	}
-	h.loaded[name] = true
-	return nil
-}
-
-func (h *fakeHost) UnloadPlugin(_ context.Context, name string) error {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	if !h.loaded[name] {
-		return fmt.Errorf("plugin %q is not loaded", name)
-	}
-	h.loaded[name] = false
-	return nil
-}
-
-func (h *fakeHost) CheckConfig(cfg *board.Config, dir string) error {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	h.checked = append(h.checked, dir)
-	return h.checkErr
 }
 
 // lampTools are the skills of the tests: a lamp that records its calls and

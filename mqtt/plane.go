@@ -24,32 +24,12 @@ import (
 	"github.com/edgeagent/edgeagent/worldmodel"
 )
 
-// Host is what the control plane needs from the node that runs it. The
-// node implements it (node/mqtt.go): this package may not import node.
+// Host is what the control plane needs from the node that runs it, beyond
+// the tools registry (plugin and config administration are tools there).
 type Host interface {
 	// Raise records an event, runs the Critical handlers synchronously
 	// (they stop the actuators) and interrupts the agent: the e-stop path.
 	Raise(worldmodel.Event)
-	// Plugins lists the compiled-in plugins and which are loaded.
-	Plugins() []PluginState
-	LoadPlugin(ctx context.Context, name string) error
-	UnloadPlugin(ctx context.Context, name string) error
-	// CheckConfig builds (without starting) what cfg describes, catching
-	// what board.Load cannot see: unknown sensor kinds, plugin options.
-	// dir is the board file's directory.
-	CheckConfig(cfg *board.Config, dir string) error
-}
-
-// Reload is a validated board config an administrator asked for.
-type Reload struct {
-	Config *board.Config
-	Dir    string // the board file's directory (node.Options.ConfigDir)
-}
-
-// PluginState is one compiled-in plugin.
-type PluginState struct {
-	Name   string `json:"name"`
-	Loaded bool   `json:"loaded"`
 }
 
 // Deps is what New needs; the node fills it.
@@ -60,9 +40,6 @@ type Deps struct {
 	Agent *agent.Loop
 	Host  Host
 	Log   *slog.Logger
-	// ConfigDir resolves relative paths in reload requests (the board
-	// file's directory).
-	ConfigDir string
 }
 
 // Options are the plugin's settings under `plugins: {mqtt: …}` in the board
@@ -101,9 +78,6 @@ type Plane struct {
 	topics Topics
 	log    *slog.Logger
 	sem    chan struct{}
-	// reloads carries validated board configs to whoever runs the node;
-	// unbuffered, so a send only succeeds when someone is listening.
-	reloads chan Reload
 
 	mu  sync.Mutex
 	run *runState
@@ -166,9 +140,8 @@ func New(d Deps) (*Plane, error) {
 	}
 	return &Plane{
 		d: d, opts: opts, m: m, log: d.Log.With("component", "mqtt"),
-		topics:  NewTopics(m.Prefix, d.Board.Device.ID, disc),
-		sem:     make(chan struct{}, opts.MaxInflight),
-		reloads: make(chan Reload),
+		topics: NewTopics(m.Prefix, d.Board.Device.ID, disc),
+		sem:    make(chan struct{}, opts.MaxInflight),
 	}, nil
 }
 
@@ -176,13 +149,6 @@ func New(d Deps) (*Plane, error) {
 func (p *Plane) Info() hooks.Info {
 	return hooks.Info{Name: "mqtt", Version: "1", Description: "MQTT control plane: commands, replies, events, telemetry, decisions, e-stop, Home Assistant discovery, embedded broker"}
 }
-
-// Reloads delivers board configs that an administrator asked for over
-// MQTT, validated (board.Load and Host.CheckConfig). Whoever runs the node
-// receives from it, stops the node and starts one built from the config.
-// The channel is unbuffered: when nobody listens, the request is answered
-// "not applied" instead of pretending.
-func (p *Plane) Reloads() <-chan Reload { return p.reloads }
 
 func (p *Plane) current() *runState {
 	p.mu.Lock()

@@ -7,7 +7,6 @@ import (
 	"net"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"sort"
 	"strings"
 	"testing"
@@ -477,18 +476,8 @@ func TestAdminOps(t *testing.T) {
 	if rep = call(tp.Admin, `"op":"stats","params":{"tool":"headlight.set"}`); !rep.OK || !strings.Contains(result(rep), `"calls":1`) {
 		t.Fatalf("stats: %s", result(rep))
 	}
-	if rep = call(tp.Admin, `"op":"plugins"`); result(rep) != `[{"loaded":true,"name":"actuators"},{"loaded":false,"name":"llm"},{"loaded":true,"name":"mqtt"}]` {
-		t.Fatalf("plugins: %s", result(rep))
-	}
-	if rep = call(tp.Admin, `"op":"load","params":{"plugin":"llm"}`); !rep.OK || !r.host.loaded["llm"] {
-		t.Fatalf("load: %+v", rep)
-	}
-	if rep = call(tp.Admin, `"op":"unload","params":{"plugin":"mqtt"}`); rep.Code != CodeRejected {
-		t.Fatalf("unloading mqtt over mqtt: %+v", rep)
-	}
-	if rep = call(tp.Admin, `"op":"unload","params":{"plugin":"nope"}`); rep.Code != CodeRejected || !strings.Contains(rep.Error, "not loaded") {
-		t.Fatalf("unload unknown: %+v", rep)
-	}
+	// plugins, load, unload and reload are the node's admin tools: their
+	// tests, over MQTT, are in node/mqtt_test.go.
 	if rep = call(tp.Admin, `"op":"audit","params":{"limit":5}`); rep.Code != CodeUnavailable {
 		t.Fatalf("audit without the actuators plugin: %+v", rep)
 	}
@@ -500,45 +489,6 @@ func TestAdminOps(t *testing.T) {
 	}
 	if rep = call(tp.Admin, `"op":"enable","params":{"tol":"x"}`); rep.Code != CodeBadRequest {
 		t.Fatalf("op param typo: %+v", rep)
-	}
-
-	// Reload: a broken config is refused (with its line) and nothing is
-	// handed over; a valid one is validated and handed to whoever runs the
-	// node, or answered "not applied" when nobody does.
-	broken := `device: {id: test-bot, platform: sim}\nmqtt: {qos: 2}\n`
-	if rep = call(tp.Admin, `"op":"reload","params":{"yaml":"`+broken+`"}`); rep.Code != CodeRejected || !strings.Contains(rep.Error, "2:") || !strings.Contains(rep.Error, "mqtt.qos") {
-		t.Fatalf("broken reload: %+v", rep)
-	}
-	good := `device: {id: test-bot, platform: sim}\ndata_dir: ` + t.TempDir() + `\n`
-	if rep = call(tp.Admin, `"op":"reload","params":{"yaml":"`+good+`"}`); rep.Code != CodeNotApplied {
-		t.Fatalf("reload with nobody listening: %+v", rep)
-	}
-	r.host.checkErr = fmt.Errorf("sensors[0]: unknown kind")
-	if rep = call(tp.Admin, `"op":"reload","params":{"yaml":"`+good+`"}`); rep.Code != CodeRejected || !strings.Contains(rep.Error, "unknown kind") {
-		t.Fatalf("reload the node cannot build: %+v", rep)
-	}
-	r.host.checkErr = nil
-	got := make(chan Reload, 1)
-	go func() { got <- <-r.plane.Reloads() }()
-	time.Sleep(10 * time.Millisecond)
-	if rep = call(tp.Admin, `"op":"reload","params":{"yaml":"`+good+`"}`); !rep.OK {
-		t.Fatalf("reload: %+v", rep)
-	}
-	if rl := <-got; rl.Config.Device.ID != "test-bot" || rl.Dir != r.plane.d.ConfigDir {
-		t.Fatalf("handed over %+v", rl)
-	}
-	// A path, relative to the board's directory.
-	file := filepath.Join(t.TempDir(), "other.yaml")
-	if err := os.WriteFile(file, []byte("device: {id: other, platform: sim}\ndata_dir: "+t.TempDir()+"\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	go func() { got <- <-r.plane.Reloads() }()
-	time.Sleep(10 * time.Millisecond)
-	if rep = call(tp.Admin, `"op":"reload","params":{"path":"`+file+`"}`); !rep.OK {
-		t.Fatalf("reload path: %+v", rep)
-	}
-	if rl := <-got; rl.Config.Device.ID != "other" || rl.Dir != filepath.Dir(file) {
-		t.Fatalf("handed over %+v", rl)
 	}
 }
 

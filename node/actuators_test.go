@@ -63,7 +63,7 @@ func actuatorNode(t testing.TB) (*Node, string) {
 func TestActuatorsOnTheSimBoard(t *testing.T) {
 	n, dir := actuatorNode(t)
 	stop := run(t, n)
-	sim := n.Actuators().Adaptor().(*simadaptor.Adaptor)
+	sim := actuatorSet(n).Adaptor().(*simadaptor.Adaptor)
 	ctx := context.Background()
 	if v, _ := sim.Servo("sim:13"); v != 90 {
 		t.Fatalf("initial pan %d", v)
@@ -162,7 +162,7 @@ func TestActuatorsBuildWithoutHardware(t *testing.T) {
 		if _, err := n.Tools.Resolve("pan.set_angle"); err != nil {
 			t.Errorf("%s: %v", f, err)
 		}
-		if n.Actuators().Adaptor() != nil {
+		if actuatorSet(n).Adaptor() != nil {
 			t.Errorf("%s: adaptor opened before start", f)
 		}
 		_ = n.Close()
@@ -180,7 +180,7 @@ func BenchmarkEStopViaRaise(b *testing.B) {
 	addCriticalProbe(b, n, func(worldmodel.Event) { stopped = time.Now() })
 	stop := run(b, n)
 	defer stop()
-	sim := n.Actuators().Adaptor().(*simadaptor.Adaptor)
+	sim := actuatorSet(n).Adaptor().(*simadaptor.Adaptor)
 	ctx := context.Background()
 	call := func(tool, params string) {
 		if _, err := n.Tools.Invoke(ctx, tools.Call{Caller: "mqtt", Tool: tool, Params: json.RawMessage(params)}); err != nil {
@@ -201,7 +201,7 @@ func BenchmarkEStopViaRaise(b *testing.B) {
 		if v, _ := sim.PWM("sim:22"); v != 0 {
 			b.Fatal("drive running after the e-stop")
 		}
-		n.Actuators().Reset()
+		actuatorSet(n).Reset()
 		b.StartTimer()
 	}
 	b.StopTimer()

@@ -19,6 +19,7 @@ import (
 	"github.com/edgeagent/edgeagent/hooks"
 	"github.com/edgeagent/edgeagent/internal/benchlat"
 	"github.com/edgeagent/edgeagent/mqtt"
+	"github.com/edgeagent/edgeagent/plugin"
 	"github.com/edgeagent/edgeagent/tools"
 	"github.com/edgeagent/edgeagent/worldmodel"
 )
@@ -31,11 +32,11 @@ type probe struct{ calls *atomic.Int64 }
 var probeCalls atomic.Int64
 
 func init() {
-	RegisterPlugin("mqtt_probe", func(n *Node) (hooks.Plugin, error) {
+	plugin.Register("mqtt_probe", func(h plugin.Host) (hooks.Plugin, error) {
 		var o struct {
 			On bool `yaml:"on"`
 		}
-		if err := n.Board.Plugins["mqtt_probe"].Decode(&o); err != nil {
+		if err := h.Board().Plugins["mqtt_probe"].Decode(&o); err != nil {
 			return nil, err
 		}
 		if !o.On {
@@ -176,6 +177,12 @@ func TestMQTTControlPlaneOnANode(t *testing.T) {
 	if r = c.call(t, "admin", `{"id":"7","op":"load","params":{"plugin":"nonexistent"}}`); r.OK || !strings.Contains(r.Error, "no compiled-in plugin") {
 		t.Fatalf("load unknown: %+v", r)
 	}
+	if r = c.call(t, "admin", `{"id":"7b","op":"unload","params":{"plugin":"nope"}}`); r.Code != tools.CodeRefused || !strings.Contains(r.Error, "not loaded") {
+		t.Fatalf("unload unknown: %+v", r)
+	}
+	if r = c.call(t, "admin", `{"id":"7c","op":"unload","params":{"plugin":"mqtt"}}`); r.Code != mqtt.CodeRejected {
+		t.Fatalf("unloading mqtt over mqtt: %+v", r)
+	}
 	if r = c.call(t, "cmd", `{"id":"8","tool":"probe.ping"}`); !r.OK {
 		t.Fatalf("after reload of the plugin: %+v", r)
 	}
@@ -183,13 +190,20 @@ func TestMQTTControlPlaneOnANode(t *testing.T) {
 	// Reload: the dry run catches what board.Load cannot (an unknown
 	// sensor kind); a good config goes to whoever runs the node.
 	bad := `device: {id: mq-bot, platform: sim}\ndata_dir: /tmp/x\nsensors: [{name: s, kind: no_such_kind}]`
-	if r = c.call(t, "admin", `{"id":"9","op":"reload","params":{"yaml":"`+bad+`"}}`); r.Code != mqtt.CodeRejected || !strings.Contains(r.Error, "no_such_kind") {
+	if r = c.call(t, "admin", `{"id":"9","op":"reload","params":{"yaml":"`+bad+`"}}`); r.Code != tools.CodeRefused || !strings.Contains(r.Error, "no_such_kind") {
 		t.Fatalf("reload bad: %+v", r)
 	}
-	got := make(chan mqtt.Reload, 1)
+	broken := `device: {id: mq-bot, platform: sim}\nmqtt: {qos: 2}\n`
+	if r = c.call(t, "admin", `{"id":"9b","op":"reload","params":{"yaml":"`+broken+`"}}`); r.Code != tools.CodeRefused || !strings.Contains(r.Error, "2:") || !strings.Contains(r.Error, "mqtt.qos") {
+		t.Fatalf("broken reload: %+v", r)
+	}
+	good := `device: {id: mq-bot, platform: sim}\ndata_dir: ` + t.TempDir()
+	if r = c.call(t, "admin", `{"id":"9c","op":"reload","params":{"yaml":"`+good+`"}}`); r.Code != tools.CodeRefused || !strings.Contains(r.Error, "does not apply reloads") {
+		t.Fatalf("reload with nobody listening: %+v", r)
+	}
+	got := make(chan Reload, 1)
 	go func() { got <- <-n.ReloadRequests() }()
 	time.Sleep(20 * time.Millisecond)
-	good := `device: {id: mq-bot, platform: sim}\ndata_dir: ` + t.TempDir()
 	if r = c.call(t, "admin", `{"id":"10","op":"reload","params":{"yaml":"`+good+`"}}`); !r.OK {
 		t.Fatalf("reload: %+v", r)
 	}
@@ -233,7 +247,7 @@ func TestMQTTControlPlaneOnANode(t *testing.T) {
 func TestMQTTDisabledByPluginOption(t *testing.T) {
 	n, _ := mqttNode(t, "  mqtt: {enabled: false}\n")
 	defer n.Close()
-	if _, ok := n.Hooks.Get("mqtt"); ok || n.ReloadRequests() != nil {
+	if _, ok := n.Hooks.Get("mqtt"); ok {
 		t.Fatal("mqtt loaded although disabled")
 	}
 	if slices.ContainsFunc(n.Tools.List(), func(s tools.Spec) bool { return s.Name == "mqtt.publish" }) {

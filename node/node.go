@@ -11,13 +11,15 @@ import (
 	"log/slog"
 	"path/filepath"
 	"slices"
-	"sort"
 	"sync"
 	"time"
 
 	"github.com/edgeagent/edgeagent/agent"
 	"github.com/edgeagent/edgeagent/board"
+	"github.com/edgeagent/edgeagent/clock"
 	"github.com/edgeagent/edgeagent/hooks"
+	"github.com/edgeagent/edgeagent/node/sensorconf"
+	"github.com/edgeagent/edgeagent/plugin"
 	"github.com/edgeagent/edgeagent/sensors"
 	"github.com/edgeagent/edgeagent/store"
 	"github.com/edgeagent/edgeagent/tools"
@@ -33,13 +35,15 @@ type Node struct {
 	World *worldmodel.Model
 	Hooks *hooks.Manager
 	Tools *tools.Registry
-	Store *store.Store
+	Store store.Store
 	Agent *agent.Loop
 	Log   *slog.Logger
 
 	reflexes *agent.Reflexes
 	ready    chan struct{}
 	dir      string
+	clock    clock.Clock
+	reloads  chan Reload
 
 	mu       sync.Mutex
 	sensors  []sensors.Sensor               // from the board config
@@ -58,41 +62,8 @@ type namedDecider struct {
 
 type namedCritical struct {
 	plugin string
-	h      CriticalHandler
+	h      plugin.CriticalHandler
 }
-
-// Factory builds a compiled-in plugin from the node (its board config,
-// registry, world model …). It returns hooks.Decline(reason) when the plugin
-// does not apply to this board (e.g. no LLM configured).
-type Factory func(n *Node) (hooks.Plugin, error)
-
-var (
-	factoriesMu sync.Mutex
-	factories   = map[string]Factory{}
-)
-
-// RegisterPlugin makes a compiled-in plugin available; called from init.
-func RegisterPlugin(name string, f Factory) {
-	factoriesMu.Lock()
-	defer factoriesMu.Unlock()
-	if _, dup := factories[name]; dup {
-		panic("node: plugin registered twice: " + name)
-	}
-	factories[name] = f
-}
-
-// Optional plugin capabilities the node looks for.
-type (
-	// SensorProvider plugins bring sensors, started and stopped with them.
-	SensorProvider interface{ Sensors() []sensors.Sensor }
-	// DeciderProvider plugins bring a decider, asked after the fast paths.
-	DeciderProvider interface{ Decider() agent.Decider }
-	// StatusProvider plugins add a component to agent.status.
-	StatusProvider interface{ Status() any }
-	// CriticalHandler plugins see every Critical event synchronously, in
-	// Raise, before the agent loop does: the e-stop path.
-	CriticalHandler interface{ HandleCritical(worldmodel.Event) }
-)
 
 // Options for New.
 type Options struct {
@@ -103,6 +74,9 @@ type Options struct {
 	// NoStore keeps history in memory and leaves the store file alone, so
 	// `edgeagent check` and `tools` work while an agent holds the store.
 	NoStore bool
+	// Clock is the time source given to plugins (default: the wall clock;
+	// a replay gives a virtual one).
+	Clock clock.Clock
 }
 
 // New builds everything without starting anything or touching hardware:
@@ -112,24 +86,31 @@ func New(cfg *board.Config, o Options) (*Node, error) {
 	if log == nil {
 		log = slog.Default()
 	}
-	n := &Node{Board: cfg, Log: log, dir: o.ConfigDir, ready: make(chan struct{}), owned: map[string][]sensors.Sensor{}, runs: map[string]*sensorRun{}}
+	n := &Node{Board: cfg, Log: log, dir: o.ConfigDir, clock: o.Clock, ready: make(chan struct{}), reloads: make(chan Reload),
+		owned: map[string][]sensors.Sensor{}, runs: map[string]*sensorRun{}}
+	if n.clock == nil {
+		n.clock = clock.Real()
+	}
 	n.World = worldmodel.New(worldmodel.Config{
 		DefaultCapacity: cfg.World.DefaultCapacity, Capacities: cfg.World.Capacities,
 		MaxSources: cfg.World.MaxSources, Events: cfg.World.Events,
 	})
 	n.Hooks = hooks.NewManager(log)
-	var err error
-	ok := false
+	n.Store = store.NewMemory()
 	if !o.NoStore {
-		if n.Store, err = store.Open(filepath.Join(cfg.DataDir, "edgeagent.db")); err != nil {
+		st, err := store.Open(filepath.Join(cfg.DataDir, "edgeagent.db"))
+		if err != nil {
 			return nil, err
 		}
-		defer func() {
-			if !ok {
-				_ = n.Store.Close()
-			}
-		}()
+		n.Store = st
 	}
+	ok := false
+	defer func() {
+		if !ok {
+			_ = n.Store.Close()
+		}
+	}()
+	var err error
 	grants := map[string][]string{}
 	for _, caller := range []string{"cli", "mqtt", "llm", "reflex", "motive"} {
 		grants[caller], _ = cfg.Permissions.Of(caller)
@@ -144,6 +125,11 @@ func New(cfg *board.Config, o Options) (*Node, error) {
 	}, n.World, n.Tools, n.Hooks, log)
 	for _, t := range append(tools.Builtins(n.Tools, n.World), n.Agent.StatusTool()) {
 		if err := n.Tools.Register("agent", t); err != nil {
+			return nil, err
+		}
+	}
+	for _, t := range n.adminTools() {
+		if err := n.Tools.Register("node", t); err != nil {
 			return nil, err
 		}
 	}
@@ -171,7 +157,7 @@ func (n *Node) buildSensors() error {
 		if !sc.Enabled {
 			continue
 		}
-		scfg, limits, err := SensorConfig(n.Board, sc, n.dir)
+		scfg, limits, err := sensorconf.Of(n.Board, sc, n.dir)
 		if err != nil {
 			errs = append(errs, err)
 			continue
@@ -185,134 +171,6 @@ func (n *Node) buildSensors() error {
 		n.sensors = append(n.sensors, s)
 	}
 	return errors.Join(errs...)
-}
-
-// SensorConfig turns a board's sensor block into what a sensor kind and the
-// threshold wrapper get. Tests of sensor kinds use it too, so that they see
-// exactly what the runtime passes.
-func SensorConfig(b *board.Config, sc board.Sensor, dir string) (sensors.Config, []sensors.Threshold, error) {
-	cfg := sensors.Config{
-		Name: sc.Name, Kind: sc.Kind, Platform: b.Device.Platform, Interval: sc.Interval,
-		Bus: sc.Bus, Address: uint16(sc.Address), Pins: sc.Pins, Decode: sc.Options.Decode, Dir: dir,
-	}
-	if sc.Priority != "" {
-		p, err := worldmodel.ParsePriority(sc.Priority)
-		if err != nil {
-			return cfg, nil, fmt.Errorf("sensor %q: %w", sc.Name, err)
-		}
-		cfg.Priority = &p
-	}
-	var limits []sensors.Threshold
-	var errs []error
-	for _, t := range sc.Thresholds {
-		th := sensors.Threshold{Quantity: t.Quantity, Above: t.Above, Below: t.Below, Change: t.Change,
-			Hysteresis: t.Hysteresis, Priority: worldmodel.High, Event: t.Event}
-		if t.Priority != "" {
-			p, err := worldmodel.ParsePriority(t.Priority)
-			if err != nil {
-				errs = append(errs, fmt.Errorf("sensor %q threshold on %q: %w", sc.Name, t.Quantity, err))
-				continue
-			}
-			th.Priority = p
-		}
-		if err := th.Validate(); err != nil {
-			errs = append(errs, fmt.Errorf("sensor %q threshold on %q: %w", sc.Name, t.Quantity, err))
-			continue
-		}
-		limits = append(limits, th)
-	}
-	return cfg, limits, errors.Join(errs...)
-}
-
-// buildPlugins constructs every registered plugin in name order; hooks then
-// orders them by dependencies and priority.
-func (n *Node) buildPlugins() error {
-	factoriesMu.Lock()
-	names := make([]string, 0, len(factories))
-	for name := range factories {
-		names = append(names, name)
-	}
-	factoriesMu.Unlock()
-	sort.Strings(names)
-	var plugins []hooks.Plugin
-	for _, name := range names {
-		factoriesMu.Lock()
-		f := factories[name]
-		factoriesMu.Unlock()
-		p, err := f(n)
-		if reason, declined := hooks.IsDeclined(err); declined {
-			n.Log.Info("plugin not loaded", "plugin", name, "reason", reason)
-			continue
-		}
-		if err != nil {
-			return fmt.Errorf("plugin %s: %w", name, err)
-		}
-		plugins = append(plugins, p)
-	}
-	if err := n.Hooks.AddAll(plugins...); err != nil {
-		return err
-	}
-	for _, p := range plugins {
-		if err := n.attach(p); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// attach registers what a plugin brings besides hooks.
-func (n *Node) attach(p hooks.Plugin) error {
-	name := p.Info().Name
-	if tp, ok := p.(tools.Provider); ok {
-		for _, t := range tp.Tools() {
-			if err := n.Tools.Register(name, t); err != nil {
-				n.Tools.UnregisterOwner(name)
-				return fmt.Errorf("plugin %s: %w", name, err)
-			}
-		}
-	}
-	n.mu.Lock()
-	if sp, ok := p.(SensorProvider); ok {
-		n.owned[name] = sp.Sensors()
-	}
-	if dp, ok := p.(DeciderProvider); ok {
-		n.deciders = append(n.deciders, namedDecider{name, dp.Decider()})
-	}
-	if ch, ok := p.(CriticalHandler); ok {
-		n.critical = append(n.critical, namedCritical{name, ch})
-	}
-	n.mu.Unlock()
-	if sp, ok := p.(StatusProvider); ok {
-		n.Agent.Report(name, sp.Status)
-	}
-	n.updateDecider()
-	return nil
-}
-
-// detach undoes attach.
-func (n *Node) detach(name string) {
-	n.Tools.UnregisterOwner(name)
-	n.mu.Lock()
-	owned := n.owned[name]
-	delete(n.owned, name)
-	n.deciders = slices.DeleteFunc(n.deciders, func(d namedDecider) bool { return d.plugin == name })
-	n.critical = slices.DeleteFunc(n.critical, func(c namedCritical) bool { return c.plugin == name })
-	n.mu.Unlock()
-	for _, s := range owned {
-		n.stopSensor(s.Name())
-	}
-	n.Agent.Report(name, func() any { return "unloaded" })
-	n.updateDecider()
-}
-
-func (n *Node) updateDecider() {
-	n.mu.Lock()
-	chain := agent.Chain{agent.Explicit{}, n.reflexes}
-	for _, d := range n.deciders {
-		chain = append(chain, d.d)
-	}
-	n.mu.Unlock()
-	n.Agent.SetDecider(chain)
 }
 
 // Raise records an event, runs the Critical handlers and interrupts the
@@ -332,43 +190,6 @@ func (n *Node) Raise(e worldmodel.Event) {
 
 // Ready is closed once Run has started everything.
 func (n *Node) Ready() <-chan struct{} { return n.ready }
-
-// LoadPlugin adds a plugin to a running (or not yet running) node: hooks,
-// tools, sensors, decider.
-func (n *Node) LoadPlugin(ctx context.Context, p hooks.Plugin) error {
-	if err := n.Hooks.Load(ctx, p); err != nil {
-		return err
-	}
-	if err := n.attach(p); err != nil {
-		_ = n.Hooks.Unload(ctx, p.Info().Name)
-		return err
-	}
-	n.mu.Lock()
-	runCtx, owned := n.runCtx, n.owned[p.Info().Name]
-	n.mu.Unlock()
-	if runCtx != nil {
-		for _, s := range owned {
-			n.startSensor(runCtx, s)
-		}
-	}
-	return nil
-}
-
-// UnloadPlugin stops a plugin's sensors, removes its tools and hooks.
-func (n *Node) UnloadPlugin(ctx context.Context, name string) error {
-	// Hooks first: it refuses while another plugin depends on this one, and
-	// then nothing must have been torn down.
-	err := n.Hooks.Unload(ctx, name)
-	if errors.Is(err, hooks.ErrNotFound) {
-		return fmt.Errorf("plugin %q is not loaded", name)
-	}
-	var f hooks.Failure
-	if err != nil && !errors.As(err, &f) {
-		return err
-	}
-	n.detach(name)
-	return err // a failed OnAgentStop: the plugin is gone, report why
-}
 
 // Run starts plugins, sensors and the agent loop, reports ready, and blocks
 // until ctx ends; then it stops everything within ShutdownGrace and closes
@@ -428,11 +249,7 @@ func (n *Node) Run(ctx context.Context, started time.Time) error {
 // Close saves pending state and closes the store. Run calls it; callers
 // that only built the node (check, tools, invoke) call it themselves.
 func (n *Node) Close() error {
-	err := n.Tools.Close()
-	if n.Store != nil {
-		err = errors.Join(err, n.Store.Close())
-	}
-	return err
+	return errors.Join(n.Tools.Close(), n.Store.Close())
 }
 
 // Healthy reports why the node is not healthy, or nil. A cycle running for

@@ -1,186 +1,39 @@
-// Package store is the embedded key-value store of one agent: tool history,
-// disabled tools, the audit log, cached embeddings. It is bbolt (pure Go, one
-// file, crash-safe) so that a board without cgo or a database server still
-// keeps what it learned across restarts.
+// Package store is the durable state of one agent: tool history, disabled
+// tools, the audit log, the e-stop latch, cached embeddings. Bolt keeps it in
+// one file across restarts; Memory keeps it for the life of the process
+// (tests, `--no-store`, a dry-run node), so callers never check for nil.
 package store
 
 import (
-	"encoding/binary"
 	"encoding/json"
 	"errors"
-	"fmt"
-	"os"
-	"path/filepath"
-	"time"
-
-	bolt "go.etcd.io/bbolt"
 )
 
 // ErrLocked: another process (a running edgeagent) holds the store file.
 var ErrLocked = errors.New("store is locked")
 
-// Store wraps one bbolt file. All methods are safe for concurrent use.
-type Store struct {
-	db *bolt.DB
+// Store is a bucketed key-value store of JSON values plus append-only logs
+// with sequence numbers. Implementations are safe for concurrent use.
+type Store interface {
+	// Put stores v as JSON under bucket/key.
+	Put(bucket, key string, v any) error
+	// PutMany stores several values at once (one fsync for Bolt).
+	PutMany(bucket string, values map[string]any) error
+	// Get decodes bucket/key into v and reports whether it existed.
+	Get(bucket, key string, v any) (bool, error)
+	// Delete removes bucket/key; a missing key is not an error.
+	Delete(bucket, key string) error
+	// ForEach calls fn with every key and raw JSON value of bucket, in key order.
+	ForEach(bucket string, fn func(key string, value json.RawMessage) error) error
+	// Append adds v to the log kept in bucket and returns its sequence
+	// number; beyond keep entries (keep > 0) the oldest are deleted.
+	Append(bucket string, v any, keep int) (uint64, error)
+	// Tail calls fn with the last n entries of a log bucket, oldest first.
+	Tail(bucket string, n int, fn func(seq uint64, value json.RawMessage) error) error
+	Close() error
 }
 
-// Open opens (creating if needed) the store at path. A store held by another
-// running edgeagent is reported after a short wait instead of blocking forever.
-func Open(path string) (*Store, error) {
-	if err := os.MkdirAll(filepath.Dir(path), 0o750); err != nil {
-		return nil, fmt.Errorf("store: %w", err)
-	}
-	db, err := bolt.Open(path, 0o640, &bolt.Options{Timeout: time.Second})
-	if errors.Is(err, bolt.ErrTimeout) {
-		return nil, fmt.Errorf("%w: %s is held by another process (is an edgeagent running with this board?)", ErrLocked, path)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("store %s: %w", path, err)
-	}
-	return &Store{db: db}, nil
-}
-
-// Close flushes and closes the file.
-func (s *Store) Close() error { return s.db.Close() }
-
-// Path is the file the store lives in.
-func (s *Store) Path() string { return s.db.Path() }
-
-// Put stores v as JSON under bucket/key.
-func (s *Store) Put(bucket, key string, v any) error {
-	data, err := json.Marshal(v)
-	if err != nil {
-		return fmt.Errorf("store: encode %s/%s: %w", bucket, key, err)
-	}
-	return s.db.Update(func(tx *bolt.Tx) error {
-		b, err := tx.CreateBucketIfNotExists([]byte(bucket))
-		if err != nil {
-			return err
-		}
-		return b.Put([]byte(key), data)
-	})
-}
-
-// PutMany stores several values in one transaction (one fsync).
-func (s *Store) PutMany(bucket string, values map[string]any) error {
-	return s.db.Update(func(tx *bolt.Tx) error {
-		b, err := tx.CreateBucketIfNotExists([]byte(bucket))
-		if err != nil {
-			return err
-		}
-		for k, v := range values {
-			data, err := json.Marshal(v)
-			if err != nil {
-				return fmt.Errorf("store: encode %s/%s: %w", bucket, k, err)
-			}
-			if err := b.Put([]byte(k), data); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
-}
-
-// Get decodes bucket/key into v and reports whether it existed.
-func (s *Store) Get(bucket, key string, v any) (bool, error) {
-	var data []byte
-	err := s.db.View(func(tx *bolt.Tx) error {
-		if b := tx.Bucket([]byte(bucket)); b != nil {
-			data = append(data, b.Get([]byte(key))...)
-		}
-		return nil
-	})
-	if err != nil || data == nil {
-		return false, err
-	}
-	if err := json.Unmarshal(data, v); err != nil {
-		return true, fmt.Errorf("store: decode %s/%s: %w", bucket, key, err)
-	}
-	return true, nil
-}
-
-// Delete removes bucket/key; a missing key is not an error.
-func (s *Store) Delete(bucket, key string) error {
-	return s.db.Update(func(tx *bolt.Tx) error {
-		if b := tx.Bucket([]byte(bucket)); b != nil {
-			return b.Delete([]byte(key))
-		}
-		return nil
-	})
-}
-
-// ForEach calls fn with every key and raw JSON value of bucket, in key order.
-func (s *Store) ForEach(bucket string, fn func(key string, value json.RawMessage) error) error {
-	return s.db.View(func(tx *bolt.Tx) error {
-		b := tx.Bucket([]byte(bucket))
-		if b == nil {
-			return nil
-		}
-		return b.ForEach(func(k, v []byte) error { return fn(string(k), v) })
-	})
-}
-
-// Append adds v to the log kept in bucket and returns its sequence number.
-// When the log holds more than keep entries the oldest are deleted, so an
-// append-only log (the audit trail) stays bounded on a small SD card.
-func (s *Store) Append(bucket string, v any, keep int) (uint64, error) {
-	data, err := json.Marshal(v)
-	if err != nil {
-		return 0, fmt.Errorf("store: encode %s entry: %w", bucket, err)
-	}
-	var seq uint64
-	err = s.db.Update(func(tx *bolt.Tx) error {
-		b, err := tx.CreateBucketIfNotExists([]byte(bucket))
-		if err != nil {
-			return err
-		}
-		if seq, err = b.NextSequence(); err != nil {
-			return err
-		}
-		if err := b.Put(seqKey(seq), data); err != nil {
-			return err
-		}
-		if keep > 0 && seq > uint64(keep) {
-			c := b.Cursor()
-			for k, _ := c.First(); k != nil && binary.BigEndian.Uint64(k) <= seq-uint64(keep); k, _ = c.Next() {
-				if err := c.Delete(); err != nil {
-					return err
-				}
-			}
-		}
-		return nil
-	})
-	return seq, err
-}
-
-// Tail calls fn with the last n entries of a log bucket, oldest first.
-func (s *Store) Tail(bucket string, n int, fn func(seq uint64, value json.RawMessage) error) error {
-	return s.db.View(func(tx *bolt.Tx) error {
-		b := tx.Bucket([]byte(bucket))
-		if b == nil || n <= 0 {
-			return nil
-		}
-		c := b.Cursor()
-		k, _ := c.Last()
-		for i := 1; i < n && k != nil; i++ {
-			if pk, _ := c.Prev(); pk == nil {
-				k, _ = c.First()
-				break
-			} else {
-				k = pk
-			}
-		}
-		for k, v := c.Seek(k); k != nil; k, v = c.Next() {
-			if err := fn(binary.BigEndian.Uint64(k), v); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
-}
-
-func seqKey(seq uint64) []byte {
-	var k [8]byte
-	binary.BigEndian.PutUint64(k[:], seq)
-	return k[:]
-}
+var (
+	_ Store = (*Bolt)(nil)
+	_ Store = (*Memory)(nil)
+)

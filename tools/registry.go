@@ -16,7 +16,6 @@ import (
 	"time"
 
 	"github.com/edgeagent/edgeagent/hooks"
-	"github.com/edgeagent/edgeagent/store"
 )
 
 // Filters are the pre/post filters around every call; *hooks.Manager
@@ -28,7 +27,7 @@ type Filters interface {
 
 // Options configure a Registry.
 type Options struct {
-	Store   *store.Store        // history and disabled tools survive restarts; nil keeps them in memory
+	Store   Store               // history and disabled tools survive restarts; nil: they live as long as the registry
 	Filters Filters             // nil: no hooks
 	Grants  map[string][]string // caller -> granted permissions ("*" = all)
 	Log     *slog.Logger
@@ -65,7 +64,7 @@ type entry struct {
 
 // Registry holds the tools of one agent. It is safe for concurrent use.
 type Registry struct {
-	store   *store.Store
+	store   Store
 	filters Filters
 	grants  map[string][]string
 	log     *slog.Logger
@@ -124,25 +123,26 @@ func NewRegistry(o Options) (*Registry, error) {
 	if r.delay <= 0 {
 		r.delay = 2 * time.Second
 	}
-	if r.store != nil {
-		err := r.store.ForEach(bucketHistory, func(k string, v json.RawMessage) error {
-			var h History
-			if err := json.Unmarshal(v, &h); err != nil {
-				return fmt.Errorf("tool history %s: %w", k, err)
-			}
-			r.history[k] = &h
-			return nil
-		})
-		if err != nil {
-			return nil, err
+	if r.store == nil {
+		r.store = unsaved{}
+	}
+	err := r.store.ForEach(bucketHistory, func(k string, v json.RawMessage) error {
+		var h History
+		if err := json.Unmarshal(v, &h); err != nil {
+			return fmt.Errorf("tool history %s: %w", k, err)
 		}
-		err = r.store.ForEach(bucketDisabled, func(k string, _ json.RawMessage) error {
-			r.disabled[k] = true
-			return nil
-		})
-		if err != nil {
-			return nil, err
-		}
+		r.history[k] = &h
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	err = r.store.ForEach(bucketDisabled, func(k string, _ json.RawMessage) error {
+		r.disabled[k] = true
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	return r, nil
 }
@@ -270,9 +270,6 @@ func (r *Registry) SetEnabled(name string, on bool) error {
 		r.disabled[name] = true
 	}
 	r.mu.Unlock()
-	if r.store == nil {
-		return nil
-	}
 	if on {
 		return r.store.Delete(bucketDisabled, name)
 	}
@@ -352,8 +349,14 @@ func (r *Registry) Invoke(ctx context.Context, c Call) (Result, error) {
 		code := CodeFailed
 		// A preempted cycle cancels with a cause, and tools (the Ollama
 		// client, sub-planners) return that cause rather than ctx.Err().
-		if ctx.Err() != nil && (errors.Is(err, ctx.Err()) || errors.Is(err, context.Cause(ctx))) {
+		var coded *Error
+		switch {
+		case ctx.Err() != nil && (errors.Is(err, ctx.Err()) || errors.Is(err, context.Cause(ctx))):
 			code = CodeCancelled
+		case errors.As(err, &coded) && coded.Code != "":
+			// A tool that says why it did not act (refused: e-stop latched,
+			// rate limit …) keeps its code: callers branch on it.
+			code = coded.Code
 		}
 		err = &Error{Code: code, Tool: spec.Name, Msg: err.Error(), Err: err}
 	}
@@ -399,7 +402,7 @@ func (r *Registry) record(name string, took time.Duration, err error) {
 		h.Latency += took
 		h.LastError = err.Error()
 	}
-	if r.store == nil || r.closed {
+	if r.closed {
 		return
 	}
 	r.dirty[name] = true
@@ -435,7 +438,7 @@ func (r *Registry) Flush() error {
 	}
 	clear(r.dirty)
 	r.hmu.Unlock()
-	if len(batch) == 0 || r.store == nil {
+	if len(batch) == 0 {
 		return nil
 	}
 	return r.store.PutMany(bucketHistory, batch)

@@ -16,7 +16,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/edgeagent/edgeagent/board"
-	"github.com/edgeagent/edgeagent/node"
+	"github.com/edgeagent/edgeagent/node/sensorconf"
 	"github.com/edgeagent/edgeagent/sensors/mic"
 	"github.com/edgeagent/edgeagent/sensors/mic/audio"
 	"github.com/edgeagent/edgeagent/sensors/mic/wakeword"
@@ -58,7 +58,7 @@ func micFromBoard(boardPath, micName string) (mic.Opts, string, error) {
 		return mic.Opts{}, "", fmt.Errorf("%s: %d mics (%s); choose one with --mic", boardPath, len(names), strings.Join(names, ", "))
 	}
 	s := found[0]
-	sc, _, err := node.SensorConfig(cfg, s, filepath.Dir(boardPath))
+	sc, _, err := sensorconf.Of(cfg, s, filepath.Dir(boardPath))
 	if err != nil {
 		return mic.Opts{}, "", err
 	}

@@ -36,7 +36,7 @@ type rig struct {
 	clk   *clock.Fake
 	reg   *tools.Registry
 	world *worldmodel.Model
-	store *store.Store
+	store *store.Bolt
 	raise func(worldmodel.Event)
 }
 

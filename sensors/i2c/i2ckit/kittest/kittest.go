@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"github.com/edgeagent/edgeagent/board"
-	"github.com/edgeagent/edgeagent/node"
+	"github.com/edgeagent/edgeagent/node/sensorconf"
 	"github.com/edgeagent/edgeagent/sensors"
 	"github.com/edgeagent/edgeagent/worldmodel"
 )
@@ -168,7 +168,7 @@ func parse(platform, block string) (sensors.Config, []sensors.Threshold, error) 
 	if len(c.Sensors) != 1 {
 		return sensors.Config{}, nil, fmt.Errorf("want one sensor block, got %d", len(c.Sensors))
 	}
-	return node.SensorConfig(c, c.Sensors[0], ".")
+	return sensorconf.Of(c, c.Sensors[0], ".")
 }
 
 func indent(s string) string {

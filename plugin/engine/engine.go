@@ -1,4 +1,8 @@
-package node
+// Package engine is the decision-engine plugin: the five-step engine on a
+// local Ollama ("llm", when llm.enabled) or, without a model, the same engine
+// with the local matcher only ("matcher"), so plain commands and goals still
+// work.
+package engine
 
 import (
 	"context"
@@ -12,30 +16,28 @@ import (
 	"github.com/edgeagent/edgeagent/hooks"
 	"github.com/edgeagent/edgeagent/llm"
 	"github.com/edgeagent/edgeagent/llm/local"
+	"github.com/edgeagent/edgeagent/plugin"
 	"github.com/edgeagent/edgeagent/tools"
 	"github.com/edgeagent/edgeagent/worldmodel"
 )
 
-// The llm plugin: the decision engine on a local Ollama (llm.enabled). When
-// the LLM is disabled the matcher plugin takes its place: the same engine
-// without a model, so plain commands and goals still work.
 func init() {
-	RegisterPlugin("llm", func(n *Node) (hooks.Plugin, error) {
-		if !n.Board.LLM.Enabled {
+	plugin.Register("llm", func(h plugin.Host) (hooks.Plugin, error) {
+		if !h.Board().LLM.Enabled {
 			return nil, hooks.Decline("llm.enabled is false: text commands get the local matcher only")
 		}
-		return newEnginePlugin(n, "llm", true)
+		return newEnginePlugin(h, "llm", true)
 	})
-	RegisterPlugin("matcher", func(n *Node) (hooks.Plugin, error) {
-		if n.Board.LLM.Enabled {
+	plugin.Register("matcher", func(h plugin.Host) (hooks.Plugin, error) {
+		if h.Board().LLM.Enabled {
 			return nil, hooks.Decline("the llm plugin includes the local matcher")
 		}
-		return newEnginePlugin(n, "matcher", false)
+		return newEnginePlugin(h, "matcher", false)
 	})
 }
 
-// LLMOptions are the settings under plugins.llm in the board file.
-type LLMOptions struct {
+// Options are the settings under plugins.llm in the board file.
+type Options struct {
 	// Events is the lowest priority of events the engine thinks about
 	// (low, normal, high; default high). Critical never reaches the LLM.
 	Events string `yaml:"events"`
@@ -71,7 +73,7 @@ type SkillOptions struct {
 
 type enginePlugin struct {
 	name   string
-	n      *Node
+	h      plugin.Host
 	client *local.Client // nil for the matcher
 	engine *agent.Engine
 	docs   []agent.SkillDoc // from the board file
@@ -81,15 +83,17 @@ type enginePlugin struct {
 	wg     sync.WaitGroup
 }
 
-func newEnginePlugin(n *Node, name string, withLLM bool) (*enginePlugin, error) {
-	var o LLMOptions
-	if err := n.Board.Plugins["llm"].Decode(&o); err != nil {
+func newEnginePlugin(h plugin.Host, name string, withLLM bool) (*enginePlugin, error) {
+	var o Options
+	b := h.Board()
+	if err := b.Plugins["llm"].Decode(&o); err != nil {
 		return nil, err
 	}
-	lc := n.Board.LLM
-	p := &enginePlugin{name: name, n: n}
+	lc := b.LLM
+	p := &enginePlugin{name: name, h: h}
+	reg, log := h.Tools(), h.Log().With("plugin", name)
 	cfg := agent.EngineConfig{
-		Device: n.Board.Device.ID, Scenarios: lc.Scenarios,
+		Device: b.Device.ID, Scenarios: lc.Scenarios,
 		Weights: agent.Weights{Semantic: lc.Weights.Semantic, History: lc.Weights.History, Permission: lc.Weights.Permission, Context: lc.Weights.Context},
 		TopK:    lc.TopK, MinSimilarity: lc.MinSimilarity, PlanBelow: lc.PlanBelow, SummaryBytes: lc.SummaryBytes,
 		Review: o.Review, GoalRefire: o.GoalRefire, MaxTokens: o.MaxTokens,
@@ -99,9 +103,9 @@ func newEnginePlugin(n *Node, name string, withLLM bool) (*enginePlugin, error) 
 			if requester == "voice" {
 				requester = "llm"
 			}
-			return n.Tools.Permitted(requester, grants, perm)
+			return reg.Permitted(requester, grants, perm)
 		},
-		Log: n.Log.With("plugin", name),
+		Log: log,
 	}
 	if o.Events != "" {
 		prio, err := worldmodel.ParsePriority(o.Events)
@@ -110,7 +114,7 @@ func newEnginePlugin(n *Node, name string, withLLM bool) (*enginePlugin, error) 
 		}
 		cfg.EventMin = prio
 	}
-	for _, g := range n.Board.Agent.Goals {
+	for _, g := range b.Agent.Goals {
 		cfg.Goals = append(cfg.Goals, agent.Goal{Name: g.Name, Source: g.Source, Above: g.Above, Below: g.Below, Text: g.Text})
 	}
 	for _, f := range o.Features {
@@ -119,7 +123,7 @@ func newEnginePlugin(n *Node, name string, withLLM bool) (*enginePlugin, error) 
 	for _, s := range o.Skills {
 		file := s.File
 		if !filepath.IsAbs(file) {
-			file = filepath.Join(n.dir, file)
+			file = filepath.Join(h.Dir(), file)
 		}
 		text, err := os.ReadFile(file)
 		if err != nil {
@@ -133,7 +137,7 @@ func newEnginePlugin(n *Node, name string, withLLM bool) (*enginePlugin, error) 
 	if withLLM {
 		c, err := local.New(local.Options{
 			Host: lc.Host, Model: lc.Model, EmbedModel: lc.EmbedModel, NumCtx: lc.NumCtx, Seed: lc.Seed,
-			Temperature: lc.Temperature, KeepAlive: lc.KeepAlive, Timeout: lc.Timeout, Log: n.Log.With("plugin", name),
+			Temperature: lc.Temperature, KeepAlive: lc.KeepAlive, Timeout: lc.Timeout, Log: log,
 		})
 		if err != nil {
 			return nil, err
@@ -141,11 +145,7 @@ func newEnginePlugin(n *Node, name string, withLLM bool) (*enginePlugin, error) 
 		p.client, model = c, c
 		cfg.EmbedModel = lc.EmbedModel
 	}
-	var kv agent.KV
-	if n.Store != nil { // a nil *store.Store must not become a non-nil interface
-		kv = n.Store
-	}
-	e, err := agent.NewEngine(cfg, model, n.Tools, n.World, kv)
+	e, err := agent.NewEngine(cfg, model, reg, h.World(), h.Store())
 	if err != nil {
 		return nil, fmt.Errorf("plugins.llm: %w", err)
 	}
@@ -184,7 +184,7 @@ func (p *enginePlugin) Status() any {
 // and warms the embedding cache once the server answers.
 func (p *enginePlugin) OnAgentStart(context.Context) error {
 	docs := append([]agent.SkillDoc(nil), p.docs...)
-	for _, pl := range p.n.Hooks.Plugins() {
+	for _, pl := range p.h.Plugins() {
 		if sp, ok := pl.(agent.SkillProvider); ok {
 			docs = append(docs, sp.SkillDocs()...)
 		}
@@ -217,7 +217,7 @@ func (p *enginePlugin) warm(ctx context.Context) {
 		}
 	}
 	if err := p.engine.Warm(ctx); err != nil && ctx.Err() == nil {
-		p.n.Log.Info("tool embeddings not computed; matching tools lexically", "plugin", p.name, "reason", err)
+		p.h.Log().Info("tool embeddings not computed; matching tools lexically", "plugin", p.name, "reason", err)
 	}
 }
 
@@ -231,19 +231,6 @@ func (p *enginePlugin) OnAgentStop(context.Context) error {
 	p.wg.Wait()
 	if p.client != nil {
 		p.client.Close()
-	}
-	return nil
-}
-
-// Engine returns the node's decision engine (nil when neither the llm nor
-// the matcher plugin is loaded).
-func (n *Node) Engine() *agent.Engine {
-	for _, name := range []string{"llm", "matcher"} {
-		if pl, ok := n.Hooks.Get(name); ok {
-			if ep, ok := pl.(*enginePlugin); ok {
-				return ep.engine
-			}
-		}
 	}
 	return nil
 }

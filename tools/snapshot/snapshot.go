@@ -22,7 +22,7 @@ import (
 	"time"
 
 	"github.com/edgeagent/edgeagent/hooks"
-	"github.com/edgeagent/edgeagent/node"
+	"github.com/edgeagent/edgeagent/plugin"
 	"github.com/edgeagent/edgeagent/tools"
 	"github.com/edgeagent/edgeagent/worldmodel"
 )
@@ -39,7 +39,7 @@ const publishTool = "mqtt.publish"
 // control plane (64 KiB) once base64-encoded.
 const maxPublish = 46 << 10
 
-func init() { node.RegisterPlugin("camera", New) }
+func init() { plugin.Register("camera", New) }
 
 // Plugin provides camera.snapshot for the board's cameras.
 type Plugin struct {
@@ -48,10 +48,10 @@ type Plugin struct {
 	reg     *tools.Registry
 }
 
-// New builds the plugin for a node; it declines on a board without camera.
-func New(n *node.Node) (hooks.Plugin, error) {
-	p := &Plugin{world: n.World, reg: n.Tools}
-	for _, s := range n.Board.Sensors {
+// New builds the plugin for a host; it declines on a board without camera.
+func New(h plugin.Host) (hooks.Plugin, error) {
+	p := &Plugin{world: h.World(), reg: h.Tools()}
+	for _, s := range h.Board().Sensors {
 		if s.Kind == cameraKind && s.Enabled {
 			p.cameras = append(p.cameras, s.Name)
 		}

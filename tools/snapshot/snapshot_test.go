@@ -16,7 +16,7 @@ import (
 	"github.com/edgeagent/edgeagent/board"
 	"github.com/edgeagent/edgeagent/node"
 	_ "github.com/edgeagent/edgeagent/sensors/camera" // the camera kind
-	_ "github.com/edgeagent/edgeagent/sensors/camera/snapshot"
+	_ "github.com/edgeagent/edgeagent/tools/snapshot"
 	"github.com/edgeagent/edgeagent/tools"
 	"github.com/edgeagent/edgeagent/worldmodel"
 )

@@ -1,0 +1,178 @@
+package node
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/edgeagent/edgeagent/board"
+	"github.com/edgeagent/edgeagent/hooks"
+	"github.com/edgeagent/edgeagent/tools"
+)
+
+// Administration is tools like any other (one command language, one
+// permission model, one audit path): MQTT, the CLI or the dashboard call
+// them with the admin permission. The node owns them because they change
+// the node itself.
+
+// Reload is a validated board config an administrator asked for.
+type Reload struct {
+	Config *board.Config
+	Dir    string
+}
+
+// ReloadRequests delivers the board configs accepted by config.reload.
+// Whoever runs the node (cmd/edgeagent run) stops it and runs a node built
+// from the config instead; when nobody receives, the request is answered
+// "not applied".
+func (n *Node) ReloadRequests() <-chan Reload { return n.reloads }
+
+func (n *Node) adminTools() []tools.Tool {
+	pluginParam := json.RawMessage(`{"type":"object","properties":{"plugin":{"type":"string","minLength":1,"maxLength":64,"description":"a compiled-in plugin's name (see plugins.list)"}},"required":["plugin"],"additionalProperties":false}`)
+	type pluginArgs struct {
+		Plugin string `json:"plugin"`
+	}
+	return []tools.Tool{
+		tools.Func(tools.Spec{Name: "plugins.list", Description: "The compiled-in plugins and whether each is loaded.",
+			Permission: "admin", Params: json.RawMessage(`{"type":"object","additionalProperties":false}`)},
+			func(context.Context, json.RawMessage) (tools.Result, error) { return tools.Result{Value: n.PluginStates()}, nil }),
+		tools.Typed(tools.Spec{Name: "plugins.load", Description: "Build a compiled-in plugin and load it into the running agent.",
+			Permission: "admin", Params: pluginParam},
+			func(ctx context.Context, a pluginArgs) (tools.Result, error) {
+				return n.pluginResult(ctx, a.Plugin, true, n.LoadRegistered(ctx, a.Plugin))
+			}),
+		tools.Typed(tools.Spec{Name: "plugins.unload", Description: "Stop a plugin and remove its tools, sensors and hooks.",
+			Permission: "admin", Params: pluginParam},
+			func(ctx context.Context, a pluginArgs) (tools.Result, error) {
+				return n.pluginResult(ctx, a.Plugin, false, n.UnloadPlugin(ctx, a.Plugin))
+			}),
+		tools.Typed(tools.Spec{Name: "config.reload",
+			Description: "Validate a board config and, if valid, rebuild the agent from it. Give path (a board file in the running board's directory) or yaml (the file's content).",
+			Permission:  "admin",
+			Params: json.RawMessage(`{"type":"object","properties":{
+  "path":{"type":"string","minLength":1,"maxLength":256,"description":"a board file in the running board's directory"},
+  "yaml":{"type":"string","minLength":1,"maxLength":262144,"description":"a board file's content"}},
+  "additionalProperties":false}`)},
+			n.reload),
+	}
+}
+
+// pluginResult: whatever stops a load or unload (unknown plugin, a
+// dependency, a failed start) leaves the agent as it was, so it is a refusal.
+func (n *Node) pluginResult(ctx context.Context, name string, load bool, err error) (tools.Result, error) {
+	var stopErr hooks.Failure
+	if !load && errors.As(err, &stopErr) { // unloaded, but its OnAgentStop failed
+		n.Log.Warn("plugin unloaded; its stop failed", "plugin", name, "err", err)
+		return tools.Result{Value: map[string]any{"plugin": name, "loaded": false, "stop_error": err.Error()}}, nil
+	}
+	if err != nil {
+		return tools.Result{}, &tools.Error{Code: tools.CodeRefused, Msg: err.Error()}
+	}
+	verb := "unloaded"
+	if load {
+		verb = "loaded"
+	}
+	n.Log.Info("plugin "+verb, "plugin", name, "by", tools.CallerOf(ctx))
+	return tools.Result{Value: map[string]any{"plugin": name, "loaded": load}}, nil
+}
+
+type reloadArgs struct {
+	Path string `json:"path"`
+	YAML string `json:"yaml"`
+}
+
+// reload validates a board config and hands it to whoever runs the node. A
+// broken config is refused and the running one stays; a valid one replaces
+// the whole node (sensors, actuators, plugins, reflexes, permissions, MQTT
+// settings), which is what "reload" can honestly mean for a config that may
+// change any of them. Disabled tools and history stay in the store; the
+// world model starts afresh.
+//
+// A path is confined to the running board's directory (symlinks resolved),
+// so the tool cannot be used to probe other files, and errors name keys and
+// positions only (board errors never quote the file).
+func (n *Node) reload(ctx context.Context, a reloadArgs) (tools.Result, error) {
+	refuse := func(format string, args ...any) (tools.Result, error) {
+		return tools.Result{}, &tools.Error{Code: tools.CodeRefused, Msg: fmt.Sprintf(format, args...)}
+	}
+	var cfg *board.Config
+	var err error
+	dir := n.dir
+	switch {
+	case (a.Path == "") == (a.YAML == ""):
+		return tools.Result{}, &tools.Error{Code: tools.CodeInvalidParams, Msg: "config.reload: give path (a board file on the robot) or yaml (the file's content), not both"}
+	case a.Path != "":
+		path, perr := n.confine(a.Path)
+		if perr != nil {
+			return refuse("config refused, the running one is kept: %v", perr)
+		}
+		cfg, err = board.Load(path)
+	default:
+		// Relative paths inside resolve against the running board's directory.
+		cfg, err = board.Parse(filepath.Join(n.dir, "(reload).yaml"), []byte(a.YAML))
+	}
+	if err == nil {
+		err = CheckConfig(cfg, dir)
+	}
+	if err != nil {
+		return refuse("config refused, the running one is kept:\n%v", err)
+	}
+	t := time.NewTimer(200 * time.Millisecond)
+	defer t.Stop()
+	select {
+	case n.reloads <- Reload{Config: cfg, Dir: dir}:
+		n.Log.Info("board config reload accepted: the node restarts with it", "device", cfg.Device.ID, "by", tools.CallerOf(ctx))
+		return tools.Result{Value: map[string]any{"applied": true, "device": cfg.Device.ID,
+			"note": "the node is being rebuilt from the new config; tool history and disabled tools are kept, the world model starts afresh"}}, nil
+	case <-t.C:
+		return refuse("the config is valid, but this process does not apply reloads: restart edgeagent with it")
+	case <-ctx.Done():
+		return tools.Result{}, ctx.Err()
+	}
+}
+
+// confine resolves a reload path inside the board's directory. The errors
+// say what is wrong with the path, never what is in a file.
+func (n *Node) confine(p string) (string, error) {
+	if ext := strings.ToLower(filepath.Ext(p)); ext != ".yaml" && ext != ".yml" {
+		return "", errors.New("path: a board file ends in .yaml or .yml")
+	}
+	base, err := filepath.EvalSymlinks(n.dir)
+	if err != nil {
+		base = n.dir
+	}
+	if base, err = filepath.Abs(base); err != nil {
+		return "", errors.New("path: the board directory cannot be resolved")
+	}
+	if !filepath.IsAbs(p) {
+		p = filepath.Join(base, p)
+	}
+	real, err := filepath.EvalSymlinks(p)
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return "", errors.New("path: no such board file in the board directory")
+		}
+		return "", errors.New("path: cannot be resolved")
+	}
+	if rel, err := filepath.Rel(base, real); err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+		return "", errors.New("path: outside the board directory (symlinks resolved)")
+	}
+	return real, nil
+}
+
+// CheckConfig builds a node from cfg without a store and without starting
+// it: sensor kinds, their options and every plugin's options are checked.
+func CheckConfig(cfg *board.Config, dir string) error {
+	dry, err := New(cfg, Options{Log: slog.New(slog.NewTextHandler(io.Discard, nil)), ConfigDir: dir, NoStore: true})
+	if err != nil {
+		return err
+	}
+	return dry.Close()
+}

@@ -42,7 +42,9 @@ func (n *Node) adminTools() []tools.Tool {
 	return []tools.Tool{
 		tools.Func(tools.Spec{Name: "plugins.list", Description: "The compiled-in plugins and whether each is loaded.",
 			Permission: "admin", Params: json.RawMessage(`{"type":"object","additionalProperties":false}`)},
-			func(context.Context, json.RawMessage) (tools.Result, error) { return tools.Result{Value: n.PluginStates()}, nil }),
+			func(context.Context, json.RawMessage) (tools.Result, error) {
+				return tools.Result{Value: n.PluginStates()}, nil
+			}),
 		tools.Typed(tools.Spec{Name: "plugins.load", Description: "Build a compiled-in plugin and load it into the running agent.",
 			Permission: "admin", Params: pluginParam},
 			func(ctx context.Context, a pluginArgs) (tools.Result, error) {

@@ -16,8 +16,8 @@ import (
 	"github.com/edgeagent/edgeagent/board"
 	"github.com/edgeagent/edgeagent/node"
 	_ "github.com/edgeagent/edgeagent/sensors/camera" // the camera kind
-	_ "github.com/edgeagent/edgeagent/tools/snapshot"
 	"github.com/edgeagent/edgeagent/tools"
+	_ "github.com/edgeagent/edgeagent/tools/snapshot"
 	"github.com/edgeagent/edgeagent/worldmodel"
 )
 

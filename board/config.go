@@ -44,6 +44,9 @@ type Config struct {
 	// Plugins holds each plugin's settings by plugin name, decoded by the
 	// plugin when it is loaded.
 	Plugins map[string]Options `yaml:"plugins,omitempty"`
+	// Record configures the recorder (MCAP files); the record package
+	// decodes it.
+	Record Options `yaml:"record,omitempty"`
 }
 
 // Device says which robot this is and which pin table applies.

@@ -53,6 +53,9 @@ var rules = []struct {
 	// node assembles: it knows the host and the runtime, never a plugin.
 	{"node", []string{"agent", "board", "clock", "hooks", "node/sensorconf", "plugin", "sensors", "store", "tools", "worldmodel"}},
 	{"node/sensorconf", []string{"board", "sensors", "worldmodel"}},
+	{"record", []string{"plugin", "hooks", "tools", "worldmodel", "board", "clock"}},
+	{"record/recording", nil},
+	{"record/replay", []string{"agent", "board", "clock", "hooks", "llm", "node", "plugin", "record", "record/recording", "tools", "worldmodel"}},
 }
 
 // pending are known violations being removed (issue 19: tools/actuator and

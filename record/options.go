@@ -1,0 +1,98 @@
+package record
+
+import (
+	"errors"
+	"fmt"
+	"time"
+)
+
+// Options are the board's `record:` section. Zero fields take the defaults
+// of DefaultOptions.
+type Options struct {
+	// Enabled records from the start into Dir. Without it the recorder
+	// waits for `run --record FILE` or the record.start tool.
+	Enabled bool `yaml:"enabled"`
+	// Dir holds the rotated files, relative to data_dir (default
+	// "recordings").
+	Dir string `yaml:"dir"`
+	// MaxBytes and MaxAge start a new file in Dir; Keep is how many files
+	// Dir keeps (the oldest are deleted). A single file named by --record
+	// or record.start {file} is never rotated.
+	MaxBytes int64         `yaml:"max_bytes"`
+	MaxAge   time.Duration `yaml:"max_age"`
+	Keep     int           `yaml:"keep"`
+	// Compression of the chunks: lz4 (less memory and CPU) or zstd
+	// (smaller files).
+	Compression string `yaml:"compression"`
+	// ChunkBytes closes a chunk at this uncompressed size; FlushEvery closes
+	// it after this long at the latest. A power cut loses at most the
+	// chunk being filled.
+	ChunkBytes int64         `yaml:"chunk_bytes"`
+	FlushEvery time.Duration `yaml:"flush_every"`
+	// Queue bounds what waits for the disk, in messages and bytes; beyond
+	// it messages are dropped and counted, the agent never waits.
+	Queue      int   `yaml:"queue"`
+	QueueBytes int64 `yaml:"queue_bytes"`
+	// Frames decides which camera snapshots are kept.
+	Frames FrameOptions `yaml:"frames"`
+	// Retry is how long a recorder whose disk failed (full, read-only,
+	// gone) waits before it tries a new file.
+	Retry time.Duration `yaml:"retry"`
+}
+
+// FrameOptions: every snapshot while the camera sees motion, one per
+// Interval otherwise.
+type FrameOptions struct {
+	Enabled  bool          `yaml:"enabled"`
+	Interval time.Duration `yaml:"interval"`
+	Motion   bool          `yaml:"motion"` // every snapshot during motion
+}
+
+// DefaultOptions are what an empty `record:` section means.
+func DefaultOptions() Options {
+	return Options{
+		Dir: "recordings", MaxBytes: 256 << 20, MaxAge: time.Hour, Keep: 24,
+		Compression: "lz4", ChunkBytes: 256 << 10, FlushEvery: 5 * time.Second,
+		Queue: 4096, QueueBytes: 1 << 20, Retry: 30 * time.Second,
+		Frames: FrameOptions{Enabled: true, Interval: time.Second, Motion: true},
+	}
+}
+
+func (o Options) validate() error {
+	var errs []error
+	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf("record."+format, args...)) }
+	if o.Compression != "lz4" && o.Compression != "zstd" {
+		bad("compression %q: want lz4 or zstd", o.Compression)
+	}
+	if o.MaxBytes < 1<<20 {
+		bad("max_bytes %d: want ≥ 1048576", o.MaxBytes)
+	}
+	if o.MaxAge < time.Minute {
+		bad("max_age %v: want ≥ 1m", o.MaxAge)
+	}
+	if o.Keep < 1 {
+		bad("keep %d: want ≥ 1", o.Keep)
+	}
+	if o.ChunkBytes < 4<<10 || o.ChunkBytes > 64<<20 {
+		bad("chunk_bytes %d: want 4096..67108864", o.ChunkBytes)
+	}
+	if o.FlushEvery < 100*time.Millisecond {
+		bad("flush_every %v: want ≥ 100ms", o.FlushEvery)
+	}
+	if o.Queue < 16 {
+		bad("queue %d: want ≥ 16", o.Queue)
+	}
+	if o.QueueBytes < 64<<10 {
+		bad("queue_bytes %d: want ≥ 65536", o.QueueBytes)
+	}
+	if o.Frames.Interval < 0 {
+		bad("frames.interval %v: want ≥ 0", o.Frames.Interval)
+	}
+	if o.Retry < time.Second {
+		bad("retry %v: want ≥ 1s", o.Retry)
+	}
+	if o.Dir == "" {
+		bad("dir: must not be empty")
+	}
+	return errors.Join(errs...)
+}

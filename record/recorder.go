@@ -1,0 +1,259 @@
+package record
+
+import (
+	"context"
+	"log/slog"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/edgeagent/edgeagent/clock"
+	"github.com/edgeagent/edgeagent/worldmodel"
+)
+
+// Recorder writes the world model's stream to MCAP files. It is one more
+// consumer of the stream (a worldmodel.Cursor), like MQTT and the
+// dashboard: a pump goroutine reads the cursor and encodes, a writer
+// goroutine writes, and a bounded queue between them absorbs a slow disk.
+// Nothing the agent does ever waits for the recorder: what does not fit is
+// dropped, counted and warned about.
+type Recorder struct {
+	world  *worldmodel.Model
+	opts   Options
+	clk    clock.Clock
+	log    *slog.Logger
+	header func() Header
+	device string
+	q      *queue
+
+	mu       sync.Mutex
+	sess     *session // nil: not recording
+	gen      uint64
+	running  bool // Run has started: a new session reads only what happens next
+	state    string
+	path     string        // the file being written
+	pumpCtl  chan struct{} // a session started or stopped
+	writeCtl chan struct{}
+
+	written, dropped, missed, skipped atomic.Uint64
+	lastWarn                          atomic.Int64 // unix nanos of the last drop warning
+}
+
+// session is one recording: into one file, or into a directory with
+// rotation.
+type session struct {
+	gen  uint64
+	file string // a single file, never rotated
+	dir  string // rotating files in this directory
+}
+
+// New returns a recorder that is not recording yet. header is asked for
+// every new file (it carries the build and the board).
+func New(world *worldmodel.Model, o Options, clk clock.Clock, log *slog.Logger, device string, header func() Header) (*Recorder, error) {
+	if err := o.validate(); err != nil {
+		return nil, err
+	}
+	if clk == nil {
+		clk = clock.Real()
+	}
+	if log == nil {
+		log = slog.Default()
+	}
+	return &Recorder{world: world, opts: o, clk: clk, log: log, header: header, device: device,
+		q: newQueue(o.Queue, o.QueueBytes), state: "idle",
+		pumpCtl: make(chan struct{}, 1), writeCtl: make(chan struct{}, 1)}, nil
+}
+
+// StartFile records into one file (it must not exist yet).
+func (r *Recorder) StartFile(path string) { r.start(&session{file: path}) }
+
+// StartDir records into rotating files in dir.
+func (r *Recorder) StartDir(dir string) { r.start(&session{dir: dir}) }
+
+func (r *Recorder) start(s *session) {
+	r.mu.Lock()
+	r.gen++
+	s.gen = r.gen
+	r.sess = s
+	r.state = "recording"
+	r.mu.Unlock()
+	r.poke()
+}
+
+// Stop ends the recording; the file is completed (index, statistics) once
+// what was queued is written.
+func (r *Recorder) Stop() {
+	r.mu.Lock()
+	r.gen++
+	r.sess = nil
+	r.state = "idle"
+	r.mu.Unlock()
+	r.poke()
+}
+
+func (r *Recorder) poke() {
+	for _, c := range []chan struct{}{r.pumpCtl, r.writeCtl} {
+		select {
+		case c <- struct{}{}:
+		default:
+		}
+	}
+}
+
+func (r *Recorder) session() *session {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.sess
+}
+
+// Status is the recorder's component of agent.status.
+type Status struct {
+	State         string `json:"state"` // idle, recording, or degraded: why
+	File          string `json:"file,omitempty"`
+	Written       uint64 `json:"written"`
+	Dropped       uint64 `json:"dropped"`
+	Missed        uint64 `json:"missed"`
+	FramesSkipped uint64 `json:"frames_skipped"`
+	Queued        int    `json:"queued"`
+}
+
+// Status reports what the recorder is doing and what it lost.
+func (r *Recorder) Status() Status {
+	r.mu.Lock()
+	st, path := r.state, r.path
+	r.mu.Unlock()
+	return Status{State: st, File: path, Written: r.written.Load(), Dropped: r.dropped.Load(),
+		Missed: r.missed.Load(), FramesSkipped: r.skipped.Load(), Queued: r.q.len()}
+}
+
+func (r *Recorder) setState(state, path string) {
+	r.mu.Lock()
+	if r.sess != nil {
+		r.state = state
+	}
+	r.path = path
+	r.mu.Unlock()
+}
+
+// Run pumps and writes until ctx ends, then completes the open file with
+// what is queued. It returns when the file is closed.
+func (r *Recorder) Run(ctx context.Context) {
+	r.mu.Lock()
+	fromStart := !r.running
+	r.running = true
+	r.mu.Unlock()
+	done := make(chan struct{})
+	go func() { defer close(done); r.write(ctx) }()
+	r.pump(ctx, fromStart)
+	<-done
+}
+
+// pump reads the stream while a session is on and queues its messages.
+func (r *Recorder) pump(ctx context.Context, fromStart bool) {
+	var (
+		cur   *worldmodel.Cursor
+		sess  *session
+		enc   *encoder
+		items []worldmodel.Item
+		msgs  []Message
+		seen  uint64 // cur.Missed already counted
+	)
+	for {
+		if s := r.session(); s != sess {
+			sess, cur, enc = s, nil, nil
+			if s != nil {
+				cur, seen = r.world.NewCursor(fromStart), 0
+				enc = newEncoder(r.opts.Frames)
+			}
+			fromStart = false
+		}
+		var wake <-chan struct{}
+		if cur != nil {
+			wake = cur.Wait()
+			items = cur.Read(items[:0], 512)
+			if m := cur.Missed(); m > seen {
+				r.missed.Add(m - seen)
+				r.warnDrop("the recorder fell behind the world model's rings", m-seen)
+				seen = m
+			}
+			skipped := enc.skipped
+			for i := range items {
+				msgs = enc.encode(msgs[:0], items[i])
+				for _, m := range msgs {
+					if !r.q.push(entry{sess: sess, msg: m}) {
+						r.dropped.Add(1)
+						r.warnDrop("the recorder's queue is full (the disk is slow or stalled)", 1)
+					}
+				}
+			}
+			r.skipped.Add(enc.skipped - skipped)
+			clear(items) // no references to blobs while waiting
+			clear(msgs)
+			if len(items) > 0 {
+				continue
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-r.pumpCtl:
+		case <-wake:
+		}
+	}
+}
+
+// warnDrop logs lost messages at most once a minute.
+func (r *Recorder) warnDrop(why string, n uint64) {
+	now := r.clk.Now().UnixNano()
+	last := r.lastWarn.Load()
+	if last != 0 && now-last < int64(time.Minute) {
+		return
+	}
+	if r.lastWarn.CompareAndSwap(last, now) {
+		r.log.Warn("recorder: messages dropped; the agent is not affected", "why", why, "now", n,
+			"dropped_total", r.dropped.Load(), "missed_total", r.missed.Load())
+	}
+}
+
+// write takes messages off the queue into the session's file.
+func (r *Recorder) write(ctx context.Context) {
+	w := &writer{r: r}
+	flush := r.clk.NewTimer(r.opts.FlushEvery)
+	defer flush.Stop()
+	for {
+		e, ok := r.q.pop()
+		if ok {
+			w.put(e)
+			continue
+		}
+		if w.f != nil && w.sess != r.session() { // stopped or restarted: complete the file
+			w.closeFile()
+		}
+		select {
+		case <-ctx.Done():
+			for e, ok := r.q.pop(); ok; e, ok = r.q.pop() {
+				w.put(e)
+			}
+			w.closeFile()
+			return
+		case <-r.q.ready:
+		case <-r.writeCtl:
+		case <-flush.C():
+			w.flush()
+			flush.Reset(r.opts.FlushEvery)
+		}
+	}
+}
+
+func (r *Recorder) stats() Message {
+	data := marshal(map[string]uint64{"written": r.written.Load(), "dropped": r.dropped.Load(),
+		"missed": r.missed.Load(), "frames_skipped": r.skipped.Load()})
+	return Message{Topic: TopicStats, Schema: SchemaStats, Kind: KindStats, Source: "recorder", Time: r.clk.Now(), Data: data}
+}
+
+func (r *Recorder) final() map[string]string {
+	u := func(v uint64) string { return strconv.FormatUint(v, 10) }
+	return map[string]string{"written": u(r.written.Load()), "dropped": u(r.dropped.Load()),
+		"missed": u(r.missed.Load()), "frames_skipped": u(r.skipped.Load())}
+}

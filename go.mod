@@ -30,7 +30,7 @@ require (
 	github.com/eclipse/paho.mqtt.golang v1.5.1 // indirect
 	github.com/emirpasic/gods/v2 v2.0.0-alpha // indirect
 	github.com/erikgeiser/coninput v0.0.0-20211004153227-1c3628e74d0f // indirect
-	github.com/foxglove/mcap/go/mcap v1.7.0 // indirect
+	github.com/foxglove/mcap/go/mcap v1.7.0
 	github.com/gabriel-vasile/mimetype v1.4.3 // indirect
 	github.com/gen2brain/malgo v0.11.24 // indirect
 	github.com/gin-contrib/cors v1.7.2 // indirect

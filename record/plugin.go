@@ -120,7 +120,7 @@ func (p *recorderPlugin) OnAgentStop(ctx context.Context) error {
 	}
 }
 
-var nameRE = `^[A-Za-z0-9][A-Za-z0-9._-]{0,99}\.mcap$`
+var nameRE = `^[A-Za-z0-9][A-Za-z0-9._-]{0,99}[.]mcap$`
 
 func (p *recorderPlugin) Tools() []tools.Tool {
 	type startArgs struct {

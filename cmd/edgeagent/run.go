@@ -21,7 +21,7 @@ import (
 var processStart = time.Now()
 
 func init() {
-	var boardPath string
+	var boardPath, recordPath string
 	cmd := &cobra.Command{
 		Use:   "run",
 		Short: "Run the agent on a board (default: the simulated board)",
@@ -31,6 +31,9 @@ func init() {
 			defer stop()
 			n, log, err := loadNode(boardPath, false)
 			if err != nil {
+				return err
+			}
+			if err := recordTo(n, recordPath); err != nil {
 				return err
 			}
 			if pct := n.Board.Agent.GCPercent; pct != 100 && os.Getenv("GOGC") == "" {
@@ -45,6 +48,7 @@ func init() {
 		},
 	}
 	cmd.Flags().StringVar(&boardPath, "board", defaultBoard, "board config file")
+	cmd.Flags().StringVar(&recordPath, "record", "", "record the run into this MCAP file (it must not exist)")
 	rootCmd.AddCommand(cmd)
 }
 

@@ -1,0 +1,191 @@
+package replay
+
+import (
+	"crypto/sha256"
+	"encoding/json"
+	"fmt"
+	"io"
+	"regexp"
+	"strings"
+	"time"
+)
+
+// Action is something the agent did that a replay must do again: a
+// decision, a tool call or an actuator write. What is the part compared:
+// no times, durations, cycle numbers or results that carry a clock.
+type Action struct {
+	Kind   string // decision | tool_call | actuator
+	Source string // the tool or actuator; "agent" for decisions
+	What   string
+	Time   time.Time
+}
+
+func (a Action) String() string { return a.Kind + " " + a.Source + ": " + a.What }
+
+// Kinds of actions, in the order the report lists them.
+var kinds = []string{"decision", "tool_call", "actuator", "llm"}
+
+var cyclePrefix = regexp.MustCompile(`^cycle \d+ `)
+
+func decisionAction(t time.Time, msg string, data map[string]any) Action {
+	what := cyclePrefix.ReplaceAllString(msg, "")
+	if tr, ok := data["trace"].(map[string]any); ok {
+		for _, k := range []string{"scenario", "tool", "params", "refusal"} {
+			if v, ok := tr[k]; ok && v != nil && v != "" {
+				what += " " + k + "=" + canonical(v)
+			}
+		}
+	}
+	return Action{Kind: "decision", Source: "agent", What: what, Time: t}
+}
+
+func recordAction(t time.Time, kind, source string, data json.RawMessage) Action {
+	var d map[string]any
+	_ = json.Unmarshal(data, &d) // a record's data is an object; a broken one compares as empty
+	var parts []string
+	keys := []string{"state"}
+	if kind == "tool_call" {
+		keys = []string{"caller", "params", "ok", "code", "error"}
+	}
+	for _, k := range keys {
+		if v, ok := d[k]; ok {
+			parts = append(parts, k+"="+canonical(v))
+		}
+	}
+	return Action{Kind: kind, Source: source, What: strings.Join(parts, " "), Time: t}
+}
+
+// llmAction is an LLM exchange as compared: its purpose, how it ended
+// (answered, unavailable, cut off, failed) and a digest of its prompt
+// without the world summary (see prompt).
+func llmAction(t time.Time, source string, x exchange) Action {
+	outcome := "answered"
+	switch {
+	case unavailable(x.Error):
+		outcome = "unavailable"
+	case cutOff(x.Error):
+		outcome = "cut off"
+	case x.Error != "":
+		outcome = "failed"
+	}
+	sum := sha256.Sum256([]byte(prompt(x.System, x.Messages)))
+	return Action{Kind: "llm", Source: source, What: fmt.Sprintf("%s %s prompt %x", x.Purpose, outcome, sum[:6]), Time: t}
+}
+
+// canonical is v as JSON with sorted keys (encoding/json sorts map keys).
+func canonical(v any) string {
+	if s, ok := v.(string); ok {
+		return s
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Sprint(v)
+	}
+	return string(b)
+}
+
+// Divergence is the first place a replay did something else.
+type Divergence struct {
+	Kind   string
+	Index  int     // among the actions of Kind
+	Want   *Action // nil: the replay did more than the recording
+	Got    *Action // nil: the replay did not do it
+	Before []Action
+}
+
+// compare finds the first divergence: per kind, the actions must be the
+// same in the same order (kinds are compared apart because a dead-man stop
+// and the next decision may interleave differently without either being
+// wrong); the earliest mismatch in recorded time is reported.
+func compare(want, got []Action) (*Divergence, map[string][2]int) {
+	counts := map[string][2]int{}
+	var first *Divergence
+	for _, k := range kinds {
+		w, g := ofKind(want, k), ofKind(got, k)
+		counts[k] = [2]int{len(w), len(g)}
+		for i := 0; i < max(len(w), len(g)); i++ {
+			var wa, ga *Action
+			if i < len(w) {
+				wa = &w[i]
+			}
+			if i < len(g) {
+				ga = &g[i]
+			}
+			if wa != nil && ga != nil && wa.Source == ga.Source && wa.What == ga.What {
+				continue
+			}
+			d := &Divergence{Kind: k, Index: i, Want: wa, Got: ga, Before: w[max(0, i-3):min(i, len(w))]}
+			if first == nil || at(d).Before(at(first)) {
+				first = d
+			}
+			break
+		}
+	}
+	return first, counts
+}
+
+func at(d *Divergence) time.Time {
+	if d.Want != nil {
+		return d.Want.Time
+	}
+	return d.Got.Time
+}
+
+func ofKind(as []Action, kind string) []Action {
+	var out []Action
+	for _, a := range as {
+		if a.Kind == kind {
+			out = append(out, a)
+		}
+	}
+	return out
+}
+
+// Print writes the report: what was fed, what matched, and the first
+// divergence with its context.
+func (r *Report) Print(w io.Writer) {
+	fmt.Fprintf(w, "replayed %s of recording (%d inputs, %d frames, %d heartbeats) in %s",
+		r.Span.Round(time.Millisecond), r.Inputs, r.Frames, r.Heartbeats, r.Took.Round(time.Millisecond))
+	if r.LLM != "" {
+		fmt.Fprintf(w, "; llm %s", r.LLM)
+		if r.LLM == "recorded" {
+			fmt.Fprintf(w, " (%d of %d recorded answers served)", r.LLMServed, r.LLMRecorded)
+		}
+	}
+	fmt.Fprintln(w)
+	if r.Damage != "" {
+		fmt.Fprintf(w, "the recording was cut short: %s\n", r.Damage)
+	}
+	names := map[string]string{"decision": "decisions", "tool_call": "tool calls", "actuator": "actuator writes", "llm": "llm exchanges"}
+	for _, k := range kinds {
+		c := r.Counts[k]
+		fmt.Fprintf(w, "  %-16s recorded %4d  replayed %4d\n", names[k], c[0], c[1])
+	}
+	for _, wall := range r.WallClock {
+		fmt.Fprintf(w, "  note: %s\n", wall)
+	}
+	d := r.Divergence
+	if d == nil {
+		fmt.Fprintln(w, "identical: every decision, tool call, actuator write and LLM exchange as recorded")
+		return
+	}
+	fmt.Fprintf(w, "DIVERGED at %s #%d", names[d.Kind], d.Index+1)
+	if !r.Start.IsZero() {
+		fmt.Fprintf(w, " (+%s into the recording)", at(d).Sub(r.Start).Round(time.Millisecond))
+	}
+	fmt.Fprintln(w)
+	for _, b := range d.Before {
+		fmt.Fprintf(w, "    same      %s\n", b)
+	}
+	show := func(a *Action) string {
+		if a == nil {
+			return "(nothing)"
+		}
+		return a.String()
+	}
+	fmt.Fprintf(w, "  - recorded  %s\n", show(d.Want))
+	fmt.Fprintf(w, "  + replayed  %s\n", show(d.Got))
+	if d.Kind == "llm" && r.LLMNote != "" {
+		fmt.Fprintf(w, "  %s\n", r.LLMNote)
+	}
+}

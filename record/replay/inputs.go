@@ -1,0 +1,194 @@
+package replay
+
+import (
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/edgeagent/edgeagent/record"
+	"github.com/edgeagent/edgeagent/record/recording"
+	"github.com/edgeagent/edgeagent/worldmodel"
+)
+
+// input is one recorded thing that came from outside the agent: an
+// observation or an event, fed back into the node at its time.
+type input struct {
+	t     time.Time
+	obs   *worldmodel.Observation
+	event *worldmodel.Event
+}
+
+// derived are the events the agent raises itself: a replay must produce
+// them again, so they are not fed.
+var derived = map[string]bool{
+	"decision": true, "preempted": true, "actuators_stopped": true, "actuator_stopped_late": true, "deadman_stop": true,
+}
+
+// tape is what a replay needs from a recording.
+type tape struct {
+	info     *recording.Info
+	inputs   []input
+	actions  []Action // decisions, tool calls and actuator writes, as recorded
+	exchange []exchange
+	frames   int
+}
+
+// exchange is a recorded LLM call: the prompt and the raw answer.
+type exchange struct {
+	Purpose  string          `json:"purpose"`
+	System   string          `json:"system"`
+	Messages []llmMessage    `json:"messages"`
+	Schema   json.RawMessage `json:"schema,omitempty"`
+	Answer   string          `json:"answer"`
+	Error    string          `json:"error,omitempty"`
+}
+
+type llmMessage struct {
+	Role    string `json:"role"`
+	Content string `json:"content"`
+}
+
+// load reads a recording. actuators are the board's actuator names: what
+// their sources observe (headlight.on, pan.angle) the replayed actuators
+// observe again, so it is not fed.
+func load(path string, actuators map[string]bool, frames bool) (*tape, error) {
+	tp := &tape{}
+	var bad error
+	info, err := recording.Read(path, func(m recording.Msg) error {
+		in, act, x, err := decode(m, actuators, frames)
+		if err != nil {
+			bad = fmt.Errorf("%s: message on %s at %s: %w", path, m.Channel.Topic, m.Time.UTC().Format(time.RFC3339Nano), err)
+			return recording.ErrStop
+		}
+		if in != nil {
+			if in.obs != nil && in.obs.Kind == worldmodel.BlobRef {
+				tp.frames++
+			}
+			tp.inputs = append(tp.inputs, *in)
+		}
+		if act != nil {
+			tp.actions = append(tp.actions, *act)
+		}
+		if x != nil {
+			tp.exchange = append(tp.exchange, *x)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	if bad != nil {
+		return nil, bad
+	}
+	tp.info = info
+	return tp, nil
+}
+
+// message is the union of the recorder's JSON messages.
+type message struct {
+	Seq      uint64          `json:"seq"`
+	Source   string          `json:"source"`
+	Value    float64         `json:"value"`
+	Unit     string          `json:"unit"`
+	Text     string          `json:"text"`
+	Kind     string          `json:"kind"`
+	Priority string          `json:"priority"`
+	Message  string          `json:"message"`
+	Data     json.RawMessage `json:"data"`
+	Format   string          `json:"format"`
+}
+
+func decode(m recording.Msg, actuators map[string]bool, frames bool) (*input, *Action, *exchange, error) {
+	c := m.Channel
+	switch c.Kind {
+	case record.KindObservation, record.KindImage:
+		if actuators[strings.SplitN(c.Source, ".", 2)[0]] {
+			return nil, nil, nil, nil
+		}
+		if c.Kind == record.KindImage && !frames {
+			return nil, nil, nil, nil
+		}
+	case record.KindEvent, record.KindRecord:
+	default: // annotations (drawn from events) and the recorder's counters
+		return nil, nil, nil, nil
+	}
+	var msg message
+	if err := json.Unmarshal(m.Data, &msg); err != nil {
+		return nil, nil, nil, fmt.Errorf("not a recorder message")
+	}
+	switch {
+	case c.Kind == record.KindImage:
+		b64 := struct {
+			Data string `json:"data"`
+		}{}
+		if err := json.Unmarshal(m.Data, &b64); err != nil {
+			return nil, nil, nil, fmt.Errorf("not a compressed image")
+		}
+		data, err := base64.StdEncoding.DecodeString(b64.Data)
+		if err != nil {
+			return nil, nil, nil, fmt.Errorf("image data is not base64")
+		}
+		return &input{t: m.Time, obs: &worldmodel.Observation{Time: m.Time, Source: c.Source, Kind: worldmodel.BlobRef,
+			Blob: &worldmodel.Blob{MIME: "image/jpeg", Data: data}}}, nil, nil, nil
+	case c.Kind == record.KindObservation:
+		o := &worldmodel.Observation{Time: m.Time, Source: c.Source}
+		switch c.Schema {
+		case record.SchemaReading:
+			o.Kind, o.Value, o.Unit = worldmodel.Reading, msg.Value, msg.Unit
+		case record.SchemaText:
+			o.Kind, o.Text = worldmodel.Text, msg.Text
+		case record.SchemaEvent:
+			ev, err := toEvent(m.Time, msg)
+			if err != nil {
+				return nil, nil, nil, err
+			}
+			o.Kind, o.Event = worldmodel.EventRef, ev
+		default: // blobs other than frames: only their size was kept
+			return nil, nil, nil, nil
+		}
+		return &input{t: m.Time, obs: o}, nil, nil, nil
+	case c.Kind == record.KindEvent:
+		ev, err := toEvent(m.Time, msg)
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		if ev.Kind == "decision" {
+			a := decisionAction(m.Time, ev.Message, ev.Data)
+			return nil, &a, nil, nil
+		}
+		if derived[ev.Kind] || ev.Source == "agent" {
+			return nil, nil, nil, nil
+		}
+		return &input{t: m.Time, event: ev}, nil, nil, nil
+	}
+	// a record
+	switch msg.Kind {
+	case "tool_call", worldmodel.RecordActuator:
+		a := recordAction(m.Time, msg.Kind, msg.Source, msg.Data)
+		return nil, &a, nil, nil
+	case "llm":
+		var x exchange
+		if err := json.Unmarshal(msg.Data, &x); err != nil {
+			return nil, nil, nil, fmt.Errorf("an llm record without an exchange")
+		}
+		a := llmAction(m.Time, msg.Source, x)
+		return nil, &a, &x, nil
+	}
+	return nil, nil, nil, nil
+}
+
+func toEvent(t time.Time, msg message) (*worldmodel.Event, error) {
+	prio, err := worldmodel.ParsePriority(msg.Priority)
+	if err != nil {
+		return nil, err
+	}
+	ev := &worldmodel.Event{Time: t, Kind: msg.Kind, Source: msg.Source, Priority: prio, Message: msg.Message}
+	if len(msg.Data) > 0 && string(msg.Data) != "null" {
+		if err := json.Unmarshal(msg.Data, &ev.Data); err != nil {
+			return nil, fmt.Errorf("event data is not an object")
+		}
+	}
+	return ev, nil
+}

@@ -1,0 +1,212 @@
+package replay
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+	"unicode/utf8"
+)
+
+// ollama answers the replay's LLM calls from the recording, speaking
+// Ollama's HTTP protocol on loopback, so the agent's real client and
+// engine run unchanged (--llm recorded). Calls are answered in recorded
+// order. A prompt other than the recorded one is a divergence (the first
+// is kept); it is still answered, so the replay goes on. A call that was
+// cut off when recorded (a preemption) is held until the agent gives up on
+// it, which is what lets the replay feed the preempting event at that
+// moment.
+type ollama struct {
+	srv   *http.Server
+	ln    net.Listener
+	model string
+
+	mu       sync.Mutex
+	tape     []exchange
+	next     int
+	first    string // the first prompt mismatch
+	holding  int    // calls held open for a recorded cancellation
+	answered int
+}
+
+func startOllama(tape []exchange, model string) (*ollama, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, fmt.Errorf("--llm recorded: %w", err)
+	}
+	o := &ollama{ln: ln, tape: tape, model: model}
+	mux := http.NewServeMux()
+	mux.HandleFunc("/api/version", func(w http.ResponseWriter, _ *http.Request) {
+		writeJSON(w, http.StatusOK, map[string]string{"version": "0.0.0-replay"})
+	})
+	mux.HandleFunc("/api/tags", func(w http.ResponseWriter, _ *http.Request) {
+		writeJSON(w, http.StatusOK, map[string]any{"models": []map[string]string{{"name": model, "model": model}}})
+	})
+	mux.HandleFunc("/api/generate", func(w http.ResponseWriter, _ *http.Request) { // the preload
+		writeJSON(w, http.StatusOK, map[string]any{"model": model, "created_at": time.Unix(0, 0).UTC(), "done": true, "done_reason": "load"})
+	})
+	mux.HandleFunc("/api/embed", func(w http.ResponseWriter, _ *http.Request) {
+		writeJSON(w, http.StatusNotFound, map[string]string{"error": "embeddings are not recorded"})
+	})
+	mux.HandleFunc("/api/chat", o.chat)
+	o.srv = &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
+	go func() { _ = o.srv.Serve(ln) }() // ends with close
+	return o, nil
+}
+
+func (o *ollama) url() string { return "http://" + o.ln.Addr().String() }
+
+func (o *ollama) close() {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	_ = o.srv.Shutdown(ctx)
+}
+
+// prompt is what of an LLM request a replay compares: the system prompt and
+// the messages without their world summary ("World now:" to the end of a
+// message). The summary is made from the same replayed inputs, but its
+// ages ("4.2s ago") come from the wall clock (worldmodel.Summary) and so
+// does how many lines fit its byte budget.
+func prompt(system string, msgs []llmMessage) string {
+	var b strings.Builder
+	if system != "" {
+		b.WriteString("system: " + system + "\n")
+	}
+	for _, m := range msgs {
+		c := m.Content
+		if i := strings.Index(c, "World now:\n"); i >= 0 {
+			c = c[:i] + "World now: (not compared)\n"
+		}
+		b.WriteString(m.Role + ": " + c + "\n")
+	}
+	return b.String()
+}
+
+func (o *ollama) chat(w http.ResponseWriter, r *http.Request) {
+	var req struct {
+		Model    string       `json:"model"`
+		Messages []llmMessage `json:"messages"`
+		Stream   *bool        `json:"stream"`
+	}
+	if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
+		writeJSON(w, http.StatusBadRequest, map[string]string{"error": "bad request"})
+		return
+	}
+	got := prompt("", req.Messages)
+	o.mu.Lock()
+	if o.next >= len(o.tape) {
+		if o.first == "" {
+			o.first = fmt.Sprintf("LLM call %d (%s…) was not in the recording (it has %d)", o.next+1, head(got), len(o.tape))
+		}
+		o.next++
+		o.mu.Unlock()
+		writeJSON(w, http.StatusInternalServerError, map[string]string{"error": "replay: no recorded answer left"})
+		return
+	}
+	x := o.tape[o.next]
+	o.next++
+	if want := prompt(x.System, x.Messages); want != got && o.first == "" {
+		o.first = fmt.Sprintf("LLM call %d (%s): the prompt differs from the recorded one at byte %d:\n  recorded …%s…\n  replayed …%s…",
+			o.next, x.Purpose, firstDiff(want, got), around(want, firstDiff(want, got)), around(got, firstDiff(want, got)))
+	}
+	o.answered++
+	cut := cutOff(x.Error)
+	if cut {
+		o.holding++
+	}
+	o.mu.Unlock()
+	switch {
+	case cut:
+		<-r.Context().Done()
+		o.mu.Lock()
+		o.holding--
+		o.mu.Unlock()
+		return
+	case unavailable(x.Error):
+		// Recorded while the server was down: the client must see it down
+		// (a missing model is how this server can say so).
+		writeJSON(w, http.StatusNotFound, map[string]string{"error": "replay: the model server was unavailable when recorded"})
+		return
+	case x.Error != "":
+		writeJSON(w, http.StatusInternalServerError, map[string]string{"error": x.Error})
+		return
+	}
+	done := map[string]any{"model": req.Model, "created_at": time.Unix(0, 0).UTC(), "done": true, "done_reason": "stop",
+		"message": map[string]string{"role": "assistant", "content": ""}}
+	if req.Stream != nil && !*req.Stream {
+		done["message"] = map[string]string{"role": "assistant", "content": x.Answer}
+		writeJSON(w, http.StatusOK, done)
+		return
+	}
+	w.Header().Set("Content-Type", "application/x-ndjson")
+	enc := json.NewEncoder(w)
+	_ = enc.Encode(map[string]any{"model": req.Model, "created_at": time.Unix(0, 0).UTC(), "done": false,
+		"message": map[string]string{"role": "assistant", "content": x.Answer}})
+	_ = enc.Encode(done)
+}
+
+// waitingForCancel: the agent waits on a call that was cut off when
+// recorded; the replay must feed what cut it off.
+func (o *ollama) waitingForCancel() bool {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.holding > 0
+}
+
+func (o *ollama) served() int {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.answered
+}
+
+// mismatch is the first prompt that was not the recorded one.
+func (o *ollama) mismatch() string {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.first
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(v)
+}
+
+func firstDiff(a, b string) int {
+	i := 0
+	for i < len(a) && i < len(b) && a[i] == b[i] {
+		i++
+	}
+	return i
+}
+
+func around(s string, i int) string {
+	lo, hi := max(0, i-40), min(len(s), i+40)
+	for lo > 0 && !utf8.RuneStart(s[lo]) {
+		lo--
+	}
+	for hi < len(s) && !utf8.RuneStart(s[hi]) {
+		hi++
+	}
+	return strings.ReplaceAll(s[lo:hi], "\n", `\n`)
+}
+
+func head(s string) string {
+	if len(s) > 60 {
+		return s[:60]
+	}
+	return s
+}
+
+// unavailable: the recorded call failed because the model server was down
+// (llm.ErrUnavailable's text leads the error).
+func unavailable(err string) bool { return strings.HasPrefix(err, "llm unavailable") }
+
+// cutOff: the recorded call was abandoned by the agent (a preemption).
+func cutOff(err string) bool {
+	return strings.Contains(err, "preempted") || strings.Contains(err, "context canceled")
+}

@@ -1,0 +1,431 @@
+// Package replay feeds a recording back into an agent: the recorded
+// observations and events go, at their recorded times on a virtual clock,
+// into a node built from the recorded board (or another), with the sim
+// actuators and no sensors, MQTT or store; the LLM answers from the
+// recording, live, or not at all. What the agent then decides, calls and
+// actuates is compared with what it did when it was recorded.
+//
+// Time: the node's clock (actuator ramps, dead-man timers, rate limits,
+// the recorder) is a clock.Fake advanced to each input's time, and
+// heartbeats are injected on it. Parts that still read the wall clock are
+// listed in Report.WallClock; they are why a replay settles after each
+// input (it waits until the agent has handled everything it was given)
+// instead of only advancing time.
+package replay
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"maps"
+	"os"
+	"path/filepath"
+	"sync/atomic"
+	"time"
+
+	"github.com/edgeagent/edgeagent/board"
+	"github.com/edgeagent/edgeagent/clock"
+	"github.com/edgeagent/edgeagent/hooks"
+	"github.com/edgeagent/edgeagent/node"
+	"github.com/edgeagent/edgeagent/record"
+	"github.com/edgeagent/edgeagent/record/recording"
+	"github.com/edgeagent/edgeagent/worldmodel"
+)
+
+// Options for Run.
+type Options struct {
+	// Board replaces the recorded board; Dir is its directory.
+	Board *board.Config
+	Dir   string
+	// Speed paces the inputs at N times their recorded pace; 0 replays as
+	// fast as the agent handles them.
+	Speed float64
+	// LLM is "recorded" (answers from the recording; a different prompt is
+	// a divergence), "live" (the board's Ollama) or "off" (fast paths only).
+	LLM string
+	// Frames feeds recorded camera frames back as snapshots.
+	Frames bool
+	// Out records the replay into this new MCAP file.
+	Out string
+	Log *slog.Logger
+}
+
+// Report is what a replay did and how it compares.
+type Report struct {
+	Start, End  time.Time
+	Span        time.Duration // of the recording
+	Took        time.Duration // wall time of the replay
+	Inputs      int
+	Frames      int
+	Heartbeats  int
+	LLM         string
+	LLMServed   int
+	LLMRecorded int
+	LLMNote     string // the first prompt that differed, with context
+	Damage      string // the recording was cut short
+	Recorded    []Action
+	Replayed    []Action
+	Counts      map[string][2]int // kind -> {recorded, replayed}
+	Divergence  *Divergence
+	Missed      uint64 // replayed items the collector lost (should be 0)
+	WallClock   []string
+}
+
+// Diverged reports whether the replay did something else.
+func (r *Report) Diverged() bool { return r.Divergence != nil }
+
+// wallClock lists what still reads the wall clock in a replay.
+var wallClock = []string{
+	"reflex cooldowns and motive goal refires (agent) use time.Now: a replay settles after each input, so cooldowns shorter than the agent's handling time behave as recorded only at --speed 1",
+	"the journal and decision events are stamped with time.Now (worldmodel.Note/Record); replayed actions are compared in order, not by time",
+	"cycle deadlines and the LLM timeout are wall-clock contexts",
+}
+
+// Run replays the recording at path.
+func Run(ctx context.Context, path string, o Options) (*Report, error) {
+	if o.LLM == "" {
+		o.LLM = "recorded"
+	}
+	if o.LLM != "recorded" && o.LLM != "live" && o.LLM != "off" {
+		return nil, fmt.Errorf("--llm %q: want recorded, live or off", o.LLM)
+	}
+	if o.Log == nil {
+		o.Log = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	info, err := readBoard(path, &o)
+	if err != nil {
+		return nil, err
+	}
+	cfg := o.Board
+	actuators := map[string]bool{}
+	for _, a := range cfg.Actuators {
+		actuators[a.Name] = true
+	}
+	tp, err := load(path, actuators, o.Frames)
+	if err != nil {
+		return nil, err
+	}
+	tp.info = info
+	rep := &Report{LLM: o.LLM, Recorded: tp.actions, Damage: info.Damage, WallClock: wallClock,
+		Inputs: len(tp.inputs), Frames: tp.frames, LLMRecorded: len(tp.exchange)}
+	rep.Start, rep.End = info.Start, info.End
+	rep.Span = info.End.Sub(info.Start)
+
+	tmp, err := os.MkdirTemp("", "edgeagent-replay-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(tmp)
+	heartbeat := cfg.Agent.Heartbeat
+	var llmSrv *ollama
+	if o.LLM == "recorded" && !allUnavailable(tp.exchange) {
+		if llmSrv, err = startOllama(tp.exchange, cfg.LLM.Model); err != nil {
+			return nil, err
+		}
+		defer llmSrv.close()
+	}
+	if err := prepare(cfg, tmp, o.LLM, llmSrv); err != nil {
+		return nil, err
+	}
+
+	// The virtual clock starts at the wall clock's now and the recording is
+	// shifted to it: what still reads the wall clock (see WallClock) then
+	// sees the same times as the virtual clock at --speed 1.
+	wallStart := time.Now()
+	shift := wallStart.Sub(info.Start)
+	clk := clock.NewFake(wallStart)
+	n, err := node.New(cfg, node.Options{Log: o.Log, ConfigDir: o.Dir, NoStore: true, Clock: clk})
+	if err != nil {
+		return nil, fmt.Errorf("building the replay node: %w", err)
+	}
+	pr := &probe{wake: make(chan struct{}, 1)}
+	if err := n.LoadPlugin(ctx, pr); err != nil {
+		n.Close()
+		return nil, err
+	}
+	if o.Out != "" {
+		rec, ok := node.Find[interface{ RecordFile(string) }](n)
+		if !ok {
+			n.Close()
+			return nil, errors.New("--out: the recorder plugin is not compiled in")
+		}
+		if _, err := os.Lstat(o.Out); err == nil {
+			n.Close()
+			return nil, fmt.Errorf("--out %s: the file exists", o.Out)
+		}
+		rec.RecordFile(o.Out)
+	}
+
+	runCtx, stop := context.WithCancel(ctx)
+	defer stop()
+	runErr := make(chan error, 1)
+	go func() { runErr <- n.Run(runCtx, time.Now()) }()
+	select {
+	case <-n.Ready():
+	case err := <-runErr:
+		return nil, fmt.Errorf("the replay node stopped: %w", err)
+	}
+
+	d := &driver{n: n, clk: clk, probe: pr, llm: llmSrv, cur: n.World.NewCursor(true), speed: o.Speed,
+		start: wallStart, shift: shift, wallStart: wallStart, rep: rep}
+	err = d.run(ctx, tp.inputs, heartbeat)
+	stop()
+	if rerr := <-runErr; err == nil && rerr != nil && ctx.Err() == nil {
+		o.Log.Warn("the replay node did not stop cleanly", "err", rerr)
+	}
+	if err != nil {
+		return nil, err
+	}
+	rep.Took = time.Since(d.wallStart)
+	rep.Replayed = d.got
+	rep.Missed = d.cur.Missed()
+	rep.Divergence, rep.Counts = compare(rep.Recorded, rep.Replayed)
+	if llmSrv != nil {
+		rep.LLMServed, rep.LLMNote = llmSrv.served(), llmSrv.mismatch()
+	}
+	return rep, nil
+}
+
+// readBoard takes the board from the options or the recording.
+func readBoard(path string, o *Options) (*recording.Info, error) {
+	info, err := recording.Read(path, nil)
+	if err != nil {
+		return nil, err
+	}
+	if o.Board == nil {
+		y := info.Attachments[record.BoardFile]
+		if len(y) == 0 {
+			return nil, fmt.Errorf("%s has no board.yaml attached: give one with --board", path)
+		}
+		dir := o.Dir
+		if dir == "" {
+			dir = filepath.Dir(path)
+		}
+		cfg, err := board.Parse(filepath.Join(dir, "(recorded board).yaml"), y)
+		if err != nil {
+			return nil, fmt.Errorf("the recorded board no longer loads (give one with --board):\n%w", err)
+		}
+		o.Board, o.Dir = cfg, dir
+	}
+	return info, nil
+}
+
+// prepare turns the board into a replay board: no sensors (their
+// recordings are fed instead), no MQTT, no recorder of its own, a data
+// directory of its own, heartbeats injected on the virtual clock, and the
+// LLM as asked.
+func prepare(cfg *board.Config, dir, llmMode string, srv *ollama) error {
+	for i := range cfg.Sensors {
+		cfg.Sensors[i].Enabled = false
+	}
+	cfg.DataDir = dir
+	cfg.Record = board.Options{}
+	cfg.Agent.Heartbeat = 1000 * time.Hour // the loop's own ticker runs on the wall clock
+	off, err := board.Parse(filepath.Join(dir, "replay.yaml"), []byte("device: {id: replay, platform: sim}\nplugins: {mqtt: {enabled: false}}\n"))
+	if err != nil {
+		return err
+	}
+	plugins := maps.Clone(cfg.Plugins)
+	if plugins == nil {
+		plugins = map[string]board.Options{}
+	}
+	plugins["mqtt"] = off.Plugins["mqtt"]
+	cfg.Plugins = plugins
+	switch llmMode {
+	case "off":
+		cfg.LLM.Enabled = false
+	case "recorded":
+		cfg.LLM.EmbedModel = "" // embeddings are not recorded: the built-in lexical embedder
+		cfg.LLM.KeepAlive = 0
+		cfg.LLM.Host = "http://127.0.0.1:9" // recorded without a model server: none here either
+		if srv != nil {
+			cfg.LLM.Host = srv.url()
+		}
+	}
+	return nil
+}
+
+// allUnavailable: every recorded call found the model server down.
+func allUnavailable(tape []exchange) bool {
+	for _, x := range tape {
+		if !unavailable(x.Error) {
+			return false
+		}
+	}
+	return len(tape) > 0
+}
+
+// probe counts finished cycles: a replay waits for the agent to have
+// handled every input before it feeds the next.
+type probe struct {
+	finished atomic.Uint64
+	wake     chan struct{}
+}
+
+func (p *probe) Info() hooks.Info {
+	return hooks.Info{Name: "replay_probe", Version: "1", Description: "counts the cycles of a replay"}
+}
+
+func (p *probe) AfterReflect(context.Context, hooks.Reflection) error {
+	p.finished.Add(1)
+	select {
+	case p.wake <- struct{}{}:
+	default:
+	}
+	return nil
+}
+
+var _ hooks.AfterReflecter = (*probe)(nil)
+
+// driver feeds the inputs and collects what the agent does.
+type driver struct {
+	n         *node.Node
+	clk       *clock.Fake
+	probe     *probe
+	llm       *ollama
+	cur       *worldmodel.Cursor
+	speed     float64
+	start     time.Time     // of the replay, on the virtual clock
+	shift     time.Duration // recorded time + shift = replay time
+	wallStart time.Time
+	rep       *Report
+
+	raised uint64 // interrupts given to the agent
+	base   [2]uint64
+	items  []worldmodel.Item
+	got    []Action
+}
+
+func (d *driver) run(ctx context.Context, inputs []input, heartbeat time.Duration) error {
+	q := d.n.Agent.Status().Queue
+	d.base = [2]uint64{q.Coalesced, q.Dropped}
+	d.raised = d.probe.finished.Load() // cycles that ran before the first input
+	nextBeat := d.start.Add(heartbeat)
+	for _, in := range inputs {
+		for heartbeat > 0 && !nextBeat.After(in.t.Add(d.shift)) {
+			if err := d.at(ctx, nextBeat); err != nil {
+				return err
+			}
+			d.n.Agent.Interrupt(worldmodel.Event{Time: nextBeat, Kind: "heartbeat", Source: "agent", Priority: worldmodel.Low})
+			d.raised++
+			d.rep.Heartbeats++
+			if err := d.settle(ctx); err != nil {
+				return err
+			}
+			nextBeat = nextBeat.Add(heartbeat)
+		}
+		t := in.t.Add(d.shift)
+		if err := d.at(ctx, t); err != nil {
+			return err
+		}
+		if in.obs != nil {
+			o := *in.obs
+			o.Time = t
+			if o.Event != nil {
+				ev := *o.Event
+				ev.Time = t
+				o.Event = &ev
+			}
+			d.n.World.Append(o)
+			continue
+		}
+		ev := *in.event
+		ev.Time = t
+		d.n.Raise(ev)
+		d.raised++
+		if err := d.settle(ctx); err != nil {
+			return err
+		}
+	}
+	return d.settle(ctx)
+}
+
+// at moves the virtual clock to t (firing the node's timers) and, with a
+// speed, waits for the wall clock to catch up.
+func (d *driver) at(ctx context.Context, t time.Time) error {
+	if now := d.clk.Now(); t.After(now) {
+		d.clk.Advance(t.Sub(now))
+	}
+	if d.speed > 0 {
+		due := d.wallStart.Add(time.Duration(float64(t.Sub(d.start)) / d.speed))
+		if wait := time.Until(due); wait > 0 {
+			tm := time.NewTimer(wait)
+			defer tm.Stop()
+			select {
+			case <-ctx.Done():
+				return ctx.Err()
+			case <-tm.C:
+			}
+		}
+	}
+	return nil
+}
+
+// settleLimit bounds how long the agent may take over one input before
+// the replay gives up (a tool ignoring its context, a wedged loop).
+const settleLimit = 5 * time.Second
+
+// settle waits until every interrupt given to the agent has been handled
+// (coalesced and dropped ones excepted), or the agent waits on an LLM call
+// that, when recorded, was cut off by what comes next.
+func (d *driver) settle(ctx context.Context) error {
+	deadline := time.NewTimer(settleLimit)
+	defer deadline.Stop()
+	poll := time.NewTicker(time.Millisecond)
+	defer poll.Stop()
+	for {
+		q := d.n.Agent.Status().Queue
+		want := d.raised - (q.Coalesced - d.base[0]) - (q.Dropped - d.base[1])
+		if d.probe.finished.Load() >= want || (d.llm != nil && d.llm.waitingForCancel()) {
+			d.collect()
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-deadline.C:
+			return fmt.Errorf("the agent did not handle an input within %v (at +%v of the recording; %d interrupts, %d cycles done, queue %+v)", settleLimit, d.clk.Now().Sub(d.start), want, d.probe.finished.Load(), q)
+		case <-d.probe.wake:
+		case <-poll.C: // coalescing and the LLM server signal nothing
+		}
+	}
+}
+
+// collect reads what the replay node did since the last call.
+func (d *driver) collect() {
+	d.items = d.cur.Read(d.items[:0], 0)
+	for _, it := range d.items {
+		switch it.Kind {
+		case worldmodel.ItemEvent:
+			if it.Event.Kind == "decision" {
+				d.got = append(d.got, decisionAction(it.Event.Time.Add(-d.shift), it.Event.Message, roundTrip(it.Event.Data)))
+			}
+		case worldmodel.ItemRecord:
+			switch r := it.Record; r.Kind {
+			case "tool_call", worldmodel.RecordActuator:
+				d.got = append(d.got, recordAction(r.Time.Add(-d.shift), r.Kind, r.Source, r.Data))
+			case "llm":
+				var x exchange
+				if json.Unmarshal(r.Data, &x) == nil {
+					d.got = append(d.got, llmAction(r.Time.Add(-d.shift), r.Source, x))
+				}
+			}
+		}
+	}
+	clear(d.items)
+}
+
+// roundTrip gives event data the shape it has when read from a recording
+// (a trace struct becomes a map), so both sides compare alike.
+func roundTrip(data map[string]any) map[string]any {
+	b, err := json.Marshal(data)
+	if err != nil {
+		return nil
+	}
+	var out map[string]any
+	_ = json.Unmarshal(b, &out) // it was just encoded
+	return out
+}

@@ -123,6 +123,14 @@ func NewReflexes(rules []Reflex) *Reflexes {
 	return &Reflexes{rules: rules, last: make([]time.Time, len(rules)), now: time.Now}
 }
 
+// UseClock makes cooldowns count on the caller's clock (a replay runs on a
+// virtual one), instead of the wall clock.
+func (r *Reflexes) UseClock(now func() time.Time) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.now = now
+}
+
 func (r *Reflexes) Decide(_ context.Context, p Perception) (Decision, error) {
 	if p.Event == nil || p.Command != nil {
 		return Decision{}, ErrNoDecision

@@ -138,6 +138,7 @@ func New(cfg *board.Config, o Options) (*Node, error) {
 		rules[i] = agent.Reflex{On: r.On, Tool: r.Do.Tool, Params: r.Do.Params, Cooldown: r.Cooldown}
 	}
 	n.reflexes = agent.NewReflexes(rules)
+	n.reflexes.UseClock(n.clock.Now)
 	n.updateDecider()
 	if err := n.buildSensors(); err != nil {
 		return nil, err

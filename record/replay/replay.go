@@ -79,9 +79,9 @@ func (r *Report) Diverged() bool { return r.Divergence != nil }
 
 // wallClock lists what still reads the wall clock in a replay.
 var wallClock = []string{
-	"reflex cooldowns and motive goal refires (agent) use time.Now: a replay settles after each input, so cooldowns shorter than the agent's handling time behave as recorded only at --speed 1",
-	"the journal and decision events are stamped with time.Now (worldmodel.Note/Record); replayed actions are compared in order, not by time",
-	"cycle deadlines and the LLM timeout are wall-clock contexts",
+	"motive goal refires (agent engine) and the ages in the world summary of prompts read time.Now: prompts are compared without their world summary",
+	"the journal and decision events are stamped with time.Now (worldmodel.Note/Record): replayed actions are compared in order, not by time",
+	"cycle deadlines and the LLM timeout are wall-clock contexts; the loop's heartbeat ticker is replaced by heartbeats on the virtual clock",
 }
 
 // Run replays the recording at path.

@@ -144,31 +144,29 @@ func (c *Cursor) readEvents(dst []Item, upTo uint64, limit int) []Item {
 	m := c.m
 	m.evMu.Lock()
 	defer m.evMu.Unlock()
-	n, taken := m.events.len(), 0
-	for i := c.unread(&c.events, n, m.evTotal); i < n && (limit <= 0 || taken < limit); i++ {
-		e := m.events.at(i)
-		if e.Seq > upTo {
-			break
-		}
-		dst = append(dst, Item{Kind: ItemEvent, Event: *e})
-		c.events++
-		taken++
-	}
-	return dst
+	return readLog(c, dst, &m.events, m.evTotal, &c.events, upTo, limit,
+		func(e *Event) Item { return Item{Kind: ItemEvent, Event: *e} })
 }
 
 func (c *Cursor) readRecords(dst []Item, upTo uint64, limit int) []Item {
 	m := c.m
 	m.recMu.Lock()
 	defer m.recMu.Unlock()
-	n, taken := m.records.len(), 0
-	for i := c.unread(&c.recs, n, m.recTotal); i < n && (limit <= 0 || taken < limit); i++ {
-		r := m.records.at(i)
-		if r.Seq > upTo {
+	return readLog(c, dst, &m.records, m.recTotal, &c.recs, upTo, limit,
+		func(r *Record) Item { return Item{Kind: ItemRecord, Record: *r} })
+}
+
+// readLog appends the unread items of one model-wide log (events, journal),
+// called with the log's lock held.
+func readLog[T any](c *Cursor, dst []Item, r *ring[T], total uint64, pos *uint64, upTo uint64, limit int, item func(*T) Item) []Item {
+	n, taken := r.len(), 0
+	for i := c.unread(pos, n, total); i < n && (limit <= 0 || taken < limit); i++ {
+		it := item(r.at(i))
+		if it.Seq() > upTo {
 			break
 		}
-		dst = append(dst, Item{Kind: ItemRecord, Record: *r})
-		c.recs++
+		dst = append(dst, it)
+		*pos++
 		taken++
 	}
 	return dst

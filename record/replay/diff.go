@@ -27,6 +27,11 @@ var kinds = []string{"decision", "tool_call", "actuator", "llm"}
 
 var cyclePrefix = regexp.MustCompile(`^cycle \d+ `)
 
+// clockTimes are times of day and timestamps inside messages ("e-stop
+// latched since 06:39:39"): a replay runs at another time, so they are
+// masked before comparing.
+var clockTimes = regexp.MustCompile(`\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:?\d{2})?|\b\d{2}:\d{2}:\d{2}(\.\d+)?\b`)
+
 func decisionAction(t time.Time, msg string, data map[string]any) Action {
 	what := cyclePrefix.ReplaceAllString(msg, "")
 	if tr, ok := data["trace"].(map[string]any); ok {
@@ -36,7 +41,7 @@ func decisionAction(t time.Time, msg string, data map[string]any) Action {
 			}
 		}
 	}
-	return Action{Kind: "decision", Source: "agent", What: what, Time: t}
+	return Action{Kind: "decision", Source: "agent", What: clockTimes.ReplaceAllString(what, "<time>"), Time: t}
 }
 
 func recordAction(t time.Time, kind, source string, data json.RawMessage) Action {
@@ -52,7 +57,7 @@ func recordAction(t time.Time, kind, source string, data json.RawMessage) Action
 			parts = append(parts, k+"="+canonical(v))
 		}
 	}
-	return Action{Kind: kind, Source: source, What: strings.Join(parts, " "), Time: t}
+	return Action{Kind: kind, Source: source, What: clockTimes.ReplaceAllString(strings.Join(parts, " "), "<time>"), Time: t}
 }
 
 // llmAction is an LLM exchange as compared: its purpose, how it ended

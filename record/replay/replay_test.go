@@ -1,0 +1,120 @@
+package replay_test
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/edgeagent/edgeagent/board"
+	"github.com/edgeagent/edgeagent/record/recording"
+	"github.com/edgeagent/edgeagent/record/replay"
+
+	_ "github.com/edgeagent/edgeagent/plugin/actuators" // the plugins a replay node needs, as cmd/edgeagent links them
+	_ "github.com/edgeagent/edgeagent/plugin/engine"
+	_ "github.com/edgeagent/edgeagent/record"
+)
+
+const scenarios = "../../testdata/scenarios"
+
+func scenarioFiles(t *testing.T) []string {
+	files, err := filepath.Glob(filepath.Join(scenarios, "*.mcap"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no scenario recordings in %s (scripts/regen-scenarios.sh makes them)", scenarios)
+	}
+	return files
+}
+
+// Every scenario replays with the decisions, tool calls and actuator
+// writes it was recorded with, 10 times out of 10.
+func TestScenariosReplayIdentically(t *testing.T) {
+	for _, f := range scenarioFiles(t) {
+		t.Run(strings.TrimSuffix(filepath.Base(f), ".mcap"), func(t *testing.T) {
+			for i := range 10 {
+				rep, err := replay.Run(context.Background(), f, replay.Options{Frames: true})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if rep.Diverged() {
+					var b bytes.Buffer
+					rep.Print(&b)
+					t.Fatalf("run %d of 10 diverged:\n%s", i+1, b.String())
+				}
+				if len(rep.Recorded) == 0 {
+					t.Fatal("the scenario recorded nothing to compare")
+				}
+			}
+		})
+	}
+}
+
+// A board without the reflex does not do what was recorded: the replay
+// says where it first differs.
+func TestChangedBoardDiverges(t *testing.T) {
+	f := filepath.Join(scenarios, "estop.mcap")
+	in, err := recording.Read(f, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := board.Parse(filepath.Join(t.TempDir(), "b.yaml"), in.Attachments["board.yaml"])
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Reflexes = nil
+	rep, err := replay.Run(context.Background(), f, replay.Options{Board: cfg, Dir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The first thing the reflex did was switch the horn on.
+	d := rep.Divergence
+	if d == nil || d.Want == nil || d.Want.String() != "actuator horn: state=on" {
+		t.Fatalf("divergence %+v, want the horn switched on by the reflex missing", d)
+	}
+	var b bytes.Buffer
+	rep.Print(&b)
+	if !strings.Contains(b.String(), "DIVERGED at actuator writes #3") || !strings.Contains(b.String(), "- recorded  actuator horn: state=on") {
+		t.Errorf("report:\n%s", b.String())
+	}
+}
+
+// A recording cut short (a power cut) replays up to its last complete
+// chunk and says so.
+func TestTruncatedRecordingReplays(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join(scenarios, "motion-reflex.mcap"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cut := filepath.Join(t.TempDir(), "cut.mcap")
+	if err := os.WriteFile(cut, data[:len(data)*2/3], 0o644); err != nil {
+		t.Fatal(err)
+	}
+	rep, err := replay.Run(context.Background(), cut, replay.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Damage == "" || rep.Inputs == 0 {
+		t.Fatalf("damage %q, %d inputs", rep.Damage, rep.Inputs)
+	}
+}
+
+func TestBadInput(t *testing.T) {
+	dir := t.TempDir()
+	notMCAP := filepath.Join(dir, "x.mcap")
+	os.WriteFile(notMCAP, []byte("password: hunter2"), 0o644)
+	for name, c := range map[string]struct {
+		path string
+		o    replay.Options
+		want string
+	}{
+		"missing":  {filepath.Join(dir, "none.mcap"), replay.Options{}, "no such file"},
+		"not mcap": {notMCAP, replay.Options{}, "not an MCAP file"},
+		"llm mode": {filepath.Join(scenarios, "estop.mcap"), replay.Options{LLM: "maybe"}, "want recorded, live or off"},
+	} {
+		_, err := replay.Run(context.Background(), c.path, c.o)
+		if err == nil || !strings.Contains(err.Error(), c.want) || strings.Contains(err.Error(), "hunter2") {
+			t.Errorf("%s: err = %v, want %q", name, err, c.want)
+		}
+	}
+}

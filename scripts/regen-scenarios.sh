@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# Regenerate the scenario recordings in testdata/scenarios/ from their boards
+# when behaviour changes on purpose. Each board runs on the simulated devices
+# for a fixed time with `run --record`; then every recording must replay
+# identically 10 times out of 10. Review what changed before committing:
+#   edgeagent recording info testdata/scenarios/<name>.mcap
+#   edgeagent replay testdata/scenarios/<name>.mcap --as-fast-as-possible --check
+#
+#   scripts/regen-scenarios.sh            # all scenarios
+#   scripts/regen-scenarios.sh estop      # one
+set -euo pipefail
+cd "$(dirname "$0")/.."
+declare -A seconds=([motion-reflex]=20 [estop]=9 [threshold]=14)
+names=("$@")
+[ ${#names[@]} -gt 0 ] || names=(motion-reflex estop threshold)
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+go build -o "$tmp/edgeagent" ./cmd/edgeagent
+for name in "${names[@]}"; do
+	dur=${seconds[$name]:?unknown scenario $name}
+	# The board runs from a copy, so its data_dir (the store) is a fresh one
+	# in $tmp: state kept in a store (an e-stop latch, tool history) is not
+	# in a recording and would make the replay differ.
+	mkdir "$tmp/$name"
+	cp "testdata/scenarios/$name.yaml" "$tmp/$name/"
+	out="testdata/scenarios/$name.mcap"
+	rm -f "$out"
+	echo "recording $name for ${dur}s"
+	rc=0
+	timeout -s INT "$dur" "$tmp/edgeagent" run --board "$tmp/$name/$name.yaml" --record "$out" --log-level warn || rc=$?
+	[ "$rc" = 0 ] || [ "$rc" = 124 ] || { echo "run failed: $rc" >&2; exit 1; }
+	"$tmp/edgeagent" recording info "$out" | sed -n 1,4p
+	for i in $(seq 10); do
+		"$tmp/edgeagent" replay "$out" --as-fast-as-possible --check >/dev/null ||
+			{ echo "$name: replay $i of 10 diverged:" >&2; "$tmp/edgeagent" replay "$out" --as-fast-as-possible --check; exit 1; }
+	done
+	echo "$name: 10 of 10 replays identical"
+done

@@ -1,6 +1,7 @@
 package record
 
 import (
+	"bytes"
 	"encoding/base64"
 	"encoding/json"
 	"strconv"
@@ -53,6 +54,7 @@ type encoder struct {
 	motion    map[string]bool      // camera -> motion on
 	lastFrame map[string]time.Time // camera -> time of the last kept frame
 	skipped   uint64               // frames left out by the rate rule
+	jpegBuf   bytes.Buffer         // re-encoding scratch
 }
 
 func newEncoder(f FrameOptions) *encoder {
@@ -161,7 +163,8 @@ func (e *encoder) frame(dst []Message, o *worldmodel.Observation) []Message {
 		return dst
 	}
 	e.lastFrame[cam] = o.Time
-	img := o.Blob.Data
+	// A frame that does not decode is kept as the camera sent it.
+	img, _ := shrink(o.Blob.Data, e.frames.MaxWidth, e.frames.Quality, &e.jpegBuf)
 	b := make([]byte, 0, 96+len(cam)+base64.StdEncoding.EncodedLen(len(img)))
 	b = append(b, `{"timestamp":`...)
 	b = appendStamp(b, o.Time)

@@ -41,11 +41,14 @@ type Options struct {
 }
 
 // FrameOptions: every snapshot while the camera sees motion, one per
-// Interval otherwise.
+// Interval otherwise, re-encoded at most MaxWidth wide at Quality (0: kept
+// as the camera encoded them).
 type FrameOptions struct {
 	Enabled  bool          `yaml:"enabled"`
 	Interval time.Duration `yaml:"interval"`
 	Motion   bool          `yaml:"motion"` // every snapshot during motion
+	MaxWidth int           `yaml:"max_width"`
+	Quality  int           `yaml:"quality"`
 }
 
 // DefaultOptions are what an empty `record:` section means.
@@ -54,7 +57,7 @@ func DefaultOptions() Options {
 		Dir: "recordings", MaxBytes: 256 << 20, MaxAge: time.Hour, Keep: 24,
 		Compression: "lz4", ChunkBytes: 256 << 10, FlushEvery: 5 * time.Second,
 		Queue: 4096, QueueBytes: 1 << 20, Retry: 30 * time.Second,
-		Frames: FrameOptions{Enabled: true, Interval: time.Second, Motion: true},
+		Frames: FrameOptions{Enabled: true, Interval: time.Second, Motion: true, MaxWidth: 320, Quality: 60},
 	}
 }
 
@@ -87,6 +90,12 @@ func (o Options) validate() error {
 	}
 	if o.Frames.Interval < 0 {
 		bad("frames.interval %v: want ≥ 0", o.Frames.Interval)
+	}
+	if o.Frames.MaxWidth < 0 {
+		bad("frames.max_width %d: want ≥ 0 (0 keeps frames as they are)", o.Frames.MaxWidth)
+	}
+	if o.Frames.MaxWidth > 0 && (o.Frames.Quality < 1 || o.Frames.Quality > 100) {
+		bad("frames.quality %d: want 1..100", o.Frames.Quality)
 	}
 	if o.Retry < time.Second {
 		bad("retry %v: want ≥ 1s", o.Retry)

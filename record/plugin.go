@@ -88,6 +88,9 @@ func (p *recorderPlugin) Info() hooks.Info {
 // RecordFile records into one file from the start (`run --record FILE`).
 func (p *recorderPlugin) RecordFile(path string) { p.r.StartFile(path) }
 
+// Through is how far the stream is written (see Recorder.Through).
+func (p *recorderPlugin) Through() uint64 { return p.r.Through() }
+
 // Status is the recorder component of agent.status.
 func (p *recorderPlugin) Status() any { return p.r.Status() }
 

@@ -309,3 +309,29 @@ func TestFullDiskDegrades(t *testing.T) {
 		t.Fatalf("the file on the full disk: %v, %+v", err, in)
 	}
 }
+
+func TestShrinkHalvesALargeFrame(t *testing.T) {
+	img := image.NewYCbCr(image.Rect(0, 0, 640, 480), image.YCbCrSubsampleRatio420)
+	for i := range img.Y {
+		img.Y[i] = uint8(i * 7)
+	}
+	var b bytes.Buffer
+	if err := jpeg.Encode(&b, img, &jpeg.Options{Quality: 90}); err != nil {
+		t.Fatal(err)
+	}
+	big := bytes.Clone(b.Bytes())
+	out, err := shrink(big, 320, 60, &b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := jpeg.DecodeConfig(bytes.NewReader(out))
+	if err != nil || cfg.Width != 320 || cfg.Height != 240 || len(out) >= len(big) {
+		t.Fatalf("%dx%d, %d bytes from %d (%v)", cfg.Width, cfg.Height, len(out), len(big), err)
+	}
+	if same, _ := shrink(out, 320, 60, &b); !bytes.Equal(same, out) {
+		t.Error("a frame already small enough was re-encoded")
+	}
+	if kept, err := shrink([]byte("not a jpeg"), 320, 60, &b); err == nil || string(kept) != "not a jpeg" {
+		t.Errorf("a broken frame: %q, %v", kept, err)
+	}
+}

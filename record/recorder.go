@@ -37,6 +37,10 @@ type Recorder struct {
 	writeCtl chan struct{}
 
 	written, dropped, missed, skipped atomic.Uint64
+	// Progress, for Through: the newest item the pump has handled, the
+	// newest the writer has, and the messages between them.
+	pumped, wrote atomic.Uint64
+	inflight      atomic.Int64
 	lastWarn                          atomic.Int64 // unix nanos of the last drop warning
 }
 
@@ -105,6 +109,16 @@ func (r *Recorder) session() *session {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return r.sess
+}
+
+// Through is the sequence number up to which the world model's stream is
+// written (or dropped, or left out by the frame rule): a replay that
+// records waits for it, so that feeding faster than the disk loses nothing.
+func (r *Recorder) Through() uint64 {
+	if r.inflight.Load() == 0 {
+		return r.pumped.Load()
+	}
+	return r.wrote.Load()
 }
 
 // Status is the recorder's component of agent.status.
@@ -181,11 +195,14 @@ func (r *Recorder) pump(ctx context.Context, fromStart bool) {
 			for i := range items {
 				msgs = enc.encode(msgs[:0], items[i])
 				for _, m := range msgs {
+					r.inflight.Add(1)
 					if !r.q.push(entry{sess: sess, msg: m}) {
+						r.inflight.Add(-1)
 						r.dropped.Add(1)
 						r.warnDrop("the recorder's queue is full (the disk is slow or stalled)", 1)
 					}
 				}
+				r.pumped.Store(items[i].Seq())
 			}
 			r.skipped.Add(enc.skipped - skipped)
 			clear(items) // no references to blobs while waiting
@@ -225,6 +242,10 @@ func (r *Recorder) write(ctx context.Context) {
 		e, ok := r.q.pop()
 		if ok {
 			w.put(e)
+			if e.msg.Seq > 0 {
+				r.wrote.Store(e.msg.Seq)
+			}
+			r.inflight.Add(-1)
 			continue
 		}
 		if w.f != nil && w.sess != r.session() { // stopped or restarted: complete the file

@@ -146,8 +146,9 @@ func Run(ctx context.Context, path string, o Options) (*Report, error) {
 		n.Close()
 		return nil, err
 	}
+	var out recorder
 	if o.Out != "" {
-		rec, ok := node.Find[interface{ RecordFile(string) }](n)
+		rec, ok := node.Find[recorder](n)
 		if !ok {
 			n.Close()
 			return nil, errors.New("--out: the recorder plugin is not compiled in")
@@ -157,6 +158,7 @@ func Run(ctx context.Context, path string, o Options) (*Report, error) {
 			return nil, fmt.Errorf("--out %s: the file exists", o.Out)
 		}
 		rec.RecordFile(o.Out)
+		out = rec
 	}
 
 	runCtx, stop := context.WithCancel(ctx)
@@ -169,7 +171,7 @@ func Run(ctx context.Context, path string, o Options) (*Report, error) {
 		return nil, fmt.Errorf("the replay node stopped: %w", err)
 	}
 
-	d := &driver{n: n, clk: clk, probe: pr, llm: llmSrv, cur: n.World.NewCursor(true), speed: o.Speed,
+	d := &driver{n: n, clk: clk, probe: pr, llm: llmSrv, out: out, cur: n.World.NewCursor(true), speed: o.Speed,
 		start: wallStart, shift: shift, wallStart: wallStart, rep: rep}
 	err = d.run(ctx, tp.inputs, heartbeat)
 	stop()
@@ -258,6 +260,12 @@ func allUnavailable(tape []exchange) bool {
 	return len(tape) > 0
 }
 
+// recorder is the recorder plugin as --out uses it.
+type recorder interface {
+	RecordFile(path string)
+	Through() uint64
+}
+
 // probe counts finished cycles: a replay waits for the agent to have
 // handled every input before it feeds the next.
 type probe struct {
@@ -286,6 +294,7 @@ type driver struct {
 	clk       *clock.Fake
 	probe     *probe
 	llm       *ollama
+	out       recorder // nil without --out
 	cur       *worldmodel.Cursor
 	speed     float64
 	start     time.Time     // of the replay, on the virtual clock
@@ -293,7 +302,9 @@ type driver struct {
 	wallStart time.Time
 	rep       *Report
 
-	raised uint64 // interrupts given to the agent
+	raised  uint64 // interrupts given to the agent
+	lastSeq uint64 // the newest item collect has seen
+	fed     int
 	base   [2]uint64
 	items  []worldmodel.Item
 	got    []Action
@@ -330,6 +341,11 @@ func (d *driver) run(ctx context.Context, inputs []input, heartbeat time.Duratio
 				o.Event = &ev
 			}
 			d.n.World.Append(o)
+			if d.fed++; d.out != nil && d.fed%128 == 0 {
+				if err := d.keepUp(ctx); err != nil {
+					return err
+				}
+			}
 			continue
 		}
 		ev := *in.event
@@ -366,7 +382,7 @@ func (d *driver) at(ctx context.Context, t time.Time) error {
 
 // settleLimit bounds how long the agent may take over one input before
 // the replay gives up (a tool ignoring its context, a wedged loop).
-const settleLimit = 5 * time.Second
+const settleLimit = 30 * time.Second
 
 // settle waits until every interrupt given to the agent has been handled
 // (coalesced and dropped ones excepted), or the agent waits on an LLM call
@@ -380,8 +396,7 @@ func (d *driver) settle(ctx context.Context) error {
 		q := d.n.Agent.Status().Queue
 		want := d.raised - (q.Coalesced - d.base[0]) - (q.Dropped - d.base[1])
 		if d.probe.finished.Load() >= want || (d.llm != nil && d.llm.waitingForCancel()) {
-			d.collect()
-			return nil
+			return d.keepUp(ctx)
 		}
 		select {
 		case <-ctx.Done():
@@ -394,10 +409,32 @@ func (d *driver) settle(ctx context.Context) error {
 	}
 }
 
+// keepUp collects what the node did and, when the replay is recorded,
+// waits for the recorder to have written it: the node's rings are bounded,
+// and a replay feeds faster than a disk takes.
+func (d *driver) keepUp(ctx context.Context) error {
+	d.collect()
+	if d.out == nil {
+		return nil
+	}
+	deadline := time.Now().Add(settleLimit)
+	for d.out.Through() < d.lastSeq {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("--out: the recorder did not keep up within %v", settleLimit)
+		}
+		time.Sleep(100 * time.Microsecond)
+	}
+	return nil
+}
+
 // collect reads what the replay node did since the last call.
 func (d *driver) collect() {
 	d.items = d.cur.Read(d.items[:0], 0)
 	for _, it := range d.items {
+		d.lastSeq = max(d.lastSeq, it.Seq())
 		switch it.Kind {
 		case worldmodel.ItemEvent:
 			if it.Event.Kind == "decision" {

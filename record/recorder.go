@@ -41,7 +41,7 @@ type Recorder struct {
 	// newest the writer has, and the messages between them.
 	pumped, wrote atomic.Uint64
 	inflight      atomic.Int64
-	lastWarn                          atomic.Int64 // unix nanos of the last drop warning
+	lastWarn      atomic.Int64 // unix nanos of the last drop warning
 }
 
 // session is one recording: into one file, or into a directory with

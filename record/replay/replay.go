@@ -305,9 +305,9 @@ type driver struct {
 	raised  uint64 // interrupts given to the agent
 	lastSeq uint64 // the newest item collect has seen
 	fed     int
-	base   [2]uint64
-	items  []worldmodel.Item
-	got    []Action
+	base    [2]uint64
+	items   []worldmodel.Item
+	got     []Action
 }
 
 func (d *driver) run(ctx context.Context, inputs []input, heartbeat time.Duration) error {

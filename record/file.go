@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/foxglove/mcap/go/mcap"
+	"github.com/klauspost/compress/zstd"
+	"github.com/pierrec/lz4/v4"
 )
 
 // Header is what every file starts with besides its messages: who wrote it
@@ -48,16 +50,17 @@ func createFile(path string, o Options, h Header, now time.Time) (*file, error) 
 	if err != nil {
 		return nil, err
 	}
-	comp := mcap.CompressionLZ4
-	if o.Compression == "zstd" {
-		comp = mcap.CompressionZSTD
+	comp, err := compressor(o.Compression)
+	if err != nil {
+		_ = f.Close()
+		_ = os.Remove(path)
+		return nil, err
 	}
 	fl := &file{path: path, f: f, buf: bufio.NewWriterSize(f, 32<<10), chunk: o.ChunkBytes,
 		schemas: map[string]uint16{}, channels: map[[2]string]uint16{}, opened: now}
 	// The writer keeps opts by pointer and compares ChunkSize at every
 	// message: flush relies on that (TestFlushWritesChunk guards it).
-	fl.opts = &mcap.WriterOptions{Chunked: true, ChunkSize: o.ChunkBytes, Compression: comp,
-		CompressionLevel: mcap.CompressionLevelFastest, IncludeCRC: true}
+	fl.opts = &mcap.WriterOptions{Chunked: true, ChunkSize: o.ChunkBytes, Compressor: comp, IncludeCRC: true}
 	fail := func(err error) (*file, error) {
 		_ = f.Close()
 		_ = os.Remove(path)
@@ -83,6 +86,26 @@ func createFile(path string, o Options, h Header, now time.Time) (*file, error) 
 		return fail(err)
 	}
 	return fl, nil
+}
+
+// compressor makes the chunk compressor with small buffers: the library's
+// defaults (4 MiB lz4 blocks, a zstd encoder per core with an 8 MiB window)
+// would cost more memory than the whole recording budget of 2 MB. Chunks
+// are far smaller than either, so nothing is lost.
+func compressor(name string) (mcap.CustomCompressor, error) {
+	if name == "zstd" {
+		zw, err := zstd.NewWriter(nil, zstd.WithEncoderLevel(zstd.SpeedFastest), zstd.WithEncoderConcurrency(1),
+			zstd.WithWindowSize(256<<10), zstd.WithLowerEncoderMem(true))
+		if err != nil {
+			return nil, err
+		}
+		return mcap.NewCustomCompressor(mcap.CompressionZSTD, zw), nil
+	}
+	lw := lz4.NewWriter(nil)
+	if err := lw.Apply(lz4.BlockSizeOption(lz4.Block64Kb), lz4.ConcurrencyOption(1), lz4.CompressionLevelOption(lz4.Fast)); err != nil {
+		return nil, err
+	}
+	return mcap.NewCustomCompressor(mcap.CompressionLZ4, lw), nil
 }
 
 // write adds one message; a chunk it completes goes to the disk.

@@ -335,3 +335,18 @@ func TestShrinkHalvesALargeFrame(t *testing.T) {
 		t.Errorf("a broken frame: %q, %v", kept, err)
 	}
 }
+
+func TestZstdChunks(t *testing.T) {
+	o := testOptions()
+	o.Compression = "zstd"
+	rg := newRig(t, o)
+	path := filepath.Join(t.TempDir(), "z.mcap")
+	rg.r.StartFile(path)
+	want := feed(t, rg.world)
+	waitFor(t, "messages written", func() bool { return rg.r.Status().Written >= uint64(want) })
+	rg.r.Stop()
+	waitFor(t, "the file completed", func() bool { in, err := recording.Read(path, nil); return err == nil && in.Complete })
+	if got, _ := messages(t, path); len(got) != want {
+		t.Fatalf("%d messages, want %d", len(got), want)
+	}
+}

@@ -78,7 +78,11 @@ func printInfo(w io.Writer, in *recording.Info) {
 	}
 	fmt.Fprintf(w, "file      %s (%s, %s)\n", in.Path, humanBytes(uint64(in.Size)), state)
 	if b := in.Meta["edgeagent"]; b != nil {
-		fmt.Fprintf(w, "device    %s (%s), edgeagent %s %s, %s\n", b["device"], b["platform"], b["version"], short(b["revision"]), b["go"])
+		build := "edgeagent " + b["version"]
+		if rev := b["revision"]; rev != "" {
+			build += " " + short(rev)
+		}
+		fmt.Fprintf(w, "device    %s (%s), %s, %s\n", b["device"], b["platform"], build, b["go"])
 	}
 	if in.Messages > 0 {
 		fmt.Fprintf(w, "recorded  %s → %s (%s)\n", in.Start.UTC().Format(time.RFC3339), in.End.UTC().Format(time.RFC3339), in.Duration().Round(time.Millisecond))

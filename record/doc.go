@@ -1,0 +1,46 @@
+// Package record is the recorder: a plugin that writes the agent's stream
+// (the world model's observations, events and journal, read by cursor like
+// MQTT does) to MCAP files that Foxglove opens without plugins.
+//
+// Channels, one per source, JSON with a JSON Schema per message type:
+//
+//	/obs/<source>            edgeagent.Reading | Text | Event | Blob (size only)
+//	/obs/<camera>.snapshot   foxglove.CompressedImage (also .motion_snapshot)
+//	/annotations/<camera>    foxglove.ImageAnnotations (motion boxes)
+//	/events/<source>         edgeagent.Event (motion, wake word, e-stop, thresholds …)
+//	/decisions               edgeagent.Event, the trace in data.trace
+//	/tool_call/<tool>        edgeagent.Record: caller, params, result, duration
+//	/llm/<plugin>            edgeagent.Record: full prompt, raw answer, usage
+//	/actuator/<name>         edgeagent.Record: the state as applied
+//	/health/<component>      edgeagent.Record
+//	/recorder/stats          written, dropped, missed, frames skipped (every flush)
+//
+// Metadata "edgeagent" holds the build (version, VCS revision, Go) and the
+// device; the attachment "board.yaml" is the effective board config (the
+// MQTT password redacted), from which a replay builds its agent.
+//
+// The board's `record:` block (every key optional):
+//
+//	record:
+//	  enabled: false        # record from the start into dir (else: run --record, record.start)
+//	  dir: recordings       # relative to data_dir
+//	  max_bytes: 268435456  # start a new file at this size …
+//	  max_age: 1h           # … or this age
+//	  keep: 24              # files kept in dir (the oldest of this device's are deleted)
+//	  compression: lz4      # or zstd (smaller, more CPU)
+//	  chunk_bytes: 262144   # a chunk is closed at this size …
+//	  flush_every: 5s       # … or after this long: what a power cut can lose
+//	  queue: 4096           # messages waiting for the disk; beyond, dropped and counted
+//	  queue_bytes: 524288
+//	  retry: 30s            # after a disk failure, try a new file this much later
+//	  frames:
+//	    enabled: true
+//	    interval: 1s        # one snapshot per interval outside motion …
+//	    motion: true        # … every snapshot while the camera sees motion
+//	    max_width: 320      # re-encoded at most this wide (0: as the camera encoded them)
+//	    quality: 60
+//
+// Tools (admin): record.start {name?} records into rotating files in dir,
+// or into dir/<name>.mcap; record.stop completes the file; record.status
+// (read) reports what is written and dropped, as does agent.status.
+package record

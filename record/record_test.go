@@ -64,7 +64,7 @@ func newRig(t *testing.T, o Options) *rig {
 // test, it does not measure anything.
 func waitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	for end := time.Now().Add(10 * time.Second); time.Now().Before(end); time.Sleep(time.Millisecond) {
+	for end := time.Now().Add(30 * time.Second); time.Now().Before(end); time.Sleep(time.Millisecond) {
 		if cond() {
 			return
 		}

@@ -28,7 +28,7 @@
 //	  max_age: 1h           # … or this age
 //	  keep: 24              # files kept in dir (the oldest of this device's are deleted)
 //	  compression: lz4      # or zstd (smaller, more CPU)
-//	  chunk_bytes: 262144   # a chunk is closed at this size …
+//	  chunk_bytes: 131072   # a chunk is closed at this size …
 //	  flush_every: 5s       # … or after this long: what a power cut can lose
 //	  queue: 4096           # messages waiting for the disk; beyond, dropped and counted
 //	  queue_bytes: 524288

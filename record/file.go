@@ -56,7 +56,7 @@ func createFile(path string, o Options, h Header, now time.Time) (*file, error) 
 		_ = os.Remove(path)
 		return nil, err
 	}
-	fl := &file{path: path, f: f, buf: bufio.NewWriterSize(f, 32<<10), chunk: o.ChunkBytes,
+	fl := &file{path: path, f: f, buf: bufio.NewWriterSize(f, 16<<10), chunk: o.ChunkBytes,
 		schemas: map[string]uint16{}, channels: map[[2]string]uint16{}, opened: now}
 	// The writer keeps opts by pointer and compares ChunkSize at every
 	// message: flush relies on that (TestFlushWritesChunk guards it).

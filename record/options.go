@@ -55,7 +55,7 @@ type FrameOptions struct {
 func DefaultOptions() Options {
 	return Options{
 		Dir: "recordings", MaxBytes: 256 << 20, MaxAge: time.Hour, Keep: 24,
-		Compression: "lz4", ChunkBytes: 256 << 10, FlushEvery: 5 * time.Second,
+		Compression: "lz4", ChunkBytes: 128 << 10, FlushEvery: 5 * time.Second,
 		Queue: 4096, QueueBytes: 512 << 10, Retry: 30 * time.Second,
 		Frames: FrameOptions{Enabled: true, Interval: time.Second, Motion: true, MaxWidth: 320, Quality: 60},
 	}

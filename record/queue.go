@@ -53,6 +53,9 @@ func (q *queue) pop() (entry, bool) {
 	defer q.mu.Unlock()
 	if q.head == len(q.items) {
 		q.items, q.head = q.items[:0], 0
+		if cap(q.items) > 256 { // a burst is over: do not keep its slice
+			q.items = nil
+		}
 		return entry{}, false
 	}
 	e := q.items[q.head]

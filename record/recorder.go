@@ -163,6 +163,10 @@ func (r *Recorder) Run(ctx context.Context) {
 	<-done
 }
 
+// readBatch bounds one Read: an Item is ~400 bytes, and the slice keeps
+// its capacity for the recorder's life.
+const readBatch = 64
+
 // pump reads the stream while a session is on and queues its messages.
 func (r *Recorder) pump(ctx context.Context, fromStart bool) {
 	var (
@@ -185,7 +189,7 @@ func (r *Recorder) pump(ctx context.Context, fromStart bool) {
 		var wake <-chan struct{}
 		if cur != nil {
 			wake = cur.Wait()
-			items = cur.Read(items[:0], 512)
+			items = cur.Read(items[:0], readBatch)
 			if m := cur.Missed(); m > seen {
 				r.missed.Add(m - seen)
 				r.warnDrop("the recorder fell behind the world model's rings", m-seen)

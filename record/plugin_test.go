@@ -1,0 +1,104 @@
+package record_test
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/edgeagent/edgeagent/board"
+	"github.com/edgeagent/edgeagent/node"
+	"github.com/edgeagent/edgeagent/record/recording"
+	"github.com/edgeagent/edgeagent/tools"
+	"github.com/edgeagent/edgeagent/worldmodel"
+
+	_ "github.com/edgeagent/edgeagent/record"
+)
+
+func loadBoard(t *testing.T, yaml string) (*board.Config, error) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "b.yaml")
+	if err := os.WriteFile(path, []byte(yaml), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return board.Load(path)
+}
+
+// The admin tools start and stop a recording in a running agent; the file
+// holds the board and what happened in between.
+func TestRecordStartStopTools(t *testing.T) {
+	cfg, err := loadBoard(t, "device: {id: bot, platform: sim}\ndata_dir: state\nplugins: {mqtt: {enabled: false}}\nrecord: {dir: rec, flush_every: 1s}\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, err := node.New(cfg, node.Options{Log: slog.New(slog.NewTextHandler(io.Discard, nil)), NoStore: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- n.Run(ctx, time.Now()) }()
+	<-n.Ready()
+	call := func(tool string, params string) (tools.Result, error) {
+		return n.Tools.Invoke(ctx, tools.Call{Caller: "cli", Tool: tool, Params: json.RawMessage(params)})
+	}
+	if _, err := call("record.start", `{"name":"../escape.mcap"}`); err == nil {
+		t.Fatal("a name with a path was accepted")
+	}
+	if _, err := call("record.start", `{"name":"incident.mcap"}`); err != nil {
+		t.Fatal(err)
+	}
+	n.World.Append(worldmodel.Observation{Source: "env.temperature", Kind: worldmodel.Reading, Value: 21.5})
+	path := filepath.Join(cfg.DataDir, "rec", "incident.mcap")
+	for end := time.Now().Add(30 * time.Second); ; time.Sleep(time.Millisecond) {
+		res, err := call("record.status", `{}`)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if b, _ := json.Marshal(res.Value); strings.Contains(string(b), `"written":`) && !strings.Contains(string(b), `"written":0`) {
+			break
+		}
+		if time.Now().After(end) {
+			t.Fatal("nothing written")
+		}
+	}
+	if _, err := call("record.stop", `{}`); err != nil {
+		t.Fatal(err)
+	}
+	var in *recording.Info
+	for end := time.Now().Add(30 * time.Second); ; time.Sleep(time.Millisecond) {
+		if in, err = recording.Read(path, nil); err == nil && in.Complete {
+			break
+		}
+		if time.Now().After(end) {
+			t.Fatalf("the file was not completed: %v", err)
+		}
+	}
+	if in.Channel("/obs/env.temperature") == nil || !strings.Contains(string(in.Attachments["board.yaml"]), "id: bot") {
+		t.Errorf("channels %v, board %q", in.Channels, in.Attachments["board.yaml"])
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestRecordOptionsAreStrict(t *testing.T) {
+	cfg, err := loadBoard(t, "device: {id: bot, platform: sim}\nrecord: {dir: rec, compresion: zstd}\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = node.New(cfg, node.Options{Log: slog.New(slog.NewTextHandler(io.Discard, nil)), NoStore: true})
+	if err == nil || !strings.Contains(err.Error(), "b.yaml:2:") || !strings.Contains(err.Error(), "compresion") {
+		t.Fatalf("err = %v, want the unknown key with its position", err)
+	}
+	cfg, _ = loadBoard(t, "device: {id: bot, platform: sim}\nrecord: {compression: brotli}\n")
+	if _, err = node.New(cfg, node.Options{Log: slog.New(slog.NewTextHandler(io.Discard, nil)), NoStore: true}); err == nil || !strings.Contains(err.Error(), "want lz4 or zstd") {
+		t.Fatalf("err = %v", err)
+	}
+}

@@ -10,11 +10,12 @@
 #   scripts/regen-scenarios.sh estop      # one
 set -euo pipefail
 cd "$(dirname "$0")/.."
-declare -A seconds=([motion-reflex]=20 [estop]=9 [threshold]=14)
+declare -A seconds=([motion-reflex]=20 [estop]=9 [threshold]=14 [llm-estop]=8)
 names=("$@")
-[ ${#names[@]} -gt 0 ] || names=(motion-reflex estop threshold)
+[ ${#names[@]} -gt 0 ] || names=(motion-reflex estop threshold llm-estop)
 tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+ollama_pid=
+trap 'rm -rf "$tmp"; [ -z "$ollama_pid" ] || kill "$ollama_pid"' EXIT
 go build -o "$tmp/edgeagent" ./cmd/edgeagent
 for name in "${names[@]}"; do
 	dur=${seconds[$name]:?unknown scenario $name}
@@ -23,6 +24,12 @@ for name in "${names[@]}"; do
 	# in a recording and would make the replay differ.
 	mkdir "$tmp/$name"
 	cp "testdata/scenarios/$name.yaml" "$tmp/$name/"
+	if [ "$name" = llm-estop ] && [ -z "$ollama_pid" ]; then
+		# A real Ollama with a slow random-weight model, so that the e-stop
+		# arrives while the call is in flight (its answer is never used).
+		eval "$(EMBD=512 LAYERS=8 ../shared/tools/ollama/serve.sh)"
+		ollama_pid=$OLLAMA_SERVE_PID
+	fi
 	out="testdata/scenarios/$name.mcap"
 	rm -f "$out"
 	echo "recording $name for ${dur}s"

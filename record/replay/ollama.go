@@ -30,6 +30,7 @@ type ollama struct {
 	next     int
 	first    string // the first prompt mismatch
 	holding  int    // calls held open for a recorded cancellation
+	holds    int    // holds begun, ever
 	answered int
 }
 
@@ -117,6 +118,7 @@ func (o *ollama) chat(w http.ResponseWriter, r *http.Request) {
 	cut := cutOff(x.Error)
 	if cut {
 		o.holding++
+		o.holds++
 	}
 	o.mu.Unlock()
 	switch {
@@ -149,12 +151,16 @@ func (o *ollama) chat(w http.ResponseWriter, r *http.Request) {
 	_ = enc.Encode(done)
 }
 
-// waitingForCancel: the agent waits on a call that was cut off when
-// recorded; the replay must feed what cut it off.
-func (o *ollama) waitingForCancel() bool {
+// held reports the number of the hold in progress (0: none): the agent
+// waits on a call that was cut off when recorded, and the replay must feed
+// what cut it off.
+func (o *ollama) held() int {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	return o.holding > 0
+	if o.holding == 0 {
+		return 0
+	}
+	return o.holds
 }
 
 func (o *ollama) served() int {

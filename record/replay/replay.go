@@ -304,6 +304,7 @@ type driver struct {
 
 	raised  uint64 // interrupts given to the agent
 	lastSeq uint64 // the newest item collect has seen
+	acked   int    // the LLM hold the replay has already fed past
 	fed     int
 	base    [2]uint64
 	items   []worldmodel.Item
@@ -385,8 +386,8 @@ func (d *driver) at(ctx context.Context, t time.Time) error {
 const settleLimit = 30 * time.Second
 
 // settle waits until every interrupt given to the agent has been handled
-// (coalesced and dropped ones excepted), or the agent waits on an LLM call
-// that, when recorded, was cut off by what comes next.
+// (coalesced and dropped ones excepted), or, once per such call, the agent
+// waits on an LLM call that was cut off when recorded by what comes next.
 func (d *driver) settle(ctx context.Context) error {
 	deadline := time.NewTimer(settleLimit)
 	defer deadline.Stop()
@@ -395,7 +396,12 @@ func (d *driver) settle(ctx context.Context) error {
 	for {
 		q := d.n.Agent.Status().Queue
 		want := d.raised - (q.Coalesced - d.base[0]) - (q.Dropped - d.base[1])
-		if d.probe.finished.Load() >= want || (d.llm != nil && d.llm.waitingForCancel()) {
+		if d.probe.finished.Load() >= want {
+			return d.keepUp(ctx)
+		}
+		// A held call lets the replay go on once: to feed what cut it off.
+		if h := d.heldCall(); h != 0 && h != d.acked {
+			d.acked = h
 			return d.keepUp(ctx)
 		}
 		select {
@@ -407,6 +413,13 @@ func (d *driver) settle(ctx context.Context) error {
 		case <-poll.C: // coalescing and the LLM server signal nothing
 		}
 	}
+}
+
+func (d *driver) heldCall() int {
+	if d.llm == nil {
+		return 0
+	}
+	return d.llm.held()
 }
 
 // keepUp collects what the node did and, when the replay is recorded,

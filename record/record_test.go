@@ -350,3 +350,30 @@ func TestZstdChunks(t *testing.T) {
 		t.Fatalf("%d messages, want %d", len(got), want)
 	}
 }
+
+// A directory session starts a new file when the current one is max_age
+// old and keeps only the newest keep files of the device.
+func TestRotationByAgeKeepsNewest(t *testing.T) {
+	o := testOptions()
+	o.Keep = 2
+	rg := newRig(t, o)
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "notes.mcap"), []byte("not ours"), 0o644)
+	rg.r.StartDir(dir)
+	for i := range 4 {
+		rg.world.Append(worldmodel.Observation{Time: t0, Source: "env.temperature", Kind: worldmodel.Reading, Value: float64(i)})
+		waitFor(t, "the reading written", func() bool { return rg.r.Status().Written >= uint64(i+1) })
+		rg.clk.Advance(o.MaxAge + time.Second) // the next message opens a new file
+	}
+	files, _ := filepath.Glob(filepath.Join(dir, "bot-*.mcap"))
+	if len(files) != 2 {
+		t.Fatalf("files %v, want the newest 2", files)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "notes.mcap")); err != nil {
+		t.Error("a file that is not the device's recording was deleted")
+	}
+	rg.r.Stop()
+	for _, f := range files {
+		waitFor(t, "complete files", func() bool { in, err := recording.Read(f, nil); return err == nil && in.Complete && in.Messages >= 1 })
+	}
+}

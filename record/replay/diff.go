@@ -166,6 +166,9 @@ func (r *Report) Print(w io.Writer) {
 		c := r.Counts[k]
 		fmt.Fprintf(w, "  %-16s recorded %4d  replayed %4d\n", names[k], c[0], c[1])
 	}
+	if r.Missed > 0 {
+		fmt.Fprintf(w, "  warning: %d items of the replay's stream were overwritten before they were compared\n", r.Missed)
+	}
 	for _, wall := range r.WallClock {
 		fmt.Fprintf(w, "  note: %s\n", wall)
 	}

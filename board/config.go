@@ -36,6 +36,7 @@ type Config struct {
 	Agent       Agent       `yaml:"agent"`
 	World       World       `yaml:"world"`
 	Permissions Permissions `yaml:"permissions"`
+	Fleet       Fleet       `yaml:"fleet,omitempty"`
 	// Sensor and actuator names share one namespace: both become prefixes of
 	// world-model sources and tool names.
 	Sensors   []Sensor   `yaml:"sensors"`

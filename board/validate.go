@@ -129,6 +129,7 @@ func (v *validator) validate() {
 	v.agent()
 	v.world()
 	v.permissions()
+	v.fleet()
 
 	// Buses first: a GPIO pin on an I2C line is only wrong if the bus is
 	// used, whichever block comes first in the file.

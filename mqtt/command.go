@@ -63,6 +63,9 @@ type Reply struct {
 	Error  string   `json:"error,omitempty"`
 	Code   string   `json:"code,omitempty"`
 	Paths  []string `json:"paths,omitempty"`
+	// Robot is the device that answers, so a caller of a fleet or group
+	// command can count the answers.
+	Robot string `json:"robot,omitempty"`
 }
 
 // RequestError is a request that could not be carried out, with what we

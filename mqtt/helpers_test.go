@@ -1,22 +1,18 @@
 package mqtt
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
-	"net"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
 
@@ -26,6 +22,7 @@ import (
 	"github.com/edgeagent/edgeagent/agent"
 	"github.com/edgeagent/edgeagent/board"
 	"github.com/edgeagent/edgeagent/hooks"
+	"github.com/edgeagent/edgeagent/mqtt/mosquittotest"
 	"github.com/edgeagent/edgeagent/store"
 	"github.com/edgeagent/edgeagent/tools"
 	"github.com/edgeagent/edgeagent/worldmodel"
@@ -416,101 +413,11 @@ func decodeReply(t testing.TB, m paho.Message) Reply {
 	return r
 }
 
-// mosquitto is a real broker in a child process, for the tests that need a
-// second, independent implementation (and broker restarts).
-type mosquitto struct {
-	t    testing.TB
-	bin  string
-	port int
-	dir  string
-	cmd  *exec.Cmd
-	conf string // extra configuration lines
+func freePort(t testing.TB) int { return mosquittotest.FreePort(t) }
 
-	logged chan struct{} // closed when its stderr is drained
-}
-
-func mosquittoBin(t testing.TB) string {
-	t.Helper()
-	for _, p := range []string{"mosquitto", "/usr/sbin/mosquitto", "/usr/local/sbin/mosquitto"} {
-		if bin, err := exec.LookPath(p); err == nil {
-			return bin
-		}
-	}
-	t.Skip("mosquitto not installed (apt-get install -y mosquitto): skipping the tests against a real broker")
-	return ""
-}
-
-func freePort(t testing.TB) int {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
-}
-
-// startMosquitto runs mosquitto on a free loopback port with persistence
-// in dir; extra lines go into its configuration.
-func startMosquitto(t testing.TB, extra ...string) *mosquitto {
-	t.Helper()
-	m := &mosquitto{t: t, bin: mosquittoBin(t), port: freePort(t), dir: t.TempDir(), conf: strings.Join(extra, "\n")}
-	m.start()
-	t.Cleanup(m.stop)
-	return m
-}
-
-func (m *mosquitto) url() string { return fmt.Sprintf("tcp://127.0.0.1:%d", m.port) }
-
-func (m *mosquitto) start() {
-	m.t.Helper()
-	conf := filepath.Join(m.dir, "mosquitto.conf")
-	body := ""
-	if os.Geteuid() == 0 { // mosquitto would drop to its own user, which cannot write the test's directory
-		body = "user root\n"
-	}
-	body += fmt.Sprintf("listener %d 127.0.0.1\nallow_anonymous true\npersistence true\npersistence_location %s/\nmax_queued_messages 100000\nmax_inflight_messages 100\nlog_dest stderr\nlog_type error\nlog_type warning\n%s\n", m.port, m.dir, m.conf)
-	if err := os.WriteFile(conf, []byte(body), 0o600); err != nil {
-		m.t.Fatal(err)
-	}
-	m.cmd = exec.Command(m.bin, "-c", conf)
-	stderr, _ := m.cmd.StderrPipe()
-	if err := m.cmd.Start(); err != nil {
-		m.t.Fatalf("mosquitto: %v", err)
-	}
-	m.logged = make(chan struct{})
-	go func() { // its errors, if any, into the test log; ends when mosquitto does
-		defer close(m.logged)
-		s := bufio.NewScanner(stderr)
-		for s.Scan() {
-			if !strings.Contains(s.Text(), "should not be run as root") {
-				m.t.Logf("mosquitto: %s", s.Text())
-			}
-		}
-	}()
-	deadline := time.Now().Add(5 * time.Second)
-	for {
-		c, err := net.Dial("tcp", fmt.Sprintf("127.0.0.1:%d", m.port))
-		if err == nil {
-			c.Close()
-			return
-		}
-		if time.Now().After(deadline) {
-			m.t.Fatalf("mosquitto did not listen on %d: %v", m.port, err)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-}
-
-// stop ends mosquitto cleanly (it saves its persistence file).
-func (m *mosquitto) stop() {
-	if m.cmd == nil {
-		return
-	}
-	_ = m.cmd.Process.Signal(syscall.SIGTERM)
-	<-m.logged
-	_ = m.cmd.Wait()
-	m.cmd = nil
+// startMosquitto runs a real mosquitto for the test (mqtt/mosquittotest).
+func startMosquitto(t testing.TB, extra ...string) *mosquittotest.Broker {
+	return mosquittotest.Start(t, extra...)
 }
 
 // runChild is the agent side of the last-will test: a plane connected to

@@ -72,12 +72,14 @@ func defaultOptions() Options {
 // replies, events, telemetry, decisions and availability out, the e-stop
 // topic, Home Assistant discovery, administration, and the embedded broker.
 type Plane struct {
-	d      Deps
-	opts   Options
-	m      board.MQTT
-	topics Topics
-	log    *slog.Logger
-	sem    chan struct{}
+	d       Deps
+	opts    Options
+	m       board.MQTT
+	topics  Topics
+	fleet   FleetTopics
+	started time.Time // when the plane was built: RobotInfo.Started
+	log     *slog.Logger
+	sem     chan struct{}
 
 	mu  sync.Mutex
 	run *runState
@@ -141,7 +143,8 @@ func New(d Deps) (*Plane, error) {
 	return &Plane{
 		d: d, opts: opts, m: m, log: d.Log.With("component", "mqtt"),
 		topics: NewTopics(m.Prefix, d.Board.Device.ID, disc),
-		sem:    make(chan struct{}, opts.MaxInflight),
+		fleet:  NewFleetTopics(m.Prefix, d.Board.Device.ID, d.Board.Fleet), started: time.Now(),
+		sem: make(chan struct{}, opts.MaxInflight),
 	}, nil
 }
 
@@ -316,6 +319,7 @@ func (p *Plane) onConnect(rs *runState, route paho.MessageHandler) {
 	// The admin topic is subscribed even where it is not accepted, so
 	// that a request there is refused with a reason, not met with silence.
 	filters := map[string]byte{p.topics.Cmd: qos, p.topics.Estop: qos, p.topics.Admin: qos}
+	p.fleetFilters(filters, qos)
 	if p.topics.Discovery != "" {
 		filters[p.topics.HAStatus] = 0
 	}
@@ -332,6 +336,7 @@ func (p *Plane) onConnect(rs *runState, route paho.MessageHandler) {
 		}
 	}
 	c.send(message{topic: p.topics.Status, payload: []byte("online"), qos: 1, retain: true})
+	c.send(message{topic: p.topics.Info, payload: p.info(), qos: 1, retain: true})
 	p.publishDiscovery(rs)
 	rs.republish.Store(true)
 	c.flush()
@@ -411,10 +416,10 @@ func (p *Plane) router(rs *runState) paho.MessageHandler {
 		case p.topics.Estop:
 			p.onEstop(rs, msg)
 		case p.topics.Cmd:
-			p.onCommand(rs, msg, false)
+			p.onCommand(rs, msg, source{})
 		case p.topics.Admin:
 			if rs.admin {
-				p.onCommand(rs, msg, true)
+				p.onCommand(rs, msg, source{admin: true})
 			} else if !msg.Retained() {
 				p.refuseAdmin(rs, msg)
 			}
@@ -423,6 +428,8 @@ func (p *Plane) router(rs *runState) paho.MessageHandler {
 				p.publishDiscovery(rs) // Home Assistant restarted: announce again
 				rs.republish.Store(true)
 			}
+		default:
+			p.routeFleet(rs, msg)
 		}
 		msg.Ack()
 	}
@@ -475,8 +482,8 @@ func (p *Plane) onEstop(rs *runState, msg paho.Message) {
 		Message: "e-stop requested over MQTT", Data: data})
 }
 
-// onCommand handles one request on the cmd or admin topic.
-func (p *Plane) onCommand(rs *runState, msg paho.Message, admin bool) {
+// onCommand handles one request on the cmd, admin or a fleet topic.
+func (p *Plane) onCommand(rs *runState, msg paho.Message, src source) {
 	if msg.Retained() {
 		p.log.Warn("ignoring a retained command (replayed on subscribe, not sent now)", "topic", msg.Topic())
 		return
@@ -494,6 +501,12 @@ func (p *Plane) onCommand(rs *runState, msg paho.Message, admin bool) {
 		}
 		replyTo = cmd.ReplyTo
 	}
+	if src.fleet {
+		if err := p.fleetAllows(cmd); err != nil {
+			p.rejectInput(rs, msg.Topic(), err)
+			return
+		}
+	}
 	// At least once: a command redelivered after a lost acknowledgement is
 	// answered again, not executed again.
 	if msg.Duplicate() {
@@ -507,7 +520,7 @@ func (p *Plane) onCommand(rs *runState, msg paho.Message, admin bool) {
 	rs.recent.put(cmd.ID, nil)
 	p.commands.Add(1)
 	var grants []string
-	if admin {
+	if src.admin {
 		grants = []string{"admin"}
 	}
 	rs.recent.put(cmd.ID, p.sendReply(rs, replyTo, p.execute(rs, cmd, grants)))
@@ -563,6 +576,7 @@ func (p *Plane) textCommand(ctx context.Context, cmd Command, grants []string) R
 }
 
 func (p *Plane) sendReply(rs *runState, topic string, r Reply) []byte {
+	r.Robot = p.d.Board.Device.ID
 	data, err := json.Marshal(r)
 	if err != nil {
 		// A tool returned something JSON cannot carry: say so instead.

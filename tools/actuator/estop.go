@@ -150,6 +150,7 @@ func (s *Set) EStop(e worldmodel.Event) EStopReport {
 	s.es.Last = &final
 	s.emu.Unlock()
 	s.persistLatch()
+	s.world.SetHealth(healthEStop, "latched")
 	msg := fmt.Sprintf("e-stop from %s: %d actuators stopped in %s", e.Source, len(final.Stopped), final.Took.Round(time.Microsecond))
 	prio := worldmodel.High
 	if len(final.Failed)+len(final.Pending) > 0 {
@@ -215,6 +216,7 @@ func (s *Set) Reset() (was EStopStatus) {
 		return was
 	}
 	s.persistLatch()
+	s.world.SetHealth(healthEStop, "ok")
 	for _, a := range s.acts {
 		b := a.common()
 		b.mu.Lock()
@@ -329,6 +331,10 @@ func (s *Set) estopTools() []tools.Tool {
 // The latch survives a restart: a robot that was e-stopped comes back up
 // stopped (its actuators in their safe state, not their `initial` one)
 // until someone resets it, as a physical e-stop switch stays pressed.
+// healthEStop is the world model's health component for the latch: the
+// summary, agent.status and MQTT's retained state/estop read it there.
+const healthEStop = "estop"
+
 const (
 	latchBucket = "estop"
 	latchKey    = "latch"
@@ -387,6 +393,7 @@ func (s *Set) loadLatch() error {
 	if ok && st.Latched {
 		s.es = EStopStatus{Latched: true, Since: st.Since, Source: st.Source, Message: st.Message}
 		s.latched.Store(true)
+		s.world.SetHealth(healthEStop, "latched")
 		s.log.Warn("the e-stop is still latched from before the restart; estop.reset (admin) releases it",
 			"since", st.Since, "source", st.Source)
 	}

@@ -1,4 +1,4 @@
-package actuator
+package actuator_test
 
 import (
 	"errors"
@@ -8,8 +8,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/edgeagent/edgeagent/board"
 	"github.com/edgeagent/edgeagent/tools"
+	"github.com/edgeagent/edgeagent/tools/actuator"
+	"github.com/edgeagent/edgeagent/tools/actuator/kinds/servo"
 	"github.com/edgeagent/edgeagent/worldmodel"
 )
 
@@ -137,7 +138,7 @@ func TestOptionsAreCheckedAtBuild(t *testing.T) {
 		{"  - {name: a, kind: pwm, pins: {pin: x}, limits: {max_duty: 0.5}, initial: \"NaN\"}\n", "initial NaN is outside the envelope 0–0.5"},
 	} {
 		cfg := parseBoard(t, "sim", tc.yaml)
-		_, err := New(Options{Platform: "sim", Actuators: cfg.Actuators, Log: quiet})
+		_, err := actuator.New(actuator.Options{Platform: "sim", Actuators: cfg.Actuators, Log: quiet})
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: got %v, want an error about %q", strings.TrimSpace(tc.yaml), err, tc.want)
 		}
@@ -145,11 +146,11 @@ func TestOptionsAreCheckedAtBuild(t *testing.T) {
 	// Actuator blocks that did not come through board.Load (no defaults,
 	// no cross-checks): the envelope still holds the initial state.
 	maxAngle, maxDuty := 120.0, 0.5
-	for _, a := range []board.Actuator{
-		{Name: "a", Kind: "servo", Pins: map[string]string{"pin": "x"}, Limits: board.Limits{MaxAngle: &maxAngle}, Initial: "150"},
-		{Name: "a", Kind: "pwm", Pins: map[string]string{"pin": "x"}, Limits: board.Limits{MaxDuty: &maxDuty}, Initial: "0.9"},
+	for _, a := range []actuator.Config{
+		{Name: "a", Kind: "servo", Pins: map[string]string{"pin": "x"}, Limits: actuator.Limits{MaxAngle: &maxAngle}, Initial: "150"},
+		{Name: "a", Kind: "pwm", Pins: map[string]string{"pin": "x"}, Limits: actuator.Limits{MaxDuty: &maxDuty}, Initial: "0.9"},
 	} {
-		_, err := New(Options{Platform: "sim", Actuators: []board.Actuator{a}, Log: quiet})
+		_, err := actuator.New(actuator.Options{Platform: "sim", Actuators: []actuator.Config{a}, Log: quiet})
 		if err == nil || !strings.Contains(err.Error(), "outside the envelope") {
 			t.Errorf("%s initial %s: got %v, want an envelope error", a.Kind, a.Initial, err)
 		}
@@ -158,23 +159,23 @@ func TestOptionsAreCheckedAtBuild(t *testing.T) {
 
 func TestPlatformsRejectPinsWithoutPWM(t *testing.T) {
 	cfg := parseBoard(t, "raspi", `  - {name: pan, kind: servo, pins: {pin: "16"}}`+"\n")
-	_, err := New(Options{Platform: "raspi", Model: "rpi4", Actuators: cfg.Actuators, Log: quiet})
+	_, err := actuator.New(actuator.Options{Platform: "raspi", Model: "rpi4", Actuators: cfg.Actuators, Log: quiet})
 	if err == nil || !strings.Contains(err.Error(), "no hardware PWM") {
 		t.Fatalf("servo on raspi pin 16: got %v", err)
 	}
 	cfg = parseBoard(t, "raspi", `  - {name: pan, kind: servo, pins: {pin: "12"}}
   - {name: tilt, kind: servo, pins: {pin: "32"}}
 `)
-	_, err = New(Options{Platform: "raspi", Model: "rpi4", Actuators: cfg.Actuators, Log: quiet})
+	_, err = actuator.New(actuator.Options{Platform: "raspi", Model: "rpi4", Actuators: cfg.Actuators, Log: quiet})
 	if err == nil || !strings.Contains(err.Error(), "already used by pan") {
 		t.Fatalf("two servos on pwm0: got %v", err)
 	}
 	cfg = parseBoard(t, "raspi", `  - {name: pan, kind: servo, pins: {pin: "16"}}`+"\n")
-	if _, err := New(Options{Platform: "raspi", Model: "rpi4", Actuators: cfg.Actuators, Log: quiet, Settings: Settings{PWM: "pi-blaster"}}); err != nil {
+	if _, err := actuator.New(actuator.Options{Platform: "raspi", Model: "rpi4", Actuators: cfg.Actuators, Log: quiet, Settings: actuator.Settings{PWM: "pi-blaster"}}); err != nil {
 		t.Fatalf("pi-blaster drives any pin: %v", err)
 	}
 	cfg = parseBoard(t, "jetson", `  - {name: fan, kind: pwm, pins: {pin: "31"}}`+"\n")
-	if _, err := New(Options{Platform: "jetson", Model: "jetson-orin-nano", Actuators: cfg.Actuators, Log: quiet}); err == nil {
+	if _, err := actuator.New(actuator.Options{Platform: "jetson", Model: "jetson-orin-nano", Actuators: cfg.Actuators, Log: quiet}); err == nil {
 		t.Fatal("pwm on jetson pin 31 accepted")
 	}
 	// The board files in the repository build without hardware.
@@ -183,7 +184,7 @@ func TestPlatformsRejectPinsWithoutPWM(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := New(Options{Platform: cfg.Device.Platform, Model: cfg.Device.Model, Actuators: cfg.Actuators, Log: quiet}); err != nil {
+		if _, err := actuator.New(actuator.Options{Platform: cfg.Device.Platform, Model: cfg.Device.Model, Actuators: cfg.Actuators, Log: quiet}); err != nil {
 			t.Errorf("%s.yaml: %v", f, err)
 		}
 	}
@@ -219,7 +220,7 @@ func TestServoRampIsRateLimited(t *testing.T) {
 	}
 	// 80° at 90°/s in 20 ms steps of 1.8°: ceil(80/1.8) = 45 writes.
 	for range 45 {
-		r.step(1, rampStep, 1)
+		r.step(1, servo.RampStep, 1)
 	}
 	eventually(t, "pan arrived", func() bool { return r.state("pan") == "at 170°" })
 	writes := r.sim.WritesTo("sim:13")[1:] // [0] is the initial 90
@@ -251,18 +252,18 @@ func TestServoNewCommandCancelsRamp(t *testing.T) {
 	r := newRig(t, servos)
 	r.must("mqtt", "pan.set_angle", `{"degrees":170}`)
 	for range 10 { // 0.2 s: at 108°
-		r.step(1, rampStep, 1)
+		r.step(1, servo.RampStep, 1)
 	}
 	res := r.must("mqtt", "pan.set_angle", `{"degrees":10}`)
 	if v := value(t, res); v["from"] != 108.0 {
 		t.Fatalf("second move starts from %v, want 108 (where the first one got to)", v["from"])
 	}
-	r.step(1, rampStep, 1)
+	r.step(1, servo.RampStep, 1)
 	w := r.sim.WritesTo("sim:13")
 	if got := w[len(w)-1].Value; got != 106 {
 		t.Fatalf("first step back wrote %v°, want 106°", got)
 	}
-	r.step(1, rampStep, 1) // 104.4 → 104
+	r.step(1, servo.RampStep, 1) // 104.4 → 104
 	r.must("mqtt", "pan.stop", `{}`)
 	if r.state("pan") != "at 104°" { // gobot's ServoDriver writes whole degrees
 		t.Fatalf("state after stop %q", r.state("pan"))
@@ -275,7 +276,7 @@ func TestServoNewCommandCancelsRamp(t *testing.T) {
 	// move_by is relative to where it is heading.
 	r.must("mqtt", "pan.move_by", `{"degrees":-4}`)
 	for range 3 { // 102.2, 100.4, then the target
-		r.step(1, rampStep, 1)
+		r.step(1, servo.RampStep, 1)
 	}
 	eventually(t, "pan at 100", func() bool { return r.state("pan") == "at 100°" })
 }
@@ -294,7 +295,7 @@ func TestServoEnvelopeClampAndRefuse(t *testing.T) {
 	}
 	// …and the actuator refuses it even without the registry.
 	_, err = r.direct("tilt.set_angle", `{"degrees":150}`)
-	if !errors.Is(err, ErrRefused) || !errors.Is(err, ErrEnvelope) || !strings.Contains(err.Error(), "outside the envelope 45–135°") {
+	if !errors.Is(err, actuator.ErrRefused) || !errors.Is(err, actuator.ErrEnvelope) || !strings.Contains(err.Error(), "outside the envelope 45–135°") {
 		t.Fatalf("refuse direct: %v", err)
 	}
 	if _, ok := r.sim.Servo("sim:14"); ok {
@@ -306,7 +307,7 @@ func TestServoEnvelopeClampAndRefuse(t *testing.T) {
 		t.Fatalf("first move of tilt: %d %v", v, res.Notes)
 	}
 	_, err = r.direct("tilt.move_by", `{"degrees":50}`)
-	if !errors.Is(err, ErrEnvelope) {
+	if !errors.Is(err, actuator.ErrEnvelope) {
 		t.Fatalf("move_by past the envelope: %v", err)
 	}
 }
@@ -322,7 +323,7 @@ func TestServoWait(t *testing.T) {
 		done <- value(t, res)
 	}()
 	for range 5 { // 9° at 1.8° per step
-		r.step(1, rampStep, 1)
+		r.step(1, servo.RampStep, 1)
 	}
 	if v := <-done; v["arrived"] != true || v["angle"] != 99.0 {
 		t.Fatalf("wait result %v", v)
@@ -342,7 +343,7 @@ func TestServoWaitFractionalTarget(t *testing.T) {
 		done <- res
 	}()
 	for range 2 { // 3.4° at 1.8° per step
-		r.step(1, rampStep, 1)
+		r.step(1, servo.RampStep, 1)
 	}
 	res := <-done
 	if v := value(t, res); v["arrived"] != true || v["angle"] != 93.0 || contains(res.Notes, "stopped before") {
@@ -385,7 +386,7 @@ func TestPCA9685Servo(t *testing.T) {
 	}
 	r.must("mqtt", "pan.set_angle", `{"degrees":120}`)
 	for range 13 { // 30° at 2.4° per step
-		r.step(1, rampStep, 1)
+		r.step(1, servo.RampStep, 1)
 	}
 	eventually(t, "pan at 120", func() bool { return r.state("pan") == "at 120°" })
 	if p := chip.Pulse(0); !near(p, 1833*time.Microsecond) /* 500 µs + 120/180 × 2000 µs */ {
@@ -397,7 +398,7 @@ func TestPCA9685Servo(t *testing.T) {
 	prev := 1500.0
 	for _, w := range r.sim.WritesTo("sim/0x40/0")[1:] {
 		deg := (w.Value - prev) / 2000 * 180
-		if math.Abs(deg) > 120*rampStep.Seconds()+0.5 {
+		if math.Abs(deg) > 120*servo.RampStep.Seconds()+0.5 {
 			t.Fatalf("PCA9685 step of %.2f° in one 20 ms frame exceeds 120°/s", deg)
 		}
 		prev = w.Value
@@ -489,7 +490,7 @@ func TestMotorSpeedEnvelope(t *testing.T) {
 	if tools.CodeOf(err) != tools.CodeInvalidParams {
 		t.Fatalf("speed 0.8 > max 0.6 (refuse) via registry: %v", err)
 	}
-	if _, err := r.direct("drive.drive", `{"speed":0.8}`); !errors.Is(err, ErrEnvelope) {
+	if _, err := r.direct("drive.drive", `{"speed":0.8}`); !errors.Is(err, actuator.ErrEnvelope) {
 		t.Fatalf("speed 0.8 direct: %v", err)
 	}
 	if r.pwm("sim:22") != 0 {
@@ -518,14 +519,14 @@ func TestRateLimit(t *testing.T) {
 `, withStore())
 	r.must("mqtt", "pump.set", `{"on":true}`)
 	_, err := r.call("mqtt", "pump.set", `{"on":true}`)
-	if !errors.Is(err, ErrRateLimited) || !strings.Contains(err.Error(), "at most 1 commands/s; retry in 1s") {
+	if !errors.Is(err, actuator.ErrRateLimited) || !strings.Contains(err.Error(), "at most 1 commands/s; retry in 1s") {
 		t.Fatalf("second command within 1 s: %v", err)
 	}
 	// Switching off is always allowed: the rate limit protects the relay
 	// from chatter, it must not keep a pump running.
 	r.must("mqtt", "pump.set", `{"on":false}`)
 	r.clk.Advance(999 * time.Millisecond)
-	if _, err := r.call("mqtt", "pump.set", `{"on":true}`); !errors.Is(err, ErrRateLimited) {
+	if _, err := r.call("mqtt", "pump.set", `{"on":true}`); !errors.Is(err, actuator.ErrRateLimited) {
 		t.Fatalf("after 999 ms: %v", err)
 	}
 	r.clk.Advance(time.Millisecond)
@@ -542,20 +543,20 @@ func TestRateLimit(t *testing.T) {
 }
 
 func TestBucketBurst(t *testing.T) {
-	b := newBucket(10)
+	b := actuator.NewBucket(10)
 	now := epoch
 	for i := range 10 {
-		if ok, _ := b.take(now); !ok {
+		if ok, _ := b.Take(now); !ok {
 			t.Fatalf("command %d of a 10/s burst refused", i)
 		}
 	}
-	if ok, wait := b.take(now); ok || wait != 100*time.Millisecond {
+	if ok, wait := b.Take(now); ok || wait != 100*time.Millisecond {
 		t.Fatalf("11th: ok=%v wait=%v", ok, wait)
 	}
-	if ok, _ := b.take(now.Add(100 * time.Millisecond)); !ok {
+	if ok, _ := b.Take(now.Add(100 * time.Millisecond)); !ok {
 		t.Fatal("after 100 ms one token should be back")
 	}
-	if newBucket(0) != nil {
+	if actuator.NewBucket(0) != nil {
 		t.Fatal("rate 0 means no limit")
 	}
 }
@@ -576,7 +577,7 @@ func TestPWMDutyBounds(t *testing.T) {
 	if r.pwm("sim:18") != 128 || value(t, res)["level"] != 128.0 || r.state("fan") != "duty 0.5" {
 		t.Fatalf("fan 0.5: %v", res.Value)
 	}
-	if _, err := r.direct("fan.set", `{"duty":0.1}`); !errors.Is(err, ErrEnvelope) {
+	if _, err := r.direct("fan.set", `{"duty":0.1}`); !errors.Is(err, actuator.ErrEnvelope) {
 		t.Fatalf("duty below min_duty: %v", err)
 	}
 	r.must("mqtt", "fan.off", `{}`)
@@ -587,7 +588,7 @@ func TestPWMDutyBounds(t *testing.T) {
 	if r.pwm("sim:19") != 128 || !contains(res.Notes, "duty clamped from 1 to 0.5") {
 		t.Fatalf("strip clamp: %v", res.Notes)
 	}
-	rep := r.set.EStop(worldmodel.Event{Kind: EStopKind, Source: "test"})
+	rep := r.set.EStop(worldmodel.Event{Kind: actuator.EStopKind, Source: "test"})
 	if r.pwm("sim:19") != 128 || !strings.Contains(rep.Stopped["strip"], "hold") {
 		t.Fatalf("on_estop: hold not honoured: %+v", rep)
 	}
@@ -597,7 +598,7 @@ func TestWriteFailureIsReported(t *testing.T) {
 	r := newRig(t, switches, withStore())
 	r.sim.Fail("sim:12", errors.New("gpiochip busy"))
 	_, err := r.call("mqtt", "headlight.set", `{"on":true}`)
-	if err == nil || !strings.Contains(err.Error(), "gpiochip busy") || errors.Is(err, ErrRefused) {
+	if err == nil || !strings.Contains(err.Error(), "gpiochip busy") || errors.Is(err, actuator.ErrRefused) {
 		t.Fatalf("write failure: %v", err)
 	}
 	if h := r.world.Health()["headlight"]; !strings.Contains(h, "gpiochip busy") {
@@ -616,7 +617,7 @@ func TestWriteFailureIsReported(t *testing.T) {
 func TestNotStarted(t *testing.T) {
 	r := newRig(t, switches, notStarted())
 	_, err := r.call("mqtt", "headlight.set", `{"on":true}`)
-	if !errors.Is(err, ErrNotStarted) {
+	if !errors.Is(err, actuator.ErrNotStarted) {
 		t.Fatalf("before Start: %v", err)
 	}
 	if r.sim.Count() != 0 || r.sim.Connected() {
@@ -651,7 +652,7 @@ func TestStopLeavesEverythingSafe(t *testing.T) {
 	if r.clk.Pending() != 0 {
 		t.Fatal("timers left after Stop")
 	}
-	if _, err := r.call("mqtt", "headlight.set", `{"on":true}`); !errors.Is(err, ErrNotStarted) {
+	if _, err := r.call("mqtt", "headlight.set", `{"on":true}`); !errors.Is(err, actuator.ErrNotStarted) {
 		t.Fatalf("after Stop: %v", err)
 	}
 }

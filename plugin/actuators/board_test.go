@@ -27,7 +27,7 @@ var mistakes = []struct {
 	{"Pi bus on a Jetson", "device: {id: t, platform: jetson, model: jetson-orin-nano}\nactuators:\n  - {name: pan, kind: pca9685_servo, bus: \"0\"}\n",
 		`t.yaml:3:43: actuators[0].bus: I2C bus "0" is not on the jetson-orin-nano header; buses: 1 (pins 27/28), 7 (pins 3/5)`},
 	{"unknown actuator kind", "device: {id: t, platform: sim}\nactuators:\n  - {name: arm, kind: stepper}\n",
-		`t.yaml:3:23: actuators[0].kind: "stepper" is not one of buzzer, digital, led, motor, pca9685_servo, pwm, relay, servo`},
+		`t.yaml:3:23: actuators[0].kind: "stepper" is not one of buzzer, digital`},
 	{"motor missing a pin", "device: {id: t, platform: sim}\nactuators:\n  - name: drive\n    kind: motor\n    pins: {forward: a, backward: b}\n",
 		`t.yaml:5:5: actuators[0].pins.pwm: required for kind motor`},
 	{"servo with a motor pin", "device: {id: t, platform: sim}\nactuators:\n  - {name: pan, kind: servo, pins: {pin: a, pwm: b}}\n",

@@ -23,10 +23,10 @@ type ActuatorKind struct {
 	Channels int
 	Chip     string
 	// Limits are the keys under `limits:` the kind enforces besides
-	// rate_limit and on_violation; Defaults fills those left out, so that
-	// `check --print` shows the envelope that runs.
+	// rate_limit and on_violation; Defaults fills in those left out, so
+	// that `check --print` shows the envelope that runs.
 	Limits   []string
-	Defaults Limits
+	Defaults func(*Limits)
 	// Initial checks `initial` (not empty) against the defaulted limits and
 	// returns the problem, or "".
 	Initial func(initial string, l Limits) string
@@ -57,22 +57,6 @@ func currentActuatorKinds() ActuatorKinds {
 	kindsMu.RLock()
 	defer kindsMu.RUnlock()
 	return actuatorKinds
-}
-
-// fillFrom sets the limits l leaves out from def.
-func (l *Limits) fillFrom(def Limits) {
-	for _, f := range []struct{ dst, src **float64 }{
-		{&l.MinAngle, &def.MinAngle}, {&l.MaxAngle, &def.MaxAngle}, {&l.MaxRate, &def.MaxRate},
-		{&l.MaxSpeed, &def.MaxSpeed}, {&l.MinDuty, &def.MinDuty}, {&l.MaxDuty, &def.MaxDuty},
-	} {
-		if *f.dst == nil && *f.src != nil {
-			v := **f.src
-			*f.dst = &v
-		}
-	}
-	if l.Deadman == 0 {
-		l.Deadman = def.Deadman
-	}
 }
 
 // set reports which kind-specific limits a block sets, by key.

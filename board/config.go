@@ -9,9 +9,11 @@
 // Defaults are filled in at load time and kept in the Config, so what
 // Marshal prints (`edgeagent check --print`) is exactly what runs.
 //
-// The package knows the shape of sensor and actuator blocks but not what a
-// sensor kind means: kind-specific settings stay in an Options block that
-// the kind decodes itself, with the same strictness and positions.
+// The package knows the shape of sensor and actuator blocks but not the
+// kinds: kind-specific settings stay in an Options block that the kind
+// decodes itself, with the same strictness and positions, and what an
+// actuator kind takes (pins, limits, defaults, initial) is asked of the
+// registered kinds (UseActuatorKinds).
 package board
 
 import (

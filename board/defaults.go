@@ -183,7 +183,9 @@ func (v *validator) fillDefaults() {
 				a.Bus = v.defaultBus()
 			}
 		}
-		a.Limits.fillFrom(k.Defaults)
+		if k.Defaults != nil {
+			k.Defaults(&a.Limits)
+		}
 	}
 	for i := range c.Reflexes {
 		if len(c.Reflexes[i].Do.Params) == 0 {

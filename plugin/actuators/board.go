@@ -27,7 +27,12 @@ func (boardKinds) Lookup(name string) (board.ActuatorKind, bool) {
 	}
 	bk := board.ActuatorKind{
 		Pins: k.Pins, I2C: k.I2C, Address: board.Addr(k.Address), Channels: k.Channels, Chip: k.Chip,
-		Limits: k.Limits, Defaults: boardLimits(k.Defaults),
+		Limits: k.Limits,
+		Defaults: func(l *board.Limits) {
+			al := limits(*l)
+			k.FillDefaults(&al)
+			*l = boardLimits(al)
+		},
 	}
 	if k.Initial != nil {
 		bk.Initial = func(initial string, l board.Limits) string { return k.Initial(initial, limits(l)) }

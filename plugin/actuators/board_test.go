@@ -2,7 +2,9 @@ package actuators_test
 
 import (
 	"errors"
+	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -99,4 +101,38 @@ actuators:
 	check("pan.on_violation", pan.Limits.OnViolation, "refuse")
 	check("wheel.max_speed", *wheel.Limits.MaxSpeed, 1.0)
 	check("fan.duty", [2]float64{*fan.Limits.MinDuty, *fan.Limits.MaxDuty}, [2]float64{0, 1})
+}
+
+// TestShippedBoardsRoundTrip: with the kinds known, the shipped board files
+// load, and what `check --print` prints (the kinds' defaults filled in)
+// loads again to the same actuators.
+func TestShippedBoardsRoundTrip(t *testing.T) {
+	files, err := filepath.Glob(filepath.Join("..", "..", "board-configs", "*.yaml"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no board files: %v", err)
+	}
+	for _, f := range files {
+		c1, err := board.Load(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out, err := c1.Marshal()
+		if err != nil {
+			t.Fatal(err)
+		}
+		c2, err := board.Parse("printed.yaml", out)
+		if err != nil {
+			t.Fatalf("%s printed: %v\n%s", f, err, out)
+		}
+		strip := func(as []board.Actuator) []board.Actuator {
+			as = slices.Clone(as)
+			for i := range as {
+				as[i].Options = board.Options{} // positions differ by design
+			}
+			return as
+		}
+		if a1, a2 := strip(c1.Actuators), strip(c2.Actuators); !reflect.DeepEqual(a1, a2) {
+			t.Errorf("%s: actuators changed in the round trip:\n%+v\n%+v", f, a1, a2)
+		}
+	}
 }

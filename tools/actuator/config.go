@@ -57,19 +57,3 @@ type Limits struct {
 // Clamp reports whether values outside the envelope are clamped rather
 // than refused.
 func (l Limits) Clamp() bool { return l.OnViolation == "clamp" }
-
-// fillFrom sets the limits l leaves out from def.
-func (l *Limits) fillFrom(def Limits) {
-	for _, f := range []struct{ dst, src **float64 }{
-		{&l.MinAngle, &def.MinAngle}, {&l.MaxAngle, &def.MaxAngle}, {&l.MaxRate, &def.MaxRate},
-		{&l.MaxSpeed, &def.MaxSpeed}, {&l.MinDuty, &def.MinDuty}, {&l.MaxDuty, &def.MaxDuty},
-	} {
-		if *f.dst == nil && *f.src != nil {
-			v := **f.src
-			*f.dst = &v
-		}
-	}
-	if l.Deadman == 0 {
-		l.Deadman = def.Deadman
-	}
-}

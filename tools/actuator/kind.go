@@ -120,13 +120,29 @@ func Kinds() []string {
 	return out
 }
 
+// FillDefaults sets the limits l leaves out to the kind's Defaults.
+func (k Kind) FillDefaults(l *Limits) {
+	for _, f := range []struct{ dst, src **float64 }{
+		{&l.MinAngle, &k.Defaults.MinAngle}, {&l.MaxAngle, &k.Defaults.MaxAngle}, {&l.MaxRate, &k.Defaults.MaxRate},
+		{&l.MaxSpeed, &k.Defaults.MaxSpeed}, {&l.MinDuty, &k.Defaults.MinDuty}, {&l.MaxDuty, &k.Defaults.MaxDuty},
+	} {
+		if *f.dst == nil && *f.src != nil {
+			v := **f.src
+			*f.dst = &v
+		}
+	}
+	if l.Deadman == 0 {
+		l.Deadman = k.Defaults.Deadman
+	}
+}
+
 // build makes one actuator of a registered kind, its defaults filled.
 func build(s *Set, cfg Config) (Actuator, error) {
 	k, ok := Lookup(cfg.Kind)
 	if !ok {
 		return nil, fmt.Errorf("kind %q is not supported (known: %v)", cfg.Kind, Kinds())
 	}
-	cfg.Limits.fillFrom(k.Defaults)
+	k.FillDefaults(&cfg.Limits)
 	if k.I2C && cfg.Address == 0 {
 		cfg.Address = k.Address
 	}

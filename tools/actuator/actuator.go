@@ -49,7 +49,7 @@ type Adaptor interface {
 }
 
 // I2COpener is implemented by adaptors that can open an I2C bus by the name
-// the board config uses ("1", "7", "sim"); pca9685_servo needs it.
+// the board config uses ("1", "7", "sim"); kinds on I2C (a PCA9685) need it.
 type I2COpener interface {
 	OpenI2C(bus string) (i2c.BusCloser, error)
 }
@@ -110,8 +110,8 @@ type Set struct {
 	clk   clock.Clock
 	world *worldmodel.Model
 	acts  []Actuator
-	// stopOrder is acts by danger: motors, then PWM outputs, switches and
-	// servos (which only stop their ramps).
+	// stopOrder is acts by danger (Kind.StopRank): motors, then PWM
+	// outputs, switches and servos (which only stop their ramps).
 	stopOrder []Actuator
 	audit     *auditLog
 

@@ -208,6 +208,19 @@ func TestLLMPluginDecidesThroughOllama(t *testing.T) {
 	if evs[len(evs)-1].Kind != "decision" || evs[len(evs)-1].Data["trace"] == nil {
 		t.Fatalf("%+v", evs[len(evs)-1])
 	}
+	// The one stream carries each exchange in full and the tool call.
+	var llmRecs, lampCalls int
+	for _, rec := range ln.World.Records(0, 0) {
+		switch {
+		case rec.Kind == "llm" && strings.Contains(string(rec.Data), `"answer":"{`) && strings.Contains(string(rec.Data), "it is getting dark"):
+			llmRecs++
+		case rec.Kind == "tool_call" && rec.Source == "lamp.set" && strings.Contains(string(rec.Data), `"params":{"on":true}`):
+			lampCalls++
+		}
+	}
+	if llmRecs != 2 || lampCalls != 1 {
+		t.Fatalf("journal: %d llm exchanges (want 2), %d lamp.set calls (want 1): %+v", llmRecs, lampCalls, ln.World.Records(0, 0))
+	}
 	// Plain commands need no LLM.
 	before := len(fake.Requests())
 	if _, err := ln.Agent.Submit(context.Background(), agent.Command{ID: "c2", Caller: "cli", Text: "lamp off"}); err != nil || ln.lamp.Load() {

@@ -115,7 +115,7 @@ func New(cfg *board.Config, o Options) (*Node, error) {
 	for _, caller := range []string{"cli", "mqtt", "llm", "reflex", "motive"} {
 		grants[caller], _ = cfg.Permissions.Of(caller)
 	}
-	n.Tools, err = tools.NewRegistry(tools.Options{Store: n.Store, Filters: n.Hooks, Grants: grants, Log: log})
+	n.Tools, err = tools.NewRegistry(tools.Options{Store: n.Store, Filters: n.Hooks, Grants: grants, Log: log, Journal: n.World})
 	if err != nil {
 		return nil, err
 	}

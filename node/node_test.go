@@ -35,6 +35,7 @@ type ticker struct {
 
 type tickerOpts struct {
 	FailFirst bool `yaml:"fail_first"`
+	Permanent bool `yaml:"permanent"` // every run fails with a Permanent error
 }
 
 var lastTicker atomic.Pointer[ticker]
@@ -55,6 +56,9 @@ func (t *ticker) Name() string { return t.name }
 func (t *ticker) Run(ctx context.Context, out sensors.Sink) error {
 	if t.runs.Add(1) == 1 && t.opts.FailFirst {
 		return errors.New("device not found")
+	}
+	if t.opts.Permanent {
+		return sensors.Permanent(errors.New("no such bus"))
 	}
 	out.Raise(worldmodel.Event{Kind: "motion_start", Priority: worldmodel.High, Message: "moved"})
 	tk := time.NewTicker(t.interval)
@@ -205,6 +209,30 @@ func TestFailingSensorIsDegradedAndRestarted(t *testing.T) {
 	waitFor(t, "restart", func() bool { _, ok := n.World.Latest("tick.count"); return ok })
 	if got := lastTicker.Load().runs.Load(); got != 2 {
 		t.Fatalf("runs = %d", got)
+	}
+}
+
+// A sensor failing with a Permanent error is not restarted, and its health
+// says why, in the one place agent.status reads.
+func TestPermanentSensorFailureIsNotRetried(t *testing.T) {
+	cfg, err := board.Parse("t.yaml", []byte("device: {id: t, platform: sim}\ndata_dir: "+t.TempDir()+
+		"\nplugins: {mqtt: {enabled: false}}\nsensors: [{name: dead, kind: test_ticker, interval: 1ms, options: {permanent: true}}]"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, err := New(cfg, Options{Log: quiet, NoStore: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	stop := run(t, n)
+	defer stop()
+	waitFor(t, "degraded health", func() bool { return strings.Contains(n.World.Health()["dead"], "no such bus") })
+	time.Sleep(sensors.DefaultBackoff.Initial * 2) // a retry would have happened by now
+	if got := lastTicker.Load().runs.Load(); got != 1 {
+		t.Fatalf("a permanently failed sensor ran %d times", got)
+	}
+	if st := n.sensorStatus().(map[string]string)["dead"]; !strings.HasPrefix(st, "degraded: no such bus") {
+		t.Fatalf("status %q", st)
 	}
 }
 

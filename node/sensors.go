@@ -1,8 +1,9 @@
 package node
 
 import (
+	"cmp"
 	"context"
-	"fmt"
+	"errors"
 	"maps"
 	"time"
 
@@ -10,11 +11,16 @@ import (
 	"github.com/edgeagent/edgeagent/worldmodel"
 )
 
+// Sensor supervision has one owner: the node restarts a sensor whose Run
+// returned, with the sensors package's backoff, unless the error is
+// sensors.Permanent (a bad option, a bus that is not there), and keeps the
+// health of each in one place, the world model (what agent.status and the
+// summary show).
+
 // sensorRun is one supervised sensor goroutine.
 type sensorRun struct {
 	cancel context.CancelFunc
 	done   chan struct{}
-	state  string
 }
 
 // sink is what one sensor writes to: the world model and the interrupt bus,
@@ -31,21 +37,12 @@ func (s sink) Raise(e worldmodel.Event) {
 		e.Source = s.name
 	}
 	switch e.Kind {
-	case "sensor_fault":
-		s.n.setSensorState(s.name, "degraded: "+e.Message)
-	case "sensor_recovered":
-		s.n.setSensorState(s.name, "ok")
+	case sensors.EventFault:
+		s.n.World.SetHealth(s.name, "degraded: "+e.Message)
+	case sensors.EventRecovered:
+		s.n.World.SetHealth(s.name, "ok")
 	}
 	s.n.Raise(e)
-}
-
-func (n *Node) setSensorState(name, state string) {
-	n.mu.Lock()
-	if r := n.runs[name]; r != nil {
-		r.state = state
-	}
-	n.mu.Unlock()
-	n.World.SetHealth(name, state)
 }
 
 // startSensor runs a sensor under supervision: if Run returns before ctx
@@ -54,40 +51,48 @@ func (n *Node) setSensorState(name, state string) {
 func (n *Node) startSensor(ctx context.Context, s sensors.Sensor) {
 	name := s.Name()
 	sctx, cancel := context.WithCancel(ctx)
-	r := &sensorRun{cancel: cancel, done: make(chan struct{}), state: "ok"}
+	r := &sensorRun{cancel: cancel, done: make(chan struct{})}
 	n.mu.Lock()
 	n.runs[name] = r
 	n.mu.Unlock()
+	n.World.SetHealth(name, "ok")
 	var out sensors.Sink = sink{n: n, name: name}
 	if ts := n.limits[name]; len(ts) > 0 {
 		out = sensors.WithThresholds(name, ts, out)
 	}
 	go func() {
 		defer close(r.done)
-		const minBackoff, maxBackoff = time.Second, 30 * time.Second
-		backoff := minBackoff
-		for {
-			began := time.Now()
+		b := sensors.DefaultBackoff
+		for attempt := 0; ; attempt++ {
+			began := n.clock.Now()
 			err := s.Run(sctx, out)
 			if sctx.Err() != nil {
 				return
 			}
-			if time.Since(began) > maxBackoff {
+			if n.clock.Now().Sub(began) > b.Max {
 				// It ran well for a while: this is a new fault, not the
 				// same one again, so it gets a quick restart.
-				backoff = minBackoff
+				attempt = 0
 			}
 			if err == nil {
-				err = fmt.Errorf("sensor stopped without an error")
+				err = errors.New("sensor stopped without an error")
 			}
-			n.Log.Warn("sensor failed; restarting", "sensor", name, "err", err, "in", backoff)
-			out.Raise(worldmodel.Event{Kind: "sensor_fault", Priority: worldmodel.Normal, Message: err.Error()})
+			fault := worldmodel.Event{Kind: sensors.EventFault, Priority: worldmodel.Normal, Message: err.Error()}
+			if sensors.IsPermanent(err) {
+				n.Log.Error("sensor failed; not restarting (the error does not go away by retrying)", "sensor", name, "err", err)
+				out.Raise(fault)
+				return
+			}
+			wait := b.Delay(attempt)
+			n.Log.Warn("sensor failed; restarting", "sensor", name, "err", err, "in", wait.Round(time.Millisecond))
+			out.Raise(fault)
+			t := n.clock.NewTimer(wait)
 			select {
 			case <-sctx.Done():
+				t.Stop()
 				return
-			case <-time.After(backoff):
+			case <-t.C():
 			}
-			backoff = min(backoff*2, maxBackoff)
 		}
 	}()
 }
@@ -120,12 +125,15 @@ func (n *Node) waitSensors(d time.Duration) bool {
 	return true
 }
 
+// sensorStatus is the sensors component of agent.status: each running
+// sensor's health as the world model holds it.
 func (n *Node) sensorStatus() any {
+	health := n.World.Health()
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	out := make(map[string]string, len(n.runs))
-	for name, r := range n.runs {
-		out[name] = r.state
+	for name := range n.runs {
+		out[name] = cmp.Or(health[name], "ok")
 	}
 	return out
 }

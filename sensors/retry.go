@@ -168,6 +168,12 @@ func Permanent(err error) error {
 	return &permanentError{err}
 }
 
+// IsPermanent reports whether err was marked Permanent.
+func IsPermanent(err error) bool {
+	var pe *permanentError
+	return errors.As(err, &pe)
+}
+
 type permanentError struct{ err error }
 
 func (p *permanentError) Error() string { return p.err.Error() }

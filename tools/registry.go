@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/edgeagent/edgeagent/hooks"
+	"github.com/edgeagent/edgeagent/worldmodel"
 )
 
 // Filters are the pre/post filters around every call; *hooks.Manager
@@ -31,6 +32,10 @@ type Options struct {
 	Filters Filters             // nil: no hooks
 	Grants  map[string][]string // caller -> granted permissions ("*" = all)
 	Log     *slog.Logger
+	// Journal, when set, gets a "tool_call" record of every call (caller,
+	// parameters, outcome, duration): the one stream MQTT, the dashboard and
+	// the recorder read.
+	Journal *worldmodel.Model
 	// FlushDelay batches history writes so a call does not pay an fsync
 	// (default 2s); Close flushes what is pending.
 	FlushDelay time.Duration
@@ -69,6 +74,7 @@ type Registry struct {
 	grants  map[string][]string
 	log     *slog.Logger
 	delay   time.Duration
+	journal *worldmodel.Model
 
 	mu       sync.RWMutex
 	tools    map[string]*entry
@@ -113,7 +119,7 @@ func (h History) MeanLatency() time.Duration {
 // store when one is given.
 func NewRegistry(o Options) (*Registry, error) {
 	r := &Registry{
-		store: o.Store, filters: o.Filters, grants: o.Grants, log: o.Log, delay: o.FlushDelay,
+		store: o.Store, filters: o.Filters, grants: o.Grants, log: o.Log, delay: o.FlushDelay, journal: o.Journal,
 		tools: map[string]*entry{}, disabled: map[string]bool{},
 		history: map[string]*History{}, dirty: map[string]bool{},
 	}
@@ -361,6 +367,9 @@ func (r *Registry) Invoke(ctx context.Context, c Call) (Result, error) {
 		err = &Error{Code: code, Tool: spec.Name, Msg: err.Error(), Err: err}
 	}
 	r.record(spec.Name, took, err)
+	if r.journal != nil {
+		r.journal.Note(callRecord(c, spec.Name, params, res, err, took))
+	}
 	if r.filters != nil {
 		ar := hooks.ActionResult{Action: action, Err: err, Duration: took}
 		ar.Action.Params = params

@@ -37,6 +37,7 @@ type Config struct {
 	// Stats.Dropped.
 	MaxSources int
 	Events     int // event-log capacity
+	Records    int // journal capacity (tool calls, LLM exchanges, state changes)
 }
 
 // Model is the agent's bounded picture of the world. All methods are safe
@@ -61,6 +62,13 @@ type Model struct {
 	events  ring[Event]
 	evTotal uint64
 
+	recMu    sync.Mutex
+	records  ring[Record]
+	recTotal uint64
+	notes    atomic.Uint64 // journal-only records: they do not change Version
+
+	wake waker // consumers waiting for the next change
+
 	stMu      sync.Mutex
 	actuators map[string]string
 	health    map[string]string
@@ -82,10 +90,14 @@ func New(cfg Config) *Model {
 	if cfg.Events <= 0 {
 		cfg.Events = DefaultEvents
 	}
+	if cfg.Records <= 0 {
+		cfg.Records = DefaultRecords
+	}
 	cfg.Capacities = maps.Clone(cfg.Capacities) // the caller may reuse its map
 	m := &Model{
 		cfg:       cfg,
 		events:    ring[Event]{limit: cfg.Events},
+		records:   ring[Record]{limit: cfg.Records},
 		actuators: map[string]string{},
 		health:    map[string]string{},
 	}
@@ -233,10 +245,11 @@ func (m *Model) Record(e Event) Event {
 		e.Time = time.Now()
 	}
 	m.evMu.Lock()
-	defer m.evMu.Unlock()
 	e.Seq = m.seq.Add(1)
 	*m.events.slot() = e
 	m.evTotal++
+	m.evMu.Unlock()
+	m.wake.signal()
 	return e
 }
 
@@ -263,7 +276,7 @@ func (m *Model) Events(sinceSeq uint64, min Priority, limit int) []Event {
 // SetActuator records the state an actuator reports ("on", "angle=90",
 // "stopped (estop)"). An empty state forgets the actuator.
 func (m *Model) SetActuator(name, state string) {
-	m.setState(m.actuators, name, state)
+	m.setState(m.actuators, RecordActuator, "state", name, state)
 }
 
 // SetHealth records the health of a sensor or subsystem: "ok" when healthy,
@@ -273,10 +286,10 @@ func (m *Model) SetHealth(component, health string) {
 	if health == "" {
 		health = "ok"
 	}
-	m.setState(m.health, component, health)
+	m.setState(m.health, RecordHealth, "health", component, health)
 }
 
-func (m *Model) setState(states map[string]string, name, state string) {
+func (m *Model) setState(states map[string]string, kind, key, name, state string) {
 	m.stMu.Lock()
 	defer m.stMu.Unlock()
 	old, known := states[name]
@@ -291,7 +304,7 @@ func (m *Model) setState(states map[string]string, name, state string) {
 	default:
 		states[name] = state
 	}
-	m.seq.Add(1) // under stMu, like ring appends: see visible
+	m.stateRecord(kind, name, key, state) // takes the next number, under stMu like ring appends: see visible
 }
 
 // Actuators returns a copy of the actuator states.
@@ -311,7 +324,7 @@ func (m *Model) Health() map[string]string {
 // Version changes whenever anything Summary shows changes, ages aside, so
 // a heartbeat can skip the LLM when Version equals the value it read
 // before the last summary. It is the sequence number of the last change.
-func (m *Model) Version() uint64 { return m.seq.Load() }
+func (m *Model) Version() uint64 { return m.seq.Load() - m.notes.Load() }
 
 // Stats describes the model's size, for status reports.
 type Stats struct {

@@ -106,6 +106,7 @@ func (r *Ring) Append(o Observation) uint64 {
 	*r.obs.slot() = o
 	r.total++
 	r.mu.Unlock()
+	r.m.wake.signal()
 	return o.Seq
 }
 

@@ -142,7 +142,7 @@ func newEnginePlugin(h plugin.Host, name string, withLLM bool) (*enginePlugin, e
 		if err != nil {
 			return nil, err
 		}
-		p.client, model = c, c
+		p.client, model = c, journaled{LLM: c, world: h.World(), source: name}
 		cfg.EmbedModel = lc.EmbedModel
 	}
 	e, err := agent.NewEngine(cfg, model, reg, h.World(), h.Store())

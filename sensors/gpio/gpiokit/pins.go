@@ -11,7 +11,7 @@ import (
 
 	"github.com/edgeagent/edgeagent/sensors"
 	"github.com/edgeagent/edgeagent/sensors/gpio/gpiosim"
-	"github.com/edgeagent/edgeagent/sensors/i2c/i2ckit"
+	"github.com/edgeagent/edgeagent/sensors/periphhost"
 	"periph.io/x/conn/v3/gpio"
 	"periph.io/x/conn/v3/gpio/gpioreg"
 	"periph.io/x/host/v3/gpioioctl"
@@ -115,7 +115,7 @@ func OpenPin(cfg sensors.Config, role string) (gpio.PinIO, error) {
 	if err != nil {
 		return nil, sensors.Permanent(err)
 	}
-	if err := i2ckit.HostInit(); err != nil {
+	if err := periphhost.Init(); err != nil {
 		return nil, err
 	}
 	var tried []string

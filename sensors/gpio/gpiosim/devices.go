@@ -6,7 +6,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/edgeagent/edgeagent/sensors/i2c/i2csim"
+	"github.com/edgeagent/edgeagent/sensors/simcurve"
 	"periph.io/x/conn/v3/gpio"
 )
 
@@ -81,9 +81,9 @@ func Drive(p *Pin, ws []Window, active gpio.Level, bounce int, tick time.Duratio
 // timeout). Triggers during a measurement are ignored.
 type HCSR04 struct {
 	Trigger, Echo *Pin
-	Distance      i2csim.Curve // m
-	TemperatureC  float64      // air temperature, for the speed of sound
-	MaxRange      float64      // m; 4 when 0
+	Distance      simcurve.Curve // m
+	TemperatureC  float64        // air temperature, for the speed of sound
+	MaxRange      float64        // m; 4 when 0
 	// Unplugged windows (from Attach) when the module is disconnected: its
 	// echo line never rises.
 	Unplugged []Window
@@ -129,7 +129,7 @@ func (h *HCSR04) Detach() {
 }
 
 // SetDistance replaces the scene, for tests that move the obstacle.
-func (h *HCSR04) SetDistance(c i2csim.Curve) {
+func (h *HCSR04) SetDistance(c simcurve.Curve) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.Distance = c

@@ -4,7 +4,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/edgeagent/edgeagent/sensors/i2c/i2csim"
+	"github.com/edgeagent/edgeagent/sensors/simcurve"
 	"periph.io/x/conn/v3/gpio"
 )
 
@@ -82,7 +82,7 @@ func TestWindow(t *testing.T) {
 
 func TestHCSR04EchoPulse(t *testing.T) {
 	trig, echo := NewPin("trig"), NewPin("echo")
-	m := &HCSR04{Trigger: trig, Echo: echo, Distance: i2csim.Const(0.5), TemperatureC: 20}
+	m := &HCSR04{Trigger: trig, Echo: echo, Distance: simcurve.Const(0.5), TemperatureC: 20}
 	m.Attach()
 	echo.In(gpio.PullDown, gpio.BothEdges)
 	trig.Out(gpio.High)

@@ -44,7 +44,7 @@ import (
 	"github.com/edgeagent/edgeagent/sensors"
 	"github.com/edgeagent/edgeagent/sensors/gpio/gpiokit"
 	"github.com/edgeagent/edgeagent/sensors/gpio/gpiosim"
-	"github.com/edgeagent/edgeagent/sensors/i2c/i2csim"
+	"github.com/edgeagent/edgeagent/sensors/simcurve"
 	"github.com/edgeagent/edgeagent/worldmodel"
 	"periph.io/x/conn/v3/gpio"
 )
@@ -62,8 +62,8 @@ type Opts struct {
 
 // Sim is the simulated scene in front of the module.
 type Sim struct {
-	Distance     i2csim.Curve `yaml:"distance"` // m
-	TemperatureC *float64     `yaml:"temperature_c"`
+	Distance     simcurve.Curve `yaml:"distance"` // m
+	TemperatureC *float64       `yaml:"temperature_c"`
 	// Unplugged schedules times when the module is disconnected (no echo).
 	Unplugged []gpiosim.Window `yaml:"unplugged"`
 }
@@ -101,7 +101,7 @@ func New(cfg sensors.Config) (sensors.Sensor, error) {
 	if opts.TemperatureC < -40 || opts.TemperatureC > 85 {
 		errs = append(errs, fmt.Errorf("options.temperature_c: %g must be -40..85", opts.TemperatureC))
 	}
-	sim := Sim{Distance: i2csim.Curve{Base: 1.5, Amplitude: 1.2, Period: 20 * time.Second}}
+	sim := Sim{Distance: simcurve.Curve{Base: 1.5, Amplitude: 1.2, Period: 20 * time.Second}}
 	if opts.Sim != nil {
 		sim = *opts.Sim
 	}

@@ -12,7 +12,7 @@ import (
 	"github.com/edgeagent/edgeagent/sensors/gpio/gpiosim"
 	"github.com/edgeagent/edgeagent/sensors/gpio/hcsr04"
 	"github.com/edgeagent/edgeagent/sensors/i2c/i2ckit/kittest"
-	"github.com/edgeagent/edgeagent/sensors/i2c/i2csim"
+	"github.com/edgeagent/edgeagent/sensors/simcurve"
 	"github.com/edgeagent/edgeagent/worldmodel"
 	"periph.io/x/conn/v3/gpio"
 )
@@ -47,7 +47,7 @@ func measureOK(t *testing.T, r *hcsr04.Ranger, n int) float64 {
 func TestRangerAccuracy(t *testing.T) {
 	for _, d := range []float64{0.05, 0.3, 1.0, 2.5, 3.9} {
 		trig, echo := gpiosim.NewPin("t"), gpiosim.NewPin("e")
-		(&gpiosim.HCSR04{Trigger: trig, Echo: echo, Distance: i2csim.Const(d), TemperatureC: 20}).Attach()
+		(&gpiosim.HCSR04{Trigger: trig, Echo: echo, Distance: simcurve.Const(d), TemperatureC: 20}).Attach()
 		r := hcsr04.Ranger{Trigger: trig, Echo: echo, MaxDistance: 4, TemperatureC: 20}
 		got := measureOK(t, &r, 3)
 		// Datasheet: 3 mm ranging accuracy; polling adds a few µs (~1 mm).
@@ -59,7 +59,7 @@ func TestRangerAccuracy(t *testing.T) {
 
 func TestRangerOutOfRangeAndUnplugged(t *testing.T) {
 	trig, echo := gpiosim.NewPin("t"), gpiosim.NewPin("e")
-	m := &gpiosim.HCSR04{Trigger: trig, Echo: echo, Distance: i2csim.Const(5), TemperatureC: 20}
+	m := &gpiosim.HCSR04{Trigger: trig, Echo: echo, Distance: simcurve.Const(5), TemperatureC: 20}
 	m.Attach()
 	// With edge detection "no echo" is certain even when polling is
 	// preempted (the edge queue does not depend on the scheduler).
@@ -78,7 +78,7 @@ func TestRangerOutOfRangeAndUnplugged(t *testing.T) {
 // of sound: the option matters.
 func TestTemperatureCompensation(t *testing.T) {
 	trig, echo := gpiosim.NewPin("t"), gpiosim.NewPin("e")
-	(&gpiosim.HCSR04{Trigger: trig, Echo: echo, Distance: i2csim.Const(2), TemperatureC: 35}).Attach()
+	(&gpiosim.HCSR04{Trigger: trig, Echo: echo, Distance: simcurve.Const(2), TemperatureC: 35}).Attach()
 	r := hcsr04.Ranger{Trigger: trig, Echo: echo, MaxDistance: 4, TemperatureC: 0}
 	got := measureOK(t, &r, 3)
 	want := 2 * hcsr04.SpeedOfSound(0) / hcsr04.SpeedOfSound(35)
@@ -187,7 +187,7 @@ func (c *pollLog) Read() gpio.Level {
 // costs a rejected ping, not a wrong distance.
 func TestHintSavesPollingAndSurvivesSceneChange(t *testing.T) {
 	trig, echoPin := gpiosim.NewPin("t"), gpiosim.NewPin("e")
-	m := &gpiosim.HCSR04{Trigger: trig, Echo: echoPin, Distance: i2csim.Const(3), TemperatureC: 20}
+	m := &gpiosim.HCSR04{Trigger: trig, Echo: echoPin, Distance: simcurve.Const(3), TemperatureC: 20}
 	m.Attach()
 	echo := &pollLog{Pin: echoPin}
 	r := hcsr04.Ranger{Trigger: trig, Echo: echo, MaxDistance: 4, TemperatureC: 20}
@@ -211,7 +211,7 @@ func TestHintSavesPollingAndSurvivesSceneChange(t *testing.T) {
 			t.Fatalf("no sleep through the echo in %d polls", len(echo.times))
 		}
 	}
-	m.SetDistance(i2csim.Const(0.4))
+	m.SetDistance(simcurve.Const(0.4))
 	if d := measureOK(t, &r, 1); math.Abs(d-0.4) > 0.005 {
 		t.Fatalf("after the obstacle came closer: %.4f", d)
 	}
@@ -236,7 +236,7 @@ func BenchmarkPing2m(b *testing.B) {
 		}
 		b.Run(name, func(b *testing.B) {
 			trig, echo := gpiosim.NewPin("t"), gpiosim.NewPin("e")
-			(&gpiosim.HCSR04{Trigger: trig, Echo: echo, Distance: i2csim.Const(2), TemperatureC: 20}).Attach()
+			(&gpiosim.HCSR04{Trigger: trig, Echo: echo, Distance: simcurve.Const(2), TemperatureC: 20}).Attach()
 			r := hcsr04.Ranger{Trigger: trig, Echo: echo, MaxDistance: 4, TemperatureC: 20}
 			r.Measure(context.Background(), 1)
 			cpu0 := cpuTime()

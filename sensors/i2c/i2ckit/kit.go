@@ -12,45 +12,15 @@ import (
 	"fmt"
 	"log/slog"
 	"strconv"
-	"sync"
 	"time"
 
 	"github.com/edgeagent/edgeagent/sensors"
 	"github.com/edgeagent/edgeagent/sensors/i2c/i2csim"
+	"github.com/edgeagent/edgeagent/sensors/periphhost"
 	"github.com/edgeagent/edgeagent/worldmodel"
 	"periph.io/x/conn/v3/i2c"
 	"periph.io/x/conn/v3/i2c/i2creg"
-	"periph.io/x/host/v3"
 )
-
-var (
-	hostOnce sync.Once
-	hostErr  error
-)
-
-// HostInit loads periph's host drivers once per process and logs which
-// loaded, which were skipped (not this hardware) and which failed (often a
-// permission problem: the user is not in the i2c or gpio group).
-func HostInit() error {
-	hostOnce.Do(func() {
-		st, err := host.Init()
-		if err != nil {
-			hostErr = fmt.Errorf("periph host init: %w", err)
-			slog.Error("periph host init failed", "err", err)
-			return
-		}
-		for _, d := range st.Loaded {
-			slog.Info("periph host driver loaded", "driver", d.String())
-		}
-		for _, d := range st.Skipped {
-			slog.Debug("periph host driver skipped", "driver", d.D.String(), "reason", d.Err)
-		}
-		for _, d := range st.Failed {
-			slog.Warn("periph host driver failed", "driver", d.D.String(), "err", d.Err)
-		}
-	})
-	return hostErr
-}
 
 // OpenBus opens the bus a sensor is on: the process-wide simulated bus of
 // that name on platform "sim", otherwise the host's bus by number or name
@@ -59,7 +29,7 @@ func OpenBus(cfg sensors.Config) (i2c.BusCloser, error) {
 	if cfg.Platform == "sim" {
 		return i2csim.Shared(simBusName(cfg.Bus)), nil
 	}
-	if err := HostInit(); err != nil {
+	if err := periphhost.Init(); err != nil {
 		return nil, err
 	}
 	b, err := i2creg.Open(cfg.Bus)

@@ -137,7 +137,7 @@ func TestBME280CtrlHumLatchedByCtrlMeas(t *testing.T) {
 }
 
 func TestBME280IIRFilterAndConfigInNormalMode(t *testing.T) {
-	step := Curve{Points: []Point{{0, 20}, {time.Second, 20}, {time.Second + time.Nanosecond, 36}}}
+	step := Curve{Points: []Point{{At: 0, Value: 20}, {At: time.Second, Value: 20}, {At: time.Second + time.Nanosecond, Value: 36}}}
 	b, clk := newBMEBus(t, BME280Config{Temperature: step, Pressure: Const(1000)})
 	// Filter coefficient 16 written in sleep mode, then normal mode with
 	// T x1 only (conversion 3 ms) and t_sb 62.5 ms: 65.5 ms cycles.
@@ -407,7 +407,7 @@ func TestCurve(t *testing.T) {
 			t.Errorf("At(%s) = %v, want %v", x.t, got, x.want)
 		}
 	}
-	dusk := Curve{Points: []Point{{0, 800}, {5 * time.Minute, 800}, {15 * time.Minute, 2}}, Repeat: 20 * time.Minute}
+	dusk := Curve{Points: []Point{{At: 0, Value: 800}, {At: 5 * time.Minute, Value: 800}, {At: 15 * time.Minute, Value: 2}}, Repeat: 20 * time.Minute}
 	if err := dusk.Validate(); err != nil {
 		t.Fatal(err)
 	}
@@ -436,8 +436,8 @@ func TestCurve(t *testing.T) {
 	for _, bad := range []Curve{
 		{Amplitude: 1},
 		{Noise: -1},
-		{Points: []Point{{time.Second, 1}, {time.Second, 2}}},
-		{Points: []Point{{0, 1}, {time.Minute, 2}}, Repeat: time.Second},
+		{Points: []Point{{At: time.Second, Value: 1}, {At: time.Second, Value: 2}}},
+		{Points: []Point{{At: 0, Value: 1}, {At: time.Minute, Value: 2}}, Repeat: time.Second},
 		{Min: &hi, Max: &lo},
 	} {
 		if bad.Validate() == nil {

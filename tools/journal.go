@@ -1,0 +1,45 @@
+package tools
+
+import (
+	"encoding/json"
+	"time"
+
+	"github.com/edgeagent/edgeagent/worldmodel"
+)
+
+// maxJournalResult bounds the result a tool_call record keeps: a snapshot's
+// base64 JPEG would otherwise pin hundreds of KiB per record in the journal.
+const maxJournalResult = 4 << 10
+
+// callRecord is the journal's account of one call. Params were validated
+// (defaults filled), so they are what the tool actually ran with.
+func callRecord(c Call, tool string, params json.RawMessage, res Result, err error, took time.Duration) worldmodel.Record {
+	rec := struct {
+		Caller   string          `json:"caller"`
+		Cycle    uint64          `json:"cycle,omitempty"`
+		Params   json.RawMessage `json:"params,omitempty"`
+		OK       bool            `json:"ok"`
+		Code     string          `json:"code,omitempty"`
+		Error    string          `json:"error,omitempty"`
+		Result   json.RawMessage `json:"result,omitempty"`
+		Omitted  int             `json:"result_bytes_omitted,omitempty"`
+		Duration float64         `json:"duration_ms"`
+	}{Caller: c.Caller, Cycle: c.Cycle, Params: params, OK: err == nil, Duration: float64(took.Microseconds()) / 1000}
+	if err != nil {
+		rec.Code, rec.Error = CodeOf(err), err.Error()
+	} else if b, merr := json.Marshal(res); merr == nil {
+		if len(b) <= maxJournalResult {
+			rec.Result = b
+		} else {
+			rec.Omitted = len(b)
+		}
+	}
+	if len(rec.Params) > maxJournalResult {
+		rec.Params = nil
+	}
+	data, merr := json.Marshal(rec)
+	if merr != nil { // params are valid JSON and the rest are plain values
+		data = []byte(`{"error":"unencodable call record"}`)
+	}
+	return worldmodel.Record{Kind: "tool_call", Source: tool, Data: data}
+}

@@ -49,7 +49,8 @@ func Configs(blocks []board.Actuator) []actuator.Config {
 			Bus: a.Bus, Address: uint16(a.Address), Channel: a.Channel,
 			Scenarios: a.Scenarios, Permission: a.Permission,
 			Limits: limits(a.Limits), Initial: a.Initial,
-			Decode: a.Options.Decode,
+			Decode:      a.Options.Decode,
+			BadOptionAt: func(key, msg string) error { return a.Options.Errorf(key, "%s", msg) },
 		}
 	}
 	return out

@@ -2,6 +2,8 @@ package actuators_test
 
 import (
 	"errors"
+	"io"
+	"log/slog"
 	"path/filepath"
 	"reflect"
 	"slices"
@@ -9,7 +11,8 @@ import (
 	"testing"
 
 	"github.com/edgeagent/edgeagent/board"
-	_ "github.com/edgeagent/edgeagent/plugin/actuators" // the board learns the actuator kinds
+	"github.com/edgeagent/edgeagent/plugin/actuators" // also: the board learns the actuator kinds
+	"github.com/edgeagent/edgeagent/tools/actuator"
 )
 
 // The board checks actuator blocks against the registered kinds (which it
@@ -133,6 +136,30 @@ func TestShippedBoardsRoundTrip(t *testing.T) {
 		}
 		if a1, a2 := strip(c1.Actuators), strip(c2.Actuators); !reflect.DeepEqual(a1, a2) {
 			t.Errorf("%s: actuators changed in the round trip:\n%+v\n%+v", f, a1, a2)
+		}
+	}
+}
+
+// TestOptionErrorsHavePositions: a value a kind rejects after decoding is
+// reported at its key, like the decoding errors.
+func TestOptionErrorsHavePositions(t *testing.T) {
+	for _, tc := range []struct{ block, want string }{
+		{"{name: fan, kind: pwm, pins: {pin: a}, options: {on_estop: maybe}}",
+			`actuator fan: t.yaml:3:64: actuators[0].options.on_estop: "maybe": want off or hold`},
+		{"{name: pan, kind: pca9685_servo, options: {pulse_min: 3ms, pulse_max: 2ms}}",
+			`actuator pan: t.yaml:3:59: actuators[0].options.pulse_min: 3ms must be positive and below pulse_max (2ms)`},
+		{"{name: pan, kind: servo, pins: {pin: a}, options: {range: 270}}",
+			`actuator pan: t.yaml:3:63: actuators[0].options.range: a servo on a pin is driven by gobot's ServoDriver`},
+	} {
+		c, err := board.Parse("t.yaml", []byte("device: {id: t, platform: sim}\nactuators:\n  - "+tc.block+"\n"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = actuator.New(actuator.Options{Platform: "sim", Actuators: actuators.Configs(c.Actuators),
+			Log: slog.New(slog.NewTextHandler(io.Discard, nil))})
+		var be *board.Error
+		if err == nil || !strings.HasPrefix(err.Error(), tc.want) || !errors.As(err, &be) {
+			t.Errorf("%s:\n got %v\nwant %s…", tc.block, err, tc.want)
 		}
 	}
 }

@@ -1,6 +1,9 @@
 package actuator
 
-import "time"
+import (
+	"fmt"
+	"time"
+)
 
 // Config is one actuator block as a kind sees it. The actuators plugin
 // translates the board file's block into it (this package does not read
@@ -26,6 +29,20 @@ type Config struct {
 	// pointer to the kind's options struct holding its defaults); errors
 	// name file:line:col and the key. Nil decodes nothing.
 	Decode func(v any) error `yaml:"-"`
+	// BadOptionAt turns a problem with one option into an error at the
+	// option's file:line:col (the actuators plugin sets it from the board);
+	// nil gives the error without a position.
+	BadOptionAt func(key, msg string) error `yaml:"-"`
+}
+
+// BadOption reports a value of option key that the kind rejects after
+// decoding it, at its position in the board file when known.
+func (c Config) BadOption(key, format string, args ...any) error {
+	msg := fmt.Sprintf(format, args...)
+	if c.BadOptionAt != nil {
+		return c.BadOptionAt(key, msg)
+	}
+	return fmt.Errorf("options.%s: %s", key, msg)
 }
 
 // DecodeOptions calls c.Decode when set.

@@ -66,7 +66,7 @@ func newDimmer(b *actuator.Base) (*dimmer, error) {
 		return nil, err
 	}
 	if d.opts.Gamma < 1 || d.opts.Gamma > 3 {
-		return nil, fmt.Errorf("options.gamma %s is outside 1–3", actuator.Num(d.opts.Gamma))
+		return nil, b.Config().BadOption("gamma", "%s is outside 1–3", actuator.Num(d.opts.Gamma))
 	}
 	return d, nil
 }

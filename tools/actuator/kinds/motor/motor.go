@@ -76,7 +76,7 @@ func newMotor(b *actuator.Base) (*motorAct, error) {
 		a.maxSpeed = *l.MaxSpeed
 	}
 	if a.opts.Frequency < 0 || a.opts.Frequency > 100000 {
-		return nil, fmt.Errorf("options.frequency %s Hz is outside 0–100000", actuator.Num(a.opts.Frequency))
+		return nil, b.Config().BadOption("frequency", "%s Hz is outside 0–100000", actuator.Num(a.opts.Frequency))
 	}
 	return a, nil
 }

@@ -71,10 +71,10 @@ func newPWM(b *actuator.Base) (*pwmAct, error) {
 		return nil, err
 	}
 	if a.opts.OnEStop != "off" && a.opts.OnEStop != "hold" {
-		return nil, fmt.Errorf("options.on_estop %q: want off or hold", a.opts.OnEStop)
+		return nil, cfg.BadOption("on_estop", "%q: want off or hold", a.opts.OnEStop)
 	}
 	if a.opts.Frequency < 0 || a.opts.Frequency > 100000 {
-		return nil, fmt.Errorf("options.frequency %s Hz is outside 0–100000", actuator.Num(a.opts.Frequency))
+		return nil, cfg.BadOption("frequency", "%s Hz is outside 0–100000", actuator.Num(a.opts.Frequency))
 	}
 	if l := cfg.Limits; l.MinDuty != nil {
 		a.lo = *l.MinDuty

@@ -131,17 +131,17 @@ func newServo(b *actuator.Base) (*servoAct, error) {
 	a.clamp = l.Clamp()
 	switch {
 	case cfg.Kind == pinKind && a.opts.Range != 180:
-		return nil, fmt.Errorf("options.range: a servo on a pin is driven by gobot's ServoDriver, which spans 0–180°; use pulse_min/pulse_max to calibrate")
+		return nil, cfg.BadOption("range", "a servo on a pin is driven by gobot's ServoDriver, which spans 0–180°; use pulse_min/pulse_max to calibrate")
 	case cfg.Kind == pinKind && a.opts.Frequency != 50:
-		return nil, fmt.Errorf("options.frequency: only pca9685_servo has it (a servo pin runs at 50 Hz)")
+		return nil, cfg.BadOption("frequency", "only pca9685_servo has it (a servo pin runs at 50 Hz)")
 	case a.opts.Range <= 0 || a.opts.Range > 360:
-		return nil, fmt.Errorf("options.range %s is outside (0, 360]", actuator.Num(a.opts.Range))
+		return nil, cfg.BadOption("range", "%s is outside (0, 360]", actuator.Num(a.opts.Range))
 	case a.opts.PulseMin <= 0 || a.opts.PulseMax <= a.opts.PulseMin:
-		return nil, fmt.Errorf("options: pulse_min (%s) must be positive and below pulse_max (%s)", a.opts.PulseMin, a.opts.PulseMax)
+		return nil, cfg.BadOption("pulse_min", "%s must be positive and below pulse_max (%s)", a.opts.PulseMin, a.opts.PulseMax)
 	case a.opts.Frequency < 24 || a.opts.Frequency > 1526:
-		return nil, fmt.Errorf("options.frequency %s Hz is outside the PCA9685's 24–1526 Hz", actuator.Num(a.opts.Frequency))
+		return nil, cfg.BadOption("frequency", "%s Hz is outside the PCA9685's 24–1526 Hz", actuator.Num(a.opts.Frequency))
 	case time.Duration(float64(time.Second)/a.opts.Frequency) <= a.opts.PulseMax:
-		return nil, fmt.Errorf("options: pulse_max %s does not fit in one period at %s Hz", a.opts.PulseMax, actuator.Num(a.opts.Frequency))
+		return nil, cfg.BadOption("pulse_max", "%s does not fit in one period at %s Hz", a.opts.PulseMax, actuator.Num(a.opts.Frequency))
 	case a.lo < 0 || a.hi > a.opts.Range:
 		return nil, fmt.Errorf("limits %s–%s° exceed the servo's range 0–%s°", actuator.Num(a.lo), actuator.Num(a.hi), actuator.Num(a.opts.Range))
 	}

@@ -80,7 +80,7 @@ func newSwitch(b *actuator.Base) (*switchAct, error) {
 		return nil, err
 	}
 	if a.opts.OnEStop != "off" && a.opts.OnEStop != "hold" {
-		return nil, fmt.Errorf("options.on_estop %q: want off or hold", a.opts.OnEStop)
+		return nil, b.Config().BadOption("on_estop", "%q: want off or hold", a.opts.OnEStop)
 	}
 	return a, nil
 }

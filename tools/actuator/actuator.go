@@ -1,7 +1,9 @@
-// Package actuator turns the actuator blocks of a board config into skills
-// (headlight.set, pan.set_angle, drive.drive …) built on gobot v2 drivers,
-// on the platform adaptor the board names (raspi, jetson, or the sim
-// adaptor in ./simadaptor).
+// Package actuator turns actuator blocks (Config, translated from the board
+// file by the actuators plugin) into skills (headlight.set, pan.set_angle,
+// drive.drive …) built on gobot v2 drivers, on the platform adaptor the
+// board names (raspi, jetson, or the sim adaptor in ./simadaptor). Each
+// kind is a package of its own that registers itself (Register; the
+// built-in ones are imported by ./kinds); this package is what they share.
 //
 // The safety envelope lives here, below every caller: MQTT, the LLM, a
 // reflex and the CLI all reach an actuator through the same tool code, so

@@ -9,9 +9,11 @@
 // Defaults are filled in at load time and kept in the Config, so what
 // Marshal prints (`edgeagent check --print`) is exactly what runs.
 //
-// The package knows the shape of sensor and actuator blocks but not what a
-// sensor kind means: kind-specific settings stay in an Options block that
-// the kind decodes itself, with the same strictness and positions.
+// The package knows the shape of sensor and actuator blocks but not the
+// kinds: kind-specific settings stay in an Options block that the kind
+// decodes itself, with the same strictness and positions, and what an
+// actuator kind takes (pins, limits, defaults, initial) is asked of the
+// registered kinds (UseActuatorKinds).
 package board
 
 import (
@@ -268,38 +270,37 @@ type Threshold struct {
 // "<name>.<func>".
 type Actuator struct {
 	Name string `yaml:"name"` // [a-z][a-z0-9_]*
-	// Kind is led | relay | digital | buzzer | servo | pwm | motor |
-	// pca9685_servo.
+	// Kind is a registered actuator kind (docs/config.md lists the
+	// built-in ones); what a kind takes is checked through ActuatorKind.
 	Kind string `yaml:"kind"`
-	// Pins by role: led, relay, digital, buzzer, servo and pwm use "pin";
-	// motor uses "forward", "backward" and "pwm"; pca9685_servo uses none.
+	// Pins by the roles the kind names ("pin"; "forward", "backward",
+	// "pwm"); none for a kind on I2C.
 	Pins    map[string]string `yaml:"pins,omitempty"`
-	Bus     string            `yaml:"bus,omitempty"`     // pca9685_servo only
-	Address Addr              `yaml:"address,omitempty"` // pca9685_servo only; default 0x40
-	Channel int               `yaml:"channel,omitempty"` // pca9685_servo only; 0–15
+	Bus     string            `yaml:"bus,omitempty"`     // I2C kinds only; default: the header's bus
+	Address Addr              `yaml:"address,omitempty"` // I2C kinds only; default: the kind's
+	Channel int               `yaml:"channel,omitempty"` // I2C kinds with channels: which output
 	// Scenarios tag the tools for the decision engine; each must be one of
 	// llm.scenarios.
 	Scenarios  []string `yaml:"scenarios,omitempty"`
 	Permission string   `yaml:"permission"` // needed to call its tools; default "actuate"
 	Limits     Limits   `yaml:"limits"`
-	// Initial is the state set at start: on|off for switches, an angle for
-	// servos, a duty (0–1) for pwm, "stop" for motors; empty leaves it.
+	// Initial is the state set at start, in the kind's words (on|off, an
+	// angle, a duty, "stop"); empty leaves it.
 	Initial string  `yaml:"initial,omitempty"`
 	Options Options `yaml:"options,omitempty"`
 }
 
 // Limits is the safety envelope of one actuator, enforced below every
-// caller. Only the limits that apply to the actuator's kind may be set;
-// defaults make the envelope explicit (servo 0–180°, motor speed ≤ 1, duty
-// 0–1).
+// caller. Only the limits the actuator's kind enforces may be set
+// (ActuatorKind.Limits); the kind's defaults make the envelope explicit.
 type Limits struct {
-	MinAngle *float64 `yaml:"min_angle,omitempty"` // servo, pca9685_servo (degrees)
+	MinAngle *float64 `yaml:"min_angle,omitempty"` // degrees
 	MaxAngle *float64 `yaml:"max_angle,omitempty"`
-	MaxRate  *float64 `yaml:"max_rate,omitempty"`  // servo, pca9685_servo: degrees per second
-	MaxSpeed *float64 `yaml:"max_speed,omitempty"` // motor: 0..1
-	// Deadman stops a motor whose command is not refreshed within it; 0 off.
+	MaxRate  *float64 `yaml:"max_rate,omitempty"`  // degrees per second
+	MaxSpeed *float64 `yaml:"max_speed,omitempty"` // 0..1
+	// Deadman stops an output whose command is not refreshed within it; 0 off.
 	Deadman time.Duration `yaml:"deadman,omitempty"`
-	MinDuty *float64      `yaml:"min_duty,omitempty"` // pwm: 0..1
+	MinDuty *float64      `yaml:"min_duty,omitempty"` // 0..1
 	MaxDuty *float64      `yaml:"max_duty,omitempty"`
 	// RateLimit caps commands per second to this actuator; 0: no cap.
 	RateLimit float64 `yaml:"rate_limit"`
@@ -375,7 +376,7 @@ func Parse(filename string, data []byte) (*Config, error) {
 	// mistake; a field that failed to decode keeps its default and the
 	// validator stays quiet about it.
 	d.validating = true
-	v := &validator{decoder: d, c: c, file: filename}
+	v := &validator{decoder: d, c: c, file: filename, kinds: currentActuatorKinds()}
 	v.fillDefaults()
 	v.validate()
 	if len(d.errs) > 0 {

@@ -246,7 +246,8 @@ type lampTools struct {
 func (l *lampTools) tools(safety *safetyPlugin) []tools.Tool {
 	return []tools.Tool{
 		tools.Typed(tools.Spec{Name: "headlight.set", Description: "switch the headlight", Permission: "actuate",
-			Params: json.RawMessage(`{"type":"object","properties":{"on":{"type":"boolean"}},"required":["on"],"additionalProperties":false}`)},
+			Params: json.RawMessage(`{"type":"object","properties":{"on":{"type":"boolean"}},"required":["on"],"additionalProperties":false}`),
+			Entity: &tools.Entity{Platform: "switch", Name: "headlight", Param: "on"}},
 			func(ctx context.Context, p struct {
 				On bool `json:"on"`
 			}) (tools.Result, error) {
@@ -259,7 +260,9 @@ func (l *lampTools) tools(safety *safetyPlugin) []tools.Tool {
 				return tools.Result{Value: map[string]bool{"on": p.On}}, nil
 			}),
 		tools.Func(tools.Spec{Name: "pan.set_angle", Description: "turn the pan servo", Permission: "actuate",
-			Params: json.RawMessage(`{"type":"object","properties":{"degrees":{"type":"number"}},"required":["degrees"]}`)},
+			Params: json.RawMessage(`{"type":"object","properties":{"degrees":{"type":"number"}},"required":["degrees"]}`),
+			// The hint the servo kind gives for the test board's pan (limits 10–170).
+			Entity: &tools.Entity{Platform: "number", Name: "pan", Param: "degrees", Min: 10, Max: 170, Step: 1, Unit: "°"}},
 			func(context.Context, json.RawMessage) (tools.Result, error) { return tools.Result{}, nil }),
 		tools.Func(tools.Spec{Name: "estop.reset", Description: "release the e-stop latch", Permission: "admin"},
 			func(context.Context, json.RawMessage) (tools.Result, error) {

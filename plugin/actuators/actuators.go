@@ -30,7 +30,7 @@ func New(h plugin.Host) (hooks.Plugin, error) {
 	}
 	set, err := actuator.New(actuator.Options{
 		Platform: b.Device.Platform, Model: b.Device.Model,
-		Actuators: b.Actuators, Settings: settings,
+		Actuators: Configs(b.Actuators), Settings: settings,
 		World: h.World(), Raise: h.Raise, Store: h.Store(), Log: h.Log().With("plugin", "actuators"),
 	})
 	if err != nil {

@@ -1,4 +1,4 @@
-package actuator
+package actuator_test
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 
 	"github.com/edgeagent/edgeagent/tools"
 
+	"github.com/edgeagent/edgeagent/tools/actuator"
 	"github.com/edgeagent/edgeagent/tools/actuator/simadaptor"
 	"github.com/edgeagent/edgeagent/worldmodel"
 )
@@ -55,7 +56,7 @@ func (s *slowStore) Tail(_ string, n int, fn func(uint64, json.RawMessage) error
 func TestAuditBurstIsNotLost(t *testing.T) {
 	st := &slowStore{delay: 2 * time.Millisecond}
 	cfg := parseBoard(t, "sim", switches)
-	set, err := New(Options{Platform: "sim", Actuators: cfg.Actuators, Log: quiet, Adaptor: simadaptor.New(simadaptor.Options{}), Store: st})
+	set, err := actuator.New(actuator.Options{Platform: "sim", Actuators: cfg.Actuators, Log: quiet, Adaptor: simadaptor.New(simadaptor.Options{}), Store: st})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -70,7 +71,7 @@ func TestAuditBurstIsNotLost(t *testing.T) {
 			headlight = tl
 		}
 	}
-	const n = auditQueue + 2000
+	const n = actuator.AuditQueue + 2000
 	start := time.Now()
 	for i := range n {
 		if _, err := headlight.Invoke(ctx, json.RawMessage(fmt.Sprintf(`{"on":%v}`, i%2 == 0))); err != nil {
@@ -78,7 +79,7 @@ func TestAuditBurstIsNotLost(t *testing.T) {
 		}
 	}
 	took := time.Since(start)
-	entries, err := set.audit.query(ctx, n, "headlight")
+	entries, err := set.AuditQuery(ctx, n, "headlight")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -95,7 +96,7 @@ func TestAuditBurstIsNotLost(t *testing.T) {
 	}
 	t.Logf("%d commands in %s; %d entries in %d records of a 2 ms store", n, took, n, len(st.records))
 	// One record per entry would take n × 2 ms = 12 s.
-	if len(st.records) > n/batchMax*2 {
+	if len(st.records) > n/actuator.BatchMax*2 {
 		t.Fatalf("%d records for %d entries: the writer did not batch", len(st.records), n)
 	}
 }
@@ -108,18 +109,18 @@ func TestAuditKeepBoundsEntries(t *testing.T) {
 	}
 	for range 150 { // one at a time: single-entry records
 		r.must("mqtt", "headlight.set", `{"on":true}`)
-		if err := r.set.audit.sync(context.Background()); err != nil {
+		if err := r.set.AuditSync(context.Background()); err != nil {
 			t.Fatal(err)
 		}
 	}
 	var entries int
-	_ = r.store.Tail(AuditBucket, 100000, func(_ uint64, v json.RawMessage) error {
-		var b auditBatch
+	_ = r.store.Tail(actuator.AuditBucket, 100000, func(_ uint64, v json.RawMessage) error {
+		var b actuator.AuditBatch
 		_ = json.Unmarshal(v, &b)
 		entries += max(1, len(b.Batch))
 		return nil
 	})
-	if entries < 100 || entries > 100+batchMax {
+	if entries < 100 || entries > 100+actuator.BatchMax {
 		t.Fatalf("%d entries kept with audit_keep 100", entries)
 	}
 }
@@ -135,8 +136,8 @@ func TestAuditKeepAcrossRestart(t *testing.T) {
 	if err := r.set.Stop(ctx); err != nil {
 		t.Fatal(err)
 	}
-	set2, err := New(Options{Platform: "sim", Actuators: r.set.o.Actuators, Log: quiet, Adaptor: simadaptor.New(simadaptor.Options{}),
-		Store: r.store, Settings: Settings{AuditKeep: 100}})
+	set2, err := actuator.New(actuator.Options{Platform: "sim", Actuators: r.configs, Log: quiet, Adaptor: simadaptor.New(simadaptor.Options{}),
+		Store: r.store, Settings: actuator.Settings{AuditKeep: 100}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -153,11 +154,11 @@ func TestAuditKeepAcrossRestart(t *testing.T) {
 			}
 		}
 	}
-	entries, err := set2.audit.query(ctx, 1000, "")
+	entries, err := set2.AuditQuery(ctx, 1000, "")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(entries) < 100 || len(entries) > 100+batchMax {
+	if len(entries) < 100 || len(entries) > 100+actuator.BatchMax {
 		t.Fatalf("%d entries kept with audit_keep 100 across a restart", len(entries))
 	}
 	if string(entries[0].Requested) != `{"on":true,"duration":0}` || string(entries[len(entries)-1].Requested) != `{"on":false,"duration":0}` {
@@ -165,15 +166,15 @@ func TestAuditKeepAcrossRestart(t *testing.T) {
 	}
 }
 
-// Without a store the last memKeep entries are kept, oldest first.
+// Without a store the last actuator.MemKeep entries are kept, oldest first.
 func TestAuditInMemory(t *testing.T) {
 	r := newRig(t, switches)
-	for i := range memKeep + 10 {
+	for i := range actuator.MemKeep + 10 {
 		r.must("mqtt", "horn.beep", fmt.Sprintf(`{"count":%d}`, i%20+1))
 	}
-	entries := r.auditEntries(memKeep+100, "horn")
-	if len(entries) != memKeep {
-		t.Fatalf("%d entries, want %d", len(entries), memKeep)
+	entries := r.auditEntries(actuator.MemKeep+100, "horn")
+	if len(entries) != actuator.MemKeep {
+		t.Fatalf("%d entries, want %d", len(entries), actuator.MemKeep)
 	}
 	if string(entries[0].Requested) != `{"count":11,"duration":0.2,"gap":0.2}` {
 		t.Fatalf("oldest kept entry %s, want the 11th command", entries[0].Requested)
@@ -185,12 +186,12 @@ func TestAuditInMemory(t *testing.T) {
 func TestEStopBeforeStartDoesNotWaitForTheStore(t *testing.T) {
 	st := &slowStore{delay: 300 * time.Millisecond}
 	cfg := parseBoard(t, "sim", motor)
-	set, err := New(Options{Platform: "sim", Actuators: cfg.Actuators, Log: quiet, Adaptor: simadaptor.New(simadaptor.Options{}), Store: st})
+	set, err := actuator.New(actuator.Options{Platform: "sim", Actuators: cfg.Actuators, Log: quiet, Adaptor: simadaptor.New(simadaptor.Options{}), Store: st})
 	if err != nil {
 		t.Fatal(err)
 	}
 	start := time.Now()
-	set.EStop(worldmodel.Event{Kind: EStopKind, Source: "test"})
+	set.EStop(worldmodel.Event{Kind: actuator.EStopKind, Source: "test"})
 	if took := time.Since(start); took >= st.delay {
 		t.Fatalf("EStop took %s: it waited for the store", took)
 	}
@@ -199,7 +200,7 @@ func TestEStopBeforeStartDoesNotWaitForTheStore(t *testing.T) {
 	if err := set.Stop(ctx); err != nil { // waits for the background write
 		t.Fatal(err)
 	}
-	entries, err := ReadAudit(st, 10, "estop", 10)
+	entries, err := actuator.ReadAudit(st, 10, "estop", 10)
 	if err != nil || len(entries) != 1 || entries[0].Caller != "estop:test" {
 		t.Fatalf("audit %+v %v", entries, err)
 	}

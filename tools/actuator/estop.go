@@ -100,14 +100,14 @@ func (s *Set) EStop(e worldmodel.Event) EStopReport {
 		}
 	}
 	for _, a := range s.acts {
-		left[a.common().cfg.Name] = true
+		left[a.base().cfg.Name] = true
 	}
 	// Most dangerous first, on this goroutine: no hand-off to another
 	// goroutine that a busy CPU might not schedule for a while. An actuator
 	// whose lock is held (a write in progress, possibly a hung one) gets a
 	// goroutine of its own instead, so it cannot hold up the others.
 	for _, a := range s.stopOrder {
-		b := a.common()
+		b := a.base()
 		if b.mu.TryLock() {
 			what, err := s.stopLocked(a)
 			b.mu.Unlock()
@@ -163,7 +163,7 @@ func (s *Set) EStop(e worldmodel.Event) EStopReport {
 	s.world.Record(worldmodel.Event{Kind: "actuators_stopped", Source: "actuators", Priority: prio, Message: msg,
 		Data: map[string]any{"took_us": final.Took.Microseconds(), "cause": e.Source}})
 	entry := Entry{Time: s.clk.Now(), Caller: "estop:" + e.Source, Tool: "estop", Actuator: "*",
-		Requested: marshal(map[string]any{"source": e.Source, "message": e.Message}), Applied: marshal(final),
+		Requested: Marshal(map[string]any{"source": e.Source, "message": e.Message}), Applied: Marshal(final),
 		Result: map[bool]string{true: "ok", false: "failed"}[len(final.Failed)+len(final.Pending) == 0]}
 	// In order with the other entries, unless the queue is full: then from
 	// another goroutine, because the raiser (node.Raise, then the agent
@@ -190,17 +190,17 @@ func cloneMap(m map[string]string) map[string]string {
 }
 
 // stopLocked brings one actuator to its e-stop state.
-func (s *Set) stopLocked(a actuator) (string, error) {
-	b := a.common()
-	b.cancelTaskLocked()
+func (s *Set) stopLocked(a Actuator) (string, error) {
+	b := a.base()
+	b.CancelTaskLocked()
 	if !b.opened {
 		return "", nil // never started: nothing is moving
 	}
-	what, err := a.safeLocked(true)
+	what, err := a.SafeLocked(true)
 	if err != nil {
 		return "", err
 	}
-	b.setStateLocked("stopped (estop)")
+	b.SetStateLocked("stopped (estop)")
 	return what, nil
 }
 
@@ -218,10 +218,10 @@ func (s *Set) Reset() (was EStopStatus) {
 	s.persistLatch()
 	s.world.SetHealth(healthEStop, "ok")
 	for _, a := range s.acts {
-		b := a.common()
+		b := a.base()
 		b.mu.Lock()
 		if b.state == "stopped (estop)" {
-			b.setStateLocked(a.idleState())
+			b.SetStateLocked(a.IdleState())
 		}
 		b.mu.Unlock()
 	}
@@ -298,7 +298,7 @@ func (s *Set) estopTools() []tools.Tool {
 		s.raise(worldmodel.Event{Kind: "estop_reset", Source: "actuators", Priority: worldmodel.Normal,
 			Message: fmt.Sprintf("e-stop reset by %s (latched since %s by %s)", caller, was.Since.Format(time.TimeOnly), was.Source)})
 		s.audit.record(Entry{Time: s.clk.Now(), Caller: caller, Tool: "estop.reset", Actuator: "*",
-			Applied: marshal(map[string]any{"latched": false}), Result: "ok",
+			Applied: Marshal(map[string]any{"latched": false}), Result: "ok",
 			Notes: []string{fmt.Sprintf("latched for %s", time.Since(was.Since).Round(time.Millisecond))}})
 		return tools.Result{Value: map[string]any{"latched": false, "was_latched_since": was.Since, "source": was.Source}}, nil
 	})

@@ -1,11 +1,10 @@
 package mqtt
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 
+	"github.com/edgeagent/edgeagent/internal/strictjson"
 	"github.com/edgeagent/edgeagent/tools"
 )
 
@@ -74,7 +73,7 @@ func (p *Plane) adminOp(ctx context.Context, rs *runState, cmd Command, grants [
 			return nil, err
 		}
 		if a.Plugin == "mqtt" {
-			return nil, &RequestError{Code: CodeRejected, Msg: "the mqtt plugin cannot be loaded or unloaded over MQTT: this connection is part of it"}
+			return nil, &RequestError{Code: CodeRefused, Msg: "the mqtt plugin cannot be loaded or unloaded over MQTT: this connection is part of it"}
 		}
 		res, err := p.d.Tools.Invoke(ctx, tools.Call{Caller: "mqtt", Grants: grants, Tool: "plugins." + cmd.Op, Params: cmd.Params})
 		if err == nil {
@@ -90,7 +89,7 @@ func (p *Plane) adminOp(ctx context.Context, rs *runState, cmd Command, grants [
 	case "audit":
 		res, err := p.d.Tools.Invoke(ctx, tools.Call{Caller: "mqtt", Grants: grants, Tool: "audit.query", Params: cmd.Params})
 		if tools.CodeOf(err) == tools.CodeNotFound {
-			return nil, &RequestError{Code: CodeUnavailable, Msg: "no audit log here: audit.query comes with the actuators plugin, which is not loaded"}
+			return nil, &RequestError{Code: CodeNotFound, Msg: "no audit log here: audit.query comes with the actuators plugin, which is not loaded"}
 		}
 		return res, err
 
@@ -105,7 +104,7 @@ func (p *Plane) adminOp(ctx context.Context, rs *runState, cmd Command, grants [
 			return nil, err
 		}
 		if p.topics.Discovery == "" {
-			return nil, &RequestError{Code: CodeUnavailable, Msg: "Home Assistant discovery is disabled (mqtt.discovery.enabled)"}
+			return nil, &RequestError{Code: CodeNotFound, Msg: "Home Assistant discovery is disabled (mqtt.discovery.enabled)"}
 		}
 		rs.discMu.Lock()
 		rs.discRemoved = a.Remove
@@ -124,7 +123,7 @@ func (p *Plane) adminOp(ctx context.Context, rs *runState, cmd Command, grants [
 		}
 		return p.d.Agent.Status(), nil
 	}
-	return nil, &RequestError{Code: CodeUnknownOp, Msg: fmt.Sprintf("unknown op %q (skills, enable, disable, plugins, load, unload, stats, audit, reload, discovery, status)", cmd.Op)}
+	return nil, &RequestError{Code: CodeNotFound, Msg: fmt.Sprintf("unknown op %q (skills, enable, disable, plugins, load, unload, stats, audit, reload, discovery, status)", cmd.Op)}
 }
 
 // opParams decodes an op's params strictly: a typo is an error, not a
@@ -133,9 +132,7 @@ func opParams(cmd Command, v any) error {
 	if len(cmd.Params) == 0 {
 		return nil
 	}
-	dec := json.NewDecoder(bytes.NewReader(cmd.Params))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(v); err != nil {
+	if err := strictjson.Decode(cmd.Params, v); err != nil {
 		return badRequest(cmd.ID, "", "op %s: params: %v", cmd.Op, err)
 	}
 	return nil

@@ -72,15 +72,16 @@ plugins:
 // in for the node, which this package may not import; node/mqtt_test.go
 // tests the real wiring.
 type rig struct {
-	cfg   *board.Config
-	world *worldmodel.Model
-	hooks *hooks.Manager
-	reg   *tools.Registry
-	store *store.Bolt
-	loop  *agent.Loop
-	host  *fakeHost
-	plane *Plane
-	lamp  *lampTools
+	cfg     *board.Config
+	world   *worldmodel.Model
+	hooks   *hooks.Manager
+	reg     *tools.Registry
+	store   *store.Bolt
+	loop    *agent.Loop
+	host    *fakeHost
+	plane   *Plane
+	lamp    *lampTools
+	counter *counterTool
 
 	stopLoop func()
 }
@@ -113,7 +114,7 @@ func buildRig(o rigOpts) (*rig, error) {
 	if o.grants != nil {
 		cfg.Permissions.MQTT = o.grants
 	}
-	r := &rig{cfg: cfg, world: worldmodel.New(worldmodel.Config{}), hooks: hooks.NewManager(quiet), lamp: &lampTools{}}
+	r := &rig{cfg: cfg, world: worldmodel.New(worldmodel.Config{}), hooks: hooks.NewManager(quiet), lamp: &lampTools{}, counter: &counterTool{}}
 	if r.store, err = store.Open(filepath.Join(o.dir, "edgeagent.db")); err != nil {
 		return nil, err
 	}
@@ -128,7 +129,7 @@ func buildRig(o rigOpts) (*rig, error) {
 	// latches it, a before_act hook refuses every call while latched.
 	safety := &safetyPlugin{}
 	r.host.onCritical(func(worldmodel.Event) { safety.latched.Store(true) })
-	for _, t := range append(r.lamp.tools(safety), tools.Builtins(r.reg, r.world)...) {
+	for _, t := range append(append(r.lamp.tools(safety), r.counter.tool()), tools.Builtins(r.reg, r.world)...) {
 		if err := r.reg.Register("test", t); err != nil {
 			return nil, err
 		}
@@ -136,7 +137,7 @@ func buildRig(o rigOpts) (*rig, error) {
 	if err := r.hooks.Add(safety); err != nil {
 		return nil, err
 	}
-	r.plane, err = New(Deps{Board: cfg, World: r.world, Tools: r.reg, Agent: r.loop, Host: r.host, Log: testLog()})
+	r.plane, err = New(Deps{Board: cfg, World: r.world, Tools: r.reg, Agent: r.loop, Host: r.host, Store: r.store, Log: testLog()})
 	if err != nil {
 		return nil, err
 	}
@@ -270,6 +271,35 @@ func (l *lampTools) tools(safety *safetyPlugin) []tools.Tool {
 				return tools.Result{Value: "released"}, nil
 			}),
 	}
+}
+
+// counterTool counts its executions per command id: the chaos tests'
+// witness of what ran once, twice or never.
+type counterTool struct {
+	mu   sync.Mutex
+	hits map[string]int
+}
+
+func (c *counterTool) tool() tools.Tool {
+	return tools.Typed(tools.Spec{Name: "counter.hit", Description: "count one execution", Permission: "actuate",
+		Params: json.RawMessage(`{"type":"object","properties":{"id":{"type":"string"}},"required":["id"],"additionalProperties":false}`)},
+		func(_ context.Context, p struct {
+			ID string `json:"id"`
+		}) (tools.Result, error) {
+			c.mu.Lock()
+			defer c.mu.Unlock()
+			if c.hits == nil {
+				c.hits = map[string]int{}
+			}
+			c.hits[p.ID]++
+			return tools.Result{Value: c.hits[p.ID]}, nil
+		})
+}
+
+func (c *counterTool) count(id string) int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.hits[id]
 }
 
 // safetyPlugin refuses every action while the e-stop is latched, the way

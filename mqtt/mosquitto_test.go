@@ -36,7 +36,7 @@ func TestMosquittoRoundTrip(t *testing.T) {
 		t.Fatalf("%+v", rep)
 	}
 	p.send(t, tp.Cmd, `{"id":"m2","tool":"headlight.set","params":{"on":"no"}}`)
-	if rep := decodeReply(t, p.next(t, tp.Reply)); rep.OK || rep.Code != "invalid_params" {
+	if rep := decodeReply(t, p.next(t, tp.Reply)); rep.OK || rep.Code != CodeInvalid {
 		t.Fatalf("%+v", rep)
 	}
 	p.send(t, tp.Estop, "PRESS")

@@ -20,6 +20,7 @@ import (
 	"github.com/edgeagent/edgeagent/agent"
 	"github.com/edgeagent/edgeagent/board"
 	"github.com/edgeagent/edgeagent/hooks"
+	"github.com/edgeagent/edgeagent/internal/strictjson"
 	"github.com/edgeagent/edgeagent/tools"
 	"github.com/edgeagent/edgeagent/worldmodel"
 )
@@ -39,6 +40,9 @@ type Deps struct {
 	Tools *tools.Registry
 	Agent *agent.Loop
 	Host  Host
+	// Store keeps the command journal (duplicate suppression across
+	// restarts); store.Memory where nothing should persist.
+	Store KV
 	Log   *slog.Logger
 }
 
@@ -50,9 +54,14 @@ type Options struct {
 	// Poll is how often new events, decisions, actuator states and
 	// readings are collected from the world model for publication.
 	Poll time.Duration `yaml:"poll"`
-	// MaxInflight bounds the commands handled at once; more wait (QoS 1
-	// back-pressure reaches the broker) and are refused as busy after 5 s.
+	// MaxInflight is the number of commands run at once.
 	MaxInflight int `yaml:"max_inflight"`
+	// Queue bounds the commands waiting for one of them; beyond it a
+	// command is answered busy at once (and counted).
+	Queue int `yaml:"queue"`
+	// DedupWindow is how many recent command ids the journal keeps: a
+	// command redelivered within it is answered, not run again.
+	DedupWindow int `yaml:"dedup_window"`
 	// CommandTimeout bounds one command; default agent.cycle_timeout.
 	CommandTimeout time.Duration `yaml:"command_timeout"`
 	// TrustBrokerACL accepts the admin topic from an external broker. Only
@@ -65,7 +74,7 @@ type Options struct {
 
 // defaultOptions are the plugin's defaults.
 func defaultOptions() Options {
-	return Options{Enabled: true, Poll: 50 * time.Millisecond, MaxInflight: 32, ReconnectMax: 10 * time.Second}
+	return Options{Enabled: true, Poll: 50 * time.Millisecond, MaxInflight: 32, Queue: 1024, DedupWindow: 10000, ReconnectMax: 10 * time.Second}
 }
 
 // Plane is the MQTT control plane, a plugin of the node: commands in,
@@ -77,14 +86,14 @@ type Plane struct {
 	m      board.MQTT
 	topics Topics
 	log    *slog.Logger
-	sem    chan struct{}
 
 	mu  sync.Mutex
 	run *runState
 
+	in       inboundStats
 	badInput atomic.Uint64
-	commands atomic.Uint64
 	logLimit rateLimit
+	busyLog  rateLimit
 }
 
 // runState is one start..stop of the plane.
@@ -96,7 +105,12 @@ type runState struct {
 	admin    bool // the admin topic is accepted
 	handlers tracker
 	pumpDone chan struct{}
-	recent   *recentReplies
+
+	queue       chan job
+	workers     sync.WaitGroup
+	journal     *journal
+	journalStop context.CancelFunc
+	journalDone chan struct{}
 
 	republish atomic.Bool // the pump re-publishes all retained state (after a connect)
 
@@ -121,6 +135,12 @@ func New(d Deps) (*Plane, error) {
 		return nil, fmt.Errorf("plugins.mqtt.poll must be positive")
 	case opts.MaxInflight < 1:
 		return nil, fmt.Errorf("plugins.mqtt.max_inflight must be at least 1")
+	case opts.Queue < 1:
+		return nil, fmt.Errorf("plugins.mqtt.queue must be at least 1")
+	case opts.DedupWindow < 100:
+		return nil, fmt.Errorf("plugins.mqtt.dedup_window must be at least 100")
+	case d.Store == nil:
+		return nil, errors.New("mqtt: no store for the command journal")
 	case opts.ReconnectMax < time.Second:
 		return nil, fmt.Errorf("plugins.mqtt.reconnect_max must be at least 1s")
 	}
@@ -141,7 +161,6 @@ func New(d Deps) (*Plane, error) {
 	return &Plane{
 		d: d, opts: opts, m: m, log: d.Log.With("component", "mqtt"),
 		topics: NewTopics(m.Prefix, d.Board.Device.ID, disc),
-		sem:    make(chan struct{}, opts.MaxInflight),
 	}, nil
 }
 
@@ -163,7 +182,8 @@ func (p *Plane) OnAgentStart(context.Context) error {
 	if p.current() != nil {
 		return errors.New("mqtt: already started")
 	}
-	rs := &runState{pumpDone: make(chan struct{}), recent: newRecentReplies(256),
+	rs := &runState{pumpDone: make(chan struct{}), queue: make(chan job, p.opts.Queue),
+		journal: newJournal(p.d.Store, p.opts.DedupWindow, p.log), journalDone: make(chan struct{}),
 		numeric: map[string]string{}, motion: map[string]bool{}}
 	for _, s := range p.d.Board.Sensors {
 		if s.Enabled && motionSensor(s.Kind) {
@@ -171,9 +191,13 @@ func (p *Plane) OnAgentStart(context.Context) error {
 		}
 	}
 	rs.ctx, rs.cancel = context.WithCancel(context.Background())
+	jctx, jstop := context.WithCancel(context.Background())
+	rs.journalStop = jstop
+	go func() { defer close(rs.journalDone); rs.journal.run(jctx) }()
 	url, username, password, err := p.startBroker(rs)
 	if err != nil {
 		rs.cancel()
+		_ = rs.stopWorkers(context.Background())
 		return err
 	}
 	rs.admin = rs.broker != nil || p.opts.TrustBrokerACL
@@ -186,6 +210,7 @@ func (p *Plane) OnAgentStart(context.Context) error {
 			_ = rs.broker.Close()
 		}
 		rs.cancel()
+		_ = rs.stopWorkers(context.Background())
 		return err
 	}
 	rs.conn = &conn{client: paho.NewClient(opts), broker: url, box: newOutbox(p.m.Buffer)}
@@ -193,6 +218,7 @@ func (p *Plane) OnAgentStart(context.Context) error {
 	p.mu.Lock()
 	p.run = rs
 	p.mu.Unlock()
+	p.startWorkers(rs)
 	go p.pump(rs)
 	return nil
 }
@@ -351,7 +377,7 @@ func (p *Plane) OnAgentStop(ctx context.Context) error {
 	}
 	rs.cancel()
 	<-rs.pumpDone
-	err := rs.handlers.close(ctx)
+	err := errors.Join(rs.handlers.close(ctx), rs.stopWorkers(ctx))
 	if rs.conn.client.IsConnectionOpen() {
 		tok := rs.conn.client.Publish(p.topics.Status, 1, true, []byte("stopped"))
 		if werr := wait(context.WithoutCancel(ctx), tok, time.Second); werr != nil {
@@ -379,20 +405,39 @@ func (p *Plane) Status() any {
 	if rs == nil {
 		return map[string]any{"connected": false, "state": "stopped"}
 	}
-	return struct {
+	st := struct {
 		connStats
-		Embedded bool   `json:"embedded_broker"`
-		Admin    bool   `json:"admin_topic"`
-		Commands uint64 `json:"commands"`
-		BadInput uint64 `json:"bad_input"`
-	}{rs.conn.stats(), rs.broker != nil, rs.admin, p.commands.Load(), p.badInput.Load()}
+		Embedded bool `json:"embedded_broker"`
+		Admin    bool `json:"admin_topic"`
+		// Commands run; busy: refused because the queue was full;
+		// duplicates: answered from the journal instead of run again;
+		// interrupted: redelivered after the agent died running them.
+		Commands      uint64 `json:"commands"`
+		Queued        int    `json:"queued"`
+		Busy          uint64 `json:"busy"`
+		Duplicates    uint64 `json:"duplicates"`
+		Interrupted   uint64 `json:"interrupted"`
+		BadInput      uint64 `json:"bad_input"`
+		Journal       int    `json:"journal_ids"`
+		JournalFailed uint64 `json:"journal_failed,omitempty"`
+		// BrokerDropped: messages the embedded broker could not deliver
+		// to some client (its queue for that client was full).
+		BrokerDropped int64 `json:"broker_dropped,omitempty"`
+	}{connStats: rs.conn.stats(), Embedded: rs.broker != nil, Admin: rs.admin,
+		Commands: p.in.commands.Load(), Queued: len(rs.queue), Busy: p.in.busy.Load(),
+		Duplicates: p.in.duplicates.Load(), Interrupted: p.in.interrupted.Load(),
+		BadInput: p.badInput.Load(), Journal: rs.journal.size(), JournalFailed: rs.journal.failed.Load()}
+	if rs.broker != nil {
+		st.BrokerDropped = rs.broker.Dropped()
+	}
+	return st
 }
 
 // publish sends (or buffers) a message; it reports whether it was buffered.
 func (p *Plane) publish(topic string, payload []byte, qos byte, retain bool) (queued bool, err error) {
 	rs := p.current()
 	if rs == nil {
-		return false, &RequestError{Code: CodeUnavailable, Msg: "MQTT is not running"}
+		return false, &RequestError{Code: CodeBusy, Msg: "MQTT is not running"}
 	}
 	return rs.conn.publish(message{topic: topic, payload: payload, qos: qos, retain: retain}), nil
 }
@@ -411,10 +456,14 @@ func (p *Plane) router(rs *runState) paho.MessageHandler {
 		case p.topics.Estop:
 			p.onEstop(rs, msg)
 		case p.topics.Cmd:
-			p.onCommand(rs, msg, false)
+			if p.onCommand(rs, msg, false) {
+				return // queued: the worker acknowledges it
+			}
 		case p.topics.Admin:
 			if rs.admin {
-				p.onCommand(rs, msg, true)
+				if p.onCommand(rs, msg, true) {
+					return
+				}
 			} else if !msg.Retained() {
 				p.refuseAdmin(rs, msg)
 			}
@@ -437,12 +486,19 @@ func (p *Plane) refuseAdmin(rs *runState, msg paho.Message) {
 			"(set plugins.mqtt.trust_broker_acl once only administrators may publish to " + p.topics.Admin + ")"})
 }
 
-// onEstop: any payload triggers the e-stop, at once and synchronously (the
-// node's critical handlers stop the actuators before we return);
-// {"reset":true} asks for estop.reset with the mqtt caller's permissions.
+// onEstop: any non-empty payload triggers the e-stop, at once and
+// synchronously (the node's critical handlers stop the actuators before we
+// return); {"reset":true} asks for estop.reset with the mqtt caller's
+// permissions. An empty payload never triggers: it is how a retained
+// e-stop is cleared, and a clear published while the agent was away
+// reaches its persistent session as a plain (not retained) empty message.
 func (p *Plane) onEstop(rs *runState, msg paho.Message) {
 	payload := msg.Payload()
-	if msg.Retained() {
+	switch {
+	case len(payload) == 0:
+		p.log.Info("empty message on the e-stop topic: a retained e-stop cleared; nothing triggered", "topic", msg.Topic(), "retained", msg.Retained())
+		return
+	case msg.Retained():
 		// A retained message is history replayed on subscribe, not a
 		// request: acting on it would re-latch after every reconnect.
 		p.log.Warn("ignoring a retained message on the e-stop topic (clear it: publish an empty retained message)", "topic", msg.Topic())
@@ -453,7 +509,9 @@ func (p *Plane) onEstop(rs *runState, msg paho.Message) {
 		ID      string `json:"id"`
 		ReplyTo string `json:"reply_to"`
 	}
-	if len(payload) <= MaxPayload && json.Unmarshal(payload, &req) == nil && req.Reset {
+	// A payload with a duplicate key is not a reset: it triggers, as
+	// anything on this topic that is not a well-formed reset does.
+	if len(payload) <= MaxPayload && strictjson.Unmarshal(payload, &req) == nil && req.Reset {
 		replyTo := p.topics.Reply
 		if req.ReplyTo != "" && p.topics.checkReplyTo(req.ReplyTo) == nil {
 			replyTo = req.ReplyTo
@@ -473,127 +531,6 @@ func (p *Plane) onEstop(rs *runState, msg paho.Message) {
 	}
 	p.d.Host.Raise(worldmodel.Event{Kind: "estop", Source: "mqtt", Priority: worldmodel.Critical,
 		Message: "e-stop requested over MQTT", Data: data})
-}
-
-// onCommand handles one request on the cmd or admin topic.
-func (p *Plane) onCommand(rs *runState, msg paho.Message, admin bool) {
-	if msg.Retained() {
-		p.log.Warn("ignoring a retained command (replayed on subscribe, not sent now)", "topic", msg.Topic())
-		return
-	}
-	cmd, err := DecodeCommand(msg.Payload())
-	if err != nil {
-		p.rejectInput(rs, msg.Topic(), err)
-		return
-	}
-	replyTo := p.topics.Reply
-	if cmd.ReplyTo != "" {
-		if err := p.topics.checkReplyTo(cmd.ReplyTo); err != nil {
-			p.rejectInput(rs, msg.Topic(), &RequestError{ID: cmd.ID, Code: CodeBadRequest, Msg: err.Error()})
-			return
-		}
-		replyTo = cmd.ReplyTo
-	}
-	// At least once: a command redelivered after a lost acknowledgement is
-	// answered again, not executed again.
-	if msg.Duplicate() {
-		if data, ok := rs.recent.get(cmd.ID); ok {
-			if data != nil { // nil: still running, its reply is on the way
-				rs.conn.publish(message{topic: replyTo, payload: data, qos: byte(p.m.QoS)})
-			}
-			return
-		}
-	}
-	rs.recent.put(cmd.ID, nil)
-	p.commands.Add(1)
-	var grants []string
-	if admin {
-		grants = []string{"admin"}
-	}
-	rs.recent.put(cmd.ID, p.sendReply(rs, replyTo, p.execute(rs, cmd, grants)))
-}
-
-// execute runs a decoded command once a slot is free.
-func (p *Plane) execute(rs *runState, cmd Command, grants []string) Reply {
-	wait := time.NewTimer(5 * time.Second)
-	defer wait.Stop()
-	select {
-	case p.sem <- struct{}{}:
-		defer func() { <-p.sem }()
-	case <-wait.C:
-		return replyFor(cmd.ID, nil, &RequestError{Code: CodeBusy, Msg: fmt.Sprintf("busy: %d commands in flight", cap(p.sem))})
-	case <-rs.ctx.Done():
-		return replyFor(cmd.ID, nil, &RequestError{Code: CodeUnavailable, Msg: "the agent is stopping"})
-	}
-	ctx, cancel := context.WithTimeout(rs.ctx, p.opts.CommandTimeout)
-	defer cancel()
-	switch {
-	case cmd.Tool != "":
-		res, err := p.d.Tools.Invoke(ctx, tools.Call{Caller: "mqtt", Grants: grants, Tool: cmd.Tool, Params: cmd.Params})
-		return replyFor(cmd.ID, res, err)
-	case cmd.Text != "":
-		return p.textCommand(ctx, cmd, grants)
-	}
-	res, err := p.adminOp(ctx, rs, cmd, grants)
-	return replyFor(cmd.ID, res, err)
-}
-
-// textCommand hands a sentence to the agent loop (the decision engine when
-// there is one) and reports the outcome; a failed step fails the reply.
-func (p *Plane) textCommand(ctx context.Context, cmd Command, grants []string) Reply {
-	out, err := p.d.Agent.Submit(ctx, agent.Command{ID: cmd.ID, Caller: "mqtt", Grants: grants, Text: cmd.Text})
-	if err != nil {
-		r := replyFor(cmd.ID, nil, err)
-		if strings.HasPrefix(err.Error(), "no decision engine") { // the loop's words; it has no sentinel error
-			r.Code = CodeNoEngine
-		}
-		if out.Decision != nil || len(out.Steps) > 0 {
-			r.Result = out
-		}
-		return r
-	}
-	for _, s := range out.Steps {
-		if !s.OK() {
-			r := replyFor(cmd.ID, nil, &RequestError{Code: s.Code, Msg: fmt.Sprintf("step %s (%s): %s", s.ID, s.Tool, s.Error)})
-			r.Result = out
-			return r
-		}
-	}
-	return replyFor(cmd.ID, out, nil)
-}
-
-func (p *Plane) sendReply(rs *runState, topic string, r Reply) []byte {
-	data, err := json.Marshal(r)
-	if err != nil {
-		// A tool returned something JSON cannot carry: say so instead.
-		data, _ = json.Marshal(replyFor(deref(r.ID), nil, fmt.Errorf("result is not JSON-encodable: %v", err)))
-	}
-	rs.conn.publish(message{topic: topic, payload: data, qos: byte(p.m.QoS)})
-	return data
-}
-
-func deref(s *string) string {
-	if s == nil {
-		return ""
-	}
-	return *s
-}
-
-// rejectInput answers bad input: an error reply carrying the id when one
-// could be read (to the default reply topic when reply_to was the problem),
-// and a rate-limited log line.
-func (p *Plane) rejectInput(rs *runState, topic string, err error) {
-	p.badInput.Add(1)
-	re := &RequestError{Code: CodeBadRequest, Msg: err.Error()}
-	errors.As(err, &re)
-	if p.logLimit.allow() {
-		p.log.Warn("bad MQTT input", "topic", topic, "id", re.ID, "err", re.Msg)
-	}
-	replyTo := p.topics.Reply
-	if re.ReplyTo != "" && p.topics.checkReplyTo(re.ReplyTo) == nil {
-		replyTo = re.ReplyTo
-	}
-	p.sendReply(rs, replyTo, replyFor(re.ID, nil, re))
 }
 
 // AfterPlan publishes decisions that failed before acting (no decision
@@ -646,37 +583,6 @@ func (t *tracker) close(ctx context.Context) error {
 	case <-ctx.Done():
 		return fmt.Errorf("mqtt: handlers still running at stop: %w", ctx.Err())
 	}
-}
-
-// recentReplies remembers the last replies by command id, for redelivered
-// commands.
-type recentReplies struct {
-	mu    sync.Mutex
-	byID  map[string][]byte
-	order []string
-	next  int
-}
-
-func newRecentReplies(n int) *recentReplies {
-	return &recentReplies{byID: make(map[string][]byte, n), order: make([]string, n)}
-}
-
-func (r *recentReplies) put(id string, reply []byte) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if _, ok := r.byID[id]; !ok {
-		delete(r.byID, r.order[r.next])
-		r.order[r.next] = id
-		r.next = (r.next + 1) % len(r.order)
-	}
-	r.byID[id] = reply
-}
-
-func (r *recentReplies) get(id string) ([]byte, bool) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	b, ok := r.byID[id]
-	return b, ok
 }
 
 // rateLimit lets a log line through at most once a second, so a flood of

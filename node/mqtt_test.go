@@ -180,7 +180,7 @@ func TestMQTTControlPlaneOnANode(t *testing.T) {
 	if r = c.call(t, "admin", `{"id":"7b","op":"unload","params":{"plugin":"nope"}}`); r.Code != tools.CodeRefused || !strings.Contains(r.Error, "not loaded") {
 		t.Fatalf("unload unknown: %+v", r)
 	}
-	if r = c.call(t, "admin", `{"id":"7c","op":"unload","params":{"plugin":"mqtt"}}`); r.Code != mqtt.CodeRejected {
+	if r = c.call(t, "admin", `{"id":"7c","op":"unload","params":{"plugin":"mqtt"}}`); r.Code != mqtt.CodeRefused {
 		t.Fatalf("unloading mqtt over mqtt: %+v", r)
 	}
 	if r = c.call(t, "cmd", `{"id":"8","tool":"probe.ping"}`); !r.OK {

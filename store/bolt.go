@@ -58,12 +58,22 @@ func (s *Bolt) Put(bucket, key string, v any) error {
 
 // PutMany stores several values in one transaction (one fsync).
 func (s *Bolt) PutMany(bucket string, values map[string]any) error {
+	return s.Update(bucket, values, nil)
+}
+
+// Update stores put and deletes del in one transaction (one fsync).
+func (s *Bolt) Update(bucket string, put map[string]any, del []string) error {
 	return s.db.Update(func(tx *bolt.Tx) error {
 		b, err := tx.CreateBucketIfNotExists([]byte(bucket))
 		if err != nil {
 			return err
 		}
-		for k, v := range values {
+		for _, k := range del {
+			if err := b.Delete([]byte(k)); err != nil {
+				return err
+			}
+		}
+		for k, v := range put {
 			data, err := json.Marshal(v)
 			if err != nil {
 				return fmt.Errorf("store: encode %s/%s: %w", bucket, k, err)

@@ -44,6 +44,14 @@ func TestStoresShareTheContract(t *testing.T) {
 			if ok, _ := s.Get("b", "y", &n); ok {
 				t.Fatal("deleted key still present")
 			}
+			if err := s.Update("b", map[string]any{"z": 3}, []string{"x", "missing"}); err != nil {
+				t.Fatal(err)
+			}
+			keys = nil
+			_ = s.ForEach("b", func(k string, _ json.RawMessage) error { keys = append(keys, k); return nil })
+			if len(keys) != 1 || keys[0] != "z" {
+				t.Fatalf("after Update: keys %v", keys)
+			}
 			if err := s.Put("b", "bad", func() {}); err == nil {
 				t.Fatal("an unencodable value was stored")
 			}

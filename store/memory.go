@@ -32,8 +32,12 @@ func (m *Memory) Put(bucket, key string, v any) error {
 }
 
 func (m *Memory) PutMany(bucket string, values map[string]any) error {
-	enc := make(map[string]json.RawMessage, len(values))
-	for k, v := range values {
+	return m.Update(bucket, values, nil)
+}
+
+func (m *Memory) Update(bucket string, put map[string]any, del []string) error {
+	enc := make(map[string]json.RawMessage, len(put))
+	for k, v := range put {
 		data, err := json.Marshal(v)
 		if err != nil {
 			return fmt.Errorf("store: encode %s/%s: %w", bucket, k, err)
@@ -46,6 +50,9 @@ func (m *Memory) PutMany(bucket string, values map[string]any) error {
 	if b == nil {
 		b = map[string]json.RawMessage{}
 		m.buckets[bucket] = b
+	}
+	for _, k := range del {
+		delete(b, k)
 	}
 	for k, v := range enc {
 		b[k] = v

@@ -19,6 +19,10 @@ type Store interface {
 	Put(bucket, key string, v any) error
 	// PutMany stores several values at once (one fsync for Bolt).
 	PutMany(bucket string, values map[string]any) error
+	// Update stores put and deletes del in one bucket atomically (one
+	// fsync for Bolt), for write-coalescing callers that bound a window of
+	// keys; a missing key in del is not an error.
+	Update(bucket string, put map[string]any, del []string) error
 	// Get decodes bucket/key into v and reports whether it existed.
 	Get(bucket, key string, v any) (bool, error)
 	// Delete removes bucket/key; a missing key is not an error.

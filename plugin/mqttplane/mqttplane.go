@@ -12,7 +12,7 @@ func init() {
 	plugin.Register("mqtt", func(h plugin.Host) (hooks.Plugin, error) {
 		return mqtt.New(mqtt.Deps{
 			Board: h.Board(), World: h.World(), Tools: h.Tools(), Agent: h.Agent(),
-			Host: h, Log: h.Log(),
+			Host: h, Store: h.Store(), Log: h.Log(),
 		})
 	})
 }

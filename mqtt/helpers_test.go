@@ -92,6 +92,8 @@ type rigOpts struct {
 	plugin string // extra plugins.mqtt settings, e.g. ", trust_broker_acl: true"
 	grants []string
 	dir    string
+	// noLocalAdmin leaves mqtt.local_admin off on the embedded broker.
+	noLocalAdmin bool
 }
 
 func buildRig(o rigOpts) (*rig, error) {
@@ -103,7 +105,11 @@ func buildRig(o rigOpts) (*rig, error) {
 		o.listen = "127.0.0.1:0"
 	}
 	if o.broker == "" {
-		yaml = strings.Replace(yaml, "%BROKER%", "embedded\n  listen: "+o.listen, 1)
+		broker := "embedded\n  listen: " + o.listen
+		if !o.noLocalAdmin {
+			broker += "\n  local_admin: true"
+		}
+		yaml = strings.Replace(yaml, "%BROKER%", broker, 1)
 	} else {
 		yaml = strings.Replace(yaml, "%BROKER%", o.broker, 1)
 	}

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -200,10 +201,9 @@ func (p *Plane) OnAgentStart(context.Context) error {
 		_ = rs.stopWorkers(context.Background())
 		return err
 	}
-	rs.admin = rs.broker != nil || p.opts.TrustBrokerACL
-	if !rs.admin {
-		p.log.Info("admin topic not accepted: this broker's ACL is not ours to trust (set plugins.mqtt.trust_broker_acl if it restricts "+p.topics.Admin+")", "broker", url)
-	}
+	var who string
+	rs.admin, who = p.adminPolicy(rs.broker != nil)
+	p.log.Info("MQTT admin: "+who, "topic", p.topics.Admin, "accepted", rs.admin, "broker", url)
 	opts, err := p.clientOptions(rs, url, username, password)
 	if err != nil {
 		if rs.broker != nil {
@@ -477,13 +477,42 @@ func (p *Plane) router(rs *runState) paho.MessageHandler {
 	}
 }
 
+// adminPolicy says whether requests on the admin topic are accepted, and
+// in words who can make them: the start log says so, since whoever has
+// admin can reload the config and reset an e-stop.
+func (p *Plane) adminPolicy(embedded bool) (bool, string) {
+	onCmd := ""
+	if slices.Contains(p.d.Board.Permissions.MQTT, "admin") || slices.Contains(p.d.Board.Permissions.MQTT, "*") {
+		onCmd = "; and anyone who may publish to " + p.topics.Cmd + ", since permissions.mqtt grants admin"
+	}
+	switch {
+	case embedded && len(p.m.Users) > 0:
+		var admins []string
+		for _, u := range p.m.Users {
+			if u.Admin {
+				admins = append(admins, u.Username)
+			}
+		}
+		if len(admins) == 0 {
+			return true, "nobody (no user in mqtt.users has admin: true)" + onCmd
+		}
+		return true, "the embedded broker's users with admin: true (" + strings.Join(admins, ", ") + ")" + onCmd
+	case embedded && p.m.LocalAdmin:
+		return true, "every process on this machine (embedded broker without users, mqtt.local_admin: true)" + onCmd
+	case embedded:
+		return false, "nobody: the admin topic is refused (the embedded broker has no users; set mqtt.local_admin: true to let every local process administer, or add mqtt.users with admin: true)" + onCmd
+	case p.opts.TrustBrokerACL:
+		return true, "whoever the external broker's ACL lets publish to " + p.topics.Admin + " (plugins.mqtt.trust_broker_acl)" + onCmd
+	}
+	return false, "nobody: the admin topic is refused, this broker's ACL is not ours to trust (set plugins.mqtt.trust_broker_acl if it restricts " + p.topics.Admin + ")" + onCmd
+}
+
 // refuseAdmin answers a request on the admin topic of a broker whose ACL
 // we do not know: anyone may be able to publish there.
 func (p *Plane) refuseAdmin(rs *runState, msg paho.Message) {
 	id, replyTo := peekIDs(msg.Payload()[:min(len(msg.Payload()), MaxPayload)])
-	p.rejectInput(rs, msg.Topic(), &RequestError{ID: id, ReplyTo: replyTo, Code: tools.CodeForbidden,
-		Msg: "the admin topic is not accepted through " + rs.conn.broker + ": its ACL is not ours to trust " +
-			"(set plugins.mqtt.trust_broker_acl once only administrators may publish to " + p.topics.Admin + ")"})
+	_, who := p.adminPolicy(rs.broker != nil)
+	p.rejectInput(rs, msg.Topic(), &RequestError{ID: id, ReplyTo: replyTo, Code: CodeForbidden, Msg: "admin topic refused: " + who})
 }
 
 // onEstop: any non-empty payload triggers the e-stop, at once and

@@ -69,7 +69,7 @@ func freeAddr(t testing.TB) string {
 func mqttNode(t testing.TB, extra string) (*Node, string) {
 	t.Helper()
 	addr := freeAddr(t)
-	yaml := fmt.Sprintf("device: {id: mq-bot, platform: sim}\ndata_dir: %s\nagent: {heartbeat: 1h}\nmqtt: {listen: %q}\nplugins:\n  mqtt_probe: {on: true}\n%s", t.TempDir(), addr, extra)
+	yaml := fmt.Sprintf("device: {id: mq-bot, platform: sim}\ndata_dir: %s\nagent: {heartbeat: 1h}\nmqtt: {listen: %q, local_admin: true}\nplugins:\n  mqtt_probe: {on: true}\n%s", t.TempDir(), addr, extra)
 	cfg, err := board.Parse(t.TempDir()+"/mq.yaml", []byte(yaml))
 	if err != nil {
 		t.Fatal(err)

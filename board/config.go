@@ -345,7 +345,7 @@ func (a *Addr) UnmarshalText(b []byte) error {
 	}
 	v, err := strconv.ParseUint(s, 0, 16)
 	if err != nil {
-		return fmt.Errorf("expected an I2C address such as 0x76, got %q", string(b))
+		return fmt.Errorf("expected an I2C address such as 0x76")
 	}
 	*a = Addr(v)
 	return nil

@@ -351,7 +351,9 @@ var (
 
 // describe names what a node is, for "expected X, got Y" messages.
 func describe(n ast.Node) string {
-	switch v := n.(type) {
+	// The kind only, never the value: a board error can reach whoever
+	// asked for a reload, and the file may not be a board file at all.
+	switch n.(type) {
 	case *ast.MappingNode:
 		return "a mapping"
 	case *ast.SequenceNode:
@@ -359,15 +361,15 @@ func describe(n ast.Node) string {
 	case *ast.NullNode:
 		return "nothing (null)"
 	case *ast.BoolNode:
-		return "boolean " + v.GetToken().Value
+		return "a boolean"
 	case *ast.IntegerNode, *ast.FloatNode, *ast.InfinityNode, *ast.NanNode:
-		return "number " + v.GetToken().Value
+		return "a number"
 	case *ast.StringNode:
-		return strconv.Quote(v.Value)
+		return "a string"
 	case *ast.LiteralNode:
 		return "a block string"
 	case *ast.AliasNode:
-		return "unknown alias *" + v.Value.GetToken().Value
+		return "an unknown alias"
 	}
 	return fmt.Sprintf("%s", n.Type())
 }
@@ -512,7 +514,7 @@ func (d *decoder) decode(n ast.Node, v reflect.Value, path string) {
 			return
 		}
 		if i.sign < 0 && i.mag != 0 {
-			d.errorf(p, path, "must not be negative, got %s", n.GetToken().Value)
+			d.errorf(p, path, "must not be negative")
 			return
 		}
 		if v.OverflowUint(i.mag) {
@@ -663,7 +665,7 @@ func (d *decoder) decodeDuration(n ast.Node, v reflect.Value, path string) {
 	case *ast.StringNode:
 		dur, err := time.ParseDuration(x.Value)
 		if err != nil {
-			d.errorf(p, path, "bad duration %q; write e.g. 2s, 500ms or 1m30s", x.Value)
+			d.errorf(p, path, "not a duration; write e.g. 2s, 500ms or 1m30s")
 			return
 		}
 		v.SetInt(int64(dur))

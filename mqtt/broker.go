@@ -21,15 +21,13 @@ import (
 	"github.com/mochi-mqtt/server/v2/listeners"
 	"github.com/mochi-mqtt/server/v2/packets"
 	"golang.org/x/crypto/bcrypt"
-
-	"github.com/edgeagent/edgeagent/board"
 )
 
 // BrokerConfig configures the embedded broker.
 type BrokerConfig struct {
-	Listen string           // host:port; port 0 picks a free one
-	Users  []board.MQTTUser // empty: no authentication, loopback only
-	Topics Topics           // the device's topics, for the ACL
+	Listen string // host:port; port 0 picks a free one
+	Users  []User // empty: no authentication, loopback only
+	Topics Topics // the device's topics, for the ACL
 	Log    *slog.Logger
 }
 
@@ -64,7 +62,7 @@ func StartBroker(cfg BrokerConfig) (*Broker, error) {
 		log = slog.Default()
 	}
 	b := &Broker{internalUser: "edgeagent-internal", internalPass: randomHex(24)}
-	hook := &authHook{b: b, topics: cfg.Topics, users: map[string]board.MQTTUser{}}
+	hook := &authHook{b: b, topics: cfg.Topics, users: map[string]User{}}
 	for _, u := range cfg.Users {
 		hook.users[u.Username] = u
 	}
@@ -205,7 +203,7 @@ type authHook struct {
 	mochi.HookBase
 	b      *Broker
 	topics Topics
-	users  map[string]board.MQTTUser
+	users  map[string]User
 }
 
 func (h *authHook) ID() string { return "edgeagent-auth" }

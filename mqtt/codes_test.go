@@ -31,7 +31,7 @@ func TestErrorCodeTable(t *testing.T) {
 		t.Fatalf("README documents %v; replies carry %v", documented, Codes)
 	}
 
-	r := newRig(t, rigOpts{plugin: ", max_inflight: 1, queue: 1"})
+	r := newRig(t, rigOpts{options: func(o *Options) { o.MaxInflight, o.Queue = 1, 1 }})
 	cmd := `{"id":"half","tool":"counter.hit","params":{"id":"half"}}`
 	if err := r.store.Put(journalBucket, "half", journalRecord{Hash: payloadHash([]byte(cmd)), Seq: 1}); err != nil {
 		t.Fatal(err)

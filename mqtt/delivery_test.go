@@ -141,7 +141,7 @@ func TestInterruptedCommandNotRunAgain(t *testing.T) {
 // TestBusyWhenQueueFull: with one worker and a queue of one, a burst is
 // partly answered busy, at once, and counted; nothing goes unanswered.
 func TestBusyWhenQueueFull(t *testing.T) {
-	r := newRig(t, rigOpts{plugin: ", max_inflight: 1, queue: 1"})
+	r := newRig(t, rigOpts{options: func(o *Options) { o.MaxInflight, o.Queue = 1, 1 }})
 	r.lamp.delay.Store(int64(50 * time.Millisecond))
 	r.start(t)
 	tp := r.topics()

@@ -185,7 +185,7 @@ func (p *Plane) publishDiscovery(rs *runState) {
 		return
 	}
 	data, err := discoveryPayload(discoveryInput{
-		Device: p.d.Board.Device, Topics: p.topics, QoS: p.m.QoS, Actuators: p.d.Board.Actuators,
+		Device: p.cfg.Device, Topics: p.topics, QoS: int(p.cfg.QoS), Actuators: p.cfg.Actuators,
 		HasTool: func(name string) bool { _, err := p.d.Tools.Resolve(name); return err == nil },
 		Numeric: rs.numeric, Motion: rs.motion,
 	})

@@ -48,13 +48,10 @@ func testLog() *slog.Logger {
 	return quiet
 }
 
+// testBoard describes the robot of the tests (what discovery and
+// telemetry see); the plane's own Config is set in buildRig.
 const testBoard = `
 device: {id: test-bot, platform: sim, name: Test robot}
-data_dir: %DATA%
-mqtt:
-  broker: %BROKER%
-  buffer: 8
-  publish_allow: [edgeagent/test-bot/notes/#]
 sensors:
   - {name: env, kind: test_env, telemetry: 0s}
   - {name: slow, kind: test_env, telemetry: 300ms}
@@ -63,8 +60,6 @@ actuators:
   - {name: headlight, kind: led, pins: {pin: "sim:12"}}
   - {name: pan, kind: servo, pins: {pin: "sim:13"}, limits: {min_angle: 10, max_angle: 170}}
   - {name: pump, kind: relay, pins: {pin: "sim:14"}}
-plugins:
-  mqtt: {poll: 5ms%PLUGIN%}
 `
 
 // rig is the runtime around one Plane, built from the real packages: world
@@ -72,7 +67,8 @@ plugins:
 // in for the node, which this package may not import; node/mqtt_test.go
 // tests the real wiring.
 type rig struct {
-	cfg     *board.Config
+	board   *board.Config
+	cfg     Config
 	world   *worldmodel.Model
 	hooks   *hooks.Manager
 	reg     *tools.Registry
@@ -89,7 +85,7 @@ type rig struct {
 type rigOpts struct {
 	broker string // "" = embedded on listen
 	listen string // default 127.0.0.1:0 (a free port)
-	plugin string // extra plugins.mqtt settings, e.g. ", trust_broker_acl: true"
+	options func(*Options) // changes to the plugin's options
 	grants []string
 	dir    string
 	// noLocalAdmin leaves mqtt.local_admin off on the embedded broker.
@@ -100,32 +96,37 @@ func buildRig(o rigOpts) (*rig, error) {
 	if o.dir == "" {
 		return nil, errors.New("rig needs a directory")
 	}
-	yaml := strings.NewReplacer("%DATA%", o.dir, "%PLUGIN%", o.plugin).Replace(testBoard)
 	if o.listen == "" {
 		o.listen = "127.0.0.1:0"
 	}
-	if o.broker == "" {
-		broker := "embedded\n  listen: " + o.listen
-		if !o.noLocalAdmin {
-			broker += "\n  local_admin: true"
-		}
-		yaml = strings.Replace(yaml, "%BROKER%", broker, 1)
-	} else {
-		yaml = strings.Replace(yaml, "%BROKER%", o.broker, 1)
-	}
-	cfg, err := board.Parse(filepath.Join(o.dir, "test.yaml"), []byte(yaml))
+	b, err := board.Parse(filepath.Join(o.dir, "test.yaml"), []byte(testBoard))
 	if err != nil {
 		return nil, err
 	}
-	if o.grants != nil {
-		cfg.Permissions.MQTT = o.grants
+	cfg := Config{DeviceID: "test-bot", Broker: "embedded", Listen: o.listen, LocalAdmin: !o.noLocalAdmin,
+		Prefix: "edgeagent/test-bot/", ClientID: "edgeagent-test-bot", QoS: 1, KeepAlive: 30 * time.Second,
+		Buffer: 8, Discovery: "homeassistant", PublishAllow: []string{"edgeagent/test-bot/notes/#"},
+		Options: DefaultOptions(), Device: b.Device, Actuators: b.Actuators}
+	cfg.Options.Poll = 5 * time.Millisecond
+	for _, s := range b.Sensors {
+		cfg.Sensors = append(cfg.Sensors, Sensor{Name: s.Name, Kind: s.Kind, Telemetry: s.Telemetry})
 	}
-	r := &rig{cfg: cfg, world: worldmodel.New(worldmodel.Config{}), hooks: hooks.NewManager(quiet), lamp: &lampTools{}, counter: &counterTool{}}
+	if o.broker != "" {
+		cfg.Broker, cfg.Listen, cfg.LocalAdmin = o.broker, "", false
+	}
+	if o.options != nil {
+		o.options(&cfg.Options)
+	}
+	grants := b.Permissions.MQTT
+	if o.grants != nil {
+		grants = o.grants
+	}
+	r := &rig{board: b, cfg: cfg, world: worldmodel.New(worldmodel.Config{}), hooks: hooks.NewManager(quiet), lamp: &lampTools{}, counter: &counterTool{}}
 	if r.store, err = store.Open(filepath.Join(o.dir, "edgeagent.db")); err != nil {
 		return nil, err
 	}
 	r.reg, err = tools.NewRegistry(tools.Options{Store: r.store, Filters: r.hooks, Log: quiet,
-		Grants: map[string][]string{"mqtt": cfg.Permissions.MQTT, "cli": {"*"}}})
+		Grants: map[string][]string{"mqtt": grants, "cli": {"*"}}})
 	if err != nil {
 		return nil, err
 	}
@@ -143,7 +144,7 @@ func buildRig(o rigOpts) (*rig, error) {
 	if err := r.hooks.Add(safety); err != nil {
 		return nil, err
 	}
-	r.plane, err = New(Deps{Board: cfg, World: r.world, Tools: r.reg, Agent: r.loop, Host: r.host, Store: r.store, Log: testLog()})
+	r.plane, err = New(cfg, Deps{World: r.world, Tools: r.reg, Agent: r.loop, Host: r.host, Store: r.store, Log: testLog()})
 	if err != nil {
 		return nil, err
 	}
@@ -569,3 +570,6 @@ func runChild(url string) {
 	fmt.Println("ready")
 	select {}
 }
+
+// reconnectFast is for the tests where the broker goes away.
+func reconnectFast(o *Options) { o.ReconnectMax = time.Second }

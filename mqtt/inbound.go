@@ -105,7 +105,7 @@ func (p *Plane) answerKnown(rs *runState, j job, v verdict, reply []byte) {
 			p.sendReply(rs, j.replyTo, r)
 			return
 		}
-		rs.conn.publish(message{topic: j.replyTo, payload: reply, qos: byte(p.m.QoS)})
+		rs.conn.publish(message{topic: j.replyTo, payload: reply, qos: byte(p.cfg.QoS)})
 	case running:
 		p.in.duplicates.Add(1) // its reply is on the way
 	case interrupted:
@@ -194,7 +194,7 @@ func (p *Plane) sendReply(rs *runState, topic string, r Reply) []byte {
 		// A tool returned something JSON cannot carry: say so instead.
 		data, _ = json.Marshal(replyFor(deref(r.ID), nil, fmt.Errorf("result is not JSON-encodable: %v", err)))
 	}
-	rs.conn.publish(message{topic: topic, payload: data, qos: byte(p.m.QoS)})
+	rs.conn.publish(message{topic: topic, payload: data, qos: byte(p.cfg.QoS)})
 	return data
 }
 

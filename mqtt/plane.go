@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
-	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -19,7 +18,6 @@ import (
 	paho "github.com/eclipse/paho.mqtt.golang"
 
 	"github.com/edgeagent/edgeagent/agent"
-	"github.com/edgeagent/edgeagent/board"
 	"github.com/edgeagent/edgeagent/hooks"
 	"github.com/edgeagent/edgeagent/internal/strictjson"
 	"github.com/edgeagent/edgeagent/tools"
@@ -36,7 +34,6 @@ type Host interface {
 
 // Deps is what New needs; the node fills it.
 type Deps struct {
-	Board *board.Config
 	World *worldmodel.Model
 	Tools *tools.Registry
 	Agent *agent.Loop
@@ -47,44 +44,13 @@ type Deps struct {
 	Log   *slog.Logger
 }
 
-// Options are the plugin's settings under `plugins: {mqtt: …}` in the board
-// file; the broker, topics and users are in the board's mqtt section.
-type Options struct {
-	// Enabled false runs the agent without MQTT.
-	Enabled bool `yaml:"enabled"`
-	// Poll is how often new events, decisions, actuator states and
-	// readings are collected from the world model for publication.
-	Poll time.Duration `yaml:"poll"`
-	// MaxInflight is the number of commands run at once.
-	MaxInflight int `yaml:"max_inflight"`
-	// Queue bounds the commands waiting for one of them; beyond it a
-	// command is answered busy at once (and counted).
-	Queue int `yaml:"queue"`
-	// DedupWindow is how many recent command ids the journal keeps: a
-	// command redelivered within it is answered, not run again.
-	DedupWindow int `yaml:"dedup_window"`
-	// CommandTimeout bounds one command; default agent.cycle_timeout.
-	CommandTimeout time.Duration `yaml:"command_timeout"`
-	// TrustBrokerACL accepts the admin topic from an external broker. Only
-	// set it when that broker's ACL lets nobody but administrators publish
-	// to <prefix>admin: the agent cannot tell who published a message.
-	TrustBrokerACL bool `yaml:"trust_broker_acl"`
-	// ReconnectMax caps the reconnect backoff.
-	ReconnectMax time.Duration `yaml:"reconnect_max"`
-}
-
-// defaultOptions are the plugin's defaults.
-func defaultOptions() Options {
-	return Options{Enabled: true, Poll: 50 * time.Millisecond, MaxInflight: 32, Queue: 1024, DedupWindow: 10000, ReconnectMax: 10 * time.Second}
-}
-
 // Plane is the MQTT control plane, a plugin of the node: commands in,
 // replies, events, telemetry, decisions and availability out, the e-stop
 // topic, Home Assistant discovery, administration, and the embedded broker.
 type Plane struct {
 	d      Deps
+	cfg    Config
 	opts   Options
-	m      board.MQTT
 	topics Topics
 	log    *slog.Logger
 
@@ -121,47 +87,24 @@ type runState struct {
 	discRemoved bool              // removed on request: not re-announced until asked
 }
 
-// New builds the plane from the node's parts; nothing starts until
-// OnAgentStart.
-func New(d Deps) (*Plane, error) {
-	opts := defaultOptions()
-	if err := d.Board.Plugins["mqtt"].Decode(&opts); err != nil {
-		return nil, err
-	}
-	if !opts.Enabled {
+// New builds the plane from its config and the node's parts; nothing
+// starts until OnAgentStart.
+func New(cfg Config, d Deps) (*Plane, error) {
+	if !cfg.Options.Enabled {
 		return nil, hooks.Decline("disabled in plugins.mqtt.enabled")
 	}
-	switch {
-	case opts.Poll <= 0:
-		return nil, fmt.Errorf("plugins.mqtt.poll must be positive")
-	case opts.MaxInflight < 1:
-		return nil, fmt.Errorf("plugins.mqtt.max_inflight must be at least 1")
-	case opts.Queue < 1:
-		return nil, fmt.Errorf("plugins.mqtt.queue must be at least 1")
-	case opts.DedupWindow < 100:
-		return nil, fmt.Errorf("plugins.mqtt.dedup_window must be at least 100")
-	case d.Store == nil:
+	if err := cfg.Options.check(); err != nil {
+		return nil, err
+	}
+	if d.Store == nil {
 		return nil, errors.New("mqtt: no store for the command journal")
-	case opts.ReconnectMax < time.Second:
-		return nil, fmt.Errorf("plugins.mqtt.reconnect_max must be at least 1s")
-	}
-	if opts.CommandTimeout <= 0 {
-		opts.CommandTimeout = d.Board.Agent.CycleTimeout
-	}
-	if opts.CommandTimeout <= 0 {
-		opts.CommandTimeout = 30 * time.Second
 	}
 	if d.Log == nil {
 		d.Log = slog.Default()
 	}
-	m := d.Board.MQTT
-	disc := ""
-	if m.Discovery.Enabled {
-		disc = m.Discovery.Prefix
-	}
 	return &Plane{
-		d: d, opts: opts, m: m, log: d.Log.With("component", "mqtt"),
-		topics: NewTopics(m.Prefix, d.Board.Device.ID, disc),
+		d: d, cfg: cfg, opts: cfg.Options, log: d.Log.With("component", "mqtt"),
+		topics: NewTopics(cfg.Prefix, cfg.DeviceID, cfg.Discovery),
 	}, nil
 }
 
@@ -186,8 +129,8 @@ func (p *Plane) OnAgentStart(context.Context) error {
 	rs := &runState{pumpDone: make(chan struct{}), queue: make(chan job, p.opts.Queue),
 		journal: newJournal(p.d.Store, p.opts.DedupWindow, p.log), journalDone: make(chan struct{}),
 		numeric: map[string]string{}, motion: map[string]bool{}}
-	for _, s := range p.d.Board.Sensors {
-		if s.Enabled && motionSensor(s.Kind) {
+	for _, s := range p.cfg.Sensors {
+		if motionSensor(s.Kind) {
 			rs.motion[s.Name] = true
 		}
 	}
@@ -213,7 +156,7 @@ func (p *Plane) OnAgentStart(context.Context) error {
 		_ = rs.stopWorkers(context.Background())
 		return err
 	}
-	rs.conn = &conn{client: paho.NewClient(opts), broker: url, box: newOutbox(p.m.Buffer)}
+	rs.conn = &conn{client: paho.NewClient(opts), broker: url, box: newOutbox(p.cfg.Buffer)}
 	rs.conn.client.Connect() // completes on success only (ConnectRetry); progress is reported by the handlers
 	p.mu.Lock()
 	p.run = rs
@@ -227,7 +170,7 @@ func (p *Plane) OnAgentStart(context.Context) error {
 // returns where to connect. When its port is taken by another MQTT broker
 // (mosquitto for Home Assistant, typically) it says so and uses that one.
 func (p *Plane) startBroker(rs *runState) (url, username, password string, err error) {
-	m := p.m
+	m := p.cfg
 	if m.Broker != "embedded" {
 		return m.Broker, m.Username, m.Password, nil
 	}
@@ -252,7 +195,7 @@ func (p *Plane) startBroker(rs *runState) (url, username, password string, err e
 }
 
 func (p *Plane) clientOptions(rs *runState, url, username, password string) (*paho.ClientOptions, error) {
-	m := p.m
+	m := p.cfg
 	route := p.router(rs)
 	o := paho.NewClientOptions().
 		AddBroker(url).
@@ -307,7 +250,7 @@ func (p *Plane) clientOptions(rs *runState, url, username, password string) (*pa
 	return o, nil
 }
 
-func tlsConfig(t board.TLS) (*tls.Config, error) {
+func tlsConfig(t TLS) (*tls.Config, error) {
 	tc := &tls.Config{MinVersion: tls.VersionTLS12}
 	if t.CA != "" {
 		pem, err := os.ReadFile(t.CA)
@@ -338,7 +281,7 @@ func (p *Plane) onConnect(rs *runState, route paho.MessageHandler) {
 	}
 	defer rs.handlers.leave()
 	c := rs.conn
-	qos := byte(p.m.QoS)
+	qos := byte(p.cfg.QoS)
 	// The admin topic is subscribed even where it is not accepted, so
 	// that a request there is refused with a reason, not met with silence.
 	filters := map[string]byte{p.topics.Cmd: qos, p.topics.Estop: qos, p.topics.Admin: qos}
@@ -482,13 +425,13 @@ func (p *Plane) router(rs *runState) paho.MessageHandler {
 // admin can reload the config and reset an e-stop.
 func (p *Plane) adminPolicy(embedded bool) (bool, string) {
 	onCmd := ""
-	if slices.Contains(p.d.Board.Permissions.MQTT, "admin") || slices.Contains(p.d.Board.Permissions.MQTT, "*") {
+	if p.d.Tools.Permitted("mqtt", nil, "admin") {
 		onCmd = "; and anyone who may publish to " + p.topics.Cmd + ", since permissions.mqtt grants admin"
 	}
 	switch {
-	case embedded && len(p.m.Users) > 0:
+	case embedded && len(p.cfg.Users) > 0:
 		var admins []string
-		for _, u := range p.m.Users {
+		for _, u := range p.cfg.Users {
 			if u.Admin {
 				admins = append(admins, u.Username)
 			}
@@ -497,7 +440,7 @@ func (p *Plane) adminPolicy(embedded bool) (bool, string) {
 			return true, "nobody (no user in mqtt.users has admin: true)" + onCmd
 		}
 		return true, "the embedded broker's users with admin: true (" + strings.Join(admins, ", ") + ")" + onCmd
-	case embedded && p.m.LocalAdmin:
+	case embedded && p.cfg.LocalAdmin:
 		return true, "every process on this machine (embedded broker without users, mqtt.local_admin: true)" + onCmd
 	case embedded:
 		return false, "nobody: the admin topic is refused (the embedded broker has no users; set mqtt.local_admin: true to let every local process administer, or add mqtt.users with admin: true)" + onCmd
@@ -573,7 +516,7 @@ func (p *Plane) AfterPlan(_ context.Context, d hooks.Decision) error {
 	if err != nil {
 		return err
 	}
-	_, err = p.publish(p.topics.Decisions, data, byte(p.m.QoS), false)
+	_, err = p.publish(p.topics.Decisions, data, byte(p.cfg.QoS), false)
 	if errors.As(err, new(*RequestError)) {
 		return nil // not running: nothing to tell
 	}

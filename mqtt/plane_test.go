@@ -501,7 +501,7 @@ func TestAdminOps(t *testing.T) {
 func TestBufferWhileDisconnected(t *testing.T) {
 	addr := fmt.Sprintf("127.0.0.1:%d", freePort(t))
 	b := startBroker(t, BrokerConfig{Listen: addr})
-	r := newRig(t, rigOpts{broker: "tcp://" + addr, plugin: ", reconnect_max: 1s"})
+	r := newRig(t, rigOpts{broker: "tcp://" + addr, options: reconnectFast})
 	r.start(t)
 	tp := r.topics()
 	_ = b.Close()
@@ -546,7 +546,7 @@ func TestBufferWhileDisconnected(t *testing.T) {
 
 func TestPublishSkill(t *testing.T) {
 	r := newRig(t, rigOpts{})
-	r.plane.m.PublishAllow = append(r.plane.m.PublishAllow, "edgeagent/test-bot/#")
+	r.plane.cfg.PublishAllow = append(r.plane.cfg.PublishAllow, "edgeagent/test-bot/#")
 	r.start(t)
 	tp := r.topics()
 	p := dialPeer(t, r.url(), "watcher", "edgeagent/test-bot/notes/#", tp.Reply+"/#")
@@ -635,7 +635,7 @@ func TestEmbeddedPortTakenByAnotherProgram(t *testing.T) {
 // TestStopWhileBrokerUnreachable: starting does not wait for the broker,
 // stopping is quick, and no goroutine is left once paho's backoff ends.
 func TestStopWhileBrokerUnreachable(t *testing.T) {
-	r := newRig(t, rigOpts{broker: fmt.Sprintf("tcp://127.0.0.1:%d", freePort(t)), plugin: ", reconnect_max: 1s"})
+	r := newRig(t, rigOpts{broker: fmt.Sprintf("tcp://127.0.0.1:%d", freePort(t)), options: reconnectFast})
 	start := time.Now()
 	if err := r.hooks.Start(context.Background()); err != nil {
 		t.Fatal(err)
@@ -660,26 +660,26 @@ func TestStopWhileBrokerUnreachable(t *testing.T) {
 func TestCall(t *testing.T) {
 	r := newRig(t, rigOpts{})
 	r.start(t)
-	cfg := *r.cfg
-	cfg.MQTT.Broker = r.url() // the rig's embedded broker listens on a port chosen at start
+	cfg := r.cfg
+	cfg.Broker = r.url() // the rig's embedded broker listens on a port chosen at start
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	rep, err := Call(ctx, &cfg, Command{Tool: "headlight.set", Params: json.RawMessage(`{"on":true}`)}, false)
+	rep, err := Call(ctx, cfg, Command{Tool: "headlight.set", Params: json.RawMessage(`{"on":true}`)}, false)
 	if err != nil || !rep.OK || !r.lamp.on.Load() {
 		t.Fatalf("%+v %v", rep, err)
 	}
-	if rep, err = Call(ctx, &cfg, Command{Tool: "estop.reset"}, false); err != nil || rep.Code != tools.CodeForbidden {
+	if rep, err = Call(ctx, cfg, Command{Tool: "estop.reset"}, false); err != nil || rep.Code != tools.CodeForbidden {
 		t.Fatalf("admin tool on cmd: %+v %v", rep, err)
 	}
-	if rep, err = Call(ctx, &cfg, Command{Tool: "estop.reset"}, true); err != nil || !rep.OK {
+	if rep, err = Call(ctx, cfg, Command{Tool: "estop.reset"}, true); err != nil || !rep.OK {
 		t.Fatalf("admin tool on admin: %+v %v", rep, err)
 	}
 	// Nobody answering: a timeout that says where it looked.
 	other := startBroker(t, BrokerConfig{Listen: "127.0.0.1:0"})
-	cfg.MQTT.Broker = other.URL()
+	cfg.Broker = other.URL()
 	short, cancel2 := context.WithTimeout(context.Background(), 300*time.Millisecond)
 	defer cancel2()
-	if _, err := Call(short, &cfg, Command{Tool: "headlight.set"}, false); err == nil || !strings.Contains(err.Error(), "is the agent connected to "+other.URL()) {
+	if _, err := Call(short, cfg, Command{Tool: "headlight.set"}, false); err == nil || !strings.Contains(err.Error(), "is the agent connected to "+other.URL()) {
 		t.Fatalf("err = %v", err)
 	}
 }

@@ -47,10 +47,10 @@ func (p *Plane) Tools() []tools.Tool {
 		if slices.Contains(p.topics.inputs(), a.Topic) {
 			return tools.Result{}, fmt.Errorf("%s is one of the agent's own control topics", a.Topic)
 		}
-		if !slices.ContainsFunc(p.m.PublishAllow, func(f string) bool { return matchFilter(f, a.Topic) }) {
+		if !slices.ContainsFunc(p.cfg.PublishAllow, func(f string) bool { return matchFilter(f, a.Topic) }) {
 			allowed := "none (mqtt.publish_allow is empty)"
-			if len(p.m.PublishAllow) > 0 {
-				allowed = strings.Join(p.m.PublishAllow, ", ")
+			if len(p.cfg.PublishAllow) > 0 {
+				allowed = strings.Join(p.cfg.PublishAllow, ", ")
 			}
 			return tools.Result{}, fmt.Errorf("topic %s is not allowed; allowed: %s", a.Topic, allowed)
 		}

@@ -83,11 +83,11 @@ type rig struct {
 }
 
 type rigOpts struct {
-	broker string // "" = embedded on listen
-	listen string // default 127.0.0.1:0 (a free port)
+	broker  string         // "" = embedded on listen
+	listen  string         // default 127.0.0.1:0 (a free port)
 	options func(*Options) // changes to the plugin's options
-	grants []string
-	dir    string
+	grants  []string
+	dir     string
 	// noLocalAdmin leaves mqtt.local_admin off on the embedded broker.
 	noLocalAdmin bool
 }

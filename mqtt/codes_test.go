@@ -52,7 +52,7 @@ func TestErrorCodeTable(t *testing.T) {
 	expect(CodeNotFound, tp.Cmd, `{"id":"n","tool":"laser.fire"}`)
 	expect(CodeForbidden, tp.Cmd, `{"id":"f","tool":"estop.reset"}`)
 	expect(CodeFailed, tp.Cmd, cmd)
-	expect(CodeRefused, tp.Admin, `{"id":"d","op":"unload","params":{"plugin":"mqtt"}}`)
+	expect(CodeRefused, tp.Admin, `{"id":"d","tool":"tools.disable","params":{"tool":"tools.enable"}}`)
 
 	// busy: one command runs, one waits, the rest are refused at once.
 	r.lamp.delay.Store(int64(200 * time.Millisecond))

@@ -136,7 +136,9 @@ func buildRig(o rigOpts) (*rig, error) {
 	// latches it, a before_act hook refuses every call while latched.
 	safety := &safetyPlugin{}
 	r.host.onCritical(func(worldmodel.Event) { safety.latched.Store(true) })
-	for _, t := range append(append(r.lamp.tools(safety), r.counter.tool()), tools.Builtins(r.reg, r.world)...) {
+	all := append(r.lamp.tools(safety), r.counter.tool(), r.loop.StatusTool())
+	all = append(append(all, tools.Builtins(r.reg, r.world)...), tools.Admin(r.reg)...)
+	for _, t := range all {
 		if err := r.reg.Register("test", t); err != nil {
 			return nil, err
 		}

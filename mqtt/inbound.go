@@ -148,22 +148,25 @@ func (p *Plane) runJob(rs *runState, j job) {
 	}
 	<-j.durable // the writer flushes until every worker has returned
 	p.in.commands.Add(1)
-	data := p.sendReply(rs, j.replyTo, p.execute(rs.ctx, rs, j.cmd, j.grants))
+	data := p.sendReply(rs, j.replyTo, p.execute(rs.ctx, j.cmd, j.grants))
 	rs.journal.finish(j.cmd.ID, data, j.msg.Ack)
 }
 
 // execute runs a decoded command.
-func (p *Plane) execute(ctx context.Context, rs *runState, cmd Command, grants []string) Reply {
+func (p *Plane) execute(ctx context.Context, cmd Command, grants []string) Reply {
 	ctx, cancel := context.WithTimeout(ctx, p.opts.CommandTimeout)
 	defer cancel()
-	switch {
-	case cmd.Tool != "":
-		res, err := p.d.Tools.Invoke(ctx, tools.Call{Caller: "mqtt", Grants: grants, Tool: cmd.Tool, Params: cmd.Params})
-		return replyFor(cmd.ID, res, err)
-	case cmd.Text != "":
+	if cmd.Text != "" {
 		return p.textCommand(ctx, cmd, grants)
 	}
-	res, err := p.adminOp(ctx, rs, cmd, grants)
+	tool := cmd.Tool
+	if cmd.Op != "" {
+		var err error
+		if tool, err = opTool(cmd.Op); err != nil {
+			return replyFor(cmd.ID, nil, err)
+		}
+	}
+	res, err := p.d.Tools.Invoke(ctx, tools.Call{Caller: "mqtt", Grants: grants, Tool: tool, Params: cmd.Params})
 	return replyFor(cmd.ID, res, err)
 }
 

@@ -160,6 +160,17 @@ func TestMQTTControlPlaneOnANode(t *testing.T) {
 	if err := json.Unmarshal(b, &st); err != nil || !r.OK || !st.Value.Components.MQTT.Connected || st.Value.Components.MQTT.Broker != url || !st.Value.Components.MQTT.Embedded {
 		t.Fatalf("agent.status: %s", b)
 	}
+	// Administration is tools: the same call by its tool name, and the
+	// registry's own admin tools.
+	if r = c.call(t, "admin", `{"id":"3t","tool":"plugins.list"}`); !r.OK {
+		t.Fatalf("plugins.list: %+v", r)
+	}
+	if r = c.call(t, "cmd", `{"id":"3u","tool":"tools.list"}`); r.Code != tools.CodeForbidden {
+		t.Fatalf("tools.list on cmd without admin: %+v", r)
+	}
+	if r = c.call(t, "admin", `{"id":"3v","tool":"tools.list"}`); !r.OK {
+		t.Fatalf("tools.list: %+v", r)
+	}
 	// Plugins by name, through the node's factories.
 	r = c.call(t, "admin", `{"id":"3","op":"plugins"}`)
 	if b, _ := json.Marshal(r.Result); !strings.Contains(string(b), `{"loaded":true,"name":"mqtt"}`) || !strings.Contains(string(b), `{"loaded":true,"name":"mqtt_probe"}`) {

@@ -193,7 +193,9 @@ func stringField(name string, raw json.RawMessage, max int) (string, error) {
 		return "", fmt.Errorf("%s must be a string, got %s", name, jsonKind(raw))
 	}
 	var s string
-	if err := json.Unmarshal(raw, &s); err != nil {
+	if body := raw[1 : len(raw)-1]; bytes.IndexByte(body, '\\') < 0 && utf8.Valid(body) {
+		s = string(body) // no escapes: the decoder already checked it is a string
+	} else if err := json.Unmarshal(raw, &s); err != nil {
 		return "", fmt.Errorf("%s: %v", name, err)
 	}
 	if len(s) > max {

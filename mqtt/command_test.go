@@ -199,3 +199,14 @@ func TestOutboxDropsOldest(t *testing.T) {
 		t.Fatal("a zero buffer must drop")
 	}
 }
+
+// BenchmarkDecodeCommand: the decoding passes one command costs.
+func BenchmarkDecodeCommand(b *testing.B) {
+	payload := []byte(`{"id":"bench-000123","tool":"headlight.set","params":{"on":true},"reply_to":"edgeagent/test-bot/reply/ctl"}`)
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := DecodeCommand(payload); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

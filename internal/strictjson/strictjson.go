@@ -11,6 +11,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
+	"strings"
 )
 
 // ErrDuplicateKey matches every duplicate-key error.
@@ -33,60 +35,164 @@ func (e *DuplicateKeyError) Is(target error) bool { return target == ErrDuplicat
 // a deep stack of sets (encoding/json itself stops at 10000).
 const maxDepth = 256
 
-// CheckKeys reports the first key that appears twice in one object,
-// at any depth. It does not otherwise validate beyond what walking the
-// tokens needs; malformed JSON is left to the decoder that follows.
+// CheckKeys reports the first key that appears twice in one object, at
+// any depth. It only scans: malformed JSON is left to the decoder that
+// follows (CheckKeys then says nothing or stops early), and a valid
+// document costs no allocation beyond one small slice per nesting level
+// (it runs on every command).
 func CheckKeys(data []byte) error {
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.UseNumber() // numbers are not converted, only skipped
-	type frame struct {
-		keys  map[string]struct{}
-		isObj bool
-		key   bool // the next string token in this object is a key
+	sc := scanner{data: data}
+	if err := sc.value(0); err != errStop {
+		return err
 	}
-	var stack []frame
+	return nil
+}
+
+type scanner struct {
+	data []byte
+	i    int
+}
+
+// manyKeys is where an object's keys move from a slice to a map.
+const manyKeys = 16
+
+// errStop ends a scan of malformed input quietly.
+var errStop = errors.New("stop")
+
+func (s *scanner) skipSpace() {
+	for s.i < len(s.data) {
+		switch s.data[s.i] {
+		case ' ', '\t', '\n', '\r':
+			s.i++
+		default:
+			return
+		}
+	}
+}
+
+func (s *scanner) value(depth int) error {
+	s.skipSpace()
+	if s.i >= len(s.data) {
+		return nil
+	}
+	switch s.data[s.i] {
+	case '{':
+		if depth == maxDepth {
+			return fmt.Errorf("nested deeper than %d levels", maxDepth)
+		}
+		return s.object(depth + 1)
+	case '[':
+		if depth == maxDepth {
+			return fmt.Errorf("nested deeper than %d levels", maxDepth)
+		}
+		return s.array(depth + 1)
+	case '"':
+		_, _, err := s.str()
+		return err
+	}
+	// A literal or a number: up to the next delimiter.
+	start := s.i
+	for s.i < len(s.data) && !strings.ContainsRune(",]}: \t\n\r", rune(s.data[s.i])) {
+		s.i++
+	}
+	if s.i == start {
+		return errStop // a delimiter where a value should be
+	}
+	return nil
+}
+
+// str reads a string; raw is its content between the quotes and escaped
+// says whether it holds escapes (then it must be decoded to compare).
+func (s *scanner) str() (raw []byte, escaped bool, err error) {
+	start := s.i + 1
+	for j := start; j < len(s.data); j++ {
+		switch s.data[j] {
+		case '\\':
+			escaped = true
+			j++
+		case '"':
+			s.i = j + 1
+			return s.data[start:j], escaped, nil
+		}
+	}
+	return nil, false, errStop
+}
+
+func (s *scanner) object(depth int) error {
+	s.i++ // {
+	var keys []string
+	var many map[string]struct{} // past manyKeys, so a hostile object is not quadratic
 	for {
-		t, err := dec.Token()
-		if err != nil {
-			return nil // EOF or malformed: not this check's business
+		s.skipSpace()
+		if s.i >= len(s.data) {
+			return errStop
 		}
-		switch v := t.(type) {
-		case json.Delim:
-			switch v {
-			case '{', '[':
-				if len(stack) > 0 && stack[len(stack)-1].isObj {
-					stack[len(stack)-1].key = true // the container was a value
-				}
-				if len(stack) == maxDepth {
-					return fmt.Errorf("nested deeper than %d levels", maxDepth)
-				}
-				stack = append(stack, frame{isObj: v == '{', key: v == '{'})
-			default:
-				stack = stack[:len(stack)-1]
-				if len(stack) == 0 {
-					return nil
-				}
-			}
-			continue
-		case string:
-			if n := len(stack); n > 0 && stack[n-1].isObj && stack[n-1].key {
-				f := &stack[n-1]
-				if f.keys == nil {
-					f.keys = map[string]struct{}{}
-				}
-				if _, dup := f.keys[v]; dup {
-					return &DuplicateKeyError{Key: truncate(v), Offset: dec.InputOffset()}
-				}
-				f.keys[v] = struct{}{}
-				f.key = false
-				continue
-			}
-		}
-		// A scalar value.
-		if n := len(stack); n > 0 && stack[n-1].isObj {
-			stack[n-1].key = true
-		} else if n == 0 {
+		switch s.data[s.i] {
+		case '}':
+			s.i++
 			return nil
+		case ',':
+			s.i++
+			continue
+		case '"':
+		default:
+			return errStop
+		}
+		raw, escaped, err := s.str()
+		if err != nil {
+			return err
+		}
+		key := string(raw)
+		if escaped {
+			if json.Unmarshal(s.data[s.i-len(raw)-2:s.i], &key) != nil {
+				return errStop
+			}
+		}
+		dup := false
+		if many != nil {
+			_, dup = many[key]
+			many[key] = struct{}{}
+		} else {
+			dup = slices.Contains(keys, key)
+			keys = append(keys, key)
+			if len(keys) > manyKeys {
+				many = make(map[string]struct{}, 2*manyKeys)
+				for _, k := range keys {
+					many[k] = struct{}{}
+				}
+			}
+		}
+		if dup {
+			return &DuplicateKeyError{Key: truncate(key), Offset: int64(s.i)}
+		}
+		s.skipSpace()
+		if s.i >= len(s.data) || s.data[s.i] != ':' {
+			return errStop
+		}
+		s.i++
+		if err := s.value(depth); err != nil {
+			return err
+		}
+	}
+}
+
+func (s *scanner) array(depth int) error {
+	s.i++ // [
+	for {
+		s.skipSpace()
+		if s.i >= len(s.data) {
+			return errStop
+		}
+		switch s.data[s.i] {
+		case ']':
+			s.i++
+			return nil
+		case ',':
+			s.i++
+			continue
+		}
+		if err := s.value(depth); err != nil {
+			return err
 		}
 	}
 }

@@ -1,6 +1,8 @@
 package strictjson
 
 import (
+	"bytes"
+	"encoding/json"
 	"errors"
 	"strings"
 	"testing"
@@ -62,8 +64,46 @@ func TestErrorQuotesOnlyTheKey(t *testing.T) {
 	}
 }
 
+// hasDuplicate is the oracle of the fuzz target: encoding/json's own
+// tokenizer, with a set of keys per object.
+func hasDuplicate(data []byte) bool {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	var walk func() bool
+	walk = func() bool {
+		t, err := dec.Token()
+		if err != nil {
+			return false
+		}
+		switch t {
+		case json.Delim('{'):
+			seen := map[string]bool{}
+			dup := false
+			for dec.More() {
+				k, _ := dec.Token()
+				if seen[k.(string)] {
+					dup = true
+				}
+				seen[k.(string)] = true
+				dup = walk() || dup
+			}
+			_, _ = dec.Token()
+			return dup
+		case json.Delim('['):
+			dup := false
+			for dec.More() {
+				dup = walk() || dup
+			}
+			_, _ = dec.Token()
+			return dup
+		}
+		return false
+	}
+	return walk()
+}
+
 func FuzzCheckKeys(f *testing.F) {
-	for _, s := range []string{`{"a":1,"a":2}`, `{"a":{"b":[1,{"c":2,"c":3}]}}`, `[]`, `{"x":"\u0000"}`, `{`} {
+	for _, s := range []string{`{"a":1,"a":2}`, `{"a":{"b":[1,{"c":2,"c":3}]}}`, `[]`, `{"x":"\u0000"}`, `{`,
+		`{"\u0061":1,"a":2}`, `[{"k":true},{"k":null}]`, `{"a":"}","b":"{"}`} {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
@@ -71,6 +111,12 @@ func FuzzCheckKeys(f *testing.F) {
 		var de *DuplicateKeyError
 		if errors.As(err, &de) && len(de.Key) > 70 {
 			t.Fatalf("key not truncated: %d bytes", len(de.Key))
+		}
+		if !json.Valid(data) || bytes.Count(data, []byte("["))+bytes.Count(data, []byte("{")) >= maxDepth {
+			return
+		}
+		if got, want := errors.Is(err, ErrDuplicateKey), hasDuplicate(data); got != want {
+			t.Fatalf("%q: CheckKeys says duplicate %v (%v), encoding/json %v", data, got, err, want)
 		}
 	})
 }

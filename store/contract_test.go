@@ -72,6 +72,19 @@ func TestStoresShareTheContract(t *testing.T) {
 			if len(seqs) != 10 || seqs[0] != 16 || vals[9] != 25 {
 				t.Fatalf("bounded log holds seqs %v vals %v", seqs, vals)
 			}
+			if n, b, err := s.LogSize("log"); err != nil || n != 10 || b != 20 { // "16" … "25"
+				t.Fatalf("LogSize = %d entries, %d bytes, %v", n, b, err)
+			}
+			n, b, err := s.Evict("log", func(seq uint64, v json.RawMessage) bool { return seq < 19 })
+			if err != nil || n != 3 || b != 6 {
+				t.Fatalf("Evict = %d entries, %d bytes, %v", n, b, err)
+			}
+			if n, _, _ := s.LogSize("log"); n != 7 {
+				t.Fatalf("%d entries after Evict", n)
+			}
+			if n, _, err := s.Evict("nolog", func(uint64, json.RawMessage) bool { return true }); n != 0 || err != nil {
+				t.Fatalf("Evict of a missing bucket: %d %v", n, err)
+			}
 			seqs = nil
 			_ = s.Tail("log", 3, func(seq uint64, _ json.RawMessage) error { seqs = append(seqs, seq); return nil })
 			if len(seqs) != 3 || seqs[0] != 23 || seqs[2] != 25 {

@@ -34,6 +34,12 @@ type Store interface {
 	Append(bucket string, v any, keep int) (uint64, error)
 	// Tail calls fn with the last n entries of a log bucket, oldest first.
 	Tail(bucket string, n int, fn func(seq uint64, value json.RawMessage) error) error
+	// LogSize counts the entries of a log bucket and the bytes of their values.
+	LogSize(bucket string) (entries int, bytes int64, err error)
+	// Evict deletes the oldest entries of a log bucket for as long as
+	// evict says so (it sees each entry, oldest first) and returns what
+	// it deleted: retention by age or size decided by the caller.
+	Evict(bucket string, evict func(seq uint64, value json.RawMessage) bool) (entries int, bytes int64, err error)
 	Close() error
 }
 

@@ -4,9 +4,13 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"sync"
+	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/edgeagent/edgeagent/clock"
+	"github.com/edgeagent/edgeagent/store"
 
 	"github.com/edgeagent/edgeagent/tools"
 
@@ -17,43 +21,24 @@ import (
 // slowStore is an audit store whose appends take a while, like an fsync
 // on an SD card.
 type slowStore struct {
-	mu      sync.Mutex
+	*store.Memory
 	delay   time.Duration
-	records []json.RawMessage
+	appends atomic.Int64
 }
 
-func (s *slowStore) Append(_ string, v any, keep int) (uint64, error) {
+func newSlowStore(d time.Duration) *slowStore { return &slowStore{Memory: store.NewMemory(), delay: d} }
+
+func (s *slowStore) Append(bucket string, v any, keep int) (uint64, error) {
 	time.Sleep(s.delay)
-	data, err := json.Marshal(v)
-	if err != nil {
-		return 0, err
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.records = append(s.records, data)
-	if len(s.records) > keep {
-		s.records = s.records[len(s.records)-keep:]
-	}
-	return uint64(len(s.records)), nil
-}
-
-func (s *slowStore) Tail(_ string, n int, fn func(uint64, json.RawMessage) error) error {
-	s.mu.Lock()
-	recs := s.records[max(0, len(s.records)-n):]
-	s.mu.Unlock()
-	for i, r := range recs {
-		if err := fn(uint64(i+1), r); err != nil {
-			return err
-		}
-	}
-	return nil
+	s.appends.Add(1)
+	return s.Memory.Append(bucket, v, keep)
 }
 
 // A burst of commands much faster than the store can write (more than
 // the queue holds) is audited without loss and in order: queued entries
 // share records, so the writer keeps up.
 func TestAuditBurstIsNotLost(t *testing.T) {
-	st := &slowStore{delay: 2 * time.Millisecond}
+	st := newSlowStore(2 * time.Millisecond)
 	cfg := parseBoard(t, "sim", switches)
 	set, err := New(Options{Platform: "sim", Actuators: cfg.Actuators, Log: quiet, Adaptor: simadaptor.New(simadaptor.Options{}), Store: st})
 	if err != nil {
@@ -78,7 +63,7 @@ func TestAuditBurstIsNotLost(t *testing.T) {
 		}
 	}
 	took := time.Since(start)
-	entries, err := set.audit.query(ctx, n, "headlight")
+	entries, err := set.audit.query(ctx, Query{Limit: n, Tool: "headlight"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -93,75 +78,173 @@ func TestAuditBurstIsNotLost(t *testing.T) {
 	if a := set.Snapshot().Audit; a.Dropped != 0 || a.Failed != 0 {
 		t.Fatalf("audit stats %+v", a)
 	}
-	t.Logf("%d commands in %s; %d entries in %d records of a 2 ms store", n, took, n, len(st.records))
+	records := st.appends.Load()
+	t.Logf("%d commands in %s; %d entries in %d records of a 2 ms store", n, took, n, records)
 	// One record per entry would take n × 2 ms = 12 s.
-	if len(st.records) > n/batchMax*2 {
-		t.Fatalf("%d records for %d entries: the writer did not batch", len(st.records), n)
+	if records > int64(n/batchMax*2) {
+		t.Fatalf("%d records for %d entries: the writer did not batch", records, n)
 	}
 }
 
-// The log is bounded by entries, batched or not.
-func TestAuditKeepBoundsEntries(t *testing.T) {
-	r := newRig(t, switches, withStore(), withAuditKeep(100))
-	for i := range 1000 {
-		r.must("mqtt", "headlight.set", fmt.Sprintf(`{"on":%v}`, i%2 == 0))
-	}
-	for range 150 { // one at a time: single-entry records
-		r.must("mqtt", "headlight.set", `{"on":true}`)
-		if err := r.set.audit.sync(context.Background()); err != nil {
-			t.Fatal(err)
-		}
-	}
-	var entries int
-	_ = r.store.Tail(AuditBucket, 100000, func(_ uint64, v json.RawMessage) error {
-		var b auditBatch
-		_ = json.Unmarshal(v, &b)
-		entries += max(1, len(b.Batch))
-		return nil
-	})
-	if entries < 100 || entries > 100+batchMax {
-		t.Fatalf("%d entries kept with audit_keep 100", entries)
+// startAudit runs an audit log on st with a fake clock.
+func startAudit(t *testing.T, st AuditStore, keep Retention) (*auditLog, *clock.Fake) {
+	t.Helper()
+	clk := clock.NewFake(epoch)
+	l := newAuditLog(st, keep, clk.Now, quiet)
+	l.start()
+	t.Cleanup(func() { _ = l.stop(context.Background()) })
+	return l, clk
+}
+
+func syncAudit(t *testing.T, l *auditLog) {
+	t.Helper()
+	if err := l.sync(context.Background()); err != nil {
+		t.Fatal(err)
 	}
 }
 
-// After a restart the log still holds audit_keep entries, counting the
-// records written before it.
-func TestAuditKeepAcrossRestart(t *testing.T) {
-	r := newRig(t, switches, withStore(), withAuditKeep(100))
-	for range 80 {
-		r.must("mqtt", "headlight.set", `{"on":true}`)
+// TestAuditFloodKeepsSafetyEntries: a flood of routine actions far beyond
+// the size bound evicts routine entries only; the e-stop, the reset, the
+// refusal and the admin action before it stay, and the eviction is
+// counted and recorded in the log itself.
+func TestAuditFloodKeepsSafetyEntries(t *testing.T) {
+	st := store.NewMemory()
+	l, clk := startAudit(t, st, Retention{MaxAge: 24 * time.Hour, MaxBytes: 32 << 10})
+	safety := []Entry{
+		{Caller: "estop:mqtt", Tool: "estop", Actuator: "*", Result: "ok"},
+		{Caller: "mqtt", Tool: "estop.reset", Actuator: "*", Result: "ok"},
+		{Caller: "llm", Tool: "pan.set_angle", Actuator: "pan", Result: "refused", Error: "outside the safety envelope"},
+		{Caller: "mqtt", Tool: "tools.disable", Actuator: "-", Result: "ok", Admin: true},
 	}
-	ctx := context.Background()
-	if err := r.set.Stop(ctx); err != nil {
-		t.Fatal(err)
+	for _, e := range safety {
+		e.Time = clk.Now()
+		l.record(e)
 	}
-	set2, err := New(Options{Platform: "sim", Actuators: r.set.o.Actuators, Log: quiet, Adaptor: simadaptor.New(simadaptor.Options{}),
-		Store: r.store, Settings: Settings{AuditKeep: 100}})
+	for i := range 5000 {
+		clk.Advance(time.Millisecond)
+		l.record(Entry{Time: clk.Now(), Caller: "mqtt", Tool: "headlight.set", Actuator: "headlight",
+			Requested: json.RawMessage(fmt.Sprintf(`{"on":%v}`, i%2 == 0)), Result: "ok"})
+	}
+	syncAudit(t, l)
+	got, err := l.query(context.Background(), Query{Limit: 10, SafetyOnly: true})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := set2.Start(ctx); err != nil {
-		t.Fatal(err)
+	if len(got) != len(safety)+1 || got[len(got)-1].Tool != "audit.evicted" {
+		t.Fatalf("safety entries after the flood: %+v", got)
 	}
-	defer set2.Stop(ctx)
-	for _, tl := range set2.Tools() {
-		if tl.Spec().Name == "headlight.set" {
-			for range 80 {
-				if _, err := tl.Invoke(ctx, json.RawMessage(`{"on":false}`)); err != nil {
-					t.Fatal(err)
-				}
-			}
+	for i, e := range safety {
+		if got[i].Tool != e.Tool || got[i].Caller != e.Caller {
+			t.Fatalf("safety entry %d: %+v, want %+v", i, got[i], e)
 		}
 	}
-	entries, err := set2.audit.query(ctx, 1000, "")
-	if err != nil {
-		t.Fatal(err)
+	s := l.stats()
+	if s.Evicted < 4000 || s.EvictedSafety != 0 || s.Bytes > 32<<10 || s.Dropped != 0 {
+		t.Fatalf("stats %+v", s)
 	}
-	if len(entries) < 100 || len(entries) > 100+batchMax {
-		t.Fatalf("%d entries kept with audit_keep 100 across a restart", len(entries))
+	routine, _ := l.query(context.Background(), Query{Limit: 10000, Tool: "headlight"})
+	if len(routine) == 0 || string(routine[len(routine)-1].Requested) != `{"on":false}` {
+		t.Fatal("the newest routine entries should be kept")
 	}
-	if string(entries[0].Requested) != `{"on":true,"duration":0}` || string(entries[len(entries)-1].Requested) != `{"on":false,"duration":0}` {
-		t.Fatal("the oldest kept entries should be from before the restart")
+}
+
+// TestAuditSafetyEvictedOnlyWithoutRoutine: when safety entries alone pass
+// the bound, the oldest of them go too, counted apart.
+func TestAuditSafetyEvictedOnlyWithoutRoutine(t *testing.T) {
+	l, clk := startAudit(t, store.NewMemory(), Retention{MaxAge: 24 * time.Hour, MaxBytes: 16 << 10})
+	for range 2000 {
+		clk.Advance(time.Millisecond)
+		l.record(Entry{Time: clk.Now(), Caller: "llm", Tool: "pan.set_angle", Actuator: "pan", Result: "refused"})
+	}
+	syncAudit(t, l)
+	if s := l.stats(); s.EvictedSafety == 0 || s.Evicted != 0 || s.Bytes > 16<<10 {
+		t.Fatalf("stats %+v", s)
+	}
+}
+
+// TestAuditAgeRetention: entries older than max_age go, safety ones too:
+// age is the retention policy, size the flood guard.
+func TestAuditAgeRetention(t *testing.T) {
+	l, clk := startAudit(t, store.NewMemory(), Retention{MaxAge: 30 * 24 * time.Hour, MaxBytes: 50 << 20})
+	l.record(Entry{Time: clk.Now(), Caller: "mqtt", Tool: "headlight.set", Actuator: "headlight", Result: "ok"})
+	l.record(Entry{Time: clk.Now(), Caller: "estop:mqtt", Tool: "estop", Actuator: "*", Result: "ok"})
+	syncAudit(t, l)
+	clk.Advance(29 * 24 * time.Hour)
+	l.record(Entry{Time: clk.Now(), Caller: "mqtt", Tool: "horn.beep", Actuator: "horn", Result: "ok"})
+	syncAudit(t, l)
+	if got, _ := l.query(context.Background(), Query{Limit: 10}); len(got) != 3 {
+		t.Fatalf("29 days on: %d entries", len(got))
+	}
+	clk.Advance(2 * 24 * time.Hour)
+	l.record(Entry{Time: clk.Now(), Caller: "mqtt", Tool: "horn.beep", Actuator: "horn", Result: "ok"})
+	syncAudit(t, l)
+	got, _ := l.query(context.Background(), Query{Limit: 10})
+	var tools []string
+	for _, e := range got {
+		tools = append(tools, e.Tool)
+	}
+	if strings.Join(tools, ",") != "horn.beep,horn.beep,audit.evicted" {
+		t.Fatalf("31 days on: %v", tools)
+	}
+	if s := l.stats(); s.Evicted != 1 || s.EvictedSafety != 1 {
+		t.Fatalf("stats %+v", s)
+	}
+}
+
+// TestAuditSinceUntil: a time window, across both buckets, in time order.
+func TestAuditSinceUntil(t *testing.T) {
+	st := store.NewMemory()
+	l, clk := startAudit(t, st, DefaultRetention)
+	for i := range 10 {
+		e := Entry{Time: clk.Now(), Caller: "mqtt", Tool: "headlight.set", Actuator: "headlight", Result: "ok"}
+		if i%3 == 0 {
+			e.Result = "refused"
+		}
+		l.record(e)
+		clk.Advance(time.Minute)
+	}
+	syncAudit(t, l)
+	got, err := ReadAudit(st, Query{Limit: 100, Since: epoch.Add(2 * time.Minute), Until: epoch.Add(7 * time.Minute)}, 1000)
+	if err != nil || len(got) != 5 || !got[0].Time.Equal(epoch.Add(2*time.Minute)) || !got[4].Time.Equal(epoch.Add(6*time.Minute)) {
+		t.Fatalf("%v %+v", err, got)
+	}
+	for i := 1; i < len(got); i++ {
+		if got[i].Time.Before(got[i-1].Time) {
+			t.Fatal("not in time order")
+		}
+	}
+}
+
+// TestAuditSizeAcrossRestart: the bytes already in the store count after a
+// restart.
+func TestAuditSizeAcrossRestart(t *testing.T) {
+	st := store.NewMemory()
+	l, clk := startAudit(t, st, DefaultRetention)
+	for range 100 {
+		l.record(Entry{Time: clk.Now(), Caller: "mqtt", Tool: "headlight.set", Actuator: "headlight", Result: "ok"})
+	}
+	syncAudit(t, l)
+	before := l.stats().Bytes
+	_ = l.stop(context.Background())
+	l2, _ := startAudit(t, st, DefaultRetention)
+	syncAudit(t, l2)
+	if before == 0 || l2.stats().Bytes != before {
+		t.Fatalf("bytes %d before, %d after a restart", before, l2.stats().Bytes)
+	}
+}
+
+// TestAdminActionsAudited: administration tools are audited (as safety
+// entries) when Options.Admin names them.
+func TestAdminActionsAudited(t *testing.T) {
+	r := newRig(t, switches, withStore())
+	r.set.o.Admin = func(tool string) bool { return strings.HasPrefix(tool, "tools.") || tool == "audit.query" }
+	r.set.AuditAdmin("mqtt", "tools.disable", json.RawMessage(`{"tool":"horn.beep"}`), nil)
+	r.set.AuditAdmin("mqtt", "audit.query", nil, nil)              // a read: not audited
+	r.set.AuditAdmin("mqtt", "headlight.set", nil, nil)            // not admin
+	r.set.AuditAdmin("cli", "tools.enable", nil, tools.ErrRefused) // refused
+	got, err := r.set.audit.query(context.Background(), Query{Limit: 10, SafetyOnly: true})
+	if err != nil || len(got) != 2 || !got[0].Admin || got[0].Tool != "tools.disable" || got[1].Result != "refused" {
+		t.Fatalf("%v %+v", err, got)
 	}
 }
 
@@ -183,7 +266,7 @@ func TestAuditInMemory(t *testing.T) {
 // An e-stop before Start (or after Stop: the audit writer is not running)
 // does not wait for the store: its entry is written in the background.
 func TestEStopBeforeStartDoesNotWaitForTheStore(t *testing.T) {
-	st := &slowStore{delay: 300 * time.Millisecond}
+	st := newSlowStore(300 * time.Millisecond)
 	cfg := parseBoard(t, "sim", motor)
 	set, err := New(Options{Platform: "sim", Actuators: cfg.Actuators, Log: quiet, Adaptor: simadaptor.New(simadaptor.Options{}), Store: st})
 	if err != nil {
@@ -199,7 +282,7 @@ func TestEStopBeforeStartDoesNotWaitForTheStore(t *testing.T) {
 	if err := set.Stop(ctx); err != nil { // waits for the background write
 		t.Fatal(err)
 	}
-	entries, err := ReadAudit(st, 10, "estop", 10)
+	entries, err := ReadAudit(st, Query{Limit: 10, Tool: "estop"}, 10)
 	if err != nil || len(entries) != 1 || entries[0].Caller != "estop:test" {
 		t.Fatalf("audit %+v %v", entries, err)
 	}

@@ -46,7 +46,6 @@ type rigConfig struct {
 	store   bool
 	raise   func(r *rig) func(worldmodel.Event)
 	noStart bool
-	keep    int
 	real    bool
 }
 
@@ -56,8 +55,6 @@ func notStarted() rigOpt { return func(c *rigConfig) { c.noStart = true } }
 // withRealClock runs ramps and timers on the wall clock (benchmarks); the
 // rig's fake clock then does not drive anything.
 func withRealClock() rigOpt { return func(c *rigConfig) { c.real = true } }
-
-func withAuditKeep(n int) rigOpt { return func(c *rigConfig) { c.keep = n } }
 
 // parseBoard parses actuator blocks the way the agent does, defaults filled.
 func parseBoard(t testing.TB, platform, actuators string) *board.Config {
@@ -95,8 +92,7 @@ func newRig(t testing.TB, actuators string, opts ...rigOpt) *rig {
 			r.sim.I2CBus(a.Bus).AttachPCA9685(uint16(a.Address))
 		}
 	}
-	o := Options{Platform: "sim", Actuators: cfg.Actuators, World: r.world, Log: quiet, Clock: clk, Adaptor: r.sim,
-		Settings: Settings{AuditKeep: c.keep}}
+	o := Options{Platform: "sim", Actuators: cfg.Actuators, World: r.world, Log: quiet, Clock: clk, Adaptor: r.sim}
 	if c.store {
 		st, err := store.Open(filepath.Join(t.TempDir(), "edgeagent.db"))
 		if err != nil {
@@ -244,7 +240,7 @@ func value(t testing.TB, res tools.Result) map[string]any {
 
 func (r *rig) auditEntries(limit int, tool string) []Entry {
 	r.t.Helper()
-	entries, err := r.set.audit.query(context.Background(), limit, tool)
+	entries, err := r.set.audit.query(context.Background(), Query{Limit: limit, Tool: tool})
 	if err != nil {
 		r.t.Fatal(err)
 	}

@@ -32,7 +32,10 @@ func New(h plugin.Host) (hooks.Plugin, error) {
 		Platform: b.Device.Platform, Model: b.Device.Model,
 		Actuators: b.Actuators, Settings: settings,
 		World: h.World(), Raise: h.Raise, Store: h.Store(), Log: h.Log().With("plugin", "actuators"),
-		Admin: func(tool string) bool { s, err := h.Tools().Resolve(tool); return err == nil && s.Permission == "admin" },
+		Admin: func(tool string) bool {
+			s, err := h.Tools().Resolve(tool)
+			return err == nil && s.Permission == "admin"
+		},
 	})
 	if err != nil {
 		return nil, err

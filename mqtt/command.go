@@ -264,7 +264,7 @@ func peekIDs(payload []byte) (id, replyTo string) {
 				}
 				continue
 			}
-			if key == "id" && len(s) <= maxID && utf8.ValidString(s) {
+			if key == "id" && len(s) <= maxID && utf8.ValidString(s) && !strings.ContainsRune(s, 0) { // as stringField
 				id = s
 			}
 			if key == "reply_to" && len(s) <= maxTopic && checkTopicName(s) == nil {

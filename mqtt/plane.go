@@ -13,13 +13,11 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
-	"unicode/utf8"
 
 	paho "github.com/eclipse/paho.mqtt.golang"
 
 	"github.com/edgeagent/edgeagent/agent"
 	"github.com/edgeagent/edgeagent/hooks"
-	"github.com/edgeagent/edgeagent/internal/strictjson"
 	"github.com/edgeagent/edgeagent/tools"
 	"github.com/edgeagent/edgeagent/worldmodel"
 )
@@ -456,53 +454,6 @@ func (p *Plane) refuseAdmin(rs *runState, msg paho.Message) {
 	id, replyTo := peekIDs(msg.Payload()[:min(len(msg.Payload()), MaxPayload)])
 	_, who := p.adminPolicy(rs.broker != nil)
 	p.rejectInput(rs, msg.Topic(), &RequestError{ID: id, ReplyTo: replyTo, Code: CodeForbidden, Msg: "admin topic refused: " + who})
-}
-
-// onEstop: any non-empty payload triggers the e-stop, at once and
-// synchronously (the node's critical handlers stop the actuators before we
-// return); {"reset":true} asks for estop.reset with the mqtt caller's
-// permissions. An empty payload never triggers: it is how a retained
-// e-stop is cleared, and a clear published while the agent was away
-// reaches its persistent session as a plain (not retained) empty message.
-func (p *Plane) onEstop(rs *runState, msg paho.Message) {
-	payload := msg.Payload()
-	switch {
-	case len(payload) == 0:
-		p.log.Info("empty message on the e-stop topic: a retained e-stop cleared; nothing triggered", "topic", msg.Topic(), "retained", msg.Retained())
-		return
-	case msg.Retained():
-		// A retained message is history replayed on subscribe, not a
-		// request: acting on it would re-latch after every reconnect.
-		p.log.Warn("ignoring a retained message on the e-stop topic (clear it: publish an empty retained message)", "topic", msg.Topic())
-		return
-	}
-	var req struct {
-		Reset   bool   `json:"reset"`
-		ID      string `json:"id"`
-		ReplyTo string `json:"reply_to"`
-	}
-	// A payload with a duplicate key is not a reset: it triggers, as
-	// anything on this topic that is not a well-formed reset does.
-	if len(payload) <= MaxPayload && strictjson.Unmarshal(payload, &req) == nil && req.Reset {
-		replyTo := p.topics.Reply
-		if req.ReplyTo != "" && p.topics.checkReplyTo(req.ReplyTo) == nil {
-			replyTo = req.ReplyTo
-		}
-		ctx, cancel := context.WithTimeout(rs.ctx, p.opts.CommandTimeout)
-		defer cancel()
-		res, err := p.d.Tools.Invoke(ctx, tools.Call{Caller: "mqtt", Tool: "estop.reset"})
-		if err != nil {
-			p.log.Warn("e-stop reset over MQTT refused", "err", err)
-		}
-		p.sendReply(rs, replyTo, replyFor(req.ID, res, err))
-		return
-	}
-	data := map[string]any{"bytes": len(payload)}
-	if len(payload) <= 64 && utf8.Valid(payload) {
-		data["payload"] = string(payload)
-	}
-	p.d.Host.Raise(worldmodel.Event{Kind: "estop", Source: "mqtt", Priority: worldmodel.Critical,
-		Message: "e-stop requested over MQTT", Data: data})
 }
 
 // AfterPlan publishes decisions that failed before acting (no decision

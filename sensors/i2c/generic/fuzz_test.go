@@ -10,8 +10,8 @@ import (
 // panic to a finite value, and encoding that value gives bytes that decode
 // to it again (the simulated device relies on it).
 func FuzzCodec(f *testing.F) {
-	f.Add(2, "big", true, 4, 12, 0.0625, 0.0, []byte{0x19, 0x00})      // TMP102
-	f.Add(2, "little", false, 0, 0, 1.0, -40.0, []byte{0xff, 0x7f})    // plain little-endian
+	f.Add(2, "big", true, 4, 12, 0.0625, 0.0, []byte{0x19, 0x00})   // TMP102
+	f.Add(2, "little", false, 0, 0, 1.0, -40.0, []byte{0xff, 0x7f}) // plain little-endian
 	f.Add(8, "big", true, 0, 64, 1e-3, 0.0, []byte{0x80, 0, 0, 0, 0, 0, 0, 1})
 	f.Add(3, "big", false, 23, 1, -2.5, 7.0, []byte{0x80, 0x00, 0x00}) // one bit, negative scale
 	f.Add(1, "middle", false, 9, 0, 0.0, 0.0, []byte{1})               // invalid

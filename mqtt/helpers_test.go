@@ -287,6 +287,7 @@ func (l *lampTools) tools(safety *safetyPlugin) []tools.Tool {
 type counterTool struct {
 	mu   sync.Mutex
 	hits map[string]int
+	sink *os.File // every execution appended, when set (a child agent)
 }
 
 func (c *counterTool) tool() tools.Tool {
@@ -301,6 +302,12 @@ func (c *counterTool) tool() tools.Tool {
 				c.hits = map[string]int{}
 			}
 			c.hits[p.ID]++
+			if c.sink != nil {
+				// One write per execution: it survives a SIGKILL right after.
+				if _, err := c.sink.WriteString(p.ID + "\n"); err != nil {
+					return tools.Result{}, err
+				}
+			}
 			return tools.Result{Value: c.hits[p.ID]}, nil
 		})
 }
@@ -541,6 +548,17 @@ func (m *mosquitto) start() {
 	}
 }
 
+// kill ends mosquitto with SIGKILL: what it had not saved is gone.
+func (m *mosquitto) kill() {
+	if m.cmd == nil {
+		return
+	}
+	_ = m.cmd.Process.Signal(syscall.SIGKILL)
+	<-m.logged
+	_ = m.cmd.Wait()
+	m.cmd = nil
+}
+
 // stop ends mosquitto cleanly (it saves its persistence file).
 func (m *mosquitto) stop() {
 	if m.cmd == nil {
@@ -552,16 +570,28 @@ func (m *mosquitto) stop() {
 	m.cmd = nil
 }
 
-// runChild is the agent side of the last-will test: a plane connected to
-// url, "ready" on stdout once connected, then nothing until it is killed.
+// runChild is the agent process of the last-will and agent-kill tests: a
+// plane connected to url, "ready" on stdout once connected, then nothing
+// until it is killed. EDGEAGENT_MQTT_CHILD_DIR keeps its store (and so its
+// command journal) across incarnations; EDGEAGENT_MQTT_CHILD_EXEC names a
+// file where every execution of counter.hit is appended, for the parent
+// to count.
 func runChild(url string) {
-	dir, err := os.MkdirTemp("", "edgeagent-mqtt-child")
+	dir := os.Getenv("EDGEAGENT_MQTT_CHILD_DIR")
+	if dir == "" {
+		var err error
+		if dir, err = os.MkdirTemp("", "edgeagent-mqtt-child"); err != nil {
+			panic(err)
+		}
+	}
+	r, err := buildRig(rigOpts{broker: url, dir: dir, options: reconnectFast})
 	if err != nil {
 		panic(err)
 	}
-	r, err := buildRig(rigOpts{broker: url, dir: dir})
-	if err != nil {
-		panic(err)
+	if path := os.Getenv("EDGEAGENT_MQTT_CHILD_EXEC"); path != "" {
+		if r.counter.sink, err = os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600); err != nil {
+			panic(err)
+		}
 	}
 	if err := r.hooks.Start(context.Background()); err != nil {
 		panic(err)

@@ -305,7 +305,7 @@ agent:
 		`t.yaml:3:65: actuators[0].limits.on_violation:`,
 		`t.yaml:5:36: sensors[0].priority:`,
 		`t.yaml:6:12: sensors[1].name: duplicate name "a"`,
-		`t.yaml:6:36: sensors[1].interval: bad duration "5 s"`,
+		`t.yaml:6:36: sensors[1].interval: not a duration`,
 		`t.yaml:8:10: agent.queue: expected an integer`,
 	}
 	lines := strings.Split(err.Error(), "\n")

@@ -96,6 +96,10 @@ type MQTT struct {
 	// PublishAllow lists the topic filters (MQTT wildcards allowed) the
 	// mqtt_publish skill may publish to; empty means nowhere.
 	PublishAllow []string `yaml:"publish_allow"`
+	// LocalAdmin lets every local process use the admin topic of the
+	// embedded broker when it has no users: an explicit opt-in, since any
+	// program on the robot could then reload the config or reset an e-stop.
+	LocalAdmin bool `yaml:"local_admin,omitempty"`
 }
 
 // MQTTUser is an account on the embedded broker. Only the bcrypt hash is
@@ -343,7 +347,7 @@ func (a *Addr) UnmarshalText(b []byte) error {
 	}
 	v, err := strconv.ParseUint(s, 0, 16)
 	if err != nil {
-		return fmt.Errorf("expected an I2C address such as 0x76, got %q", string(b))
+		return fmt.Errorf("expected an I2C address such as 0x76")
 	}
 	*a = Addr(v)
 	return nil

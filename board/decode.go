@@ -248,7 +248,7 @@ func (d *decoder) decode(n ast.Node, v reflect.Value, path string) {
 			return
 		}
 		if i.sign < 0 && i.mag != 0 {
-			d.errorf(p, path, "must not be negative, got %s", n.GetToken().Value)
+			d.errorf(p, path, "must not be negative")
 			return
 		}
 		if v.OverflowUint(i.mag) {
@@ -399,7 +399,7 @@ func (d *decoder) decodeDuration(n ast.Node, v reflect.Value, path string) {
 	case *ast.StringNode:
 		dur, err := time.ParseDuration(x.Value)
 		if err != nil {
-			d.errorf(p, path, "bad duration %q; write e.g. 2s, 500ms or 1m30s", x.Value)
+			d.errorf(p, path, "not a duration; write e.g. 2s, 500ms or 1m30s")
 			return
 		}
 		v.SetInt(int64(dur))

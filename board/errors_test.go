@@ -28,11 +28,11 @@ var mistakes = []struct {
 	{"duplicate key", "device: {id: t, platform: sim}\nlog:\n  level: info\n  level: debug\n",
 		`t.yaml:4:3: log.level: duplicate key (first at line 3)`},
 	{"wrong type: int", "device: {id: t, platform: sim}\nagent:\n  queue: many\n",
-		`t.yaml:3:10: agent.queue: expected an integer, got "many"`},
+		`t.yaml:3:10: agent.queue: expected an integer, got a string`},
 	{"wrong type: bool", "device: {id: t, platform: sim}\nllm:\n  enabled: yes\n",
-		`t.yaml:3:12: llm.enabled: expected true or false, got "yes"`},
+		`t.yaml:3:12: llm.enabled: expected true or false, got a string`},
 	{"wrong type: list", "device: {id: t, platform: sim}\nllm:\n  scenarios: security\n",
-		`t.yaml:3:14: llm.scenarios: expected a list, got "security"`},
+		`t.yaml:3:14: llm.scenarios: expected a list, got a string`},
 	{"wrong type: mapping", "device: {id: t, platform: sim}\nlog: [info]\n",
 		`t.yaml:2:6: log: expected a mapping, got a list`},
 	{"wrong type: string", "device: {id: t, platform: sim}\nsensors:\n  - name: {x: 1}\n    kind: pir\n",
@@ -40,7 +40,7 @@ var mistakes = []struct {
 	{"integer overflow", "device: {id: t, platform: sim}\nactuators:\n  - {name: s, kind: pca9685_servo, channel: 99999999999999999999}\n",
 		`t.yaml:3:45: actuators[0].channel: 99999999999999999999 does not fit in int`},
 	{"bad duration with a space", "device: {id: t, platform: sim}\nagent:\n  heartbeat: 5 s\n",
-		`t.yaml:3:14: agent.heartbeat: bad duration "5 s"`},
+		`t.yaml:3:14: agent.heartbeat: not a duration`},
 	{"duration without unit", "device: {id: t, platform: sim}\nagent:\n  heartbeat: 5\n",
 		`t.yaml:3:14: agent.heartbeat: duration 5 has no unit`},
 	{"negative duration", "device: {id: t, platform: sim}\nagent:\n  heartbeat: -1s\n",
@@ -84,7 +84,7 @@ var mistakes = []struct {
 	{"address reserved low", "device: {id: t, platform: sim}\nsensors:\n  - {name: env, kind: bme280, bus: sim, address: 2}\n",
 		`t.yaml:3:50: sensors[0].address: 0x02 is outside 0x03–0x77`},
 	{"address not a number", "device: {id: t, platform: sim}\nsensors:\n  - {name: env, kind: bme280, address: high}\n",
-		`t.yaml:3:40: sensors[0].address: expected an I2C address such as 0x76, got "high"`},
+		`t.yaml:3:40: sensors[0].address: expected an I2C address such as 0x76`},
 	{"duplicate bus and address", "device: {id: t, platform: raspi, model: rpi4}\nsensors:\n  - {name: env, kind: bme280, bus: \"1\", address: 0x76}\n  - {name: env2, kind: bmp280, address: 0x76}\n",
 		`t.yaml:4:41: sensors[1].address: bus 1 address 0x76 is already used by sensors[0] (line 3)`},
 	{"bus not on the board", "device: {id: t, platform: raspi, model: rpi4}\nsensors:\n  - {name: env, kind: bme280, bus: \"7\", address: 0x76}\n",
@@ -132,7 +132,7 @@ var mistakes = []struct {
 	{"options not a mapping", "device: {id: t, platform: sim}\nsensors:\n  - {name: cam, kind: camera, options: [1]}\n",
 		`t.yaml:3:40: sensors[0].options: expected a mapping of kind-specific options, got a list`},
 	{"unknown alias", "device: {id: t, platform: sim}\nlog: *nope\n",
-		`t.yaml:2:6: log: unknown alias *nope`},
+		`t.yaml:2:6: log: an unknown alias`},
 }
 
 func TestMistakes(t *testing.T) {
@@ -154,5 +154,25 @@ func TestMistakes(t *testing.T) {
 				t.Errorf("%T is not an *Error", err)
 			}
 		})
+	}
+}
+
+// TestErrorsNeverQuoteValues: a file that is not a board file (a reload
+// pointed at a secret) yields errors with keys and positions, never values.
+func TestErrorsNeverQuoteValues(t *testing.T) {
+	for _, body := range []string{
+		"-----BEGIN PRIVATE KEY-----\nMIIEvQIBADANBgkqhkiG9w0BAQEFAASC\n-----END PRIVATE KEY-----\n",
+		"device: {id: x, platform: sim}\nmqtt: {qos: SECRETVALUE, keepalive: SECRETVALUE}\nagent: {queue: -7}\nlog: *SECRETALIAS\n",
+		"device: {id: x, platform: sim}\nsensors: [{name: a, kind: bh1750, address: SECRETVALUE}]\n",
+	} {
+		_, err := Parse("s.yaml", []byte(body))
+		if err == nil {
+			t.Fatalf("%q accepted", body)
+		}
+		for _, secret := range []string{"SECRET", "MIIEvQ", "-7"} {
+			if strings.Contains(err.Error(), secret) {
+				t.Errorf("error quotes the file: %v", err)
+			}
+		}
 	}
 }

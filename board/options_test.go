@@ -106,8 +106,8 @@ func TestOptionsStrict(t *testing.T) {
 	}
 	want := []string{
 		`o.yaml:7:7: sensors[0].options.fliter: unknown key (did you mean "filter"?)`,
-		`o.yaml:8:15: sensors[0].options.settle: bad duration "5 s"`,
-		`o.yaml:10:18: sensors[0].options.channels[0].gain: expected a number, got "high"`,
+		`o.yaml:8:15: sensors[0].options.settle: not a duration`,
+		`o.yaml:10:18: sensors[0].options.channels[0].gain: expected a number, got a string`,
 		`o.yaml:11:15: sensors[0].options.labels: expected a mapping, got a list`,
 	}
 	lines := strings.Split(err.Error(), "\n")

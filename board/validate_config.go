@@ -62,6 +62,9 @@ func (v *validator) mqtt() {
 		if len(m.Users) > 0 {
 			v.fail("mqtt.users", "only used by the embedded broker (broker is %q)", m.Broker)
 		}
+		if m.LocalAdmin {
+			v.fail("mqtt.local_admin", "only for the embedded broker; an external broker's admin topic is trusted with plugins.mqtt.trust_broker_acl")
+		}
 		if strings.HasPrefix(m.Broker, "tcp:") && (m.TLS != TLS{}) {
 			v.fail("mqtt.tls", "TLS needs an ssl:// broker")
 		}
@@ -71,6 +74,9 @@ func (v *validator) mqtt() {
 			v.fail("mqtt.listen", "%q is not host:port", m.Listen)
 		} else if !isLoopback(host) && len(m.Users) == 0 {
 			v.fail("mqtt.listen", "the embedded broker listens on %s, beyond this machine, but mqtt.users is empty: add users (bcrypt hashes) or listen on 127.0.0.1", m.Listen)
+		}
+		if m.LocalAdmin && len(m.Users) > 0 {
+			v.fail("mqtt.local_admin", "with mqtt.users, admin is granted per user (admin: true)")
 		}
 	}
 	if !strings.HasSuffix(m.Prefix, "/") {

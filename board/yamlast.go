@@ -6,7 +6,6 @@ package board
 
 import (
 	"fmt"
-	"strconv"
 
 	"github.com/goccy/go-yaml/ast"
 	"github.com/goccy/go-yaml/parser"
@@ -173,7 +172,9 @@ func (d *decoder) keyText(k ast.MapKeyNode) (string, bool) {
 
 // describe names what a node is, for "expected X, got Y" messages.
 func describe(n ast.Node) string {
-	switch v := n.(type) {
+	// The kind only, never the value: a board error can reach whoever
+	// asked for a reload, and the file may not be a board file at all.
+	switch n.(type) {
 	case *ast.MappingNode:
 		return "a mapping"
 	case *ast.SequenceNode:
@@ -181,15 +182,15 @@ func describe(n ast.Node) string {
 	case *ast.NullNode:
 		return "nothing (null)"
 	case *ast.BoolNode:
-		return "boolean " + v.GetToken().Value
+		return "a boolean"
 	case *ast.IntegerNode, *ast.FloatNode, *ast.InfinityNode, *ast.NanNode:
-		return "number " + v.GetToken().Value
+		return "a number"
 	case *ast.StringNode:
-		return strconv.Quote(v.Value)
+		return "a string"
 	case *ast.LiteralNode:
 		return "a block string"
 	case *ast.AliasNode:
-		return "unknown alias *" + v.Value.GetToken().Value
+		return "an unknown alias"
 	}
 	return fmt.Sprintf("%s", n.Type())
 }

@@ -263,14 +263,16 @@ func runFleet(t *testing.T, brokers []*mosquittotest.Broker) {
 		t.Fatalf("after the broker restart: %d commands lost, %d doubled", lost, doubled)
 	}
 
-	// Fleet e-stop: every robot latched and acknowledged.
-	acks, err := op.EStop(ctx, "yard", n)
-	if err != nil || len(acks) != n {
-		t.Fatalf("fleet e-stop: %d acknowledgements, %v", len(acks), err)
-	}
-	var ackTimes []time.Duration
-	for _, a := range acks {
-		ackTimes = append(ackTimes, a.After)
+	// Fleet e-stop: every robot latched and acknowledged. Repeated (a
+	// latched robot stops again), for a distribution of the time to the
+	// last acknowledgement.
+	var lastAck []time.Duration
+	for k := range 10 {
+		acks, err := op.EStop(ctx, "yard", n)
+		if err != nil || len(acks) != n {
+			t.Fatalf("fleet e-stop %d: %d acknowledgements, %v", k, len(acks), err)
+		}
+		lastAck = append(lastAck, slices.MaxFunc(acks, func(a, b fleet.Answer) int { return int(a.After - b.After) }).After)
 	}
 	for _, r := range robots {
 		if h := r.n.World.Health()["estop"]; h != "latched" {
@@ -278,14 +280,14 @@ func runFleet(t *testing.T, brokers []*mosquittotest.Broker) {
 		}
 	}
 	t.Logf("%d robots on %d broker(s): all online %v after start; group call → %d answers p50 %v p99 %v; "+
-		"fleet e-stop → last ack %v (p50 %v); broker SIGKILL → all reconnected %v, %d commands after it: 0 lost, 0 doubled; heap per robot %.1f KiB",
+		"fleet e-stop → all acknowledged p50 %v p99 %v; broker SIGKILL → all reconnected %v, %d commands after it: 0 lost, 0 doubled; heap per robot %.1f KiB",
 		n, len(brokers), online.Round(time.Millisecond), n, pct(lastAnswer, 0.5).Round(time.Microsecond), pct(lastAnswer, 0.99).Round(time.Microsecond),
-		pct(ackTimes, 1).Round(time.Microsecond), pct(ackTimes, 0.5).Round(time.Microsecond), back.Round(time.Millisecond), after*n, float64(perRobot)/1024)
+		pct(lastAck, 0.5).Round(time.Microsecond), pct(lastAck, 0.99).Round(time.Microsecond), back.Round(time.Millisecond), after*n, float64(perRobot)/1024)
 	op.Close()
 }
 
 func TestFleetOnMosquitto(t *testing.T) {
-	runFleet(t, []*mosquittotest.Broker{mosquittotest.Start(t, "autosave_interval 1")})
+	runFleet(t, []*mosquittotest.Broker{mosquittotest.Start(t, "autosave_interval 1", "set_tcp_nodelay true")})
 }
 
 // Two mosquitto instances bridged both ways stand for a clustered broker:
@@ -295,7 +297,7 @@ func TestFleetOnMosquitto(t *testing.T) {
 // the bridge reconnects never reaches the other half (docs/fleet.md).
 // The bridge reconnects within its keepalive and restart_timeout.
 func TestFleetAcrossBridgedBrokers(t *testing.T) {
-	a := mosquittotest.Start(t, "autosave_interval 1")
-	b := mosquittotest.Start(t, fmt.Sprintf("connection to-a\naddress 127.0.0.1:%d\ntopic edgeagent/# both 1\ncleansession false\nrestart_timeout 1\nkeepalive_interval 5\nautosave_interval 1\n", a.Port))
+	a := mosquittotest.Start(t, "autosave_interval 1", "set_tcp_nodelay true")
+	b := mosquittotest.Start(t, fmt.Sprintf("connection to-a\naddress 127.0.0.1:%d\ntopic edgeagent/# both 1\ncleansession false\nrestart_timeout 1\nkeepalive_interval 5\nautosave_interval 1\nset_tcp_nodelay true\n", a.Port))
 	runFleet(t, []*mosquittotest.Broker{a, b})
 }

@@ -2,6 +2,7 @@ package fleet
 
 import (
 	"cmp"
+	"encoding/json"
 	"fmt"
 	"io"
 	"slices"
@@ -35,7 +36,8 @@ func WriteAnswers(w io.Writer, answers []Answer, expected []string) error {
 		answered[a.Robot] = true
 		res := a.Reply.Error
 		if a.Reply.OK {
-			res = fmt.Sprint(a.Reply.Result)
+			b, _ := json.Marshal(a.Reply.Result) // it was decoded from JSON
+			res = string(b)
 		} else if a.Reply.Code != "" {
 			res = a.Reply.Code + ": " + res
 		}

@@ -6,7 +6,6 @@ import (
 	"runtime/debug"
 	"strings"
 
-	"github.com/edgeagent/edgeagent/board"
 	"github.com/edgeagent/edgeagent/tools"
 )
 
@@ -18,7 +17,7 @@ import (
 
 // discoveryInput is what the payload is derived from.
 type discoveryInput struct {
-	Device   board.Device
+	Device   Device
 	Topics   Topics
 	QoS      int
 	Entities []tools.Spec      // skills that carry an entity hint (Spec.Entity)
@@ -171,7 +170,7 @@ func (p *Plane) publishDiscovery(rs *runState) {
 		return
 	}
 	data, err := discoveryPayload(discoveryInput{
-		Device: p.d.Board.Device, Topics: p.topics, QoS: p.m.QoS, Entities: entitySpecs(p.d.Tools.List()),
+		Device: p.cfg.Device, Topics: p.topics, QoS: int(p.cfg.QoS), Entities: entitySpecs(p.d.Tools.List()),
 		Numeric: rs.numeric, Motion: rs.motion,
 	})
 	if err != nil {

@@ -4,14 +4,12 @@ import (
 	"crypto/tls"
 	"encoding/json"
 	"fmt"
-	"runtime/debug"
 	"slices"
 	"strings"
 	"time"
 
 	paho "github.com/eclipse/paho.mqtt.golang"
 
-	"github.com/edgeagent/edgeagent/board"
 	"github.com/edgeagent/edgeagent/tools"
 	"github.com/edgeagent/edgeagent/worldmodel"
 )
@@ -42,7 +40,7 @@ func fleetRoot(prefix, deviceID string) string {
 
 // NewFleetTopics derives a robot's fleet topics from its prefix, id and
 // fleet membership.
-func NewFleetTopics(prefix, deviceID string, f board.Fleet) FleetTopics {
+func NewFleetTopics(prefix, deviceID string, f Fleet) FleetTopics {
 	if f.Name == "" {
 		return FleetTopics{}
 	}
@@ -71,20 +69,17 @@ func (p *Plane) fleetFilters(filters map[string]byte, qos byte) {
 	}
 }
 
-// routeFleet handles a message on a fleet topic; it reports false for any
-// other topic.
-func (p *Plane) routeFleet(rs *runState, msg paho.Message) bool {
+// routeFleet handles a message on a fleet topic. It reports whether the
+// message was queued as a command: then the worker acknowledges it.
+func (p *Plane) routeFleet(rs *runState, msg paho.Message) (queued bool) {
 	switch t := msg.Topic(); {
-	case t == "" || p.fleet.Cmd == "":
-		return false
+	case p.fleet.Cmd == "":
 	case t == p.fleet.Estop:
 		p.onFleetEstop(rs, msg)
 	case t == p.fleet.Cmd || slices.Contains(p.fleet.Groups, t):
-		p.onCommand(rs, msg, source{fleet: true})
-	default:
-		return false
+		return p.onCommand(rs, msg, source{fleet: true})
 	}
-	return true
+	return false
 }
 
 // fleetAllows says whether a broadcast command may run here: fleet.tools,
@@ -92,7 +87,7 @@ func (p *Plane) routeFleet(rs *runState, msg paho.Message) bool {
 // for the decision engine could call anything, so it is refused then, and
 // administration is never taken from a broadcast.
 func (p *Plane) fleetAllows(cmd Command) error {
-	allow := p.d.Board.Fleet.Tools
+	allow := p.cfg.Fleet.Tools
 	switch {
 	case cmd.Op != "":
 		return &RequestError{ID: cmd.ID, Code: tools.CodeForbidden, Msg: "administration is not taken from fleet or group topics"}
@@ -152,20 +147,16 @@ type RobotInfo struct {
 }
 
 func (p *Plane) info() []byte {
-	b := p.d.Board
-	version := "(devel)"
-	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" {
-		version = bi.Main.Version
-	}
-	data, _ := json.Marshal(RobotInfo{ID: b.Device.ID, Name: b.Device.Name, Platform: b.Device.Platform, Model: b.Device.Model,
-		Version: version, Fleet: b.Fleet.Name, Groups: b.Fleet.Groups, Started: p.started.UTC().Format(time.RFC3339)}) // plain strings: always encodes
+	d := p.cfg.Device
+	data, _ := json.Marshal(RobotInfo{ID: p.cfg.DeviceID, Name: d.Name, Platform: d.Platform, Model: d.Model,
+		Version: version(), Fleet: p.cfg.Fleet.Name, Groups: p.cfg.Fleet.Groups, Started: p.started.UTC().Format(time.RFC3339)}) // plain strings: always encodes
 	return data
 }
 
 // TLSConfig builds a client TLS config from PEM files (CA, client cert and
-// key), as the control plane does for the board's broker: fleet tools and
+// key), as the control plane does for the robot's broker: fleet tools and
 // the robots use the same rules.
-func TLSConfig(t board.TLS) (*tls.Config, error) { return tlsConfig(t) }
+func TLSConfig(t TLS) (*tls.Config, error) { return tlsConfig(t) }
 
-// FleetRoot is the topic root a board's robot shares with its fleet.
-func FleetRoot(b *board.Config) string { return fleetRoot(b.MQTT.Prefix, b.Device.ID) }
+// FleetRoot is the topic root a robot shares with its fleet.
+func (c Config) FleetRoot() string { return fleetRoot(c.Prefix, c.DeviceID) }

@@ -34,7 +34,7 @@ func TestMosquittoRoundTrip(t *testing.T) {
 		t.Fatalf("%+v", rep)
 	}
 	p.send(t, tp.Cmd, `{"id":"m2","tool":"headlight.set","params":{"on":"no"}}`)
-	if rep := decodeReply(t, p.next(t, tp.Reply)); rep.OK || rep.Code != "invalid_params" {
+	if rep := decodeReply(t, p.next(t, tp.Reply)); rep.OK || rep.Code != CodeInvalid {
 		t.Fatalf("%+v", rep)
 	}
 	p.send(t, tp.Estop, "PRESS")
@@ -50,7 +50,7 @@ func TestMosquittoRoundTrip(t *testing.T) {
 	}
 	// ...unless the board says its ACL can be trusted.
 	r.stop(t)
-	r2 := newRig(t, rigOpts{broker: m.URL(), plugin: ", trust_broker_acl: true"})
+	r2 := newRig(t, rigOpts{broker: m.URL(), options: func(o *Options) { o.TrustBrokerACL = true }})
 	r2.start(t)
 	p.send(t, tp.Admin, `{"id":"a2","op":"skills"}`)
 	if rep := decodeReply(t, p.nextMatching(t, tp.Reply, func(m paho.Message) bool { return strings.Contains(string(m.Payload()), `"a2"`) })); !rep.OK {
@@ -115,7 +115,7 @@ func (s *sender) count() int {
 // delivered afterwards, each executed once and answered.
 func TestMosquittoRestartLosesNoQoS1Commands(t *testing.T) {
 	m := startMosquitto(t)
-	r := newRig(t, rigOpts{broker: m.URL(), plugin: ", reconnect_max: 1s"})
+	r := newRig(t, rigOpts{broker: m.URL(), options: reconnectFast})
 	r.start(t)
 	tp := r.topics()
 	s := newSender(t, m.URL(), tp)
@@ -158,7 +158,7 @@ func TestMosquittoRestartLosesNoQoS1Commands(t *testing.T) {
 // because the agent subscribes again on every connect.
 func TestMosquittoResubscribesAfterSessionLoss(t *testing.T) {
 	m := startMosquitto(t)
-	r := newRig(t, rigOpts{broker: m.URL(), plugin: ", reconnect_max: 1s"})
+	r := newRig(t, rigOpts{broker: m.URL(), options: reconnectFast})
 	r.start(t)
 	tp := r.topics()
 	m.Stop()

@@ -49,7 +49,7 @@ func (p *Plane) pump(rs *runState) {
 		latest: map[string]map[string]reading{}, pending: map[string]bool{},
 		due: map[string]time.Time{}, interval: map[string]time.Duration{},
 	}
-	for _, s := range p.d.Board.Sensors {
+	for _, s := range p.cfg.Sensors {
 		st.interval[s.Name] = s.Telemetry
 	}
 	tick := time.NewTicker(p.opts.Poll)
@@ -66,7 +66,7 @@ func (p *Plane) pump(rs *runState) {
 
 func (p *Plane) collect(rs *runState, st *pumpState, now time.Time) {
 	w := p.d.World
-	qos := byte(p.m.QoS)
+	qos := byte(p.cfg.QoS)
 	out := func(topic string, payload []byte, qos byte, retain bool) {
 		rs.conn.publish(message{topic: topic, payload: payload, qos: qos, retain: retain})
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/edgeagent/edgeagent/board"
 	"github.com/edgeagent/edgeagent/fleet"
 	"github.com/edgeagent/edgeagent/mqtt"
+	"github.com/edgeagent/edgeagent/plugin/mqttplane"
 )
 
 func init() {
@@ -47,23 +48,27 @@ fleet: {name, groups} block (mqtt/README.md, "Fleets").`,
 	pf.BoolVar(&asJSON, "json", false, "print JSON")
 
 	dial := func(ctx context.Context) (*fleet.Client, error) {
-		tlsFiles := board.TLS{CA: ca, Cert: cert, Key: key}
+		tlsFiles := mqtt.TLS{CA: ca, Cert: cert, Key: key}
 		if boardPath != "" {
-			cfg, err := board.Load(boardPath)
+			b, err := board.Load(boardPath)
+			if err != nil {
+				return nil, err
+			}
+			mc, err := mqttplane.Config(b)
 			if err != nil {
 				return nil, err
 			}
 			if o.Broker == "" {
-				o.Broker = mqtt.BrokerURL(cfg.MQTT)
+				o.Broker = mc.BrokerURL()
 			}
 			if o.Username == "" {
-				o.Username, o.Password = cfg.MQTT.Username, cfg.MQTT.Password
+				o.Username, o.Password = mc.Username, mc.Password
 			}
 			if o.Root == "" {
-				o.Root = mqtt.FleetRoot(cfg)
+				o.Root = mc.FleetRoot()
 			}
-			if tlsFiles == (board.TLS{}) {
-				tlsFiles = cfg.MQTT.TLS
+			if tlsFiles == (mqtt.TLS{}) {
+				tlsFiles = mc.TLS
 			}
 		}
 		if o.Broker == "" {

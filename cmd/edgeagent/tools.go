@@ -16,6 +16,7 @@ import (
 
 	"github.com/edgeagent/edgeagent/board"
 	"github.com/edgeagent/edgeagent/mqtt"
+	"github.com/edgeagent/edgeagent/plugin/mqttplane"
 	"github.com/edgeagent/edgeagent/store"
 	"github.com/edgeagent/edgeagent/tools"
 )
@@ -124,11 +125,15 @@ user when the broker has users).`,
 
 // invokeOverMQTT sends the call to the agent that runs with the board.
 func invokeOverMQTT(ctx context.Context, cmd *cobra.Command, path, tool string, params json.RawMessage, admin bool, timeout time.Duration) error {
-	cfg, err := board.Load(path)
+	b, err := board.Load(path)
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(cmd.ErrOrStderr(), "edgeagent: an agent is running with %s (its store is locked); sending the call over MQTT to %s\n", path, mqtt.BrokerURL(cfg.MQTT))
+	cfg, err := mqttplane.Config(b)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(cmd.ErrOrStderr(), "edgeagent: an agent is running with %s (its store is locked); sending the call over MQTT to %s\n", path, cfg.BrokerURL())
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	r, err := mqtt.Call(ctx, cfg, mqtt.Command{Tool: tool, Params: params}, admin)

@@ -31,6 +31,7 @@ import (
 
 	"github.com/ollama/ollama/api"
 
+	"github.com/edgeagent/edgeagent/internal/strictjson"
 	"github.com/edgeagent/edgeagent/llm"
 )
 
@@ -511,6 +512,13 @@ func (c *Client) Generate(ctx context.Context, req llm.Request) (llm.Response, e
 	c.setUpIfStarting()
 	if final.DoneReason == "length" {
 		return llm.Response{Content: content.String(), Usage: u}, fmt.Errorf("ollama %s: %w (%d tokens)", req.Purpose, llm.ErrTruncated, maxTokens)
+	}
+	if len(req.Schema) > 0 {
+		// A structured answer with a key twice means different things to
+		// different parsers; no stage of the engine may act on it.
+		if err := strictjson.CheckKeys([]byte(content.String())); err != nil {
+			return llm.Response{Content: content.String(), Usage: u}, fmt.Errorf("ollama %s: answer refused: %w", req.Purpose, err)
+		}
 	}
 	return llm.Response{Content: content.String(), Usage: u}, nil
 }

@@ -56,10 +56,12 @@ type I2COpener interface {
 	OpenI2C(bus string) (i2c.BusCloser, error)
 }
 
-// AuditStore is where the audit log goes (*store.Store is one).
+// AuditStore is where the audit log goes (store.Store is one).
 type AuditStore interface {
 	Append(bucket string, v any, keep int) (uint64, error)
 	Tail(bucket string, n int, fn func(seq uint64, value json.RawMessage) error) error
+	LogSize(bucket string) (entries int, bytes int64, err error)
+	Evict(bucket string, evict func(seq uint64, value json.RawMessage) bool) (entries int, bytes int64, err error)
 }
 
 // LatchStore is implemented by stores that can also keep the e-stop latch
@@ -73,8 +75,11 @@ type LatchStore interface {
 // Settings are the plugin-level options (`plugins: {actuators: {...}}` in
 // the board file).
 type Settings struct {
-	// AuditKeep bounds the audit log in the store (oldest dropped).
-	AuditKeep int `yaml:"audit_keep"`
+	// AuditMaxAge and AuditMaxMB bound the audit log in the store: older
+	// entries go, and past the size the oldest routine entries go first
+	// (e-stops, resets, refusals and admin actions last).
+	AuditMaxAge time.Duration `yaml:"audit_max_age"`
+	AuditMaxMB  int           `yaml:"audit_max_mb"`
 	// PWM selects how a Raspberry Pi drives PWM: "sysfs" (the kernel's
 	// hardware PWM; header pins 12/32 are pwm0 and 33/35 pwm1, enabled with
 	// dtoverlay=pwm-2chan) or "pi-blaster" (any pin, the pi-blaster daemon
@@ -83,7 +88,7 @@ type Settings struct {
 }
 
 // DefaultSettings are used for fields left empty.
-var DefaultSettings = Settings{AuditKeep: 10000, PWM: "sysfs"}
+var DefaultSettings = Settings{AuditMaxAge: DefaultRetention.MaxAge, AuditMaxMB: int(DefaultRetention.MaxBytes >> 20), PWM: "sysfs"}
 
 // Options build a Set.
 type Options struct {
@@ -103,6 +108,9 @@ type Options struct {
 	Clock clock.Clock // default: the wall clock
 	// Adaptor replaces the platform's adaptor (tests, benchmarks).
 	Adaptor Adaptor
+	// Admin tells the administration tools (permission admin), whose calls
+	// are audited too; nil audits physical actions only.
+	Admin func(tool string) bool
 }
 
 // Set is the actuators of one board plus the e-stop latch and the audit log.
@@ -148,14 +156,17 @@ func New(o Options) (*Set, error) {
 	if o.World == nil {
 		o.World = worldmodel.New(worldmodel.Config{})
 	}
-	if o.Settings.AuditKeep == 0 {
-		o.Settings.AuditKeep = DefaultSettings.AuditKeep
+	if o.Settings.AuditMaxAge == 0 {
+		o.Settings.AuditMaxAge = DefaultSettings.AuditMaxAge
+	}
+	if o.Settings.AuditMaxMB == 0 {
+		o.Settings.AuditMaxMB = DefaultSettings.AuditMaxMB
 	}
 	if o.Settings.PWM == "" {
 		o.Settings.PWM = DefaultSettings.PWM
 	}
-	if o.Settings.AuditKeep < 0 {
-		return nil, fmt.Errorf("actuators: audit_keep must be positive")
+	if o.Settings.AuditMaxAge < time.Hour || o.Settings.AuditMaxMB < 1 {
+		return nil, fmt.Errorf("actuators: audit_max_age must be at least 1h and audit_max_mb at least 1")
 	}
 	if o.Settings.PWM != "sysfs" && o.Settings.PWM != "pi-blaster" {
 		return nil, fmt.Errorf("actuators: pwm %q: want sysfs or pi-blaster", o.Settings.PWM)
@@ -166,7 +177,7 @@ func New(o Options) (*Set, error) {
 		}
 	}
 	s := &Set{o: o, log: o.Log, clk: o.Clock, world: o.World, buses: map[string]i2c.BusCloser{}, shared: map[string]any{}}
-	s.audit = newAuditLog(o.Store, o.Settings.AuditKeep, o.Log)
+	s.audit = newAuditLog(o.Store, Retention{MaxAge: o.Settings.AuditMaxAge, MaxBytes: int64(o.Settings.AuditMaxMB) << 20}, o.Clock.Now, o.Log)
 	if ls, ok := o.Store.(LatchStore); ok {
 		s.latchStore = ls
 		if err := s.loadLatch(); err != nil {

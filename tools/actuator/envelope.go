@@ -6,13 +6,15 @@ import (
 	"math"
 	"strconv"
 	"time"
+
+	"github.com/edgeagent/edgeagent/tools"
 )
 
 // Refusals. Every refusal error matches ErrRefused and one of the causes
 // with errors.Is, so the MQTT control plane can reply with a precise code
 // ("refused by the envelope") while the message says why in words.
 var (
-	ErrRefused     = errors.New("refused")
+	ErrRefused     = tools.ErrRefused
 	ErrEnvelope    = errors.New("outside the safety envelope")
 	ErrRateLimited = errors.New("rate limit exceeded")
 	ErrEStop       = errors.New("e-stop latched")

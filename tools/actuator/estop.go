@@ -254,8 +254,11 @@ type triggerParams struct {
 }
 
 type auditParams struct {
-	Limit int    `json:"limit"`
-	Tool  string `json:"tool"`
+	Limit  int       `json:"limit"`
+	Tool   string    `json:"tool"`
+	Since  time.Time `json:"since"`
+	Until  time.Time `json:"until"`
+	Safety bool      `json:"safety"`
 }
 
 func (s *Set) estopTools() []tools.Tool {
@@ -312,14 +315,17 @@ func (s *Set) estopTools() []tools.Tool {
 	})
 	query := tools.Typed(tools.Spec{
 		Name:        "audit.query",
-		Description: "Read the audit log of physical actions: time, caller, tool, parameters requested and applied, result.",
+		Description: "Read the audit log of physical actions and administration: time, caller, tool, parameters requested and applied, result.",
 		Permission:  "admin",
 		Params: json.RawMessage(`{"type":"object","properties":{
   "limit":{"type":"integer","minimum":1,"maximum":1000,"default":50},
-  "tool":{"type":"string","default":"","description":"only this tool (e.g. drive.drive), or this actuator's tools (e.g. drive)"}},
+  "tool":{"type":"string","default":"","description":"only this tool (e.g. drive.drive), or this actuator's tools (e.g. drive)"},
+  "since":{"type":"string","format":"date-time","description":"only entries at or after this time (RFC 3339)"},
+  "until":{"type":"string","format":"date-time","description":"only entries before this time (RFC 3339)"},
+  "safety":{"type":"boolean","default":false,"description":"only e-stops, resets, refusals and admin actions"}},
 "additionalProperties":false}`),
 	}, func(ctx context.Context, p auditParams) (tools.Result, error) {
-		entries, err := s.audit.query(ctx, p.Limit, p.Tool)
+		entries, err := s.audit.query(ctx, Query{Limit: p.Limit, Tool: p.Tool, Since: p.Since, Until: p.Until, SafetyOnly: p.Safety})
 		if err != nil {
 			return tools.Result{}, err
 		}

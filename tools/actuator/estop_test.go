@@ -272,7 +272,7 @@ func TestAuditEntries(t *testing.T) {
 		t.Fatalf("filter by actuator: %+v", es)
 	}
 	// The store has them too, for `edgeagent audit`.
-	es, err := actuator.ReadAudit(r.store, 10, "drive.drive", 100)
+	es, err := actuator.ReadAudit(r.store, actuator.Query{Limit: 10, Tool: "drive.drive"}, 100)
 	if err != nil || len(es) != 1 {
 		t.Fatalf("ReadAudit: %v %+v", err, es)
 	}

@@ -18,8 +18,8 @@ const (
 
 type AuditBatch = auditBatch
 
-func (s *Set) AuditQuery(ctx context.Context, limit int, tool string) ([]Entry, error) {
-	return s.audit.query(ctx, limit, tool)
+func (s *Set) AuditQuery(ctx context.Context, q Query) ([]Entry, error) {
+	return s.audit.query(ctx, q)
 }
 
 func (s *Set) AuditSync(ctx context.Context) error { return s.audit.sync(ctx) }

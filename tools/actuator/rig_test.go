@@ -51,7 +51,6 @@ type rigConfig struct {
 	store   bool
 	raise   func(r *rig) func(worldmodel.Event)
 	noStart bool
-	keep    int
 	real    bool
 }
 
@@ -61,8 +60,6 @@ func notStarted() rigOpt { return func(c *rigConfig) { c.noStart = true } }
 // withRealClock runs ramps and timers on the wall clock (benchmarks); the
 // rig's fake clock then does not drive anything.
 func withRealClock() rigOpt { return func(c *rigConfig) { c.real = true } }
-
-func withAuditKeep(n int) rigOpt { return func(c *rigConfig) { c.keep = n } }
 
 // testBoard is the part of a board file the actuators read.
 type testBoard struct {
@@ -163,8 +160,7 @@ func newRig(t testing.TB, actuators string, opts ...rigOpt) *rig {
 		}
 	}
 	r.configs = cfg.Actuators
-	o := actuator.Options{Platform: "sim", Actuators: cfg.Actuators, World: r.world, Log: quiet, Clock: clk, Adaptor: r.sim,
-		Settings: actuator.Settings{AuditKeep: c.keep}}
+	o := actuator.Options{Platform: "sim", Actuators: cfg.Actuators, World: r.world, Log: quiet, Clock: clk, Adaptor: r.sim}
 	if c.store {
 		st, err := store.Open(filepath.Join(t.TempDir(), "edgeagent.db"))
 		if err != nil {
@@ -312,7 +308,7 @@ func value(t testing.TB, res tools.Result) map[string]any {
 
 func (r *rig) auditEntries(limit int, tool string) []actuator.Entry {
 	r.t.Helper()
-	entries, err := r.set.AuditQuery(context.Background(), limit, tool)
+	entries, err := r.set.AuditQuery(context.Background(), actuator.Query{Limit: limit, Tool: tool})
 	if err != nil {
 		r.t.Fatal(err)
 	}

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"time"
-
 )
 
 // Config is what the control plane needs to know, in its own terms:
@@ -36,8 +35,8 @@ type Config struct {
 	// broadcast may call (mqtt/README.md, "Fleets").
 	Fleet Fleet
 	// What Home Assistant discovery and telemetry describe.
-	Device Device
-	Sensors   []Sensor
+	Device  Device
+	Sensors []Sensor
 }
 
 // Fleet is a robot's membership of a fleet; zero: none.

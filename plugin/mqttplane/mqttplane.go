@@ -44,7 +44,7 @@ func Config(b *board.Config) (mqtt.Config, error) {
 		LocalAdmin: m.LocalAdmin, QoS: byte(m.QoS), KeepAlive: m.KeepAlive, Buffer: m.Buffer,
 		PublishAllow: m.PublishAllow, Options: opts,
 		Device: mqtt.Device{ID: b.Device.ID, Name: b.Device.Name, Platform: b.Device.Platform, Model: b.Device.Model},
-		Fleet: mqtt.Fleet{Name: b.Fleet.Name, Groups: b.Fleet.Groups, Tools: b.Fleet.Tools},
+		Fleet:  mqtt.Fleet{Name: b.Fleet.Name, Groups: b.Fleet.Groups, Tools: b.Fleet.Tools},
 	}
 	if m.Discovery.Enabled {
 		c.Discovery = m.Discovery.Prefix

@@ -16,6 +16,7 @@ import (
 
 	"github.com/edgeagent/edgeagent/board"
 	"github.com/edgeagent/edgeagent/mqtt"
+	"github.com/edgeagent/edgeagent/node"
 	"github.com/edgeagent/edgeagent/plugin/mqttplane"
 	"github.com/edgeagent/edgeagent/store"
 	"github.com/edgeagent/edgeagent/tools"
@@ -89,7 +90,7 @@ user when the broker has users).`,
 			// would take over the agent's persistent session (and the
 			// commands queued for it) and announce the robot to Home
 			// Assistant.
-			if err := n.UnloadPlugin(ctx, "mqtt"); err != nil && !strings.Contains(err.Error(), "not loaded") {
+			if err := n.UnloadPlugin(ctx, "mqtt"); err != nil && !errors.Is(err, node.ErrPlugin) {
 				return err
 			}
 			runCtx, cancel := context.WithCancel(ctx)

@@ -2,6 +2,7 @@ package actuators_test
 
 import (
 	"errors"
+	"github.com/edgeagent/edgeagent/store"
 	"io"
 	"log/slog"
 	"path/filepath"
@@ -155,7 +156,7 @@ func TestOptionErrorsHavePositions(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		_, err = actuator.New(actuator.Options{Platform: "sim", Actuators: actuators.Configs(c.Actuators),
+		_, err = actuator.New(actuator.Options{Store: store.NewMemory(), Platform: "sim", Actuators: actuators.Configs(c.Actuators),
 			Log: slog.New(slog.NewTextHandler(io.Discard, nil))})
 		var be *board.Error
 		if err == nil || !strings.HasPrefix(err.Error(), tc.want) || !errors.As(err, &be) {

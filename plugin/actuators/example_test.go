@@ -3,6 +3,7 @@ package actuators_test
 import (
 	"context"
 	"encoding/json"
+	"github.com/edgeagent/edgeagent/store"
 	"io"
 	"log/slog"
 	"strings"
@@ -43,7 +44,7 @@ func TestExampleKind(t *testing.T) {
 		t.Errorf("max_duty default = %g, want the kind's 1", got)
 	}
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
-	_, err = actuator.New(actuator.Options{Platform: "sim", Actuators: actuators.Configs(c.Actuators), Log: quiet})
+	_, err = actuator.New(actuator.Options{Store: store.NewMemory(), Platform: "sim", Actuators: actuators.Configs(c.Actuators), Log: quiet})
 	if err == nil || !strings.HasPrefix(err.Error(), `actuator desk: t.yaml:3:65: actuators[0].options.gama: unknown key (did you mean "gamma"?)`) {
 		t.Fatalf("options typo: %v", err)
 	}
@@ -52,7 +53,7 @@ func TestExampleKind(t *testing.T) {
 	if c, err = board.Parse("t.yaml", []byte(src)); err != nil {
 		t.Fatal(err)
 	}
-	set, err := actuator.New(actuator.Options{Platform: "sim", Actuators: actuators.Configs(c.Actuators), Log: quiet})
+	set, err := actuator.New(actuator.Options{Store: store.NewMemory(), Platform: "sim", Actuators: actuators.Configs(c.Actuators), Log: quiet})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -56,17 +56,14 @@ type I2COpener interface {
 	OpenI2C(bus string) (i2c.BusCloser, error)
 }
 
-// AuditStore is where the audit log goes (store.Store is one).
+// AuditStore is where the audit log and the e-stop latch go (store.Bolt and
+// store.Memory are ones).
 type AuditStore interface {
 	Append(bucket string, v any, keep int) (uint64, error)
 	Tail(bucket string, n int, fn func(seq uint64, value json.RawMessage) error) error
 	LogSize(bucket string) (entries int, bytes int64, err error)
 	Evict(bucket string, evict func(seq uint64, value json.RawMessage) bool) (entries int, bytes int64, err error)
-}
-
-// LatchStore is implemented by stores that can also keep the e-stop latch
-// across restarts (*store.Store does).
-type LatchStore interface {
+	// The e-stop latch is a key that survives restarts.
 	Put(bucket, key string, v any) error
 	Get(bucket, key string, v any) (bool, error)
 	Delete(bucket, key string) error
@@ -97,8 +94,8 @@ type Options struct {
 	Actuators []Config
 	Settings  Settings
 	World     *worldmodel.Model
-	// Store keeps the audit log and, if it is a LatchStore, the e-stop
-	// latch across restarts; nil keeps both in memory only.
+	// Store keeps the audit log and the e-stop latch (store.Bolt across
+	// restarts, store.Memory for the life of the process). Required.
 	Store AuditStore
 	// Raise is how estop.trigger raises its Critical event (node.Raise), so
 	// that the e-stop takes the same path whoever raises it. Nil calls EStop
@@ -129,7 +126,6 @@ type Set struct {
 	emu     sync.Mutex // guards es
 	es      EStopStatus
 
-	latchStore   LatchStore // nil: the latch lives in memory only
 	pmu          sync.Mutex // guards persisting, persistDirty
 	persisting   bool       // a goroutine is writing the latch to the store
 	persistDirty bool       // the latch changed since that goroutine last read it
@@ -156,6 +152,11 @@ func New(o Options) (*Set, error) {
 	if o.World == nil {
 		o.World = worldmodel.New(worldmodel.Config{})
 	}
+	if o.Store == nil {
+		// The node always has one (store.Memory without a file): an
+		// audit log that silently kept nothing would be worse than none.
+		return nil, errors.New("actuators: no store for the audit log")
+	}
 	if o.Settings.AuditMaxAge == 0 {
 		o.Settings.AuditMaxAge = DefaultSettings.AuditMaxAge
 	}
@@ -178,11 +179,8 @@ func New(o Options) (*Set, error) {
 	}
 	s := &Set{o: o, log: o.Log, clk: o.Clock, world: o.World, buses: map[string]i2c.BusCloser{}, shared: map[string]any{}}
 	s.audit = newAuditLog(o.Store, Retention{MaxAge: o.Settings.AuditMaxAge, MaxBytes: int64(o.Settings.AuditMaxMB) << 20}, o.Clock.Now, o.Log)
-	if ls, ok := o.Store.(LatchStore); ok {
-		s.latchStore = ls
-		if err := s.loadLatch(); err != nil {
-			return nil, err
-		}
+	if err := s.loadLatch(); err != nil {
+		return nil, err
 	}
 	var errs []error
 	for _, cfg := range o.Actuators {

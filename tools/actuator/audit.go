@@ -79,8 +79,6 @@ type AuditStats struct {
 // one goroutine so that an actuation never waits for an fsync.
 const auditQueue = 4096
 
-// memKeep bounds the in-memory log used when there is no store.
-const memKeep = 1000
 
 type auditItem struct {
 	e       Entry
@@ -98,9 +96,7 @@ type auditLog struct {
 	quit    chan struct{}
 	done    chan struct{}
 	running bool
-	mem     []Entry // ring of the last memKeep entries when there is no store
-	order   uint64  // of the last entry filed
-	memNext int
+	order   uint64 // of the last entry filed
 
 	// What the store holds, per bucket; only the writer goroutine writes
 	// them (bytes is read by stats).
@@ -125,7 +121,7 @@ func newAuditLog(st AuditStore, keep Retention, now func() time.Time, log *slog.
 func (l *auditLog) start() {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if l.running || l.store == nil {
+	if l.running {
 		return
 	}
 	l.ch = make(chan auditItem, auditQueue)
@@ -384,16 +380,6 @@ func (l *auditLog) file(e Entry, wait bool) bool {
 	l.order++
 	e.Order = l.order
 	switch {
-	case l.store == nil:
-		if len(l.mem) < memKeep {
-			l.mem = append(l.mem, e)
-		} else {
-			l.mem[l.memNext] = e
-			l.memNext = (l.memNext + 1) % memKeep
-		}
-		l.written.Add(1)
-		l.mu.Unlock()
-		return true
 	case !l.running:
 		// Not started (an e-stop before the agent runs): write inline
 		// (retention waits for the writer). That waits for the store,
@@ -496,12 +482,6 @@ func (q Query) match(e Entry) bool {
 
 // query returns the matching entries, oldest first.
 func (l *auditLog) query(ctx context.Context, q Query) ([]Entry, error) {
-	if l.store == nil {
-		l.mu.Lock()
-		mem := append(slices.Clone(l.mem[l.memNext:]), l.mem[:l.memNext]...)
-		l.mu.Unlock()
-		return filterTail(mem, q), nil
-	}
 	sctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 	defer cancel()
 	_ = l.sync(sctx) // best effort: a slow store still answers with what it has

@@ -83,21 +83,6 @@ func TestAuditBurstIsNotLost(t *testing.T) {
 	}
 }
 
-// Without a store the last actuator.MemKeep entries are kept, oldest first.
-func TestAuditInMemory(t *testing.T) {
-	r := newRig(t, switches)
-	for i := range actuator.MemKeep + 10 {
-		r.must("mqtt", "horn.beep", fmt.Sprintf(`{"count":%d}`, i%20+1))
-	}
-	entries := r.auditEntries(actuator.MemKeep+100, "horn")
-	if len(entries) != actuator.MemKeep {
-		t.Fatalf("%d entries, want %d", len(entries), actuator.MemKeep)
-	}
-	if string(entries[0].Requested) != `{"count":11,"duration":0.2,"gap":0.2}` {
-		t.Fatalf("oldest kept entry %s, want the 11th command", entries[0].Requested)
-	}
-}
-
 // An e-stop before Start (or after Stop: the audit writer is not running)
 // does not wait for the store: its entry is written in the background.
 func TestEStopBeforeStartDoesNotWaitForTheStore(t *testing.T) {
@@ -120,5 +105,14 @@ func TestEStopBeforeStartDoesNotWaitForTheStore(t *testing.T) {
 	entries, err := actuator.ReadAudit(st, actuator.Query{Limit: 10, Tool: "estop"}, 10)
 	if err != nil || len(entries) != 1 || entries[0].Caller != "estop:test" {
 		t.Fatalf("audit %+v %v", entries, err)
+	}
+}
+
+// A set needs a store: an audit log that silently kept nothing would be
+// worse than none.
+func TestNoStoreIsAnError(t *testing.T) {
+	cfg := parseBoard(t, "sim", switches)
+	if _, err := actuator.New(actuator.Options{Platform: "sim", Actuators: cfg.Actuators, Log: quiet}); err == nil {
+		t.Fatal("a set without a store was built")
 	}
 }

@@ -1,6 +1,7 @@
 package actuator_test
 
 import (
+	"github.com/edgeagent/edgeagent/store"
 	"strings"
 	"testing"
 
@@ -22,7 +23,7 @@ func TestOptionsAreCheckedAtBuild(t *testing.T) {
 		{"  - {name: a, kind: pwm, pins: {pin: x}, limits: {max_duty: 0.5}, initial: \"NaN\"}\n", "initial NaN is outside the envelope 0–0.5"},
 	} {
 		cfg := parseBoard(t, "sim", tc.yaml)
-		_, err := actuator.New(actuator.Options{Platform: "sim", Actuators: cfg.Actuators, Log: quiet})
+		_, err := actuator.New(actuator.Options{Store: store.NewMemory(), Platform: "sim", Actuators: cfg.Actuators, Log: quiet})
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: got %v, want an error about %q", strings.TrimSpace(tc.yaml), err, tc.want)
 		}
@@ -34,7 +35,7 @@ func TestOptionsAreCheckedAtBuild(t *testing.T) {
 		{Name: "a", Kind: "servo", Pins: map[string]string{"pin": "x"}, Limits: actuator.Limits{MaxAngle: &maxAngle}, Initial: "150"},
 		{Name: "a", Kind: "pwm", Pins: map[string]string{"pin": "x"}, Limits: actuator.Limits{MaxDuty: &maxDuty}, Initial: "0.9"},
 	} {
-		_, err := actuator.New(actuator.Options{Platform: "sim", Actuators: []actuator.Config{a}, Log: quiet})
+		_, err := actuator.New(actuator.Options{Store: store.NewMemory(), Platform: "sim", Actuators: []actuator.Config{a}, Log: quiet})
 		if err == nil || !strings.Contains(err.Error(), "outside the envelope") {
 			t.Errorf("%s initial %s: got %v, want an envelope error", a.Kind, a.Initial, err)
 		}
@@ -43,23 +44,23 @@ func TestOptionsAreCheckedAtBuild(t *testing.T) {
 
 func TestPlatformsRejectPinsWithoutPWM(t *testing.T) {
 	cfg := parseBoard(t, "raspi", `  - {name: pan, kind: servo, pins: {pin: "16"}}`+"\n")
-	_, err := actuator.New(actuator.Options{Platform: "raspi", Model: "rpi4", Actuators: cfg.Actuators, Log: quiet})
+	_, err := actuator.New(actuator.Options{Store: store.NewMemory(), Platform: "raspi", Model: "rpi4", Actuators: cfg.Actuators, Log: quiet})
 	if err == nil || !strings.Contains(err.Error(), "no hardware PWM") {
 		t.Fatalf("servo on raspi pin 16: got %v", err)
 	}
 	cfg = parseBoard(t, "raspi", `  - {name: pan, kind: servo, pins: {pin: "12"}}
   - {name: tilt, kind: servo, pins: {pin: "32"}}
 `)
-	_, err = actuator.New(actuator.Options{Platform: "raspi", Model: "rpi4", Actuators: cfg.Actuators, Log: quiet})
+	_, err = actuator.New(actuator.Options{Store: store.NewMemory(), Platform: "raspi", Model: "rpi4", Actuators: cfg.Actuators, Log: quiet})
 	if err == nil || !strings.Contains(err.Error(), "already used by pan") {
 		t.Fatalf("two servos on pwm0: got %v", err)
 	}
 	cfg = parseBoard(t, "raspi", `  - {name: pan, kind: servo, pins: {pin: "16"}}`+"\n")
-	if _, err := actuator.New(actuator.Options{Platform: "raspi", Model: "rpi4", Actuators: cfg.Actuators, Log: quiet, Settings: actuator.Settings{PWM: "pi-blaster"}}); err != nil {
+	if _, err := actuator.New(actuator.Options{Store: store.NewMemory(), Platform: "raspi", Model: "rpi4", Actuators: cfg.Actuators, Log: quiet, Settings: actuator.Settings{PWM: "pi-blaster"}}); err != nil {
 		t.Fatalf("pi-blaster drives any pin: %v", err)
 	}
 	cfg = parseBoard(t, "jetson", `  - {name: fan, kind: pwm, pins: {pin: "31"}}`+"\n")
-	if _, err := actuator.New(actuator.Options{Platform: "jetson", Model: "jetson-orin-nano", Actuators: cfg.Actuators, Log: quiet}); err == nil {
+	if _, err := actuator.New(actuator.Options{Store: store.NewMemory(), Platform: "jetson", Model: "jetson-orin-nano", Actuators: cfg.Actuators, Log: quiet}); err == nil {
 		t.Fatal("pwm on jetson pin 31 accepted")
 	}
 	// The board files in the repository build without hardware.
@@ -68,7 +69,7 @@ func TestPlatformsRejectPinsWithoutPWM(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := actuator.New(actuator.Options{Platform: cfg.Device.Platform, Model: cfg.Device.Model, Actuators: cfg.Actuators, Log: quiet}); err != nil {
+		if _, err := actuator.New(actuator.Options{Store: store.NewMemory(), Platform: cfg.Device.Platform, Model: cfg.Device.Model, Actuators: cfg.Actuators, Log: quiet}); err != nil {
 			t.Errorf("%s.yaml: %v", f, err)
 		}
 	}

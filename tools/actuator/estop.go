@@ -352,9 +352,6 @@ const (
 // coalesced into its next write: however many e-stops and resets, the
 // store ends with the last state, and nothing piles up behind a slow disk.
 func (s *Set) persistLatch() {
-	if s.latchStore == nil {
-		return
-	}
 	s.pmu.Lock()
 	s.persistDirty = true
 	if s.persisting {
@@ -379,9 +376,9 @@ func (s *Set) persistLatch() {
 			var err error
 			if st.Latched {
 				st.Last = nil
-				err = s.latchStore.Put(latchBucket, latchKey, st)
+				err = s.o.Store.Put(latchBucket, latchKey, st)
 			} else {
-				err = s.latchStore.Delete(latchBucket, latchKey)
+				err = s.o.Store.Delete(latchBucket, latchKey)
 			}
 			if err != nil {
 				s.log.Error("e-stop latch not saved: it will not survive a restart", "latched", st.Latched, "err", err)
@@ -392,7 +389,7 @@ func (s *Set) persistLatch() {
 
 func (s *Set) loadLatch() error {
 	var st EStopStatus
-	ok, err := s.latchStore.Get(latchBucket, latchKey, &st)
+	ok, err := s.o.Store.Get(latchBucket, latchKey, &st)
 	if err != nil {
 		return fmt.Errorf("e-stop latch: %w", err)
 	}

@@ -11,7 +11,6 @@ import (
 const (
 	AuditQueue  = auditQueue
 	BatchMax    = batchMax
-	MemKeep     = memKeep
 	LatchBucket = latchBucket
 	LatchKey    = latchKey
 )

@@ -161,6 +161,7 @@ func newRig(t testing.TB, actuators string, opts ...rigOpt) *rig {
 	}
 	r.configs = cfg.Actuators
 	o := actuator.Options{Platform: "sim", Actuators: cfg.Actuators, World: r.world, Log: quiet, Clock: clk, Adaptor: r.sim}
+	o.Store = store.NewMemory()
 	if c.store {
 		st, err := store.Open(filepath.Join(t.TempDir(), "edgeagent.db"))
 		if err != nil {

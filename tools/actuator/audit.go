@@ -79,7 +79,6 @@ type AuditStats struct {
 // one goroutine so that an actuation never waits for an fsync.
 const auditQueue = 4096
 
-
 type auditItem struct {
 	e       Entry
 	barrier chan struct{} // when set, closed once everything before it is written

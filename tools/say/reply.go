@@ -137,7 +137,9 @@ func paramWords(params json.RawMessage) string {
 				out = append(out, "not "+words(k))
 			}
 		case float64:
-			out = append(out, words(k)+" "+strconv.FormatFloat(v, 'f', -1, 64))
+			if v != 0 { // a zero is a default more often than news (duration 0: no timer)
+				out = append(out, words(k)+" "+strconv.FormatFloat(v, 'f', -1, 64))
+			}
 		case string:
 			if len(v) <= 30 {
 				out = append(out, words(k)+" "+v)

@@ -209,7 +209,9 @@ func TestSpokenReply(t *testing.T) {
 	if len(vc) != 1 {
 		t.Fatalf("voice commands %v", vc)
 	}
-	t.Logf("voice_command → first audio of the reply: %v", said.FirstAudio.Sub(vc[0].Time))
+	wake := r.events("wake_word")
+	t.Logf("voice_command → first audio of the reply: %v; wake word → first audio: %v (the command is spoken and its end waited for in between)",
+		said.FirstAudio.Sub(vc[0].Time), said.FirstAudio.Sub(wake[0].Time))
 }
 
 // Barge-in by voice, all real: the robot talks (another voice than the

@@ -61,9 +61,9 @@ func (p *Plugin) watch(ctx context.Context, cur *worldmodel.Cursor) {
 	}
 }
 
-// HandleCritical stops speech on an e-stop, synchronously, before the
-// agent loop sees the event.
-func (p *Plugin) HandleCritical(e worldmodel.Event) { p.speaker.Stop(e.Kind) }
+// HandleCritical cuts speech off on an e-stop, before the agent loop sees
+// the event, without waiting for the player to wind down.
+func (p *Plugin) HandleCritical(e worldmodel.Event) { p.speaker.Cut(e.Kind) }
 
 // AfterSense notes the cycles a voice command started.
 func (p *Plugin) AfterSense(_ context.Context, s hooks.Sense) error {

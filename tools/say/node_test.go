@@ -17,6 +17,7 @@ import (
 	_ "github.com/edgeagent/edgeagent/plugin/actuators"
 	_ "github.com/edgeagent/edgeagent/plugin/engine"
 	_ "github.com/edgeagent/edgeagent/sensors/mic"
+	"github.com/edgeagent/edgeagent/sensors/mic/duplex"
 	"github.com/edgeagent/edgeagent/sensors/mic/wyoming/wyomingtest"
 	"github.com/edgeagent/edgeagent/tools"
 	"github.com/edgeagent/edgeagent/tools/say"
@@ -62,7 +63,7 @@ sensors:
     kind: mic
     options:
       source: sim
-      wakeword: {templates: %s, threshold: 0.8}
+      wakeword: {templates: %s, threshold: 0.7}   # below the ~0.87 the robot's own "hey robot" scores: it would wake
       %s
 actuators:
   - {name: headlight, kind: led, pins: {pin: "sim:12"}, initial: "off"}
@@ -91,6 +92,10 @@ actuators:
 		}
 	}
 	t.Cleanup(r.stop)
+	// A second of audio first: the VAD learns the room's noise before
+	// anyone speaks, however late the microphone started on a busy
+	// machine.
+	waitFor(t, 30*time.Second, "the microphone", func() bool { return len(n.World.Since(mic+".rms_dbfs", 0, 0)) >= 10 })
 	return r
 }
 
@@ -111,6 +116,17 @@ func (r *rig) speak(t testing.TB, params string) tools.Result {
 		t.Fatal(err)
 	}
 	return res
+}
+
+// heardAll waits until the sim microphone has heard the n samples the sim
+// speaker played and processed another second of audio (the detector
+// decides after the phrase has ended), however late it runs.
+func (r *rig) heardAll(t testing.TB, n int) {
+	t.Helper()
+	line := duplex.Get(r.mic)
+	waitFor(t, 20*time.Second, "the mic to hear the speaker", func() bool { return line.Heard() >= int64(n) })
+	last, _ := r.n.World.Latest(r.mic + ".rms_dbfs")
+	waitFor(t, 20*time.Second, "another second of audio", func() bool { return len(r.n.World.Since(r.mic+".rms_dbfs", last.Seq, 0)) >= 10 })
 }
 
 func waitFor(t testing.TB, d time.Duration, what string, cond func() bool) {
@@ -138,13 +154,13 @@ func TestHalfDuplex(t *testing.T) {
 			if v := res.Value.(map[string]any); v["seconds"].(float64) < 0.5 {
 				t.Fatalf("said %v", v)
 			}
-			// Waking itself, the robot also barges in on itself.
+			// Waking itself, the robot may also barge in on itself (when
+			// the detection comes before the last samples played).
 			said := r.say.Sim().Said()
-			if len(said) != 1 || said[0].Text != "hey robot" || said[0].Stopped != c.wakes {
+			if len(said) != 1 || said[0].Text != "hey robot" || (said[0].Stopped && !c.wakes) {
 				t.Fatalf("sim speaker: %+v", said)
 			}
-			// The microphone must have heard it all, plus a tail.
-			time.Sleep(800 * time.Millisecond)
+			r.heardAll(t, said[0].Samples)
 			woke := len(r.events("wake_word")) > 0
 			if woke != c.wakes {
 				t.Fatalf("mode %s: woke itself %v, want %v (events %v)", c.mode, woke, c.wakes, r.events("wake_word"))
@@ -197,7 +213,7 @@ func TestSpokenReply(t *testing.T) {
 	defer stt.Close()
 	r := start(t, fmt.Sprintf(`sim: {noise: pink, noise_dbfs: -60, period: 60s, utterances: [{file: %s, at: 500ms}, {file: %s, at: 1500ms}]}
       stt: {wyoming: %s}`, testdata(t, "speech/pos/enrolled_a.wav"), testdata(t, "speech/neg/turn_on_the_headlight.wav"), stt.Addr()), "")
-	waitFor(t, 15*time.Second, "the spoken reply", func() bool { return len(r.say.Sim().Said()) == 1 && !r.say.Speaker().Speaking() })
+	waitFor(t, 60*time.Second, "the spoken reply", func() bool { return len(r.say.Sim().Said()) == 1 && !r.say.Speaker().Speaking() })
 	said := r.say.Sim().Said()[0]
 	if said.Text != "OK, headlight set on." || said.Samples < 8000 {
 		t.Fatalf("said %+v", said)

@@ -110,13 +110,15 @@ func (p *execPlayer) Close() error {
 
 // SimSink is the simulated speaker: it plays in real time on the clock,
 // puts the sound on the air of a duplex line (where the sim microphone
-// hears it), and records what was said.
+// hears it), and records what was said (the last maxSaid utterances, so a
+// long sim run stays flat in memory).
 type SimSink struct {
 	Clock clock.Clock
 	Air   *duplex.Line // nil: nobody listens
 
 	mu   sync.Mutex
 	said []Spoken
+	base int // number of the first utterance in said
 }
 
 // Spoken is one utterance the sim speaker played.
@@ -141,13 +143,28 @@ func (s *SimSink) Said() []Spoken {
 func (s *SimSink) Start(ctx context.Context, text string) (Player, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if len(s.said) == maxSaid {
+		s.said = append(s.said[:0], s.said[1:]...)
+		s.base++
+	}
 	s.said = append(s.said, Spoken{Text: text, Start: s.Clock.Now()})
-	return &simPlayer{s: s, i: len(s.said) - 1, ctx: ctx}, nil
+	return &simPlayer{s: s, n: s.base + len(s.said) - 1, ctx: ctx}, nil
+}
+
+// maxSaid bounds the utterances a SimSink remembers.
+const maxSaid = 64
+
+// spoken is utterance number n, or nil once it has been forgotten.
+func (s *SimSink) spoken(n int) *Spoken {
+	if i := n - s.base; i >= 0 && i < len(s.said) {
+		return &s.said[i]
+	}
+	return nil
 }
 
 type simPlayer struct {
 	s   *SimSink
-	i   int
+	n   int // utterance number
 	ctx context.Context
 	due time.Time // when what was written so far has played
 }
@@ -157,11 +174,12 @@ type simPlayer struct {
 func (p *simPlayer) Write(samples []int16) error {
 	now := p.s.Clock.Now()
 	p.s.mu.Lock()
-	sp := &p.s.said[p.i]
-	if sp.FirstAudio.IsZero() {
-		sp.FirstAudio = now
+	if sp := p.s.spoken(p.n); sp != nil {
+		if sp.FirstAudio.IsZero() {
+			sp.FirstAudio = now
+		}
+		sp.Samples += len(samples)
 	}
-	sp.Samples += len(samples)
 	p.s.mu.Unlock()
 	if p.s.Air != nil {
 		p.s.Air.Emit(samples)
@@ -193,7 +211,9 @@ func (p *simPlayer) Finish() error { return nil }
 func (p *simPlayer) Close() error {
 	if p.ctx.Err() != nil {
 		p.s.mu.Lock()
-		p.s.said[p.i].Stopped = true
+		if sp := p.s.spoken(p.n); sp != nil {
+			sp.Stopped = true
+		}
 		p.s.mu.Unlock()
 	}
 	return nil

@@ -106,16 +106,26 @@ func (s *Speaker) Say(ctx context.Context, text, voice string, volume float64) (
 // Stop cuts off the utterance playing, if any, and waits until it is
 // silent; it reports whether something was playing.
 func (s *Speaker) Stop(why string) bool {
+	u := s.Cut(why)
+	if u != nil {
+		<-u
+	}
+	return u != nil
+}
+
+// Cut cuts off the utterance playing without waiting (the e-stop path must
+// not wait for a sound card); the returned channel, nil when nothing
+// played, is closed once it is silent.
+func (s *Speaker) Cut(why string) <-chan struct{} {
 	s.mu.Lock()
 	u := s.cur
 	s.mu.Unlock()
 	if u == nil {
-		return false
+		return nil
 	}
 	u.cancel(errors.Join(ErrInterrupted, errors.New(why)))
-	<-u.done
 	s.Log.Info("speech stopped", "why", why)
-	return true
+	return u.done
 }
 
 // Speaking reports whether an utterance is under way.

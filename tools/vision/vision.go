@@ -221,6 +221,7 @@ func (p *Plugin) OnAgentStop(context.Context) error {
 		cancel()
 	}
 	p.wg.Wait()
+	p.client.Close()
 	return nil
 }
 

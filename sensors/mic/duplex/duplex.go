@@ -66,9 +66,11 @@ func (l *Line) Speaking(now time.Time, tail time.Duration) bool {
 	return l.playing > 0 || (!l.ended.IsZero() && now.Sub(l.ended) < tail)
 }
 
-// maxAir bounds the sound in flight on a simulated line (2 s at 16 kHz):
-// a sim speaker with no sim microphone listening must not grow memory.
-const maxAir = 32000
+// maxAir bounds the sound in flight on a simulated line (10 s at 16 kHz,
+// 320 kB): a sim speaker with no sim microphone listening must not grow
+// memory, and a sim microphone running late on a loaded machine must not
+// lose what it has yet to hear.
+const maxAir = 160000
 
 // Emit puts samples (16 kHz mono) on the air of a simulated line, for the
 // sim microphone to hear. The oldest sound is dropped past maxAir.

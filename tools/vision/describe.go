@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"image"
 	"math"
 	"regexp"
 	"slices"
@@ -69,6 +70,12 @@ var compiled = func() *jsonschema.Schema {
 // Describe asks the vision model about cam's latest snapshot, records the
 // answer as <cam>.description and raises an event per object found.
 func (p *Plugin) Describe(ctx context.Context, cam, question string) (Description, error) {
+	return p.describe(ctx, cam, question, "", nil)
+}
+
+// describe is Describe of the picture in source (default
+// <cam>.snapshot), cropped to region (fractions of the frame) when given.
+func (p *Plugin) describe(ctx context.Context, cam, question, source string, region *image.Rectangle) (Description, error) {
 	if cam == "" {
 		if len(p.cameras) != 1 {
 			return Description{}, fmt.Errorf("this board has %d cameras (%v): say which", len(p.cameras), p.cameras)
@@ -78,16 +85,31 @@ func (p *Plugin) Describe(ctx context.Context, cam, question string) (Descriptio
 	if !slices.Contains(p.cameras, cam) {
 		return Description{}, fmt.Errorf("no camera %q (cameras: %v)", cam, p.cameras)
 	}
-	o, ok := p.world.Latest(cam + ".snapshot")
+	if source == "" {
+		source = cam + ".snapshot"
+	}
+	o, ok := p.world.Latest(source)
 	if !ok || o.Blob == nil || len(o.Blob.Data) == 0 {
 		return Description{}, fmt.Errorf("%s has no snapshot yet (is it running, with snapshot_interval > 0?)", cam)
+	}
+	img := o.Blob
+	var notes []string
+	if region != nil {
+		cropped, ok, err := crop(img.Data, *region)
+		if err != nil {
+			return Description{}, err
+		}
+		if ok {
+			img = &worldmodel.Blob{MIME: "image/jpeg", Data: cropped}
+			notes = append(notes, "cropped to the motion region")
+		}
 	}
 	q := strings.TrimSpace(question)
 	if q == "" {
 		q = defaultQuestion
 	}
 	req := llm.Request{Purpose: "describe", System: system, MaxTokens: p.o.MaxTokens,
-		Messages: []llm.Message{{Role: "user", Content: q}}, Images: [][]byte{o.Blob.Data}}
+		Messages: []llm.Message{{Role: "user", Content: q}}, Images: [][]byte{img.Data}}
 	if p.o.Structured {
 		req.Schema = json.RawMessage(answerSchema)
 		req.Messages[0].Content += " Answer as JSON: \"answer\" is your sentence; \"objects\" lists what you see " +
@@ -96,12 +118,12 @@ func (p *Plugin) Describe(ctx context.Context, cam, question string) (Descriptio
 	start := p.clock.Now()
 	res, err := p.model.Generate(ctx, req)
 	took := p.clock.Now().Sub(start)
-	p.journal(cam, req, o.Blob, res, err, took)
+	p.journal(cam, req, img, res, err, took)
 	if err != nil {
 		return Description{}, err
 	}
 	d := Description{Camera: cam, Question: q, Model: p.name, Seconds: math.Round(took.Seconds()*100) / 100,
-		ImageAge: math.Round(start.Sub(o.Time).Seconds()*10) / 10}
+		ImageAge: math.Round(start.Sub(o.Time).Seconds()*10) / 10, notes: notes}
 	if p.o.Structured {
 		d.Answer, d.Objects, err = parse(res.Content)
 		if err != nil {

@@ -14,7 +14,7 @@
 //	    structured: true      # also ask for {objects: [{label, confidence}]} (Ollama "format")
 //	    min_confidence: 0.5   # objects at or above it raise events <camera>/<label>
 //	    event_priority: normal
-//	    on_motion:            # describe after each motion start (off: every describe costs seconds)
+//	    on_motion:            # describe the moving region after each motion start (off: each costs seconds)
 //	      enabled: false
 //	      min_interval: 60s   # per camera
 //	      question: ""
@@ -241,7 +241,7 @@ func (p *Plugin) watchMotion(ctx context.Context, cur *worldmodel.Cursor) {
 			if it.Kind != worldmodel.ItemEvent || it.Event.Kind != "motion_start" || !slices.Contains(p.cameras, it.Event.Source) {
 				continue
 			}
-			cam, now := it.Event.Source, p.clock.Now()
+			cam, now, ev := it.Event.Source, p.clock.Now(), it.Event
 			p.mu.Lock()
 			due := !p.busy && (p.lastAuto[cam].IsZero() || now.Sub(p.lastAuto[cam]) >= p.o.OnMotion.MinInterval)
 			if due {
@@ -255,7 +255,11 @@ func (p *Plugin) watchMotion(ctx context.Context, cur *worldmodel.Cursor) {
 			go func() {
 				defer p.wg.Done()
 				defer func() { p.mu.Lock(); p.busy = false; p.mu.Unlock() }()
-				if _, err := p.Describe(ctx, cam, p.o.OnMotion.Question); err != nil && ctx.Err() == nil {
+				source, _ := ev.Data["snapshot"].(string)
+				if source != cam+".motion_snapshot" {
+					source = "" // only the camera's own frames
+				}
+				if _, err := p.describe(ctx, cam, p.o.OnMotion.Question, source, motionRegion(ev.Data)); err != nil && ctx.Err() == nil {
 					p.log.Warn("describing the motion failed", "camera", cam, "err", err)
 				}
 			}()

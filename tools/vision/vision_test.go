@@ -224,9 +224,13 @@ func TestOnMotion(t *testing.T) {
 	go func() { done <- n.Run(ctx, time.Now()) }()
 	defer func() { cancel(); <-done }()
 	<-n.Ready()
-	snapshot(n, redSquare(t))
+	n.World.Append(worldmodel.Observation{Time: time.Now(), Source: "front_cam.motion_snapshot", Kind: worldmodel.BlobRef,
+		Blob: &worldmodel.Blob{MIME: "image/jpeg", Data: redSquare(t)}})
 	for range 3 {
-		n.Raise(worldmodel.Event{Kind: "motion_start", Source: "front_cam", Priority: worldmodel.High})
+		// As the camera raises it: boxes in the analysed frame (160×120
+		// here, half the JPEG's size).
+		n.Raise(worldmodel.Event{Kind: "motion_start", Source: "front_cam", Priority: worldmodel.High,
+			Data: map[string]any{"boxes": [][4]int{{60, 40, 100, 80}}, "width": 160, "height": 120, "snapshot": "front_cam.motion_snapshot"}})
 	}
 	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(10 * time.Millisecond) {
 		if o, ok := n.World.Latest("front_cam.description"); ok && o.Text == "A dog." {
@@ -241,6 +245,18 @@ func TestOnMotion(t *testing.T) {
 	defer mu.Unlock()
 	if asked != 1 {
 		t.Fatalf("the vision model was asked %d times for one interval", asked)
+	}
+	// The model saw the moving region (80×80 of the analysed frame with
+	// its margin → 160×160 of the JPEG), not the whole picture.
+	for _, r := range srv.Requests() {
+		if r.Chat == nil || r.Chat.Model != "moondream" {
+			continue
+		}
+		img := r.Chat.Messages[len(r.Chat.Messages)-1].Images[0]
+		cfg, err := jpeg.DecodeConfig(bytes.NewReader(img))
+		if err != nil || cfg.Width != 160 || cfg.Height != 160 {
+			t.Fatalf("the model got a %d×%d picture (%v)", cfg.Width, cfg.Height, err)
+		}
 	}
 }
 

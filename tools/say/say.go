@@ -204,6 +204,12 @@ func (p *Plugin) Info() hooks.Info {
 	return hooks.Info{Name: "say", Version: "1", Description: "speaker.say, spoken replies to voice commands, half-duplex and barge-in (" + p.speaker.Engine.String() + " → " + p.speaker.Sink.String() + ")"}
 }
 
+// Status is the say component of agent.status.
+func (p *Plugin) Status() any {
+	return map[string]any{"engine": p.speaker.Engine.String(), "sink": p.speaker.Sink.String(),
+		"speaking": p.speaker.Speaking(), "half_duplex": p.speaker.Line != nil, "replies": p.replies}
+}
+
 // Speaker is the plugin's speaker (tests, benchmarks).
 func (p *Plugin) Speaker() *Speaker { return p.speaker }
 

@@ -1,7 +1,8 @@
 // Package say is the robot's voice: the speaker.say skill, spoken replies
 // to voice commands, half-duplex with the microphone and barge-in. It is a
 // compiled-in plugin named "say", loaded when the board has a plugins.say
-// block:
+// block and its programs (espeak-ng, aplay) are installed — otherwise it
+// declines and `edgeagent check` logs why:
 //
 //	plugins:
 //	  say:
@@ -39,6 +40,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"sync"
 
@@ -151,6 +154,12 @@ func New(h plugin.Host) (hooks.Plugin, error) {
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
 	}
+	// A missing program is a missing part of the robot, like a missing
+	// camera: the skill is absent and check says why, rather than every
+	// reply failing.
+	if missing := missingProgram(engine, sink); missing != "" {
+		return nil, hooks.Decline(missing)
+	}
 	p.speaker = &Speaker{Engine: engine, Sink: sink, Line: line, Clock: h.Clock(), Log: p.log}
 	return p, nil
 }
@@ -190,6 +199,33 @@ func micLine(b *board.Config, name string) (*duplex.Line, error) {
 		return nil, fmt.Errorf("plugins.say.mic: no enabled mic sensor named %q", name)
 	}
 	return nil, nil
+}
+
+func missingProgram(e Engine, s Sink) string {
+	var cmds [][]string
+	if ee, ok := e.(*ExecEngine); ok {
+		cmds = append(cmds, ee.Command)
+	}
+	if es, ok := s.(*ExecSink); ok {
+		cmds = append(cmds, es.Command)
+	}
+	for _, c := range cmds {
+		if _, err := exec.LookPath(c[0]); err != nil {
+			return fmt.Sprintf("plugins.say: %s is not installed (apt-get install %s): the robot does not speak", c[0], debianPackage(c[0]))
+		}
+	}
+	return ""
+}
+
+// debianPackage names the package of the usual programs.
+func debianPackage(prog string) string {
+	switch filepath.Base(prog) {
+	case "aplay":
+		return "alsa-utils"
+	case "paplay":
+		return "pulseaudio-utils"
+	}
+	return filepath.Base(prog)
 }
 
 func or(a, b []string) []string {

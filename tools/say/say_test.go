@@ -241,3 +241,16 @@ func TestReply(t *testing.T) {
 		t.Errorf("%d characters", len(got))
 	}
 }
+
+func TestMissingProgramDeclines(t *testing.T) {
+	t.Parallel()
+	if got := missingProgram(&ExecEngine{Command: []string{"/nonexistent/espeak-ng"}}, &SimSink{}); !strings.Contains(got, "apt-get install espeak-ng") {
+		t.Errorf("engine: %q", got)
+	}
+	if got := missingProgram(&WyomingEngine{}, &ExecSink{Command: []string{"/nonexistent/aplay"}}); !strings.Contains(got, "alsa-utils") {
+		t.Errorf("sink: %q", got)
+	}
+	if got := missingProgram(&WyomingEngine{}, &ExecSink{Command: []string{"sh"}}); got != "" {
+		t.Errorf("present: %q", got)
+	}
+}

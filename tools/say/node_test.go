@@ -250,3 +250,31 @@ func TestBargeInByVoice(t *testing.T) {
 		t.Fatalf("wake words %v", r.events("wake_word"))
 	}
 }
+
+func TestOptionErrors(t *testing.T) {
+	t.Parallel()
+	for opts, want := range map[string]string{
+		"engine: festival": "plugins.say.engine",
+		"engine: wyoming":  "plugins.say.wyoming",
+		"volume: 2":        "plugins.say.volume",
+		"sink: bluetooth":  "plugins.say.sink",
+		"mic: kitchen":     "no enabled mic sensor named",
+		"command: []":      "plugins.say.command",
+		"raw_rate: 100":    "plugins.say.raw_rate",
+		"max_text: 0":      "plugins.say.max_text",
+		"voice_volume: 1":  "voice_volume",
+	} {
+		cfg, err := board.Parse("t.yaml", []byte("device: {id: t, platform: sim}\ndata_dir: "+t.TempDir()+
+			"\nplugins: {mqtt: {enabled: false}, say: {"+opts+"}}\nllm: {enabled: false}\n"))
+		if err == nil {
+			var n *node.Node
+			n, err = node.New(cfg, node.Options{Log: quiet, NoStore: true})
+			if err == nil {
+				n.Close()
+			}
+		}
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: %v, want %q", opts, err, want)
+		}
+	}
+}

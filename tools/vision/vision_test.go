@@ -298,3 +298,21 @@ func TestE2EVisionModel(t *testing.T) {
 		t.Errorf("the answer does not say red: %q", d.Answer)
 	}
 }
+
+func TestOptionErrors(t *testing.T) {
+	t.Parallel()
+	for opts, want := range map[string]string{
+		"timeout: 10ms":                 "plugins.vision.timeout",
+		"max_tokens: 1":                 "plugins.vision.max_tokens",
+		"min_confidence: 2":             "plugins.vision.min_confidence",
+		"event_priority: urgent":        "plugins.vision.event_priority",
+		"on_motion: {min_interval: 0s}": "plugins.vision.on_motion.min_interval",
+		"colour: true":                  "colour",
+	} {
+		_, err := node.New(parse(t, "plugins: {mqtt: {enabled: false}, vision: {"+opts+"}}\nllm: {enabled: true, host: http://127.0.0.1:1, vision_model: moondream}\n"+camera),
+			node.Options{Log: quiet, NoStore: true})
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: %v, want %q", opts, err, want)
+		}
+	}
+}

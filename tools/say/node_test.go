@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/edgeagent/edgeagent/agent"
 	"github.com/edgeagent/edgeagent/board"
 	"github.com/edgeagent/edgeagent/node"
 	_ "github.com/edgeagent/edgeagent/plugin/actuators"
@@ -276,5 +277,28 @@ func TestOptionErrors(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%s: %v, want %q", opts, err, want)
 		}
+	}
+}
+
+// A command the robot cannot carry out gets a spoken refusal that says
+// why; a command over MQTT (not a voice command) gets no spoken answer.
+func TestSpokenRefusalAndSilentText(t *testing.T) {
+	t.Parallel()
+	r := start(t, "", "")
+	r.n.Raise(worldmodel.Event{Time: time.Now(), Kind: "voice_command", Source: r.mic, Priority: worldmodel.Normal,
+		Data: map[string]any{"text": "open the garage door"}})
+	waitFor(t, 30*time.Second, "the refusal", func() bool { return len(r.say.Sim().Said()) == 1 })
+	said := r.say.Sim().Said()[0].Text
+	if !strings.HasPrefix(said, "Sorry") || len(said) < 20 {
+		t.Fatalf("said %q", said)
+	}
+	t.Logf("refusal: %q", said)
+	// As the MQTT control plane submits a text command.
+	if _, err := r.n.Agent.Submit(context.Background(), agent.Command{ID: "m1", Caller: "mqtt", Text: "turn on the headlight"}); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(300 * time.Millisecond) // a reply would have started by now (it takes ≤ 65 ms)
+	if n := len(r.say.Sim().Said()); n != 1 {
+		t.Fatalf("a text command was answered out loud: %+v", r.say.Sim().Said())
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -300,5 +301,34 @@ func TestSpokenRefusalAndSilentText(t *testing.T) {
 	time.Sleep(300 * time.Millisecond) // a reply would have started by now (it takes ≤ 65 ms)
 	if n := len(r.say.Sim().Said()); n != 1 {
 		t.Fatalf("a text command was answered out loud: %+v", r.say.Sim().Said())
+	}
+}
+
+// The Wyoming engine from the board: the skill's text and voice reach the
+// TTS server (a fake wyoming-piper) and its 22050 Hz audio plays at 16 kHz.
+func TestWyomingEngineFromBoard(t *testing.T) {
+	t.Parallel()
+	var mu sync.Mutex
+	var got []string
+	srv, err := wyomingtest.Start(&wyomingtest.Server{TTSRate: 22050, Speak: func(text, voice string) []int16 {
+		mu.Lock()
+		got = append(got, text+"|"+voice)
+		mu.Unlock()
+		return make([]int16, 22050/2) // half a second
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	r := start(t, "", "engine: wyoming, wyoming: "+srv.Addr()+", voice: en_US-lessac-medium")
+	r.speak(t, `{"text": "hello there", "volume": 0.5}`)
+	said := r.say.Sim().Said()
+	if len(said) != 1 || said[0].Samples < 7900 || said[0].Samples > 8100 {
+		t.Fatalf("sim speaker: %+v", said)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(got) != 1 || got[0] != "hello there|en_US-lessac-medium" {
+		t.Fatalf("TTS server got %q", got)
 	}
 }

@@ -134,7 +134,10 @@ type LLM struct {
 	Model string `yaml:"model"`
 	// EmbedModel ranks tools by similarity; empty selects the built-in
 	// lexical embedder, which needs no model at all.
-	EmbedModel  string  `yaml:"embed_model"`
+	EmbedModel string `yaml:"embed_model"`
+	// VisionModel answers camera.describe (a multimodal model such as
+	// moondream or qwen2.5vl:3b); empty: the robot does not describe images.
+	VisionModel string  `yaml:"vision_model,omitempty"`
 	NumCtx      int     `yaml:"num_ctx"`
 	Seed        int     `yaml:"seed"`        // fixed so the same situation gives the same decision
 	Temperature float64 `yaml:"temperature"` // 0: deterministic

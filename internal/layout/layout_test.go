@@ -36,9 +36,16 @@ var rules = []struct {
 	{"tools", []string{"hooks", "worldmodel"}},
 	{"tools/actuator/...", []string{"tools", "worldmodel", "clock", "hooks", "tools/actuator/..."}},
 	{"tools/snapshot", []string{"plugin", "tools", "worldmodel", "hooks"}},
+	// say speaks through the microphone's audio format, half-duplex gate and
+	// Wyoming client (protocols, not drivers) so the wake word hears it
+	// muted; it reads its plugin options from the board.
+	{"tools/say", []string{"plugin", "tools", "worldmodel", "hooks", "clock", "board", "sensors",
+		"sensors/mic/audio", "sensors/mic/duplex", "sensors/mic/wyoming"}},
+	{"tools/vision", []string{"plugin", "tools", "worldmodel", "hooks", "clock", "llm", "llm/local"}},
 	{"sensors", []string{"worldmodel"}},
 	{"sensors/simcurve", nil},
 	{"sensors/periphhost", nil},
+	{"sensors/mqttsub", []string{"sensors", "worldmodel"}},
 	{"sensors/camera/...", []string{"sensors", "worldmodel", "sensors/camera/..."}},
 	{"sensors/mic/...", []string{"sensors", "worldmodel", "sensors/mic/..."}},
 	{"sensors/i2c/i2ckit/kittest", []string{"sensors", "worldmodel", "board", "node/sensorconf", "sensors/i2c/..."}},

@@ -451,6 +451,18 @@ func (c *Client) Generate(ctx context.Context, req llm.Request) (llm.Response, e
 	for _, m := range req.Messages {
 		msgs = append(msgs, api.Message{Role: m.Role, Content: m.Content})
 	}
+	if len(req.Images) > 0 {
+		last := len(msgs) - 1
+		for last >= 0 && msgs[last].Role != "user" {
+			last--
+		}
+		if last < 0 {
+			return llm.Response{}, fmt.Errorf("ollama %s: images need a user message to go with", req.Purpose)
+		}
+		for _, img := range req.Images {
+			msgs[last].Images = append(msgs[last].Images, api.ImageData(img))
+		}
+	}
 	maxTokens := req.MaxTokens
 	if maxTokens <= 0 {
 		maxTokens = c.o.MaxTokens

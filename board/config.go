@@ -19,6 +19,7 @@ package board
 import (
 	"encoding/json"
 	"fmt"
+	"net"
 	"os"
 	"strconv"
 	"strings"
@@ -100,6 +101,23 @@ type MQTT struct {
 	// embedded broker when it has no users: an explicit opt-in, since any
 	// program on the robot could then reload the config or reset an e-stop.
 	LocalAdmin bool `yaml:"local_admin,omitempty"`
+}
+
+// DialURL is where a client on this machine reaches the broker: the
+// embedded one on its listen address (an unspecified host dialled as
+// loopback), or the external URL.
+func (m MQTT) DialURL() string {
+	if m.Broker != "embedded" {
+		return m.Broker
+	}
+	host, port, err := net.SplitHostPort(m.Listen)
+	if err != nil {
+		return "tcp://" + m.Listen
+	}
+	if ip := net.ParseIP(host); host == "" || (ip != nil && ip.IsUnspecified()) {
+		host = "127.0.0.1"
+	}
+	return "tcp://" + net.JoinHostPort(host, port)
 }
 
 // MQTTUser is an account on the embedded broker. Only the bcrypt hash is

@@ -16,7 +16,7 @@
 //	    thresholds:
 //	      - {quantity: temperature, above: 28, hysteresis: 1, event: too_warm}
 //	    options:
-//	      broker: tcp://192.168.1.10:1883   # default tcp://127.0.0.1:1883, the robot's own broker
+//	      broker: tcp://192.168.1.10:1883   # default: the robot's own broker (mqtt.broker)
 //	      username: edgeagent
 //	      password_file: secrets/mqtt-house   # relative to the board file
 //	      topics:
@@ -48,6 +48,7 @@
 package mqttsub
 
 import (
+	"cmp"
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
@@ -102,7 +103,7 @@ type Topic struct {
 // New builds an mqtt sensor. It checks the options and compiles the
 // extractors; it does not connect.
 func New(cfg sensors.Config) (sensors.Sensor, error) {
-	opts := Opts{Broker: DefaultBroker, KeepAlive: 30 * time.Second, MaxPayload: 1 << 20}
+	opts := Opts{Broker: cmp.Or(cfg.Broker, DefaultBroker), KeepAlive: 30 * time.Second, MaxPayload: 1 << 20}
 	if err := cfg.DecodeOptions(&opts); err != nil {
 		return nil, err
 	}

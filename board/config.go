@@ -9,14 +9,17 @@
 // Defaults are filled in at load time and kept in the Config, so what
 // Marshal prints (`edgeagent check --print`) is exactly what runs.
 //
-// The package knows the shape of sensor and actuator blocks but not what a
-// sensor kind means: kind-specific settings stay in an Options block that
-// the kind decodes itself, with the same strictness and positions.
+// The package knows the shape of sensor and actuator blocks but not the
+// kinds: kind-specific settings stay in an Options block that the kind
+// decodes itself, with the same strictness and positions, and what an
+// actuator kind takes (pins, limits, defaults, initial) is asked of the
+// registered kinds (UseActuatorKinds).
 package board
 
 import (
 	"encoding/json"
 	"fmt"
+	"net"
 	"os"
 	"strconv"
 	"strings"
@@ -36,6 +39,7 @@ type Config struct {
 	Agent       Agent       `yaml:"agent"`
 	World       World       `yaml:"world"`
 	Permissions Permissions `yaml:"permissions"`
+	Fleet       Fleet       `yaml:"fleet,omitempty"`
 	// Sensor and actuator names share one namespace: both become prefixes of
 	// world-model sources and tool names.
 	Sensors   []Sensor   `yaml:"sensors"`
@@ -96,6 +100,27 @@ type MQTT struct {
 	// PublishAllow lists the topic filters (MQTT wildcards allowed) the
 	// mqtt_publish skill may publish to; empty means nowhere.
 	PublishAllow []string `yaml:"publish_allow"`
+	// LocalAdmin lets every local process use the admin topic of the
+	// embedded broker when it has no users: an explicit opt-in, since any
+	// program on the robot could then reload the config or reset an e-stop.
+	LocalAdmin bool `yaml:"local_admin,omitempty"`
+}
+
+// DialURL is where a client on this machine reaches the broker: the
+// embedded one on its listen address (an unspecified host dialled as
+// loopback), or the external URL.
+func (m MQTT) DialURL() string {
+	if m.Broker != "embedded" {
+		return m.Broker
+	}
+	host, port, err := net.SplitHostPort(m.Listen)
+	if err != nil {
+		return "tcp://" + m.Listen
+	}
+	if ip := net.ParseIP(host); host == "" || (ip != nil && ip.IsUnspecified()) {
+		host = "127.0.0.1"
+	}
+	return "tcp://" + net.JoinHostPort(host, port)
 }
 
 // MQTTUser is an account on the embedded broker. Only the bcrypt hash is
@@ -130,7 +155,10 @@ type LLM struct {
 	Model string `yaml:"model"`
 	// EmbedModel ranks tools by similarity; empty selects the built-in
 	// lexical embedder, which needs no model at all.
-	EmbedModel  string  `yaml:"embed_model"`
+	EmbedModel string `yaml:"embed_model"`
+	// VisionModel answers camera.describe (a multimodal model such as
+	// moondream or qwen2.5vl:3b); empty: the robot does not describe images.
+	VisionModel string  `yaml:"vision_model,omitempty"`
 	NumCtx      int     `yaml:"num_ctx"`
 	Seed        int     `yaml:"seed"`        // fixed so the same situation gives the same decision
 	Temperature float64 `yaml:"temperature"` // 0: deterministic
@@ -270,38 +298,37 @@ type Threshold struct {
 // "<name>.<func>".
 type Actuator struct {
 	Name string `yaml:"name"` // [a-z][a-z0-9_]*
-	// Kind is led | relay | digital | buzzer | servo | pwm | motor |
-	// pca9685_servo.
+	// Kind is a registered actuator kind (docs/config.md lists the
+	// built-in ones); what a kind takes is checked through ActuatorKind.
 	Kind string `yaml:"kind"`
-	// Pins by role: led, relay, digital, buzzer, servo and pwm use "pin";
-	// motor uses "forward", "backward" and "pwm"; pca9685_servo uses none.
+	// Pins by the roles the kind names ("pin"; "forward", "backward",
+	// "pwm"); none for a kind on I2C.
 	Pins    map[string]string `yaml:"pins,omitempty"`
-	Bus     string            `yaml:"bus,omitempty"`     // pca9685_servo only
-	Address Addr              `yaml:"address,omitempty"` // pca9685_servo only; default 0x40
-	Channel int               `yaml:"channel,omitempty"` // pca9685_servo only; 0–15
+	Bus     string            `yaml:"bus,omitempty"`     // I2C kinds only; default: the header's bus
+	Address Addr              `yaml:"address,omitempty"` // I2C kinds only; default: the kind's
+	Channel int               `yaml:"channel,omitempty"` // I2C kinds with channels: which output
 	// Scenarios tag the tools for the decision engine; each must be one of
 	// llm.scenarios.
 	Scenarios  []string `yaml:"scenarios,omitempty"`
 	Permission string   `yaml:"permission"` // needed to call its tools; default "actuate"
 	Limits     Limits   `yaml:"limits"`
-	// Initial is the state set at start: on|off for switches, an angle for
-	// servos, a duty (0–1) for pwm, "stop" for motors; empty leaves it.
+	// Initial is the state set at start, in the kind's words (on|off, an
+	// angle, a duty, "stop"); empty leaves it.
 	Initial string  `yaml:"initial,omitempty"`
 	Options Options `yaml:"options,omitempty"`
 }
 
 // Limits is the safety envelope of one actuator, enforced below every
-// caller. Only the limits that apply to the actuator's kind may be set;
-// defaults make the envelope explicit (servo 0–180°, motor speed ≤ 1, duty
-// 0–1).
+// caller. Only the limits the actuator's kind enforces may be set
+// (ActuatorKind.Limits); the kind's defaults make the envelope explicit.
 type Limits struct {
-	MinAngle *float64 `yaml:"min_angle,omitempty"` // servo, pca9685_servo (degrees)
+	MinAngle *float64 `yaml:"min_angle,omitempty"` // degrees
 	MaxAngle *float64 `yaml:"max_angle,omitempty"`
-	MaxRate  *float64 `yaml:"max_rate,omitempty"`  // servo, pca9685_servo: degrees per second
-	MaxSpeed *float64 `yaml:"max_speed,omitempty"` // motor: 0..1
-	// Deadman stops a motor whose command is not refreshed within it; 0 off.
+	MaxRate  *float64 `yaml:"max_rate,omitempty"`  // degrees per second
+	MaxSpeed *float64 `yaml:"max_speed,omitempty"` // 0..1
+	// Deadman stops an output whose command is not refreshed within it; 0 off.
 	Deadman time.Duration `yaml:"deadman,omitempty"`
-	MinDuty *float64      `yaml:"min_duty,omitempty"` // pwm: 0..1
+	MinDuty *float64      `yaml:"min_duty,omitempty"` // 0..1
 	MaxDuty *float64      `yaml:"max_duty,omitempty"`
 	// RateLimit caps commands per second to this actuator; 0: no cap.
 	RateLimit float64 `yaml:"rate_limit"`
@@ -344,7 +371,7 @@ func (a *Addr) UnmarshalText(b []byte) error {
 	}
 	v, err := strconv.ParseUint(s, 0, 16)
 	if err != nil {
-		return fmt.Errorf("expected an I2C address such as 0x76, got %q", string(b))
+		return fmt.Errorf("expected an I2C address such as 0x76")
 	}
 	*a = Addr(v)
 	return nil
@@ -377,7 +404,7 @@ func Parse(filename string, data []byte) (*Config, error) {
 	// mistake; a field that failed to decode keeps its default and the
 	// validator stays quiet about it.
 	d.validating = true
-	v := &validator{decoder: d, c: c, file: filename}
+	v := &validator{decoder: d, c: c, file: filename, kinds: currentActuatorKinds()}
 	v.fillDefaults()
 	v.validate()
 	if len(d.errs) > 0 {

@@ -13,136 +13,16 @@ package board
 
 import (
 	"bytes"
-	"cmp"
 	"encoding"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"math"
 	"reflect"
-	"slices"
-	"strconv"
 	"strings"
 	"time"
 
-	"github.com/goccy/go-yaml"
 	"github.com/goccy/go-yaml/ast"
-	"github.com/goccy/go-yaml/parser"
-	"github.com/goccy/go-yaml/token"
 )
-
-// Error is one problem in a board file. Load, Parse and Options.Decode
-// return every problem they find, each as an *Error, joined with errors.Join
-// and sorted by position, so errors.As finds the first and a caller that
-// wants them all can unwrap the join.
-type Error struct {
-	File string // as given to Parse or Load
-	Line int    // 1-based
-	Col  int    // 1-based
-	Path string // key path, e.g. "sensors[2].address"; empty for YAML syntax errors
-	Msg  string
-}
-
-func (e *Error) Error() string {
-	if e.Path == "" {
-		return fmt.Sprintf("%s:%d:%d: %s", e.File, e.Line, e.Col, e.Msg)
-	}
-	return fmt.Sprintf("%s:%d:%d: %s: %s", e.File, e.Line, e.Col, e.Path, e.Msg)
-}
-
-// pos is a line:col in the file.
-type pos struct{ line, col int }
-
-// errList collects errors and joins them sorted by position.
-type errList []*Error
-
-func (l errList) join() error {
-	if len(l) == 0 {
-		return nil
-	}
-	s := slices.Clone(l)
-	slices.SortStableFunc(s, func(a, b *Error) int {
-		return cmp.Or(cmp.Compare(a.Line, b.Line), cmp.Compare(a.Col, b.Col), strings.Compare(a.Path, b.Path))
-	})
-	// The same mistake can be seen twice (e.g. a duplicate key found by the
-	// duplicate pass and again while decoding); say it once.
-	s = slices.CompactFunc(s, func(a, b *Error) bool { return *a == *b })
-	errs := make([]error, len(s))
-	for i, e := range s {
-		errs[i] = e
-	}
-	return errors.Join(errs...)
-}
-
-// parseDoc parses data into a single document body and the anchors it
-// defines. A syntax error is returned as an *Error with goccy's position.
-func parseDoc(file string, data []byte) (ast.Node, map[string]ast.Node, error) {
-	// Duplicate keys are reported by our own pass (with the key path), not by
-	// the parser, which would stop at the first one.
-	f, err := parser.ParseBytes(data, 0, parser.AllowDuplicateMapKey())
-	if err != nil {
-		return nil, nil, syntaxError(file, err)
-	}
-	var body ast.Node
-	for _, d := range f.Docs {
-		if d == nil || d.Body == nil {
-			continue
-		}
-		if body != nil {
-			p := nodePos(d.Body)
-			return nil, nil, &Error{File: file, Line: p.line, Col: p.col, Msg: "a board file holds one YAML document, found a second"}
-		}
-		body = d.Body
-	}
-	anchors := map[string]ast.Node{}
-	if body != nil {
-		collectAnchors(body, anchors)
-	}
-	return body, anchors, nil
-}
-
-func syntaxError(file string, err error) error {
-	var ye yaml.Error
-	if errors.As(err, &ye) && ye.GetToken() != nil {
-		p := ye.GetToken().Position
-		return &Error{File: file, Line: p.Line, Col: p.Column, Msg: "YAML syntax: " + ye.GetMessage()}
-	}
-	return &Error{File: file, Line: 1, Col: 1, Msg: "YAML syntax: " + err.Error()}
-}
-
-func collectAnchors(n ast.Node, into map[string]ast.Node) {
-	ast.Walk(visitFunc(func(n ast.Node) {
-		if a, ok := n.(*ast.AnchorNode); ok && a.Name != nil {
-			into[a.Name.GetToken().Value] = a.Value
-		}
-	}), n)
-}
-
-type visitFunc func(ast.Node)
-
-func (f visitFunc) Visit(n ast.Node) ast.Visitor { f(n); return f }
-
-// nodePos is where a node starts as a reader sees it: for a block mapping
-// goccy's token is the first ':' so use the first key instead.
-func nodePos(n ast.Node) pos {
-	switch v := n.(type) {
-	case *ast.MappingNode:
-		if !v.IsFlowStyle && len(v.Values) > 0 {
-			return nodePos(v.Values[0].Key)
-		}
-	case *ast.MappingValueNode:
-		return nodePos(v.Key)
-	case *ast.DocumentNode:
-		if v.Body != nil {
-			return nodePos(v.Body)
-		}
-	}
-	if n == nil || n.GetToken() == nil {
-		return pos{1, 1}
-	}
-	p := n.GetToken().Position
-	return pos{p.Line, p.Column}
-}
 
 // decoder walks an AST into Go values, collecting errors and remembering
 // where each key path was written so validation can point at it.
@@ -245,156 +125,12 @@ func joinKey(path, key string) string {
 
 func indexPath(path string, i int) string { return fmt.Sprintf("%s[%d]", path, i) }
 
-// resolve follows anchors, aliases and tags to the node that holds the value.
-func (d *decoder) resolve(n ast.Node) ast.Node {
-	for depth := 0; n != nil && depth < 64; depth++ {
-		switch v := n.(type) {
-		case *ast.AnchorNode:
-			n = v.Value
-		case *ast.AliasNode:
-			name := v.Value.GetToken().Value
-			t, ok := d.anchors[name]
-			if !ok {
-				return v // reported by the caller as an unknown alias
-			}
-			n = t
-		case *ast.TagNode:
-			n = v.Value
-		default:
-			return n
-		}
-	}
-	return n
-}
-
-// entry is one key: value of a mapping after merge keys are expanded.
-type entry struct {
-	key    string
-	keyPos pos
-	value  ast.Node
-}
-
-// entries lists a mapping's key/values, expanding YAML merge keys (<<: *base)
-// so that explicit keys override merged ones. It reports duplicate keys.
-func (d *decoder) entries(m *ast.MappingNode, path string) []entry {
-	defer d.leave()
-	if !d.enter(m, path) {
-		return nil
-	}
-	var merged, own []entry
-	seen := map[string]pos{}
-	for _, mv := range m.Values {
-		if mv.Key != nil && mv.Key.IsMergeKey() {
-			src := d.resolve(mv.Value)
-			var maps []*ast.MappingNode
-			switch s := src.(type) {
-			case *ast.MappingNode:
-				maps = append(maps, s)
-			case *ast.SequenceNode:
-				for _, e := range s.Values {
-					if mm, ok := d.resolve(e).(*ast.MappingNode); ok {
-						maps = append(maps, mm)
-					}
-				}
-			}
-			if len(maps) == 0 {
-				d.errorf(nodePos(mv.Value), path, "merge key << needs a mapping or an alias of one")
-			}
-			for _, mm := range maps {
-				merged = append(merged, d.entries(mm, path)...)
-			}
-			continue
-		}
-		k, ok := d.keyText(mv.Key)
-		kp := nodePos(mv.Key)
-		if !ok {
-			d.errorf(kp, path, "mapping keys must be plain scalars")
-			continue
-		}
-		if first, dup := seen[k]; dup {
-			d.errorf(kp, joinKey(path, k), "duplicate key (first at line %d)", first.line)
-			continue
-		}
-		seen[k] = kp
-		own = append(own, entry{key: k, keyPos: kp, value: mv.Value})
-	}
-	if len(merged) == 0 {
-		return own
-	}
-	out := make([]entry, 0, len(merged)+len(own))
-	for _, e := range merged {
-		if _, overridden := seen[e.key]; !overridden {
-			seen[e.key] = e.keyPos
-			out = append(out, e)
-		}
-	}
-	return append(out, own...)
-}
-
-func (d *decoder) keyText(k ast.MapKeyNode) (string, bool) {
-	n := d.resolve(k)
-	switch v := n.(type) {
-	case *ast.StringNode:
-		return v.Value, true
-	case *ast.IntegerNode, *ast.FloatNode, *ast.BoolNode, *ast.NullNode:
-		return v.GetToken().Value, true
-	}
-	return "", false
-}
-
 var (
 	durationType  = reflect.TypeFor[time.Duration]()
 	rawJSONType   = reflect.TypeFor[json.RawMessage]()
 	optionsType   = reflect.TypeFor[Options]()
 	textUnmarshal = reflect.TypeFor[encoding.TextUnmarshaler]()
 )
-
-// describe names what a node is, for "expected X, got Y" messages.
-func describe(n ast.Node) string {
-	switch v := n.(type) {
-	case *ast.MappingNode:
-		return "a mapping"
-	case *ast.SequenceNode:
-		return "a list"
-	case *ast.NullNode:
-		return "nothing (null)"
-	case *ast.BoolNode:
-		return "boolean " + v.GetToken().Value
-	case *ast.IntegerNode, *ast.FloatNode, *ast.InfinityNode, *ast.NanNode:
-		return "number " + v.GetToken().Value
-	case *ast.StringNode:
-		return strconv.Quote(v.Value)
-	case *ast.LiteralNode:
-		return "a block string"
-	case *ast.AliasNode:
-		return "unknown alias *" + v.Value.GetToken().Value
-	}
-	return fmt.Sprintf("%s", n.Type())
-}
-
-// scalarText is the text of a scalar node, with ok false for mappings,
-// lists and null.
-func scalarText(n ast.Node) (string, bool) {
-	switch v := n.(type) {
-	case *ast.StringNode:
-		return v.Value, true
-	case *ast.LiteralNode:
-		if v.Value == nil {
-			return "", true
-		}
-		return v.Value.Value, true
-	case *ast.IntegerNode, *ast.FloatNode, *ast.BoolNode, *ast.InfinityNode, *ast.NanNode:
-		return v.GetToken().Value, true
-	}
-	return "", false
-}
-
-// isPlain reports whether a string node was written without quotes (so
-// "1e-3" may be read as a number but '"1e-3"' stays a string).
-func isPlain(n ast.Node) bool {
-	s, ok := n.(*ast.StringNode)
-	return ok && s.GetToken() != nil && s.GetToken().Type == token.StringType
-}
 
 // decode fills v from node n. path is the key path of n.
 func (d *decoder) decode(n ast.Node, v reflect.Value, path string) {
@@ -512,7 +248,7 @@ func (d *decoder) decode(n ast.Node, v reflect.Value, path string) {
 			return
 		}
 		if i.sign < 0 && i.mag != 0 {
-			d.errorf(p, path, "must not be negative, got %s", n.GetToken().Value)
+			d.errorf(p, path, "must not be negative")
 			return
 		}
 		if v.OverflowUint(i.mag) {
@@ -663,178 +399,11 @@ func (d *decoder) decodeDuration(n ast.Node, v reflect.Value, path string) {
 	case *ast.StringNode:
 		dur, err := time.ParseDuration(x.Value)
 		if err != nil {
-			d.errorf(p, path, "bad duration %q; write e.g. 2s, 500ms or 1m30s", x.Value)
+			d.errorf(p, path, "not a duration; write e.g. 2s, 500ms or 1m30s")
 			return
 		}
 		v.SetInt(int64(dur))
 		return
 	}
 	d.errorf(p, path, "expected a duration such as 2s, got %s", describe(n))
-}
-
-// bigInt is an integer literal as sign and magnitude, so both int64 and
-// uint64 ranges can be checked without loss.
-type bigInt struct {
-	sign int
-	mag  uint64
-}
-
-func (b bigInt) int64() int64 {
-	if b.sign < 0 {
-		return -int64(b.mag-1) - 1
-	}
-	return int64(b.mag)
-}
-
-func intValue(n ast.Node) (bigInt, bool) {
-	var text string
-	switch v := n.(type) {
-	case *ast.IntegerNode:
-		text = v.GetToken().Value
-	case *ast.StringNode:
-		// goccy leaves integers too big for int64/uint64 as plain strings;
-		// read them so the error says "does not fit" rather than "not an
-		// integer".
-		if !isPlain(v) {
-			return bigInt{}, false
-		}
-		text = v.Value
-	default:
-		return bigInt{}, false
-	}
-	text = strings.ReplaceAll(text, "_", "")
-	b := bigInt{sign: 1}
-	if strings.HasPrefix(text, "-") {
-		b.sign, text = -1, text[1:]
-	} else {
-		text = strings.TrimPrefix(text, "+")
-	}
-	if strings.HasPrefix(text, "0o") || strings.HasPrefix(text, "0O") {
-		text = "0" + text[2:]
-	}
-	u, err := strconv.ParseUint(text, 0, 64)
-	if err != nil {
-		if errors.Is(err, strconv.ErrRange) {
-			return bigInt{sign: b.sign, mag: math.MaxUint64}, true
-		}
-		return bigInt{}, false
-	}
-	b.mag = u
-	return b, true
-}
-
-func floatValue(n ast.Node) (float64, bool) {
-	switch v := n.(type) {
-	case *ast.IntegerNode:
-		i, ok := intValue(v)
-		if !ok {
-			return 0, false
-		}
-		f := float64(i.mag)
-		if i.sign < 0 {
-			f = -f
-		}
-		return f, true
-	case *ast.FloatNode:
-		return v.Value, true
-	case *ast.InfinityNode:
-		return v.Value, true
-	case *ast.NanNode:
-		return math.NaN(), true
-	case *ast.StringNode:
-		// goccy reads "1e3" as a string; accept plain (unquoted) numbers.
-		if !isPlain(v) {
-			return 0, false
-		}
-		f, err := strconv.ParseFloat(strings.ReplaceAll(v.Value, "_", ""), 64)
-		if err != nil || strings.ContainsAny(v.Value, "xXpP") || strings.EqualFold(v.Value, "nan") || strings.Contains(strings.ToLower(v.Value), "inf") {
-			return 0, false
-		}
-		return f, true
-	}
-	return 0, false
-}
-
-// fieldSet is the decoded-key view of a struct type.
-type fieldSet struct {
-	byName map[string][]int
-	names  []string // in declaration order, for "did you mean"
-}
-
-// structFields follows goccy's tag rules: `yaml:"name"`, `yaml:"-"`,
-// `yaml:",inline"` on embedded structs, and the lower-cased field name when
-// there is no tag.
-func structFields(t reflect.Type) fieldSet {
-	fs := fieldSet{byName: map[string][]int{}}
-	var walk func(t reflect.Type, index []int)
-	walk = func(t reflect.Type, index []int) {
-		for i := range t.NumField() {
-			f := t.Field(i)
-			tag := f.Tag.Get("yaml")
-			name, opts, _ := strings.Cut(tag, ",")
-			if name == "-" {
-				continue
-			}
-			idx := append(slices.Clone(index), i)
-			if strings.Contains(","+opts+",", ",inline,") {
-				ft := f.Type
-				if ft.Kind() == reflect.Pointer {
-					ft = ft.Elem()
-				}
-				if ft.Kind() == reflect.Struct {
-					walk(ft, idx)
-					continue
-				}
-			}
-			if !f.IsExported() {
-				continue
-			}
-			if name == "" {
-				name = strings.ToLower(f.Name)
-			}
-			if _, dup := fs.byName[name]; !dup {
-				fs.names = append(fs.names, name)
-			}
-			fs.byName[name] = idx
-		}
-	}
-	walk(t, nil)
-	return fs
-}
-
-// suggest says which known key was probably meant.
-func suggest(key string, known []string) string {
-	best, bestD := "", 3
-	for _, k := range known {
-		if dd := editDistance(key, k); dd < bestD {
-			best, bestD = k, dd
-		}
-	}
-	if best != "" {
-		return fmt.Sprintf(" (did you mean %q?)", best)
-	}
-	if len(known) > 0 && len(known) <= 12 {
-		return " (known keys: " + strings.Join(known, ", ") + ")"
-	}
-	return ""
-}
-
-func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			c := 1
-			if a[i-1] == b[j-1] {
-				c = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+c)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
 }

@@ -17,7 +17,6 @@ import (
 // consumer reads the filled Config instead.
 const (
 	defaultListen     = "127.0.0.1:1883"
-	defaultPCA9685    = Addr(0x40) // PCA9685 with A0–A5 open
 	defaultTelemetry  = 10 * time.Second
 	defaultPermission = "actuate"
 )
@@ -89,8 +88,6 @@ func (a *Actuator) setDefaults() {
 	a.Permission = defaultPermission
 	a.Limits.OnViolation = "refuse"
 }
-
-func ptr(f float64) *float64 { return &f }
 
 // fillDefaults sets the defaults that depend on other values (the device id,
 // the platform, the file's location).
@@ -174,34 +171,20 @@ func (v *validator) fillDefaults() {
 	}
 	for i := range c.Actuators {
 		a := &c.Actuators[i]
-		l := &a.Limits
-		switch a.Kind {
-		case "pca9685_servo":
+		k, ok := v.actuatorKind(a.Kind)
+		if !ok {
+			continue // reported by validate when kinds are known
+		}
+		if k.I2C {
 			if a.Address == 0 {
-				a.Address = defaultPCA9685
+				a.Address = k.Address
 			}
 			if a.Bus == "" {
 				a.Bus = v.defaultBus()
 			}
-			fallthrough
-		case "servo":
-			if l.MinAngle == nil {
-				l.MinAngle = ptr(0)
-			}
-			if l.MaxAngle == nil {
-				l.MaxAngle = ptr(180)
-			}
-		case "motor":
-			if l.MaxSpeed == nil {
-				l.MaxSpeed = ptr(1)
-			}
-		case "pwm":
-			if l.MinDuty == nil {
-				l.MinDuty = ptr(0)
-			}
-			if l.MaxDuty == nil {
-				l.MaxDuty = ptr(1)
-			}
+		}
+		if k.Defaults != nil {
+			k.Defaults(&a.Limits)
 		}
 	}
 	for i := range c.Reflexes {

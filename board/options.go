@@ -2,6 +2,7 @@ package board
 
 import (
 	"errors"
+	"fmt"
 	"reflect"
 
 	"github.com/goccy/go-yaml"
@@ -47,6 +48,24 @@ func (o Options) Decode(v any) error {
 	d := newDecoder(o.file, o.anchors)
 	d.decode(o.node, rv.Elem(), o.path)
 	return d.errs.join()
+}
+
+// Errorf reports a problem with the value of one key of the block (a path
+// below it such as "channels[1].range" works too) as an *Error at that
+// key's position, in the same "file:line:col: path: msg" form as the
+// decoding errors: for checks a kind makes after decoding (a value out of
+// range, two options that contradict each other). A key that is not
+// written is reported at the block; without a block the error has no
+// position.
+func (o Options) Errorf(key, format string, args ...any) error {
+	if o.node == nil { // no block: nothing to point at
+		return fmt.Errorf("options.%s: %s", key, fmt.Sprintf(format, args...))
+	}
+	path := o.path + "." + key
+	d := newDecoder(o.file, o.anchors)
+	d.generic(o.node, o.path) // records where each key was written
+	p := d.at(path)
+	return &Error{File: o.file, Line: p.line, Col: p.col, Path: path, Msg: fmt.Sprintf(format, args...)}
 }
 
 // MarshalYAML writes the block back in its original key order, so

@@ -1,6 +1,7 @@
 package board
 
 import (
+	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -105,8 +106,8 @@ func TestOptionsStrict(t *testing.T) {
 	}
 	want := []string{
 		`o.yaml:7:7: sensors[0].options.fliter: unknown key (did you mean "filter"?)`,
-		`o.yaml:8:15: sensors[0].options.settle: bad duration "5 s"`,
-		`o.yaml:10:18: sensors[0].options.channels[0].gain: expected a number, got "high"`,
+		`o.yaml:8:15: sensors[0].options.settle: not a duration`,
+		`o.yaml:10:18: sensors[0].options.channels[0].gain: expected a number, got a string`,
 		`o.yaml:11:15: sensors[0].options.labels: expected a mapping, got a list`,
 	}
 	lines := strings.Split(err.Error(), "\n")
@@ -176,5 +177,24 @@ func TestOptionsDuplicateKeyAtLoad(t *testing.T) {
 	_, err := Parse("d.yaml", []byte("device: {id: t, platform: sim}\nsensors:\n  - name: a\n    kind: k\n    options:\n      x: 1\n      x: 2\n"))
 	if err == nil || !strings.HasPrefix(err.Error(), "d.yaml:7:7: sensors[0].options.x: duplicate key (first at line 6)") {
 		t.Errorf("got %v", err)
+	}
+}
+
+// A kind's own checks after decoding point at the key they are about.
+func TestOptionsErrorf(t *testing.T) {
+	o := sensorOptions(t, "    options:\n      mode: sleepy\n      channels:\n        - {gain: 1}\n        - {gain: 64}\n")
+	for _, tc := range []struct{ key, want string }{
+		{"mode", `o.yaml:6:13: sensors[0].options.mode: "sleepy" is not a mode`},
+		{"channels[1].gain", `o.yaml:9:18: sensors[0].options.channels[1].gain: "sleepy" is not a mode`},
+		{"filter", `o.yaml:6:7: sensors[0].options.filter: "sleepy" is not a mode`}, // not written: the block
+	} {
+		err := o.Errorf(tc.key, "%q is not a mode", "sleepy")
+		var be *Error
+		if !errors.As(err, &be) || err.Error() != tc.want {
+			t.Errorf("Errorf(%s) = %v, want %s", tc.key, err, tc.want)
+		}
+	}
+	if err := (Options{}).Errorf("mode", "bad"); err == nil || err.Error() != "options.mode: bad" {
+		t.Errorf("without a block: %v", err)
 	}
 }

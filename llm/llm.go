@@ -30,6 +30,9 @@ type Request struct {
 	// Schema is the JSON Schema the answer must match (Ollama's structured
 	// output "format"). Empty asks for free text.
 	Schema json.RawMessage
+	// Images go with the last user message, for a multimodal model (JPEG
+	// or PNG bytes; Ollama receives them base64-encoded).
+	Images [][]byte
 	// MaxTokens caps the answer (Ollama num_predict); 0 uses the adapter's
 	// default. A small model under a grammar can otherwise ramble until the
 	// deadline.

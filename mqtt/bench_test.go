@@ -33,13 +33,13 @@ func benchBrokers(b *testing.B, run func(b *testing.B, r *rig)) {
 	// peer's delayed ACK, and a small message can wait ~40 ms.
 	b.Run("mosquitto", func(b *testing.B) {
 		m := startMosquitto(b)
-		r := newRig(b, rigOpts{broker: m.url()})
+		r := newRig(b, rigOpts{broker: m.URL()})
 		r.start(b)
 		run(b, r)
 	})
 	b.Run("mosquitto-nodelay", func(b *testing.B) {
 		m := startMosquitto(b, "set_tcp_nodelay true")
-		r := newRig(b, rigOpts{broker: m.url()})
+		r := newRig(b, rigOpts{broker: m.URL()})
 		r.start(b)
 		run(b, r)
 	})

@@ -10,8 +10,6 @@ import (
 
 	paho "github.com/eclipse/paho.mqtt.golang"
 	"golang.org/x/crypto/bcrypt"
-
-	"github.com/edgeagent/edgeagent/board"
 )
 
 func hash(t *testing.T, pass string) string {
@@ -35,7 +33,7 @@ func connectAs(url, user, pass string) (paho.Client, error) {
 
 func TestBrokerAuthAndACL(t *testing.T) {
 	tp := NewTopics("edgeagent/bot/", "bot", "homeassistant")
-	b := startBroker(t, BrokerConfig{Listen: "127.0.0.1:0", Topics: tp, Users: []board.MQTTUser{
+	b := startBroker(t, BrokerConfig{Listen: "127.0.0.1:0", Topics: tp, Users: []User{
 		{Username: "ha", PasswordBcrypt: hash(t, "ha-pass")},
 		{Username: "boss", PasswordBcrypt: hash(t, "boss-pass"), Admin: true},
 	}})

@@ -10,27 +10,16 @@ import (
 	"time"
 
 	paho "github.com/eclipse/paho.mqtt.golang"
-
-	"github.com/edgeagent/edgeagent/board"
 )
-
-// BrokerURL is where clients reach the board's broker: the embedded one on
-// its listen address (0.0.0.0 dialled as loopback) or the external URL.
-func BrokerURL(m board.MQTT) string {
-	if m.Broker == "embedded" {
-		return "tcp://" + dialable(m.Listen)
-	}
-	return m.Broker
-}
 
 // Call sends one command to the agent running with cfg and waits for the
 // reply: `edgeagent invoke` uses it when that agent holds the store. The
 // agent applies the mqtt caller's permissions (admin adds the admin grant,
 // through the admin topic), not the CLI's. It authenticates with the
 // board's mqtt.username and password (or password_file).
-func Call(ctx context.Context, cfg *board.Config, cmd Command, admin bool) (Reply, error) {
-	m := cfg.MQTT
-	t := NewTopics(m.Prefix, cfg.Device.ID, "")
+func Call(ctx context.Context, cfg Config, cmd Command, admin bool) (Reply, error) {
+	m := cfg
+	t := NewTopics(m.Prefix, cfg.DeviceID, "")
 	nonce := randomHex(6)
 	if cmd.ID == "" {
 		cmd.ID = "cli-" + nonce
@@ -40,7 +29,7 @@ func Call(ctx context.Context, cfg *board.Config, cmd Command, admin bool) (Repl
 	if err != nil {
 		return Reply{}, err
 	}
-	o := paho.NewClientOptions().AddBroker(BrokerURL(m)).
+	o := paho.NewClientOptions().AddBroker(m.BrokerURL()).
 		SetClientID(m.ClientID + "-cli-" + nonce).
 		SetCleanSession(true).SetAutoReconnect(false).
 		SetConnectTimeout(3 * time.Second).SetWriteTimeout(3 * time.Second).
@@ -65,7 +54,7 @@ func Call(ctx context.Context, cfg *board.Config, cmd Command, admin bool) (Repl
 	}
 	c := paho.NewClient(o)
 	if err := wait(ctx, c.Connect(), 5*time.Second); err != nil {
-		return Reply{}, fmt.Errorf("connecting to %s: %w", BrokerURL(m), err)
+		return Reply{}, fmt.Errorf("connecting to %s: %w", m.BrokerURL(), err)
 	}
 	defer c.Disconnect(100)
 	replies := make(chan Reply, 1)
@@ -93,7 +82,7 @@ func Call(ctx context.Context, cfg *board.Config, cmd Command, admin bool) (Repl
 		return r, nil
 	case <-ctx.Done():
 		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
-			return Reply{}, fmt.Errorf("no reply on %s: is the agent connected to %s?", cmd.ReplyTo, BrokerURL(m))
+			return Reply{}, fmt.Errorf("no reply on %s: is the agent connected to %s?", cmd.ReplyTo, m.BrokerURL())
 		}
 		return Reply{}, ctx.Err()
 	}

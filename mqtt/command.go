@@ -9,6 +9,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/edgeagent/edgeagent/internal/strictjson"
 	"github.com/edgeagent/edgeagent/tools"
 )
 
@@ -22,19 +23,36 @@ const (
 	maxTopic   = 256
 )
 
-// Error codes of the control plane itself; invocation errors carry the
-// tools package's codes (not_found, invalid_params, forbidden, refused …).
+// The error codes of every reply (mqtt/README.md has the table; a test
+// walks it). Six, so that a controller can branch on them: what it sent is
+// wrong (invalid), not there (not_found), not allowed to it (forbidden),
+// refused by the robot (refused: e-stop latch, envelope, rate limit, a
+// disabled tool, a broken config), not now (busy) or went wrong while
+// running (failed). The message says the rest in words.
 const (
-	CodeBadRequest  = "bad_request" // not a valid command: malformed JSON, missing id, wrong types
-	CodeTooLarge    = "too_large"   // over MaxPayload
-	CodeBusy        = "busy"        // too many commands in flight
-	CodeUnavailable = "unavailable" // the agent is stopping, or the feature is not there
-	CodeNoEngine    = "no_engine"   // a text command without a decision engine
-	CodeUnknownOp   = "unknown_op"  // an admin op that does not exist
-	CodeRejected    = "rejected"    // an admin request that was refused (broken config …)
-	CodeNotApplied  = "not_applied" // valid, but nothing in this process applies it
-	codeInternal    = tools.CodeFailed
+	CodeInvalid   = "invalid"
+	CodeNotFound  = tools.CodeNotFound
+	CodeForbidden = tools.CodeForbidden
+	CodeRefused   = tools.CodeRefused
+	CodeBusy      = "busy"
+	CodeFailed    = tools.CodeFailed
 )
+
+// Codes are the reply codes, for the README's table and its test.
+var Codes = []string{CodeInvalid, CodeNotFound, CodeForbidden, CodeRefused, CodeBusy, CodeFailed}
+
+// replyCode maps the tool registry's finer codes onto the six.
+func replyCode(toolCode string) string {
+	switch toolCode {
+	case tools.CodeInvalidParams, tools.CodeAmbiguous:
+		return CodeInvalid
+	case tools.CodeDisabled:
+		return CodeRefused
+	case tools.CodeNotFound, tools.CodeForbidden, tools.CodeRefused:
+		return toolCode
+	}
+	return CodeFailed // failed, cancelled, and anything new
+}
 
 // Command is one request on the cmd (or admin) topic. Exactly one of Tool,
 // Text and Op is set.
@@ -63,6 +81,9 @@ type Reply struct {
 	Error  string   `json:"error,omitempty"`
 	Code   string   `json:"code,omitempty"`
 	Paths  []string `json:"paths,omitempty"`
+	// Robot is the device that answers, so a caller of a fleet or group
+	// command can count the answers.
+	Robot string `json:"robot,omitempty"`
 }
 
 // RequestError is a request that could not be carried out, with what we
@@ -78,7 +99,7 @@ type RequestError struct {
 func (e *RequestError) Error() string { return e.Msg }
 
 func badRequest(id, replyTo, format string, args ...any) *RequestError {
-	return &RequestError{ID: id, ReplyTo: replyTo, Code: CodeBadRequest, Msg: fmt.Sprintf(format, args...)}
+	return &RequestError{ID: id, ReplyTo: replyTo, Code: CodeInvalid, Msg: fmt.Sprintf(format, args...)}
 }
 
 // DecodeCommand parses and checks one command. It never panics and never
@@ -88,7 +109,7 @@ func badRequest(id, replyTo, format string, args ...any) *RequestError {
 func DecodeCommand(payload []byte) (Command, error) {
 	if len(payload) > MaxPayload {
 		id, rt := peekIDs(payload[:MaxPayload])
-		return Command{}, &RequestError{ID: id, ReplyTo: rt, Code: CodeTooLarge,
+		return Command{}, &RequestError{ID: id, ReplyTo: rt, Code: CodeInvalid,
 			Msg: fmt.Sprintf("command is %d bytes; the limit is %d", len(payload), MaxPayload)}
 	}
 	var raw struct {
@@ -99,15 +120,11 @@ func DecodeCommand(payload []byte) (Command, error) {
 		Op      json.RawMessage `json:"op"`
 		ReplyTo json.RawMessage `json:"reply_to"`
 	}
-	dec := json.NewDecoder(bytes.NewReader(payload))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&raw); err != nil {
+	// One strict pass: duplicate keys (at any depth, params included),
+	// unknown fields and trailing data are errors.
+	if err := strictjson.Decode(payload, &raw); err != nil {
 		id, rt := peekIDs(payload)
 		return Command{}, badRequest(id, rt, "not a command: %s (want a JSON object such as {\"id\":\"1\",\"tool\":\"headlight.set\",\"params\":{\"on\":true}})", describeJSONError(err))
-	}
-	if _, err := dec.Token(); err != io.EOF {
-		id, rt := peekIDs(payload)
-		return Command{}, badRequest(id, rt, "not a command: data after the JSON object")
 	}
 	if bytes.TrimSpace(payload)[0] != '{' {
 		return Command{}, badRequest("", "", "not a command: want a JSON object")
@@ -179,7 +196,9 @@ func stringField(name string, raw json.RawMessage, max int) (string, error) {
 		return "", fmt.Errorf("%s must be a string, got %s", name, jsonKind(raw))
 	}
 	var s string
-	if err := json.Unmarshal(raw, &s); err != nil {
+	if body := raw[1 : len(raw)-1]; bytes.IndexByte(body, '\\') < 0 && utf8.Valid(body) {
+		s = string(body) // no escapes: the decoder already checked it is a string
+	} else if err := json.Unmarshal(raw, &s); err != nil {
 		return "", fmt.Errorf("%s: %v", name, err)
 	}
 	if len(s) > max {
@@ -248,7 +267,7 @@ func peekIDs(payload []byte) (id, replyTo string) {
 				}
 				continue
 			}
-			if key == "id" && len(s) <= maxID && utf8.ValidString(s) {
+			if key == "id" && len(s) <= maxID && utf8.ValidString(s) && !strings.ContainsRune(s, 0) { // as stringField
 				id = s
 			}
 			if key == "reply_to" && len(s) <= maxTopic && checkTopicName(s) == nil {
@@ -299,9 +318,9 @@ func replyFor(id string, res any, err error) Reply {
 	case errors.As(err, &re):
 		r.Code, r.Paths = re.Code, re.Paths
 	case errors.As(err, &te):
-		r.Code, r.Paths = te.Code, te.Paths
+		r.Code, r.Paths = replyCode(te.Code), te.Paths
 	default:
-		r.Code = codeInternal
+		r.Code = CodeFailed
 	}
 	return r
 }

@@ -23,27 +23,27 @@ func TestDecodeCommand(t *testing.T) {
 		{name: "text", in: `{"id":"2","text":"turn on the light","reply_to":"me/replies"}`,
 			want: Command{ID: "2", Text: "turn on the light", ReplyTo: "me/replies"}},
 		{name: "op null params", in: ` {"id":"3","op":"skills","params":null} `, want: Command{ID: "3", Op: "skills"}},
-		{name: "malformed keeps id", in: `{"id":"m1","reply_to":"a/b","tool":`, code: CodeBadRequest, id: "m1", replyTo: "a/b", msg: "malformed"},
-		{name: "garbage", in: `turn on the light`, code: CodeBadRequest, msg: "malformed JSON"},
-		{name: "empty", in: ``, code: CodeBadRequest},
-		{name: "array", in: `[{"id":"1"}]`, code: CodeBadRequest, msg: "want a JSON object"},
-		{name: "null", in: `null`, code: CodeBadRequest, msg: "want a JSON object"},
-		{name: "trailing data", in: `{"id":"t","tool":"a.b"} {}`, code: CodeBadRequest, id: "t", msg: "after the JSON object"},
-		{name: "missing id", in: `{"tool":"headlight.set"}`, code: CodeBadRequest, msg: "missing id"},
-		{name: "empty id", in: `{"id":"","tool":"headlight.set"}`, code: CodeBadRequest, msg: "missing id"},
-		{name: "numeric id", in: `{"id":5,"tool":"headlight.set"}`, code: CodeBadRequest, msg: "id must be a string, got a number"},
-		{name: "long id", in: `{"id":"` + strings.Repeat("i", maxID+1) + `","tool":"a.b"}`, code: CodeBadRequest, msg: "limit"},
-		{name: "tool number", in: `{"id":"x","tool":3}`, code: CodeBadRequest, id: "x", msg: "tool must be a string"},
-		{name: "params array", in: `{"id":"x","tool":"a.b","params":[1]}`, code: CodeBadRequest, id: "x", msg: "params must be a JSON object, got an array"},
-		{name: "params string", in: `{"id":"x","tool":"a.b","params":"on"}`, code: CodeBadRequest, id: "x", msg: "got a string"},
-		{name: "nothing to do", in: `{"id":"x"}`, code: CodeBadRequest, id: "x", msg: "nothing to do"},
-		{name: "tool and text", in: `{"id":"x","tool":"a.b","text":"hi"}`, code: CodeBadRequest, id: "x", msg: "only one"},
-		{name: "blank text", in: `{"id":"x","text":"  "}`, code: CodeBadRequest, id: "x", msg: "blank"},
-		{name: "text with params", in: `{"id":"x","text":"hi","params":{}}`, code: CodeBadRequest, id: "x", msg: "params go with tool or op"},
-		{name: "unknown field", in: `{"id":"x","tool":"a.b","prams":{}}`, code: CodeBadRequest, id: "x", msg: `unknown field "prams"`},
-		{name: "wildcard reply_to", in: `{"id":"x","tool":"a.b","reply_to":"a/#"}`, code: CodeBadRequest, id: "x", msg: "wildcards"},
-		{name: "reply_to number", in: `{"id":"x","tool":"a.b","reply_to":1}`, code: CodeBadRequest, id: "x"},
-		{name: "too large", in: big, code: CodeTooLarge, id: "big", replyTo: "r/big", msg: "limit is 65536"},
+		{name: "malformed keeps id", in: `{"id":"m1","reply_to":"a/b","tool":`, code: CodeInvalid, id: "m1", replyTo: "a/b", msg: "malformed"},
+		{name: "garbage", in: `turn on the light`, code: CodeInvalid, msg: "malformed JSON"},
+		{name: "empty", in: ``, code: CodeInvalid},
+		{name: "array", in: `[{"id":"1"}]`, code: CodeInvalid, msg: "want a JSON object"},
+		{name: "null", in: `null`, code: CodeInvalid, msg: "want a JSON object"},
+		{name: "trailing data", in: `{"id":"t","tool":"a.b"} {}`, code: CodeInvalid, id: "t", msg: "after the JSON value"},
+		{name: "missing id", in: `{"tool":"headlight.set"}`, code: CodeInvalid, msg: "missing id"},
+		{name: "empty id", in: `{"id":"","tool":"headlight.set"}`, code: CodeInvalid, msg: "missing id"},
+		{name: "numeric id", in: `{"id":5,"tool":"headlight.set"}`, code: CodeInvalid, msg: "id must be a string, got a number"},
+		{name: "long id", in: `{"id":"` + strings.Repeat("i", maxID+1) + `","tool":"a.b"}`, code: CodeInvalid, msg: "limit"},
+		{name: "tool number", in: `{"id":"x","tool":3}`, code: CodeInvalid, id: "x", msg: "tool must be a string"},
+		{name: "params array", in: `{"id":"x","tool":"a.b","params":[1]}`, code: CodeInvalid, id: "x", msg: "params must be a JSON object, got an array"},
+		{name: "params string", in: `{"id":"x","tool":"a.b","params":"on"}`, code: CodeInvalid, id: "x", msg: "got a string"},
+		{name: "nothing to do", in: `{"id":"x"}`, code: CodeInvalid, id: "x", msg: "nothing to do"},
+		{name: "tool and text", in: `{"id":"x","tool":"a.b","text":"hi"}`, code: CodeInvalid, id: "x", msg: "only one"},
+		{name: "blank text", in: `{"id":"x","text":"  "}`, code: CodeInvalid, id: "x", msg: "blank"},
+		{name: "text with params", in: `{"id":"x","text":"hi","params":{}}`, code: CodeInvalid, id: "x", msg: "params go with tool or op"},
+		{name: "unknown field", in: `{"id":"x","tool":"a.b","prams":{}}`, code: CodeInvalid, id: "x", msg: `unknown field "prams"`},
+		{name: "wildcard reply_to", in: `{"id":"x","tool":"a.b","reply_to":"a/#"}`, code: CodeInvalid, id: "x", msg: "wildcards"},
+		{name: "reply_to number", in: `{"id":"x","tool":"a.b","reply_to":1}`, code: CodeInvalid, id: "x"},
+		{name: "too large", in: big, code: CodeInvalid, id: "big", replyTo: "r/big", msg: "limit is 65536"},
 		// encoding/json turns invalid UTF-8 into U+FFFD: echoed, not rejected.
 		{name: "invalid utf8 id", in: "{\"id\":\"\xff\",\"tool\":\"a.b\"}", want: Command{ID: "\ufffd", Tool: "a.b"}},
 	} {
@@ -136,7 +136,7 @@ func TestReplyEncoding(t *testing.T) {
 		want string
 	}{
 		{replyFor("a", map[string]int{"x": 1}, nil), `{"id":"a","ok":true,"result":{"x":1}}`},
-		{replyFor("", nil, &RequestError{Code: CodeBadRequest, Msg: "missing id"}), `{"id":null,"ok":false,"error":"missing id","code":"bad_request"}`},
+		{replyFor("", nil, &RequestError{Code: CodeInvalid, Msg: "missing id"}), `{"id":null,"ok":false,"error":"missing id","code":"invalid"}`},
 		{replyFor("b", "ignored", errors.New("boom")), `{"id":"b","ok":false,"error":"boom","code":"failed"}`},
 	} {
 		got, _ := json.Marshal(tc.r)
@@ -197,5 +197,16 @@ func TestOutboxDropsOldest(t *testing.T) {
 	zero.push(message{topic: "x"})
 	if zero.dropped != 1 || len(zero.drain()) != 0 {
 		t.Fatal("a zero buffer must drop")
+	}
+}
+
+// BenchmarkDecodeCommand: the decoding passes one command costs.
+func BenchmarkDecodeCommand(b *testing.B) {
+	payload := []byte(`{"id":"bench-000123","tool":"headlight.set","params":{"on":true},"reply_to":"edgeagent/test-bot/reply/ctl"}`)
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := DecodeCommand(payload); err != nil {
+			b.Fatal(err)
+		}
 	}
 }

@@ -6,7 +6,7 @@ import (
 	"runtime/debug"
 	"strings"
 
-	"github.com/edgeagent/edgeagent/board"
+	"github.com/edgeagent/edgeagent/tools"
 )
 
 // Home Assistant MQTT device discovery: one retained config per device on
@@ -17,13 +17,12 @@ import (
 
 // discoveryInput is what the payload is derived from.
 type discoveryInput struct {
-	Device    board.Device
-	Topics    Topics
-	QoS       int
-	Actuators []board.Actuator
-	HasTool   func(name string) bool // entities only for tools that exist
-	Numeric   map[string]string      // numeric world-model source -> unit
-	Motion    map[string]bool        // sources of motion_start/motion_end
+	Device   Device
+	Topics   Topics
+	QoS      int
+	Entities []tools.Spec      // skills that carry an entity hint (Spec.Entity)
+	Numeric  map[string]string // numeric world-model source -> unit
+	Motion   map[string]bool   // sources of motion_start/motion_end
 }
 
 func version() string {
@@ -45,41 +44,27 @@ func discoveryPayload(in discoveryInput) ([]byte, error) {
 		c["unique_id"] = id + "_" + key
 		cmps[key] = c
 	}
-	for _, a := range in.Actuators {
-		switch a.Kind {
-		case "led", "relay", "digital":
-			tool := a.Name + ".set"
-			if !in.HasTool(tool) {
-				continue
+	for _, spec := range in.Entities {
+		e := spec.Entity
+		c := map[string]any{"name": e.Name, "cmd_t": t.Cmd, "stat_t": t.State + e.Name}
+		switch e.Platform {
+		case "switch":
+			c["p"] = "switch"
+			c["cmd_tpl"] = `{"id":"ha-` + e.Name + `","tool":"` + spec.Name + `","params":{"` + e.Param + `":{{ 'true' if value == 'ON' else 'false' }}}}`
+			// The actuator reports its state as text starting with on/off.
+			c["val_tpl"] = `{{ 'ON' if value | regex_search('^(on|true|1)\\b', ignorecase=True) else 'OFF' }}`
+		case "number":
+			c["p"] = "number"
+			c["min"], c["max"], c["step"] = e.Min, e.Max, e.Step
+			if e.Unit != "" {
+				c["unit_of_meas"] = e.Unit
 			}
-			add(a.Name, map[string]any{
-				"p": "switch", "name": a.Name,
-				"cmd_t":   t.Cmd,
-				"cmd_tpl": `{"id":"ha-` + a.Name + `","tool":"` + tool + `","params":{"on":{{ 'true' if value == 'ON' else 'false' }}}}`,
-				"stat_t":  t.State + a.Name,
-				// The actuator reports its state as text starting with on/off.
-				"val_tpl": `{{ 'ON' if value | regex_search('^(on|true|1)\\b', ignorecase=True) else 'OFF' }}`,
-			})
-		case "servo", "pca9685_servo":
-			tool := a.Name + ".set_angle"
-			if !in.HasTool(tool) {
-				continue
-			}
-			lo, hi := 0.0, 180.0
-			if a.Limits.MinAngle != nil {
-				lo = *a.Limits.MinAngle
-			}
-			if a.Limits.MaxAngle != nil {
-				hi = *a.Limits.MaxAngle
-			}
-			add(a.Name, map[string]any{
-				"p": "number", "name": a.Name, "min": lo, "max": hi, "step": 1, "unit_of_meas": "°",
-				"cmd_t":   t.Cmd,
-				"cmd_tpl": `{"id":"ha-` + a.Name + `","tool":"` + tool + `","params":{"degrees":{{ value }}}}`,
-				"stat_t":  t.State + a.Name,
-				"val_tpl": `{{ value | regex_findall_index('-?[0-9]+(?:\\.[0-9]+)?') }}`,
-			})
+			c["cmd_tpl"] = `{"id":"ha-` + e.Name + `","tool":"` + spec.Name + `","params":{"` + e.Param + `":{{ value }}}}`
+			c["val_tpl"] = `{{ value | regex_findall_index('-?[0-9]+(?:\\.[0-9]+)?') }}`
+		default:
+			continue // a platform this transport does not announce
 		}
+		add(e.Name, c)
 	}
 	add("estop", map[string]any{
 		"p": "button", "name": "Emergency stop", "icon": "mdi:alert-octagon",
@@ -185,8 +170,7 @@ func (p *Plane) publishDiscovery(rs *runState) {
 		return
 	}
 	data, err := discoveryPayload(discoveryInput{
-		Device: p.d.Board.Device, Topics: p.topics, QoS: p.m.QoS, Actuators: p.d.Board.Actuators,
-		HasTool: func(name string) bool { _, err := p.d.Tools.Resolve(name); return err == nil },
+		Device: p.cfg.Device, Topics: p.topics, QoS: int(p.cfg.QoS), Entities: entitySpecs(p.d.Tools.List()),
 		Numeric: rs.numeric, Motion: rs.motion,
 	})
 	if err != nil {
@@ -194,6 +178,17 @@ func (p *Plane) publishDiscovery(rs *runState) {
 		return
 	}
 	rs.conn.publish(message{topic: p.topics.DiscoveryConfig, payload: data, qos: 1, retain: true})
+}
+
+// entitySpecs keeps the skills that carry an entity hint.
+func entitySpecs(specs []tools.Spec) []tools.Spec {
+	var out []tools.Spec
+	for _, s := range specs {
+		if s.Entity != nil && !s.Internal {
+			out = append(out, s)
+		}
+	}
+	return out
 }
 
 // motionSensor reports whether a board sensor kind detects motion (its

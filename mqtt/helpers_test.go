@@ -1,22 +1,18 @@
 package mqtt
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
-	"net"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
 
@@ -26,6 +22,7 @@ import (
 	"github.com/edgeagent/edgeagent/agent"
 	"github.com/edgeagent/edgeagent/board"
 	"github.com/edgeagent/edgeagent/hooks"
+	"github.com/edgeagent/edgeagent/mqtt/mosquittotest"
 	"github.com/edgeagent/edgeagent/store"
 	"github.com/edgeagent/edgeagent/tools"
 	"github.com/edgeagent/edgeagent/worldmodel"
@@ -48,13 +45,10 @@ func testLog() *slog.Logger {
 	return quiet
 }
 
+// testBoard describes the robot of the tests (what discovery and
+// telemetry see); the plane's own Config is set in buildRig.
 const testBoard = `
 device: {id: test-bot, platform: sim, name: Test robot}
-data_dir: %DATA%
-mqtt:
-  broker: %BROKER%
-  buffer: 8
-  publish_allow: [edgeagent/test-bot/notes/#]
 sensors:
   - {name: env, kind: test_env, telemetry: 0s}
   - {name: slow, kind: test_env, telemetry: 300ms}
@@ -63,8 +57,6 @@ actuators:
   - {name: headlight, kind: led, pins: {pin: "sim:12"}}
   - {name: pan, kind: servo, pins: {pin: "sim:13"}, limits: {min_angle: 10, max_angle: 170}}
   - {name: pump, kind: relay, pins: {pin: "sim:14"}}
-plugins:
-  mqtt: {poll: 5ms%PLUGIN%}
 `
 
 // rig is the runtime around one Plane, built from the real packages: world
@@ -72,53 +64,66 @@ plugins:
 // in for the node, which this package may not import; node/mqtt_test.go
 // tests the real wiring.
 type rig struct {
-	cfg   *board.Config
-	world *worldmodel.Model
-	hooks *hooks.Manager
-	reg   *tools.Registry
-	store *store.Bolt
-	loop  *agent.Loop
-	host  *fakeHost
-	plane *Plane
-	lamp  *lampTools
+	board   *board.Config
+	cfg     Config
+	world   *worldmodel.Model
+	hooks   *hooks.Manager
+	reg     *tools.Registry
+	store   *store.Bolt
+	loop    *agent.Loop
+	host    *fakeHost
+	plane   *Plane
+	lamp    *lampTools
+	counter *counterTool
 
 	stopLoop func()
 }
 
 type rigOpts struct {
-	broker string // "" = embedded on listen
-	listen string // default 127.0.0.1:0 (a free port)
-	plugin string // extra plugins.mqtt settings, e.g. ", trust_broker_acl: true"
-	grants []string
-	dir    string
+	broker  string         // "" = embedded on listen
+	listen  string         // default 127.0.0.1:0 (a free port)
+	options func(*Options) // changes to the plugin's options
+	grants  []string
+	dir     string
+	// noLocalAdmin leaves mqtt.local_admin off on the embedded broker.
+	noLocalAdmin bool
 }
 
 func buildRig(o rigOpts) (*rig, error) {
 	if o.dir == "" {
 		return nil, errors.New("rig needs a directory")
 	}
-	yaml := strings.NewReplacer("%DATA%", o.dir, "%PLUGIN%", o.plugin).Replace(testBoard)
 	if o.listen == "" {
 		o.listen = "127.0.0.1:0"
 	}
-	if o.broker == "" {
-		yaml = strings.Replace(yaml, "%BROKER%", "embedded\n  listen: "+o.listen, 1)
-	} else {
-		yaml = strings.Replace(yaml, "%BROKER%", o.broker, 1)
-	}
-	cfg, err := board.Parse(filepath.Join(o.dir, "test.yaml"), []byte(yaml))
+	b, err := board.Parse(filepath.Join(o.dir, "test.yaml"), []byte(testBoard))
 	if err != nil {
 		return nil, err
 	}
-	if o.grants != nil {
-		cfg.Permissions.MQTT = o.grants
+	cfg := Config{DeviceID: "test-bot", Broker: "embedded", Listen: o.listen, LocalAdmin: !o.noLocalAdmin,
+		Prefix: "edgeagent/test-bot/", ClientID: "edgeagent-test-bot", QoS: 1, KeepAlive: 30 * time.Second,
+		Buffer: 8, Discovery: "homeassistant", PublishAllow: []string{"edgeagent/test-bot/notes/#"},
+		Options: DefaultOptions(), Device: Device{ID: b.Device.ID, Name: b.Device.Name, Platform: b.Device.Platform, Model: b.Device.Model}}
+	cfg.Options.Poll = 5 * time.Millisecond
+	for _, s := range b.Sensors {
+		cfg.Sensors = append(cfg.Sensors, Sensor{Name: s.Name, Kind: s.Kind, Telemetry: s.Telemetry})
 	}
-	r := &rig{cfg: cfg, world: worldmodel.New(worldmodel.Config{}), hooks: hooks.NewManager(quiet), lamp: &lampTools{}}
+	if o.broker != "" {
+		cfg.Broker, cfg.Listen, cfg.LocalAdmin = o.broker, "", false
+	}
+	if o.options != nil {
+		o.options(&cfg.Options)
+	}
+	grants := b.Permissions.MQTT
+	if o.grants != nil {
+		grants = o.grants
+	}
+	r := &rig{board: b, cfg: cfg, world: worldmodel.New(worldmodel.Config{}), hooks: hooks.NewManager(quiet), lamp: &lampTools{}, counter: &counterTool{}}
 	if r.store, err = store.Open(filepath.Join(o.dir, "edgeagent.db")); err != nil {
 		return nil, err
 	}
 	r.reg, err = tools.NewRegistry(tools.Options{Store: r.store, Filters: r.hooks, Log: quiet,
-		Grants: map[string][]string{"mqtt": cfg.Permissions.MQTT, "cli": {"*"}}})
+		Grants: map[string][]string{"mqtt": grants, "cli": {"*"}}})
 	if err != nil {
 		return nil, err
 	}
@@ -128,7 +133,9 @@ func buildRig(o rigOpts) (*rig, error) {
 	// latches it, a before_act hook refuses every call while latched.
 	safety := &safetyPlugin{}
 	r.host.onCritical(func(worldmodel.Event) { safety.latched.Store(true) })
-	for _, t := range append(r.lamp.tools(safety), tools.Builtins(r.reg, r.world)...) {
+	all := append(r.lamp.tools(safety), r.counter.tool(), r.loop.StatusTool())
+	all = append(append(all, tools.Builtins(r.reg, r.world)...), tools.Admin(r.reg)...)
+	for _, t := range all {
 		if err := r.reg.Register("test", t); err != nil {
 			return nil, err
 		}
@@ -136,7 +143,7 @@ func buildRig(o rigOpts) (*rig, error) {
 	if err := r.hooks.Add(safety); err != nil {
 		return nil, err
 	}
-	r.plane, err = New(Deps{Board: cfg, World: r.world, Tools: r.reg, Agent: r.loop, Host: r.host, Log: testLog()})
+	r.plane, err = New(cfg, Deps{World: r.world, Tools: r.reg, Agent: r.loop, Host: r.host, Store: r.store, Log: testLog()})
 	if err != nil {
 		return nil, err
 	}
@@ -249,7 +256,8 @@ type lampTools struct {
 func (l *lampTools) tools(safety *safetyPlugin) []tools.Tool {
 	return []tools.Tool{
 		tools.Typed(tools.Spec{Name: "headlight.set", Description: "switch the headlight", Permission: "actuate",
-			Params: json.RawMessage(`{"type":"object","properties":{"on":{"type":"boolean"}},"required":["on"],"additionalProperties":false}`)},
+			Params: json.RawMessage(`{"type":"object","properties":{"on":{"type":"boolean"}},"required":["on"],"additionalProperties":false}`),
+			Entity: &tools.Entity{Platform: "switch", Name: "headlight", Param: "on"}},
 			func(ctx context.Context, p struct {
 				On bool `json:"on"`
 			}) (tools.Result, error) {
@@ -262,7 +270,9 @@ func (l *lampTools) tools(safety *safetyPlugin) []tools.Tool {
 				return tools.Result{Value: map[string]bool{"on": p.On}}, nil
 			}),
 		tools.Func(tools.Spec{Name: "pan.set_angle", Description: "turn the pan servo", Permission: "actuate",
-			Params: json.RawMessage(`{"type":"object","properties":{"degrees":{"type":"number"}},"required":["degrees"]}`)},
+			Params: json.RawMessage(`{"type":"object","properties":{"degrees":{"type":"number"}},"required":["degrees"]}`),
+			// The hint the servo kind gives for the test board's pan (limits 10–170).
+			Entity: &tools.Entity{Platform: "number", Name: "pan", Param: "degrees", Min: 10, Max: 170, Step: 1, Unit: "°"}},
 			func(context.Context, json.RawMessage) (tools.Result, error) { return tools.Result{}, nil }),
 		tools.Func(tools.Spec{Name: "estop.reset", Description: "release the e-stop latch", Permission: "admin"},
 			func(context.Context, json.RawMessage) (tools.Result, error) {
@@ -270,6 +280,42 @@ func (l *lampTools) tools(safety *safetyPlugin) []tools.Tool {
 				return tools.Result{Value: "released"}, nil
 			}),
 	}
+}
+
+// counterTool counts its executions per command id: the chaos tests'
+// witness of what ran once, twice or never.
+type counterTool struct {
+	mu   sync.Mutex
+	hits map[string]int
+	sink *os.File // every execution appended, when set (a child agent)
+}
+
+func (c *counterTool) tool() tools.Tool {
+	return tools.Typed(tools.Spec{Name: "counter.hit", Description: "count one execution", Permission: "actuate",
+		Params: json.RawMessage(`{"type":"object","properties":{"id":{"type":"string"}},"required":["id"],"additionalProperties":false}`)},
+		func(_ context.Context, p struct {
+			ID string `json:"id"`
+		}) (tools.Result, error) {
+			c.mu.Lock()
+			defer c.mu.Unlock()
+			if c.hits == nil {
+				c.hits = map[string]int{}
+			}
+			c.hits[p.ID]++
+			if c.sink != nil {
+				// One write per execution: it survives a SIGKILL right after.
+				if _, err := c.sink.WriteString(p.ID + "\n"); err != nil {
+					return tools.Result{}, err
+				}
+			}
+			return tools.Result{Value: c.hits[p.ID]}, nil
+		})
+}
+
+func (c *counterTool) count(id string) int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.hits[id]
 }
 
 // safetyPlugin refuses every action while the e-stop is latched, the way
@@ -416,113 +462,35 @@ func decodeReply(t testing.TB, m paho.Message) Reply {
 	return r
 }
 
-// mosquitto is a real broker in a child process, for the tests that need a
-// second, independent implementation (and broker restarts).
-type mosquitto struct {
-	t    testing.TB
-	bin  string
-	port int
-	dir  string
-	cmd  *exec.Cmd
-	conf string // extra configuration lines
+func freePort(t testing.TB) int { return mosquittotest.FreePort(t) }
 
-	logged chan struct{} // closed when its stderr is drained
+// startMosquitto runs a real mosquitto for the test (mqtt/mosquittotest).
+func startMosquitto(t testing.TB, extra ...string) *mosquittotest.Broker {
+	return mosquittotest.Start(t, extra...)
 }
 
-func mosquittoBin(t testing.TB) string {
-	t.Helper()
-	for _, p := range []string{"mosquitto", "/usr/sbin/mosquitto", "/usr/local/sbin/mosquitto"} {
-		if bin, err := exec.LookPath(p); err == nil {
-			return bin
-		}
-	}
-	t.Skip("mosquitto not installed (apt-get install -y mosquitto): skipping the tests against a real broker")
-	return ""
-}
-
-func freePort(t testing.TB) int {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
-}
-
-// startMosquitto runs mosquitto on a free loopback port with persistence
-// in dir; extra lines go into its configuration.
-func startMosquitto(t testing.TB, extra ...string) *mosquitto {
-	t.Helper()
-	m := &mosquitto{t: t, bin: mosquittoBin(t), port: freePort(t), dir: t.TempDir(), conf: strings.Join(extra, "\n")}
-	m.start()
-	t.Cleanup(m.stop)
-	return m
-}
-
-func (m *mosquitto) url() string { return fmt.Sprintf("tcp://127.0.0.1:%d", m.port) }
-
-func (m *mosquitto) start() {
-	m.t.Helper()
-	conf := filepath.Join(m.dir, "mosquitto.conf")
-	body := ""
-	if os.Geteuid() == 0 { // mosquitto would drop to its own user, which cannot write the test's directory
-		body = "user root\n"
-	}
-	body += fmt.Sprintf("listener %d 127.0.0.1\nallow_anonymous true\npersistence true\npersistence_location %s/\nmax_queued_messages 100000\nmax_inflight_messages 100\nlog_dest stderr\nlog_type error\nlog_type warning\n%s\n", m.port, m.dir, m.conf)
-	if err := os.WriteFile(conf, []byte(body), 0o600); err != nil {
-		m.t.Fatal(err)
-	}
-	m.cmd = exec.Command(m.bin, "-c", conf)
-	stderr, _ := m.cmd.StderrPipe()
-	if err := m.cmd.Start(); err != nil {
-		m.t.Fatalf("mosquitto: %v", err)
-	}
-	m.logged = make(chan struct{})
-	go func() { // its errors, if any, into the test log; ends when mosquitto does
-		defer close(m.logged)
-		s := bufio.NewScanner(stderr)
-		for s.Scan() {
-			if !strings.Contains(s.Text(), "should not be run as root") {
-				m.t.Logf("mosquitto: %s", s.Text())
-			}
-		}
-	}()
-	deadline := time.Now().Add(5 * time.Second)
-	for {
-		c, err := net.Dial("tcp", fmt.Sprintf("127.0.0.1:%d", m.port))
-		if err == nil {
-			c.Close()
-			return
-		}
-		if time.Now().After(deadline) {
-			m.t.Fatalf("mosquitto did not listen on %d: %v", m.port, err)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-}
-
-// stop ends mosquitto cleanly (it saves its persistence file).
-func (m *mosquitto) stop() {
-	if m.cmd == nil {
-		return
-	}
-	_ = m.cmd.Process.Signal(syscall.SIGTERM)
-	<-m.logged
-	_ = m.cmd.Wait()
-	m.cmd = nil
-}
-
-// runChild is the agent side of the last-will test: a plane connected to
-// url, "ready" on stdout once connected, then nothing until it is killed.
+// runChild is the agent process of the last-will and agent-kill tests: a
+// plane connected to url, "ready" on stdout once connected, then nothing
+// until it is killed. EDGEAGENT_MQTT_CHILD_DIR keeps its store (and so its
+// command journal) across incarnations; EDGEAGENT_MQTT_CHILD_EXEC names a
+// file where every execution of counter.hit is appended, for the parent
+// to count.
 func runChild(url string) {
-	dir, err := os.MkdirTemp("", "edgeagent-mqtt-child")
+	dir := os.Getenv("EDGEAGENT_MQTT_CHILD_DIR")
+	if dir == "" {
+		var err error
+		if dir, err = os.MkdirTemp("", "edgeagent-mqtt-child"); err != nil {
+			panic(err)
+		}
+	}
+	r, err := buildRig(rigOpts{broker: url, dir: dir, options: reconnectFast})
 	if err != nil {
 		panic(err)
 	}
-	r, err := buildRig(rigOpts{broker: url, dir: dir})
-	if err != nil {
-		panic(err)
+	if path := os.Getenv("EDGEAGENT_MQTT_CHILD_EXEC"); path != "" {
+		if r.counter.sink, err = os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600); err != nil {
+			panic(err)
+		}
 	}
 	if err := r.hooks.Start(context.Background()); err != nil {
 		panic(err)
@@ -533,3 +501,6 @@ func runChild(url string) {
 	fmt.Println("ready")
 	select {}
 }
+
+// reconnectFast is for the tests where the broker goes away.
+func reconnectFast(o *Options) { o.ReconnectMax = time.Second }

@@ -4,8 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -21,12 +19,12 @@ import (
 
 func TestMosquittoRoundTrip(t *testing.T) {
 	m := startMosquitto(t)
-	r := newRig(t, rigOpts{broker: m.url()})
+	r := newRig(t, rigOpts{broker: m.URL()})
 	crit := make(chan worldmodel.Event, 1)
 	r.host.onCritical(func(e worldmodel.Event) { crit <- e })
 	r.start(t)
 	tp := r.topics()
-	p := dialPeer(t, m.url(), "client", tp.Reply+"/#", tp.Status, tp.DiscoveryConfig)
+	p := dialPeer(t, m.URL(), "client", tp.Reply+"/#", tp.Status, tp.DiscoveryConfig)
 	if got := string(p.next(t, tp.Status).Payload()); got != "online" {
 		t.Fatalf("status %q", got)
 	}
@@ -36,7 +34,7 @@ func TestMosquittoRoundTrip(t *testing.T) {
 		t.Fatalf("%+v", rep)
 	}
 	p.send(t, tp.Cmd, `{"id":"m2","tool":"headlight.set","params":{"on":"no"}}`)
-	if rep := decodeReply(t, p.next(t, tp.Reply)); rep.OK || rep.Code != "invalid_params" {
+	if rep := decodeReply(t, p.next(t, tp.Reply)); rep.OK || rep.Code != CodeInvalid {
 		t.Fatalf("%+v", rep)
 	}
 	p.send(t, tp.Estop, "PRESS")
@@ -52,7 +50,7 @@ func TestMosquittoRoundTrip(t *testing.T) {
 	}
 	// ...unless the board says its ACL can be trusted.
 	r.stop(t)
-	r2 := newRig(t, rigOpts{broker: m.url(), plugin: ", trust_broker_acl: true"})
+	r2 := newRig(t, rigOpts{broker: m.URL(), options: func(o *Options) { o.TrustBrokerACL = true }})
 	r2.start(t)
 	p.send(t, tp.Admin, `{"id":"a2","op":"skills"}`)
 	if rep := decodeReply(t, p.nextMatching(t, tp.Reply, func(m paho.Message) bool { return strings.Contains(string(m.Payload()), `"a2"`) })); !rep.OK {
@@ -61,7 +59,7 @@ func TestMosquittoRoundTrip(t *testing.T) {
 }
 
 func TestMosquittoLastWillOnKilledAgent(t *testing.T) {
-	lastWill(t, startMosquitto(t).url())
+	lastWill(t, startMosquitto(t).URL())
 }
 
 // sender is a client with a persistent session that keeps track of the
@@ -117,16 +115,16 @@ func (s *sender) count() int {
 // delivered afterwards, each executed once and answered.
 func TestMosquittoRestartLosesNoQoS1Commands(t *testing.T) {
 	m := startMosquitto(t)
-	r := newRig(t, rigOpts{broker: m.url(), plugin: ", reconnect_max: 1s"})
+	r := newRig(t, rigOpts{broker: m.URL(), options: reconnectFast})
 	r.start(t)
 	tp := r.topics()
-	s := newSender(t, m.url(), tp)
+	s := newSender(t, m.URL(), tp)
 	for i := range 10 {
 		s.send(t, tp, fmt.Sprint("before-", i))
 	}
 	waitFor(t, "10 replies", func() bool { return s.count() == 10 })
 
-	m.stop()
+	m.Stop()
 	waitFor(t, "agent and sender disconnected", func() bool {
 		return !r.plane.current().conn.client.IsConnectionOpen() && !s.c.IsConnectionOpen()
 	})
@@ -134,7 +132,7 @@ func TestMosquittoRestartLosesNoQoS1Commands(t *testing.T) {
 	for i := range 20 {
 		pending = append(pending, s.send(t, tp, fmt.Sprint("during-", i)))
 	}
-	m.start()
+	m.Start()
 	for _, tok := range pending {
 		if err := wait(context.Background(), tok, 10*time.Second); err != nil {
 			t.Fatalf("sender publish: %v", err)
@@ -160,16 +158,16 @@ func TestMosquittoRestartLosesNoQoS1Commands(t *testing.T) {
 // because the agent subscribes again on every connect.
 func TestMosquittoResubscribesAfterSessionLoss(t *testing.T) {
 	m := startMosquitto(t)
-	r := newRig(t, rigOpts{broker: m.url(), plugin: ", reconnect_max: 1s"})
+	r := newRig(t, rigOpts{broker: m.URL(), options: reconnectFast})
 	r.start(t)
 	tp := r.topics()
-	m.stop()
-	if err := os.Remove(filepath.Join(m.dir, "mosquitto.db")); err != nil {
+	m.Stop()
+	if err := m.ForgetSessions(); err != nil {
 		t.Fatal(err)
 	}
-	m.start()
+	m.Start()
 	waitFor(t, "reconnected", func() bool { return r.plane.current().conn.stats().Connects == 2 })
-	p := dialPeer(t, m.url(), "client", tp.Reply+"/#")
+	p := dialPeer(t, m.URL(), "client", tp.Reply+"/#")
 	p.send(t, tp.Cmd, `{"id":"after","tool":"headlight.set","params":{"on":true}}`)
 	if rep := decodeReply(t, p.next(t, tp.Reply)); !rep.OK {
 		t.Fatalf("%+v", rep)

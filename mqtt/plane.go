@@ -13,12 +13,10 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
-	"unicode/utf8"
 
 	paho "github.com/eclipse/paho.mqtt.golang"
 
 	"github.com/edgeagent/edgeagent/agent"
-	"github.com/edgeagent/edgeagent/board"
 	"github.com/edgeagent/edgeagent/hooks"
 	"github.com/edgeagent/edgeagent/tools"
 	"github.com/edgeagent/edgeagent/worldmodel"
@@ -34,57 +32,35 @@ type Host interface {
 
 // Deps is what New needs; the node fills it.
 type Deps struct {
-	Board *board.Config
 	World *worldmodel.Model
 	Tools *tools.Registry
 	Agent *agent.Loop
 	Host  Host
+	// Store keeps the command journal (duplicate suppression across
+	// restarts); store.Memory where nothing should persist.
+	Store KV
 	Log   *slog.Logger
-}
-
-// Options are the plugin's settings under `plugins: {mqtt: …}` in the board
-// file; the broker, topics and users are in the board's mqtt section.
-type Options struct {
-	// Enabled false runs the agent without MQTT.
-	Enabled bool `yaml:"enabled"`
-	// Poll is how often new events, decisions, actuator states and
-	// readings are collected from the world model for publication.
-	Poll time.Duration `yaml:"poll"`
-	// MaxInflight bounds the commands handled at once; more wait (QoS 1
-	// back-pressure reaches the broker) and are refused as busy after 5 s.
-	MaxInflight int `yaml:"max_inflight"`
-	// CommandTimeout bounds one command; default agent.cycle_timeout.
-	CommandTimeout time.Duration `yaml:"command_timeout"`
-	// TrustBrokerACL accepts the admin topic from an external broker. Only
-	// set it when that broker's ACL lets nobody but administrators publish
-	// to <prefix>admin: the agent cannot tell who published a message.
-	TrustBrokerACL bool `yaml:"trust_broker_acl"`
-	// ReconnectMax caps the reconnect backoff.
-	ReconnectMax time.Duration `yaml:"reconnect_max"`
-}
-
-// defaultOptions are the plugin's defaults.
-func defaultOptions() Options {
-	return Options{Enabled: true, Poll: 50 * time.Millisecond, MaxInflight: 32, ReconnectMax: 10 * time.Second}
 }
 
 // Plane is the MQTT control plane, a plugin of the node: commands in,
 // replies, events, telemetry, decisions and availability out, the e-stop
 // topic, Home Assistant discovery, administration, and the embedded broker.
 type Plane struct {
-	d      Deps
-	opts   Options
-	m      board.MQTT
-	topics Topics
-	log    *slog.Logger
-	sem    chan struct{}
+	d       Deps
+	cfg     Config
+	opts    Options
+	topics  Topics
+	fleet   FleetTopics
+	started time.Time // when the plane was built: RobotInfo.Started
+	log     *slog.Logger
 
 	mu  sync.Mutex
 	run *runState
 
+	in       inboundStats
 	badInput atomic.Uint64
-	commands atomic.Uint64
 	logLimit rateLimit
+	busyLog  rateLimit
 }
 
 // runState is one start..stop of the plane.
@@ -96,7 +72,12 @@ type runState struct {
 	admin    bool // the admin topic is accepted
 	handlers tracker
 	pumpDone chan struct{}
-	recent   *recentReplies
+
+	queue       chan job
+	workers     sync.WaitGroup
+	journal     *journal
+	journalStop context.CancelFunc
+	journalDone chan struct{}
 
 	republish atomic.Bool // the pump re-publishes all retained state (after a connect)
 
@@ -106,42 +87,25 @@ type runState struct {
 	discRemoved bool              // removed on request: not re-announced until asked
 }
 
-// New builds the plane from the node's parts; nothing starts until
-// OnAgentStart.
-func New(d Deps) (*Plane, error) {
-	opts := defaultOptions()
-	if err := d.Board.Plugins["mqtt"].Decode(&opts); err != nil {
-		return nil, err
-	}
-	if !opts.Enabled {
+// New builds the plane from its config and the node's parts; nothing
+// starts until OnAgentStart.
+func New(cfg Config, d Deps) (*Plane, error) {
+	if !cfg.Options.Enabled {
 		return nil, hooks.Decline("disabled in plugins.mqtt.enabled")
 	}
-	switch {
-	case opts.Poll <= 0:
-		return nil, fmt.Errorf("plugins.mqtt.poll must be positive")
-	case opts.MaxInflight < 1:
-		return nil, fmt.Errorf("plugins.mqtt.max_inflight must be at least 1")
-	case opts.ReconnectMax < time.Second:
-		return nil, fmt.Errorf("plugins.mqtt.reconnect_max must be at least 1s")
+	if err := cfg.Options.check(); err != nil {
+		return nil, err
 	}
-	if opts.CommandTimeout <= 0 {
-		opts.CommandTimeout = d.Board.Agent.CycleTimeout
-	}
-	if opts.CommandTimeout <= 0 {
-		opts.CommandTimeout = 30 * time.Second
+	if d.Store == nil {
+		return nil, errors.New("mqtt: no store for the command journal")
 	}
 	if d.Log == nil {
 		d.Log = slog.Default()
 	}
-	m := d.Board.MQTT
-	disc := ""
-	if m.Discovery.Enabled {
-		disc = m.Discovery.Prefix
-	}
 	return &Plane{
-		d: d, opts: opts, m: m, log: d.Log.With("component", "mqtt"),
-		topics: NewTopics(m.Prefix, d.Board.Device.ID, disc),
-		sem:    make(chan struct{}, opts.MaxInflight),
+		d: d, cfg: cfg, opts: cfg.Options, log: d.Log.With("component", "mqtt"),
+		topics: NewTopics(cfg.Prefix, cfg.DeviceID, cfg.Discovery),
+		fleet:  NewFleetTopics(cfg.Prefix, cfg.DeviceID, cfg.Fleet), started: time.Now(),
 	}, nil
 }
 
@@ -163,36 +127,42 @@ func (p *Plane) OnAgentStart(context.Context) error {
 	if p.current() != nil {
 		return errors.New("mqtt: already started")
 	}
-	rs := &runState{pumpDone: make(chan struct{}), recent: newRecentReplies(256),
+	rs := &runState{pumpDone: make(chan struct{}), queue: make(chan job, p.opts.Queue),
+		journal: newJournal(p.d.Store, p.opts.DedupWindow, p.log), journalDone: make(chan struct{}),
 		numeric: map[string]string{}, motion: map[string]bool{}}
-	for _, s := range p.d.Board.Sensors {
-		if s.Enabled && motionSensor(s.Kind) {
+	for _, s := range p.cfg.Sensors {
+		if motionSensor(s.Kind) {
 			rs.motion[s.Name] = true
 		}
 	}
 	rs.ctx, rs.cancel = context.WithCancel(context.Background())
+	jctx, jstop := context.WithCancel(context.Background())
+	rs.journalStop = jstop
+	go func() { defer close(rs.journalDone); rs.journal.run(jctx) }()
 	url, username, password, err := p.startBroker(rs)
 	if err != nil {
 		rs.cancel()
+		_ = rs.stopWorkers(context.Background())
 		return err
 	}
-	rs.admin = rs.broker != nil || p.opts.TrustBrokerACL
-	if !rs.admin {
-		p.log.Info("admin topic not accepted: this broker's ACL is not ours to trust (set plugins.mqtt.trust_broker_acl if it restricts "+p.topics.Admin+")", "broker", url)
-	}
+	var who string
+	rs.admin, who = p.adminPolicy(rs.broker != nil)
+	p.log.Info("MQTT admin: "+who, "topic", p.topics.Admin, "accepted", rs.admin, "broker", url)
 	opts, err := p.clientOptions(rs, url, username, password)
 	if err != nil {
 		if rs.broker != nil {
 			_ = rs.broker.Close()
 		}
 		rs.cancel()
+		_ = rs.stopWorkers(context.Background())
 		return err
 	}
-	rs.conn = &conn{client: paho.NewClient(opts), broker: url, box: newOutbox(p.m.Buffer)}
+	rs.conn = &conn{client: paho.NewClient(opts), broker: url, box: newOutbox(p.cfg.Buffer)}
 	rs.conn.client.Connect() // completes on success only (ConnectRetry); progress is reported by the handlers
 	p.mu.Lock()
 	p.run = rs
 	p.mu.Unlock()
+	p.startWorkers(rs)
 	go p.pump(rs)
 	return nil
 }
@@ -201,7 +171,7 @@ func (p *Plane) OnAgentStart(context.Context) error {
 // returns where to connect. When its port is taken by another MQTT broker
 // (mosquitto for Home Assistant, typically) it says so and uses that one.
 func (p *Plane) startBroker(rs *runState) (url, username, password string, err error) {
-	m := p.m
+	m := p.cfg
 	if m.Broker != "embedded" {
 		return m.Broker, m.Username, m.Password, nil
 	}
@@ -226,7 +196,7 @@ func (p *Plane) startBroker(rs *runState) (url, username, password string, err e
 }
 
 func (p *Plane) clientOptions(rs *runState, url, username, password string) (*paho.ClientOptions, error) {
-	m := p.m
+	m := p.cfg
 	route := p.router(rs)
 	o := paho.NewClientOptions().
 		AddBroker(url).
@@ -281,7 +251,7 @@ func (p *Plane) clientOptions(rs *runState, url, username, password string) (*pa
 	return o, nil
 }
 
-func tlsConfig(t board.TLS) (*tls.Config, error) {
+func tlsConfig(t TLS) (*tls.Config, error) {
 	tc := &tls.Config{MinVersion: tls.VersionTLS12}
 	if t.CA != "" {
 		pem, err := os.ReadFile(t.CA)
@@ -312,10 +282,11 @@ func (p *Plane) onConnect(rs *runState, route paho.MessageHandler) {
 	}
 	defer rs.handlers.leave()
 	c := rs.conn
-	qos := byte(p.m.QoS)
+	qos := byte(p.cfg.QoS)
 	// The admin topic is subscribed even where it is not accepted, so
 	// that a request there is refused with a reason, not met with silence.
 	filters := map[string]byte{p.topics.Cmd: qos, p.topics.Estop: qos, p.topics.Admin: qos}
+	p.fleetFilters(filters, qos)
 	if p.topics.Discovery != "" {
 		filters[p.topics.HAStatus] = 0
 	}
@@ -332,6 +303,7 @@ func (p *Plane) onConnect(rs *runState, route paho.MessageHandler) {
 		}
 	}
 	c.send(message{topic: p.topics.Status, payload: []byte("online"), qos: 1, retain: true})
+	c.send(message{topic: p.topics.Info, payload: p.info(), qos: 1, retain: true})
 	p.publishDiscovery(rs)
 	rs.republish.Store(true)
 	c.flush()
@@ -351,7 +323,7 @@ func (p *Plane) OnAgentStop(ctx context.Context) error {
 	}
 	rs.cancel()
 	<-rs.pumpDone
-	err := rs.handlers.close(ctx)
+	err := errors.Join(rs.handlers.close(ctx), rs.stopWorkers(ctx))
 	if rs.conn.client.IsConnectionOpen() {
 		tok := rs.conn.client.Publish(p.topics.Status, 1, true, []byte("stopped"))
 		if werr := wait(context.WithoutCancel(ctx), tok, time.Second); werr != nil {
@@ -379,20 +351,39 @@ func (p *Plane) Status() any {
 	if rs == nil {
 		return map[string]any{"connected": false, "state": "stopped"}
 	}
-	return struct {
+	st := struct {
 		connStats
-		Embedded bool   `json:"embedded_broker"`
-		Admin    bool   `json:"admin_topic"`
-		Commands uint64 `json:"commands"`
-		BadInput uint64 `json:"bad_input"`
-	}{rs.conn.stats(), rs.broker != nil, rs.admin, p.commands.Load(), p.badInput.Load()}
+		Embedded bool `json:"embedded_broker"`
+		Admin    bool `json:"admin_topic"`
+		// Commands run; busy: refused because the queue was full;
+		// duplicates: answered from the journal instead of run again;
+		// interrupted: redelivered after the agent died running them.
+		Commands      uint64 `json:"commands"`
+		Queued        int    `json:"queued"`
+		Busy          uint64 `json:"busy"`
+		Duplicates    uint64 `json:"duplicates"`
+		Interrupted   uint64 `json:"interrupted"`
+		BadInput      uint64 `json:"bad_input"`
+		Journal       int    `json:"journal_ids"`
+		JournalFailed uint64 `json:"journal_failed,omitempty"`
+		// BrokerDropped: messages the embedded broker could not deliver
+		// to some client (its queue for that client was full).
+		BrokerDropped int64 `json:"broker_dropped,omitempty"`
+	}{connStats: rs.conn.stats(), Embedded: rs.broker != nil, Admin: rs.admin,
+		Commands: p.in.commands.Load(), Queued: len(rs.queue), Busy: p.in.busy.Load(),
+		Duplicates: p.in.duplicates.Load(), Interrupted: p.in.interrupted.Load(),
+		BadInput: p.badInput.Load(), Journal: rs.journal.size(), JournalFailed: rs.journal.failed.Load()}
+	if rs.broker != nil {
+		st.BrokerDropped = rs.broker.Dropped()
+	}
+	return st
 }
 
 // publish sends (or buffers) a message; it reports whether it was buffered.
 func (p *Plane) publish(topic string, payload []byte, qos byte, retain bool) (queued bool, err error) {
 	rs := p.current()
 	if rs == nil {
-		return false, &RequestError{Code: CodeUnavailable, Msg: "MQTT is not running"}
+		return false, &RequestError{Code: CodeBusy, Msg: "MQTT is not running"}
 	}
 	return rs.conn.publish(message{topic: topic, payload: payload, qos: qos, retain: retain}), nil
 }
@@ -411,10 +402,14 @@ func (p *Plane) router(rs *runState) paho.MessageHandler {
 		case p.topics.Estop:
 			p.onEstop(rs, msg)
 		case p.topics.Cmd:
-			p.onCommand(rs, msg, false)
+			if p.onCommand(rs, msg, source{}) {
+				return // queued: the worker acknowledges it
+			}
 		case p.topics.Admin:
 			if rs.admin {
-				p.onCommand(rs, msg, true)
+				if p.onCommand(rs, msg, source{admin: true}) {
+					return
+				}
 			} else if !msg.Retained() {
 				p.refuseAdmin(rs, msg)
 			}
@@ -423,177 +418,51 @@ func (p *Plane) router(rs *runState) paho.MessageHandler {
 				p.publishDiscovery(rs) // Home Assistant restarted: announce again
 				rs.republish.Store(true)
 			}
+		default:
+			if p.routeFleet(rs, msg) {
+				return // queued: the worker acknowledges it
+			}
 		}
 		msg.Ack()
 	}
+}
+
+// adminPolicy says whether requests on the admin topic are accepted, and
+// in words who can make them: the start log says so, since whoever has
+// admin can reload the config and reset an e-stop.
+func (p *Plane) adminPolicy(embedded bool) (bool, string) {
+	onCmd := ""
+	if p.d.Tools.Permitted("mqtt", nil, "admin") {
+		onCmd = "; and anyone who may publish to " + p.topics.Cmd + ", since permissions.mqtt grants admin"
+	}
+	switch {
+	case embedded && len(p.cfg.Users) > 0:
+		var admins []string
+		for _, u := range p.cfg.Users {
+			if u.Admin {
+				admins = append(admins, u.Username)
+			}
+		}
+		if len(admins) == 0 {
+			return true, "nobody (no user in mqtt.users has admin: true)" + onCmd
+		}
+		return true, "the embedded broker's users with admin: true (" + strings.Join(admins, ", ") + ")" + onCmd
+	case embedded && p.cfg.LocalAdmin:
+		return true, "every process on this machine (embedded broker without users, mqtt.local_admin: true)" + onCmd
+	case embedded:
+		return false, "nobody: the admin topic is refused (the embedded broker has no users; set mqtt.local_admin: true to let every local process administer, or add mqtt.users with admin: true)" + onCmd
+	case p.opts.TrustBrokerACL:
+		return true, "whoever the external broker's ACL lets publish to " + p.topics.Admin + " (plugins.mqtt.trust_broker_acl)" + onCmd
+	}
+	return false, "nobody: the admin topic is refused, this broker's ACL is not ours to trust (set plugins.mqtt.trust_broker_acl if it restricts " + p.topics.Admin + ")" + onCmd
 }
 
 // refuseAdmin answers a request on the admin topic of a broker whose ACL
 // we do not know: anyone may be able to publish there.
 func (p *Plane) refuseAdmin(rs *runState, msg paho.Message) {
 	id, replyTo := peekIDs(msg.Payload()[:min(len(msg.Payload()), MaxPayload)])
-	p.rejectInput(rs, msg.Topic(), &RequestError{ID: id, ReplyTo: replyTo, Code: tools.CodeForbidden,
-		Msg: "the admin topic is not accepted through " + rs.conn.broker + ": its ACL is not ours to trust " +
-			"(set plugins.mqtt.trust_broker_acl once only administrators may publish to " + p.topics.Admin + ")"})
-}
-
-// onEstop: any payload triggers the e-stop, at once and synchronously (the
-// node's critical handlers stop the actuators before we return);
-// {"reset":true} asks for estop.reset with the mqtt caller's permissions.
-func (p *Plane) onEstop(rs *runState, msg paho.Message) {
-	payload := msg.Payload()
-	if msg.Retained() {
-		// A retained message is history replayed on subscribe, not a
-		// request: acting on it would re-latch after every reconnect.
-		p.log.Warn("ignoring a retained message on the e-stop topic (clear it: publish an empty retained message)", "topic", msg.Topic())
-		return
-	}
-	var req struct {
-		Reset   bool   `json:"reset"`
-		ID      string `json:"id"`
-		ReplyTo string `json:"reply_to"`
-	}
-	if len(payload) <= MaxPayload && json.Unmarshal(payload, &req) == nil && req.Reset {
-		replyTo := p.topics.Reply
-		if req.ReplyTo != "" && p.topics.checkReplyTo(req.ReplyTo) == nil {
-			replyTo = req.ReplyTo
-		}
-		ctx, cancel := context.WithTimeout(rs.ctx, p.opts.CommandTimeout)
-		defer cancel()
-		res, err := p.d.Tools.Invoke(ctx, tools.Call{Caller: "mqtt", Tool: "estop.reset"})
-		if err != nil {
-			p.log.Warn("e-stop reset over MQTT refused", "err", err)
-		}
-		p.sendReply(rs, replyTo, replyFor(req.ID, res, err))
-		return
-	}
-	data := map[string]any{"bytes": len(payload)}
-	if len(payload) <= 64 && utf8.Valid(payload) {
-		data["payload"] = string(payload)
-	}
-	p.d.Host.Raise(worldmodel.Event{Kind: "estop", Source: "mqtt", Priority: worldmodel.Critical,
-		Message: "e-stop requested over MQTT", Data: data})
-}
-
-// onCommand handles one request on the cmd or admin topic.
-func (p *Plane) onCommand(rs *runState, msg paho.Message, admin bool) {
-	if msg.Retained() {
-		p.log.Warn("ignoring a retained command (replayed on subscribe, not sent now)", "topic", msg.Topic())
-		return
-	}
-	cmd, err := DecodeCommand(msg.Payload())
-	if err != nil {
-		p.rejectInput(rs, msg.Topic(), err)
-		return
-	}
-	replyTo := p.topics.Reply
-	if cmd.ReplyTo != "" {
-		if err := p.topics.checkReplyTo(cmd.ReplyTo); err != nil {
-			p.rejectInput(rs, msg.Topic(), &RequestError{ID: cmd.ID, Code: CodeBadRequest, Msg: err.Error()})
-			return
-		}
-		replyTo = cmd.ReplyTo
-	}
-	// At least once: a command redelivered after a lost acknowledgement is
-	// answered again, not executed again.
-	if msg.Duplicate() {
-		if data, ok := rs.recent.get(cmd.ID); ok {
-			if data != nil { // nil: still running, its reply is on the way
-				rs.conn.publish(message{topic: replyTo, payload: data, qos: byte(p.m.QoS)})
-			}
-			return
-		}
-	}
-	rs.recent.put(cmd.ID, nil)
-	p.commands.Add(1)
-	var grants []string
-	if admin {
-		grants = []string{"admin"}
-	}
-	rs.recent.put(cmd.ID, p.sendReply(rs, replyTo, p.execute(rs, cmd, grants)))
-}
-
-// execute runs a decoded command once a slot is free.
-func (p *Plane) execute(rs *runState, cmd Command, grants []string) Reply {
-	wait := time.NewTimer(5 * time.Second)
-	defer wait.Stop()
-	select {
-	case p.sem <- struct{}{}:
-		defer func() { <-p.sem }()
-	case <-wait.C:
-		return replyFor(cmd.ID, nil, &RequestError{Code: CodeBusy, Msg: fmt.Sprintf("busy: %d commands in flight", cap(p.sem))})
-	case <-rs.ctx.Done():
-		return replyFor(cmd.ID, nil, &RequestError{Code: CodeUnavailable, Msg: "the agent is stopping"})
-	}
-	ctx, cancel := context.WithTimeout(rs.ctx, p.opts.CommandTimeout)
-	defer cancel()
-	switch {
-	case cmd.Tool != "":
-		res, err := p.d.Tools.Invoke(ctx, tools.Call{Caller: "mqtt", Grants: grants, Tool: cmd.Tool, Params: cmd.Params})
-		return replyFor(cmd.ID, res, err)
-	case cmd.Text != "":
-		return p.textCommand(ctx, cmd, grants)
-	}
-	res, err := p.adminOp(ctx, rs, cmd, grants)
-	return replyFor(cmd.ID, res, err)
-}
-
-// textCommand hands a sentence to the agent loop (the decision engine when
-// there is one) and reports the outcome; a failed step fails the reply.
-func (p *Plane) textCommand(ctx context.Context, cmd Command, grants []string) Reply {
-	out, err := p.d.Agent.Submit(ctx, agent.Command{ID: cmd.ID, Caller: "mqtt", Grants: grants, Text: cmd.Text})
-	if err != nil {
-		r := replyFor(cmd.ID, nil, err)
-		if strings.HasPrefix(err.Error(), "no decision engine") { // the loop's words; it has no sentinel error
-			r.Code = CodeNoEngine
-		}
-		if out.Decision != nil || len(out.Steps) > 0 {
-			r.Result = out
-		}
-		return r
-	}
-	for _, s := range out.Steps {
-		if !s.OK() {
-			r := replyFor(cmd.ID, nil, &RequestError{Code: s.Code, Msg: fmt.Sprintf("step %s (%s): %s", s.ID, s.Tool, s.Error)})
-			r.Result = out
-			return r
-		}
-	}
-	return replyFor(cmd.ID, out, nil)
-}
-
-func (p *Plane) sendReply(rs *runState, topic string, r Reply) []byte {
-	data, err := json.Marshal(r)
-	if err != nil {
-		// A tool returned something JSON cannot carry: say so instead.
-		data, _ = json.Marshal(replyFor(deref(r.ID), nil, fmt.Errorf("result is not JSON-encodable: %v", err)))
-	}
-	rs.conn.publish(message{topic: topic, payload: data, qos: byte(p.m.QoS)})
-	return data
-}
-
-func deref(s *string) string {
-	if s == nil {
-		return ""
-	}
-	return *s
-}
-
-// rejectInput answers bad input: an error reply carrying the id when one
-// could be read (to the default reply topic when reply_to was the problem),
-// and a rate-limited log line.
-func (p *Plane) rejectInput(rs *runState, topic string, err error) {
-	p.badInput.Add(1)
-	re := &RequestError{Code: CodeBadRequest, Msg: err.Error()}
-	errors.As(err, &re)
-	if p.logLimit.allow() {
-		p.log.Warn("bad MQTT input", "topic", topic, "id", re.ID, "err", re.Msg)
-	}
-	replyTo := p.topics.Reply
-	if re.ReplyTo != "" && p.topics.checkReplyTo(re.ReplyTo) == nil {
-		replyTo = re.ReplyTo
-	}
-	p.sendReply(rs, replyTo, replyFor(re.ID, nil, re))
+	_, who := p.adminPolicy(rs.broker != nil)
+	p.rejectInput(rs, msg.Topic(), &RequestError{ID: id, ReplyTo: replyTo, Code: CodeForbidden, Msg: "admin topic refused: " + who})
 }
 
 // AfterPlan publishes decisions that failed before acting (no decision
@@ -607,7 +476,7 @@ func (p *Plane) AfterPlan(_ context.Context, d hooks.Decision) error {
 	if err != nil {
 		return err
 	}
-	_, err = p.publish(p.topics.Decisions, data, byte(p.m.QoS), false)
+	_, err = p.publish(p.topics.Decisions, data, byte(p.cfg.QoS), false)
 	if errors.As(err, new(*RequestError)) {
 		return nil // not running: nothing to tell
 	}
@@ -646,37 +515,6 @@ func (t *tracker) close(ctx context.Context) error {
 	case <-ctx.Done():
 		return fmt.Errorf("mqtt: handlers still running at stop: %w", ctx.Err())
 	}
-}
-
-// recentReplies remembers the last replies by command id, for redelivered
-// commands.
-type recentReplies struct {
-	mu    sync.Mutex
-	byID  map[string][]byte
-	order []string
-	next  int
-}
-
-func newRecentReplies(n int) *recentReplies {
-	return &recentReplies{byID: make(map[string][]byte, n), order: make([]string, n)}
-}
-
-func (r *recentReplies) put(id string, reply []byte) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if _, ok := r.byID[id]; !ok {
-		delete(r.byID, r.order[r.next])
-		r.order[r.next] = id
-		r.next = (r.next + 1) % len(r.order)
-	}
-	r.byID[id] = reply
-}
-
-func (r *recentReplies) get(id string) ([]byte, bool) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	b, ok := r.byID[id]
-	return b, ok
 }
 
 // rateLimit lets a log line through at most once a second, so a flood of

@@ -47,7 +47,7 @@ func TestCommandRoundTrip(t *testing.T) {
 	calls := r.lamp.calls.Load()
 	p.send(t, tp.Cmd, `{"id":"t1","text":"turn on the headlight"}`)
 	rep = decodeReply(t, p.next(t, tp.Reply))
-	if rep.OK || rep.Code != CodeNoEngine || !strings.Contains(rep.Error, "no decision engine") || r.lamp.calls.Load() != calls {
+	if rep.OK || rep.Code != CodeFailed || !strings.Contains(rep.Error, "no decision engine") || r.lamp.calls.Load() != calls {
 		t.Fatalf("text command: %+v", rep)
 	}
 	// The status component.
@@ -80,23 +80,25 @@ func TestBadInput(t *testing.T) {
 		name, payload, id, code, msg string
 		topic                        string // reply topic; default tp.Reply
 	}{
-		{"malformed JSON", `{"id":"m1","tool":"headlight.set","params":{"on":tr`, "m1", CodeBadRequest, "malformed JSON", ""},
-		{"not JSON at all", `headlight on please`, null, CodeBadRequest, "malformed JSON", ""},
-		{"missing id", `{"tool":"headlight.set","params":{"on":true}}`, null, CodeBadRequest, "missing id", ""},
-		{"id of the wrong type", `{"id":7,"tool":"headlight.set","params":{"on":true}}`, null, CodeBadRequest, "id must be a string", ""},
+		{"malformed JSON", `{"id":"m1","tool":"headlight.set","params":{"on":tr`, "m1", CodeInvalid, "malformed JSON", ""},
+		{"not JSON at all", `headlight on please`, null, CodeInvalid, "malformed JSON", ""},
+		{"missing id", `{"tool":"headlight.set","params":{"on":true}}`, null, CodeInvalid, "missing id", ""},
+		{"id of the wrong type", `{"id":7,"tool":"headlight.set","params":{"on":true}}`, null, CodeInvalid, "id must be a string", ""},
 		{"unknown tool", `{"id":"u1","tool":"laser.fire"}`, "u1", tools.CodeNotFound, "no such tool", ""},
 		{"internal tool", `{"id":"i1","tool":"world.query"}`, "i1", tools.CodeNotFound, "internal tool", ""},
-		{"param of the wrong type", `{"id":"s1","tool":"headlight.set","params":{"on":"yes"}}`, "s1", tools.CodeInvalidParams, "/on", ""},
-		{"missing param", `{"id":"s2","tool":"headlight.set","params":{}}`, "s2", tools.CodeInvalidParams, "on", ""},
-		{"extra param", `{"id":"s3","tool":"headlight.set","params":{"on":true,"blink":1}}`, "s3", tools.CodeInvalidParams, "blink", ""},
-		{"params not an object", `{"id":"w1","tool":"headlight.set","params":[true]}`, "w1", CodeBadRequest, "params must be a JSON object", ""},
-		{"tool of the wrong type", `{"id":"w2","tool":["headlight.set"]}`, "w2", CodeBadRequest, "tool must be a string", ""},
-		{"unknown field", `{"id":"w3","tool":"headlight.set","params":{"on":true},"force":true}`, "w3", CodeBadRequest, "unknown field", ""},
-		{"over 64 KiB", big, "big", CodeTooLarge, "limit is 65536", ""},
+		{"param of the wrong type", `{"id":"s1","tool":"headlight.set","params":{"on":"yes"}}`, "s1", CodeInvalid, "/on", ""},
+		{"missing param", `{"id":"s2","tool":"headlight.set","params":{}}`, "s2", CodeInvalid, "on", ""},
+		{"extra param", `{"id":"s3","tool":"headlight.set","params":{"on":true,"blink":1}}`, "s3", CodeInvalid, "blink", ""},
+		{"params not an object", `{"id":"w1","tool":"headlight.set","params":[true]}`, "w1", CodeInvalid, "params must be a JSON object", ""},
+		{"tool of the wrong type", `{"id":"w2","tool":["headlight.set"]}`, "w2", CodeInvalid, "tool must be a string", ""},
+		{"unknown field", `{"id":"w3","tool":"headlight.set","params":{"on":true},"force":true}`, "w3", CodeInvalid, "unknown field", ""},
+		{"duplicate key smuggles a tool", `{"id":"d1","tool":"world.query","tool":"headlight.set","params":{"on":true}}`, "d1", CodeInvalid, `duplicate key "tool"`, ""},
+		{"duplicate key in params", `{"id":"d2","tool":"headlight.set","params":{"on":false,"on":true}}`, "d2", CodeInvalid, `duplicate key "on"`, ""},
+		{"over 64 KiB", big, "big", CodeInvalid, "limit is 65536", ""},
 		{"admin tool without admin", `{"id":"f1","tool":"estop.reset"}`, "f1", tools.CodeForbidden, "admin", ""},
 		{"admin op without admin", `{"id":"f2","op":"disable","params":{"tool":"headlight.set"}}`, "f2", tools.CodeForbidden, "admin", ""},
-		{"reply_to a control topic", `{"id":"r1","tool":"headlight.set","params":{"on":true},"reply_to":"` + tp.Cmd + `"}`, "r1", CodeBadRequest, "reply_to", ""},
-		{"bad reply_to reaches the good one", `{"id":"r2","reply_to":"` + tp.Reply + `/x","tool":7}`, "r2", CodeBadRequest, "tool must be a string", tp.Reply + "/x"},
+		{"reply_to a control topic", `{"id":"r1","tool":"headlight.set","params":{"on":true},"reply_to":"` + tp.Cmd + `"}`, "r1", CodeInvalid, "reply_to", ""},
+		{"bad reply_to reaches the good one", `{"id":"r2","reply_to":"` + tp.Reply + `/x","tool":7}`, "r2", CodeInvalid, "tool must be a string", tp.Reply + "/x"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -113,7 +115,7 @@ func TestBadInput(t *testing.T) {
 			if rep.OK || id != tc.id || rep.Code != tc.code || !strings.Contains(rep.Error, tc.msg) {
 				t.Fatalf("reply %+v (id %s); want id %s, code %s, error ~%q", rep, id, tc.id, tc.code, tc.msg)
 			}
-			if tc.code == tools.CodeInvalidParams && len(rep.Paths) == 0 {
+			if strings.HasPrefix(tc.name, "param") && !strings.Contains(tc.name, "object") && len(rep.Paths) == 0 {
 				t.Fatalf("invalid params without paths: %+v", rep)
 			}
 		})
@@ -121,7 +123,7 @@ func TestBadInput(t *testing.T) {
 	if n := r.lamp.calls.Load(); n != 0 {
 		t.Fatalf("bad input actuated %d times", n)
 	}
-	if got := r.plane.badInput.Load(); got != 10 {
+	if got := r.plane.badInput.Load(); got != 12 {
 		t.Errorf("bad_input = %d", got)
 	}
 
@@ -167,7 +169,9 @@ func TestEstopOverMQTT(t *testing.T) {
 	r.start(t)
 	tp := r.topics()
 	admin := dialPeer(t, r.url(), "admin", tp.Reply)
-	for _, payload := range []string{"", "PRESS", `{"reset":false}`, "\xff\xfe"} {
+	// Anything but an empty payload or a well-formed reset triggers; a
+	// reset with a duplicate key is not a well-formed reset.
+	for _, payload := range []string{"PRESS", `{"reset":false}`, "\xff\xfe", `{"reset":true,"reset":false}`} {
 		admin.send(t, tp.Estop, payload)
 		select {
 		case e := <-got:
@@ -457,7 +461,7 @@ func TestAdminOps(t *testing.T) {
 	if rep = call(tp.Admin, `"op":"disable","params":{"tool":"headlight.set"}`); !rep.OK {
 		t.Fatalf("disable: %+v", rep)
 	}
-	if rep = call(tp.Cmd, `"tool":"headlight.set","params":{"on":true}`); rep.Code != tools.CodeDisabled {
+	if rep = call(tp.Cmd, `"tool":"headlight.set","params":{"on":true}`); rep.Code != CodeRefused || !strings.Contains(rep.Error, "disabled") {
 		t.Fatalf("disabled tool ran: %+v", rep)
 	}
 	again, err := tools.NewRegistry(tools.Options{Store: r.store, Log: quiet})
@@ -478,16 +482,16 @@ func TestAdminOps(t *testing.T) {
 	}
 	// plugins, load, unload and reload are the node's admin tools: their
 	// tests, over MQTT, are in node/mqtt_test.go.
-	if rep = call(tp.Admin, `"op":"audit","params":{"limit":5}`); rep.Code != CodeUnavailable {
+	if rep = call(tp.Admin, `"op":"audit","params":{"limit":5}`); rep.Code != CodeNotFound {
 		t.Fatalf("audit without the actuators plugin: %+v", rep)
 	}
 	if rep = call(tp.Admin, `"op":"status"`); !rep.OK || !strings.Contains(result(rep), `"state":`) {
 		t.Fatalf("status: %+v", rep)
 	}
-	if rep = call(tp.Admin, `"op":"reboot"`); rep.Code != CodeUnknownOp {
+	if rep = call(tp.Admin, `"op":"reboot"`); rep.Code != CodeNotFound {
 		t.Fatalf("unknown op: %+v", rep)
 	}
-	if rep = call(tp.Admin, `"op":"enable","params":{"tol":"x"}`); rep.Code != CodeBadRequest {
+	if rep = call(tp.Admin, `"op":"enable","params":{"tol":"x"}`); rep.Code != CodeInvalid {
 		t.Fatalf("op param typo: %+v", rep)
 	}
 }
@@ -497,9 +501,13 @@ func TestAdminOps(t *testing.T) {
 func TestBufferWhileDisconnected(t *testing.T) {
 	addr := fmt.Sprintf("127.0.0.1:%d", freePort(t))
 	b := startBroker(t, BrokerConfig{Listen: addr})
-	r := newRig(t, rigOpts{broker: "tcp://" + addr, plugin: ", reconnect_max: 1s"})
+	r := newRig(t, rigOpts{broker: "tcp://" + addr, options: reconnectFast})
 	r.start(t)
 	tp := r.topics()
+	// The connect's retained announcements (status, info, discovery and the
+	// pump's state/estop) are out before the broker goes away, so the buffer
+	// holds only the events.
+	waitFor(t, "announcements", func() bool { return r.plane.current().conn.stats().Published >= 4 })
 	_ = b.Close()
 	waitFor(t, "disconnected", func() bool { return !r.plane.current().conn.client.IsConnectionOpen() })
 	for i := range 20 {
@@ -542,7 +550,7 @@ func TestBufferWhileDisconnected(t *testing.T) {
 
 func TestPublishSkill(t *testing.T) {
 	r := newRig(t, rigOpts{})
-	r.plane.m.PublishAllow = append(r.plane.m.PublishAllow, "edgeagent/test-bot/#")
+	r.plane.cfg.PublishAllow = append(r.plane.cfg.PublishAllow, "edgeagent/test-bot/#")
 	r.start(t)
 	tp := r.topics()
 	p := dialPeer(t, r.url(), "watcher", "edgeagent/test-bot/notes/#", tp.Reply+"/#")
@@ -631,7 +639,7 @@ func TestEmbeddedPortTakenByAnotherProgram(t *testing.T) {
 // TestStopWhileBrokerUnreachable: starting does not wait for the broker,
 // stopping is quick, and no goroutine is left once paho's backoff ends.
 func TestStopWhileBrokerUnreachable(t *testing.T) {
-	r := newRig(t, rigOpts{broker: fmt.Sprintf("tcp://127.0.0.1:%d", freePort(t)), plugin: ", reconnect_max: 1s"})
+	r := newRig(t, rigOpts{broker: fmt.Sprintf("tcp://127.0.0.1:%d", freePort(t)), options: reconnectFast})
 	start := time.Now()
 	if err := r.hooks.Start(context.Background()); err != nil {
 		t.Fatal(err)
@@ -656,26 +664,26 @@ func TestStopWhileBrokerUnreachable(t *testing.T) {
 func TestCall(t *testing.T) {
 	r := newRig(t, rigOpts{})
 	r.start(t)
-	cfg := *r.cfg
-	cfg.MQTT.Broker = r.url() // the rig's embedded broker listens on a port chosen at start
+	cfg := r.cfg
+	cfg.Broker = r.url() // the rig's embedded broker listens on a port chosen at start
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	rep, err := Call(ctx, &cfg, Command{Tool: "headlight.set", Params: json.RawMessage(`{"on":true}`)}, false)
+	rep, err := Call(ctx, cfg, Command{Tool: "headlight.set", Params: json.RawMessage(`{"on":true}`)}, false)
 	if err != nil || !rep.OK || !r.lamp.on.Load() {
 		t.Fatalf("%+v %v", rep, err)
 	}
-	if rep, err = Call(ctx, &cfg, Command{Tool: "estop.reset"}, false); err != nil || rep.Code != tools.CodeForbidden {
+	if rep, err = Call(ctx, cfg, Command{Tool: "estop.reset"}, false); err != nil || rep.Code != tools.CodeForbidden {
 		t.Fatalf("admin tool on cmd: %+v %v", rep, err)
 	}
-	if rep, err = Call(ctx, &cfg, Command{Tool: "estop.reset"}, true); err != nil || !rep.OK {
+	if rep, err = Call(ctx, cfg, Command{Tool: "estop.reset"}, true); err != nil || !rep.OK {
 		t.Fatalf("admin tool on admin: %+v %v", rep, err)
 	}
 	// Nobody answering: a timeout that says where it looked.
 	other := startBroker(t, BrokerConfig{Listen: "127.0.0.1:0"})
-	cfg.MQTT.Broker = other.URL()
+	cfg.Broker = other.URL()
 	short, cancel2 := context.WithTimeout(context.Background(), 300*time.Millisecond)
 	defer cancel2()
-	if _, err := Call(short, &cfg, Command{Tool: "headlight.set"}, false); err == nil || !strings.Contains(err.Error(), "is the agent connected to "+other.URL()) {
+	if _, err := Call(short, cfg, Command{Tool: "headlight.set"}, false); err == nil || !strings.Contains(err.Error(), "is the agent connected to "+other.URL()) {
 		t.Fatalf("err = %v", err)
 	}
 }

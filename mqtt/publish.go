@@ -10,12 +10,12 @@ import (
 	"github.com/edgeagent/edgeagent/tools"
 )
 
-// Tools is the mqtt_publish skill ("mqtt.publish"): publish a message to a
-// topic the board allows (mqtt.publish_allow, MQTT wildcards allowed;
+// publishTool is the mqtt_publish skill ("mqtt.publish"): publish a message
+// to a topic the board allows (mqtt.publish_allow, MQTT wildcards allowed;
 // empty: nowhere). The agent's own input topics are refused whatever the
 // allowlist says, so a skill call cannot become a command, an admin request
 // or a fake status.
-func (p *Plane) Tools() []tools.Tool {
+func (p *Plane) publishTool() tools.Tool {
 	spec := tools.Spec{
 		Name: "mqtt.publish",
 		Description: "Publish a message on MQTT, for example a notification or a note for another system. " +
@@ -40,17 +40,17 @@ func (p *Plane) Tools() []tools.Tool {
 		Retain  bool            `json:"retain"`
 		QoS     byte            `json:"qos"`
 	}
-	return []tools.Tool{tools.Typed(spec, func(_ context.Context, a params) (tools.Result, error) {
+	return tools.Typed(spec, func(_ context.Context, a params) (tools.Result, error) {
 		if err := checkTopicName(a.Topic); err != nil {
 			return tools.Result{}, err
 		}
-		if slices.Contains(p.topics.inputs(), a.Topic) {
+		if slices.Contains(p.topics.inputs(), a.Topic) || slices.Contains(p.fleet.inputs(), a.Topic) {
 			return tools.Result{}, fmt.Errorf("%s is one of the agent's own control topics", a.Topic)
 		}
-		if !slices.ContainsFunc(p.m.PublishAllow, func(f string) bool { return matchFilter(f, a.Topic) }) {
+		if !slices.ContainsFunc(p.cfg.PublishAllow, func(f string) bool { return matchFilter(f, a.Topic) }) {
 			allowed := "none (mqtt.publish_allow is empty)"
-			if len(p.m.PublishAllow) > 0 {
-				allowed = strings.Join(p.m.PublishAllow, ", ")
+			if len(p.cfg.PublishAllow) > 0 {
+				allowed = strings.Join(p.cfg.PublishAllow, ", ")
 			}
 			return tools.Result{}, fmt.Errorf("topic %s is not allowed; allowed: %s", a.Topic, allowed)
 		}
@@ -71,5 +71,5 @@ func (p *Plane) Tools() []tools.Tool {
 			res.Notes = append(res.Notes, "not connected: queued until the broker is back")
 		}
 		return res, nil
-	})}
+	})
 }

@@ -1,6 +1,7 @@
 package mqtt
 
 import (
+	"cmp"
 	"encoding/json"
 	"math"
 	"strings"
@@ -18,6 +19,11 @@ import (
 
 const defaultTelemetry = 10 * time.Second // board's default, for sensors plugins bring
 
+// healthEStop is the world model's health component the actuators keep for
+// the e-stop latch ("latched" or "ok"); the pump mirrors it, retained, on
+// state/estop so that `edgeagent fleet ls` sees stopped robots.
+const healthEStop = "estop"
+
 type reading struct {
 	value float64
 	time  time.Time
@@ -26,6 +32,7 @@ type reading struct {
 type pumpState struct {
 	evSeq, obsSeq uint64
 	actuators     map[string]string
+	estop         string                        // as published on state/estop: latched | ok
 	motion        map[string]string             // source -> ON/OFF as published
 	latest        map[string]map[string]reading // sensor -> quantity -> latest reading
 	pending       map[string]bool               // sensors with readings not yet published
@@ -38,11 +45,11 @@ type pumpState struct {
 func (p *Plane) pump(rs *runState) {
 	defer close(rs.pumpDone)
 	st := &pumpState{
-		actuators: map[string]string{}, motion: map[string]string{},
+		actuators: map[string]string{}, motion: map[string]string{}, estop: "ok",
 		latest: map[string]map[string]reading{}, pending: map[string]bool{},
 		due: map[string]time.Time{}, interval: map[string]time.Duration{},
 	}
-	for _, s := range p.d.Board.Sensors {
+	for _, s := range p.cfg.Sensors {
 		st.interval[s.Name] = s.Telemetry
 	}
 	tick := time.NewTicker(p.opts.Poll)
@@ -59,7 +66,7 @@ func (p *Plane) pump(rs *runState) {
 
 func (p *Plane) collect(rs *runState, st *pumpState, now time.Time) {
 	w := p.d.World
-	qos := byte(p.m.QoS)
+	qos := byte(p.cfg.QoS)
 	out := func(topic string, payload []byte, qos byte, retain bool) {
 		rs.conn.publish(message{topic: topic, payload: payload, qos: qos, retain: retain})
 	}
@@ -102,6 +109,10 @@ func (p *Plane) collect(rs *runState, st *pumpState, now time.Time) {
 		}
 	}
 	st.actuators = acts
+	if es := cmp.Or(w.Health()[healthEStop], "ok"); republish || es != st.estop {
+		st.estop = es
+		out(p.topics.State+"estop", []byte(es), qos, true)
+	}
 	if republish {
 		for src, state := range st.motion {
 			out(p.topics.State+src+"/motion", []byte(state), qos, true)

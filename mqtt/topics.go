@@ -9,6 +9,7 @@ import (
 type Topics struct {
 	Prefix    string // "edgeagent/<device-id>/"
 	Status    string // retained: online | offline (last will) | stopped
+	Info      string // retained: who this robot is (id, board, version, fleet), for fleet tools
 	Cmd       string // commands in
 	Admin     string // administration in (admin permission)
 	Reply     string // replies out, unless a request names reply_to
@@ -30,6 +31,7 @@ func NewTopics(prefix, deviceID, discovery string) Topics {
 	return Topics{
 		Prefix:          prefix,
 		Status:          prefix + "status",
+		Info:            prefix + "info",
 		Cmd:             prefix + "cmd",
 		Admin:           prefix + "admin",
 		Reply:           prefix + "reply",

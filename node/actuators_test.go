@@ -132,7 +132,7 @@ func TestActuatorsOnTheSimBoard(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	entries, err := actuator.ReadAudit(st, 100, "", 1000)
+	entries, err := actuator.ReadAudit(st, actuator.Query{Limit: 100}, 1000)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -31,7 +31,7 @@ type Reload struct {
 // ReloadRequests delivers the board configs accepted by config.reload.
 // Whoever runs the node (cmd/edgeagent run) stops it and runs a node built
 // from the config instead; when nobody receives, the request is answered
-// "not applied".
+// refused ("restart edgeagent with it").
 func (n *Node) ReloadRequests() <-chan Reload { return n.reloads }
 
 func (n *Node) adminTools() []tools.Tool {
@@ -39,7 +39,7 @@ func (n *Node) adminTools() []tools.Tool {
 	type pluginArgs struct {
 		Plugin string `json:"plugin"`
 	}
-	return []tools.Tool{
+	return append(tools.Admin(n.Tools),
 		tools.Func(tools.Spec{Name: "plugins.list", Description: "The compiled-in plugins and whether each is loaded.",
 			Permission: "admin", Params: json.RawMessage(`{"type":"object","additionalProperties":false}`)},
 			func(context.Context, json.RawMessage) (tools.Result, error) {
@@ -48,11 +48,17 @@ func (n *Node) adminTools() []tools.Tool {
 		tools.Typed(tools.Spec{Name: "plugins.load", Description: "Build a compiled-in plugin and load it into the running agent.",
 			Permission: "admin", Params: pluginParam},
 			func(ctx context.Context, a pluginArgs) (tools.Result, error) {
+				if err := notThroughItself(ctx, a.Plugin); err != nil {
+					return tools.Result{}, err
+				}
 				return n.pluginResult(ctx, a.Plugin, true, n.LoadRegistered(ctx, a.Plugin))
 			}),
 		tools.Typed(tools.Spec{Name: "plugins.unload", Description: "Stop a plugin and remove its tools, sensors and hooks.",
 			Permission: "admin", Params: pluginParam},
 			func(ctx context.Context, a pluginArgs) (tools.Result, error) {
+				if err := notThroughItself(ctx, a.Plugin); err != nil {
+					return tools.Result{}, err
+				}
 				return n.pluginResult(ctx, a.Plugin, false, n.UnloadPlugin(ctx, a.Plugin))
 			}),
 		tools.Typed(tools.Spec{Name: "config.reload",
@@ -63,7 +69,16 @@ func (n *Node) adminTools() []tools.Tool {
   "yaml":{"type":"string","minLength":1,"maxLength":262144,"description":"a board file's content"}},
   "additionalProperties":false}`)},
 			n.reload),
+	)
+}
+
+// notThroughItself refuses to load or unload the plugin a request came
+// through (the mqtt plugin over MQTT): the reply would have no way back.
+func notThroughItself(ctx context.Context, plugin string) error {
+	if plugin == tools.CallerOf(ctx) {
+		return &tools.Error{Code: tools.CodeRefused, Msg: fmt.Sprintf("the %s plugin cannot be loaded or unloaded by a request that comes through it", plugin)}
 	}
+	return nil
 }
 
 // pluginResult: whatever stops a load or unload (unknown plugin, a

@@ -69,7 +69,7 @@ func freeAddr(t testing.TB) string {
 func mqttNode(t testing.TB, extra string) (*Node, string) {
 	t.Helper()
 	addr := freeAddr(t)
-	yaml := fmt.Sprintf("device: {id: mq-bot, platform: sim}\ndata_dir: %s\nagent: {heartbeat: 1h}\nmqtt: {listen: %q}\nplugins:\n  mqtt_probe: {on: true}\n%s", t.TempDir(), addr, extra)
+	yaml := fmt.Sprintf("device: {id: mq-bot, platform: sim}\ndata_dir: %s\nagent: {heartbeat: 1h}\nmqtt: {listen: %q, local_admin: true}\nplugins:\n  mqtt_probe: {on: true}\n%s", t.TempDir(), addr, extra)
 	cfg, err := board.Parse(t.TempDir()+"/mq.yaml", []byte(yaml))
 	if err != nil {
 		t.Fatal(err)
@@ -160,6 +160,17 @@ func TestMQTTControlPlaneOnANode(t *testing.T) {
 	if err := json.Unmarshal(b, &st); err != nil || !r.OK || !st.Value.Components.MQTT.Connected || st.Value.Components.MQTT.Broker != url || !st.Value.Components.MQTT.Embedded {
 		t.Fatalf("agent.status: %s", b)
 	}
+	// Administration is tools: the same call by its tool name, and the
+	// registry's own admin tools.
+	if r = c.call(t, "admin", `{"id":"3t","tool":"plugins.list"}`); !r.OK {
+		t.Fatalf("plugins.list: %+v", r)
+	}
+	if r = c.call(t, "cmd", `{"id":"3u","tool":"tools.list"}`); r.Code != tools.CodeForbidden {
+		t.Fatalf("tools.list on cmd without admin: %+v", r)
+	}
+	if r = c.call(t, "admin", `{"id":"3v","tool":"tools.list"}`); !r.OK {
+		t.Fatalf("tools.list: %+v", r)
+	}
 	// Plugins by name, through the node's factories.
 	r = c.call(t, "admin", `{"id":"3","op":"plugins"}`)
 	if b, _ := json.Marshal(r.Result); !strings.Contains(string(b), `{"loaded":true,"name":"mqtt"}`) || !strings.Contains(string(b), `{"loaded":true,"name":"mqtt_probe"}`) {
@@ -180,7 +191,7 @@ func TestMQTTControlPlaneOnANode(t *testing.T) {
 	if r = c.call(t, "admin", `{"id":"7b","op":"unload","params":{"plugin":"nope"}}`); r.Code != tools.CodeRefused || !strings.Contains(r.Error, "not loaded") {
 		t.Fatalf("unload unknown: %+v", r)
 	}
-	if r = c.call(t, "admin", `{"id":"7c","op":"unload","params":{"plugin":"mqtt"}}`); r.Code != mqtt.CodeRejected {
+	if r = c.call(t, "admin", `{"id":"7c","op":"unload","params":{"plugin":"mqtt"}}`); r.Code != mqtt.CodeRefused {
 		t.Fatalf("unloading mqtt over mqtt: %+v", r)
 	}
 	if r = c.call(t, "cmd", `{"id":"8","tool":"probe.ping"}`); !r.OK {

@@ -47,6 +47,10 @@ type Config struct {
 	Decode func(v any) error
 	// Dir is the directory of the board config file, for relative paths.
 	Dir string
+	// Broker is the robot's own MQTT broker as a client on this machine
+	// reaches it (tcp://127.0.0.1:1883 for the embedded one), for kinds
+	// that read from it; "" when the board has none.
+	Broker string
 }
 
 // PriorityOr returns the board's priority for the primary event, or def.

@@ -58,12 +58,22 @@ func (s *Bolt) Put(bucket, key string, v any) error {
 
 // PutMany stores several values in one transaction (one fsync).
 func (s *Bolt) PutMany(bucket string, values map[string]any) error {
+	return s.Update(bucket, values, nil)
+}
+
+// Update stores put and deletes del in one transaction (one fsync).
+func (s *Bolt) Update(bucket string, put map[string]any, del []string) error {
 	return s.db.Update(func(tx *bolt.Tx) error {
 		b, err := tx.CreateBucketIfNotExists([]byte(bucket))
 		if err != nil {
 			return err
 		}
-		for k, v := range values {
+		for _, k := range del {
+			if err := b.Delete([]byte(k)); err != nil {
+				return err
+			}
+		}
+		for k, v := range put {
 			data, err := json.Marshal(v)
 			if err != nil {
 				return fmt.Errorf("store: encode %s/%s: %w", bucket, k, err)
@@ -172,6 +182,46 @@ func (s *Bolt) Tail(bucket string, n int, fn func(seq uint64, value json.RawMess
 		}
 		return nil
 	})
+}
+
+// LogSize counts the entries of a log bucket and the bytes of their values.
+func (s *Bolt) LogSize(bucket string) (entries int, bytes int64, err error) {
+	err = s.db.View(func(tx *bolt.Tx) error {
+		if b := tx.Bucket([]byte(bucket)); b != nil {
+			return b.ForEach(func(_, v []byte) error {
+				entries++
+				bytes += int64(len(v))
+				return nil
+			})
+		}
+		return nil
+	})
+	return entries, bytes, err
+}
+
+// Evict deletes the oldest entries of a log bucket while evict says so, in
+// one transaction.
+func (s *Bolt) Evict(bucket string, evict func(seq uint64, value json.RawMessage) bool) (entries int, bytes int64, err error) {
+	err = s.db.Update(func(tx *bolt.Tx) error {
+		b := tx.Bucket([]byte(bucket))
+		if b == nil {
+			return nil
+		}
+		c := b.Cursor()
+		for k, v := c.First(); k != nil && evict(binary.BigEndian.Uint64(k), v); k, v = c.Next() {
+			n := int64(len(v))
+			if err := c.Delete(); err != nil {
+				return err
+			}
+			entries++
+			bytes += n
+		}
+		return nil
+	})
+	if err != nil {
+		return 0, 0, err
+	}
+	return entries, bytes, nil
 }
 
 func seqKey(seq uint64) []byte {

@@ -44,6 +44,14 @@ func TestStoresShareTheContract(t *testing.T) {
 			if ok, _ := s.Get("b", "y", &n); ok {
 				t.Fatal("deleted key still present")
 			}
+			if err := s.Update("b", map[string]any{"z": 3}, []string{"x", "missing"}); err != nil {
+				t.Fatal(err)
+			}
+			keys = nil
+			_ = s.ForEach("b", func(k string, _ json.RawMessage) error { keys = append(keys, k); return nil })
+			if len(keys) != 1 || keys[0] != "z" {
+				t.Fatalf("after Update: keys %v", keys)
+			}
 			if err := s.Put("b", "bad", func() {}); err == nil {
 				t.Fatal("an unencodable value was stored")
 			}
@@ -63,6 +71,19 @@ func TestStoresShareTheContract(t *testing.T) {
 			})
 			if len(seqs) != 10 || seqs[0] != 16 || vals[9] != 25 {
 				t.Fatalf("bounded log holds seqs %v vals %v", seqs, vals)
+			}
+			if n, b, err := s.LogSize("log"); err != nil || n != 10 || b != 20 { // "16" … "25"
+				t.Fatalf("LogSize = %d entries, %d bytes, %v", n, b, err)
+			}
+			n, b, err := s.Evict("log", func(seq uint64, v json.RawMessage) bool { return seq < 19 })
+			if err != nil || n != 3 || b != 6 {
+				t.Fatalf("Evict = %d entries, %d bytes, %v", n, b, err)
+			}
+			if n, _, _ := s.LogSize("log"); n != 7 {
+				t.Fatalf("%d entries after Evict", n)
+			}
+			if n, _, err := s.Evict("nolog", func(uint64, json.RawMessage) bool { return true }); n != 0 || err != nil {
+				t.Fatalf("Evict of a missing bucket: %d %v", n, err)
 			}
 			seqs = nil
 			_ = s.Tail("log", 3, func(seq uint64, _ json.RawMessage) error { seqs = append(seqs, seq); return nil })

@@ -32,8 +32,12 @@ func (m *Memory) Put(bucket, key string, v any) error {
 }
 
 func (m *Memory) PutMany(bucket string, values map[string]any) error {
-	enc := make(map[string]json.RawMessage, len(values))
-	for k, v := range values {
+	return m.Update(bucket, values, nil)
+}
+
+func (m *Memory) Update(bucket string, put map[string]any, del []string) error {
+	enc := make(map[string]json.RawMessage, len(put))
+	for k, v := range put {
 		data, err := json.Marshal(v)
 		if err != nil {
 			return fmt.Errorf("store: encode %s/%s: %w", bucket, k, err)
@@ -46,6 +50,9 @@ func (m *Memory) PutMany(bucket string, values map[string]any) error {
 	if b == nil {
 		b = map[string]json.RawMessage{}
 		m.buckets[bucket] = b
+	}
+	for _, k := range del {
+		delete(b, k)
 	}
 	for k, v := range enc {
 		b[k] = v
@@ -133,6 +140,36 @@ func (m *Memory) Tail(bucket string, n int, fn func(seq uint64, value json.RawMe
 		}
 	}
 	return nil
+}
+
+func (m *Memory) LogSize(bucket string) (entries int, bytes int64, err error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if l := m.logs[bucket]; l != nil {
+		for _, e := range l.entries {
+			bytes += int64(len(e))
+		}
+		entries = len(l.entries)
+	}
+	return entries, bytes, nil
+}
+
+// Evict holds the lock while it asks evict: evict must not call back into
+// the store.
+func (m *Memory) Evict(bucket string, evict func(seq uint64, value json.RawMessage) bool) (entries int, bytes int64, err error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	l := m.logs[bucket]
+	if l == nil {
+		return 0, 0, nil
+	}
+	for entries < len(l.seqs) && evict(l.seqs[entries], l.entries[entries]) {
+		bytes += int64(len(l.entries[entries]))
+		entries++
+	}
+	l.seqs = slices.Delete(l.seqs, 0, entries)
+	l.entries = slices.Delete(l.entries, 0, entries)
+	return entries, bytes, nil
 }
 
 // Close is a no-op: there is nothing to flush.

@@ -19,6 +19,10 @@ type Store interface {
 	Put(bucket, key string, v any) error
 	// PutMany stores several values at once (one fsync for Bolt).
 	PutMany(bucket string, values map[string]any) error
+	// Update stores put and deletes del in one bucket atomically (one
+	// fsync for Bolt), for write-coalescing callers that bound a window of
+	// keys; a missing key in del is not an error.
+	Update(bucket string, put map[string]any, del []string) error
 	// Get decodes bucket/key into v and reports whether it existed.
 	Get(bucket, key string, v any) (bool, error)
 	// Delete removes bucket/key; a missing key is not an error.
@@ -30,6 +34,12 @@ type Store interface {
 	Append(bucket string, v any, keep int) (uint64, error)
 	// Tail calls fn with the last n entries of a log bucket, oldest first.
 	Tail(bucket string, n int, fn func(seq uint64, value json.RawMessage) error) error
+	// LogSize counts the entries of a log bucket and the bytes of their values.
+	LogSize(bucket string) (entries int, bytes int64, err error)
+	// Evict deletes the oldest entries of a log bucket for as long as
+	// evict says so (it sees each entry, oldest first) and returns what
+	// it deleted: retention by age or size decided by the caller.
+	Evict(bucket string, evict func(seq uint64, value json.RawMessage) bool) (entries int, bytes int64, err error)
 	Close() error
 }
 

@@ -133,6 +133,57 @@ func toolStats(r *Registry) Tool {
 	})
 }
 
+// Admin returns the administration tools of the registry itself:
+// tools.list, tools.enable and tools.disable (remembered in the store).
+// They need the admin permission, like every administration tool, so that
+// MQTT, the CLI and the dashboard reach them through one permission model
+// and one audit path.
+func Admin(r *Registry) []Tool {
+	toolParam := json.RawMessage(`{"type":"object","properties":{"tool":{"type":"string","minLength":1,"maxLength":128,"description":"a tool's name (plugin.func, or func when unambiguous)"}},"required":["tool"],"additionalProperties":false}`)
+	type toolArgs struct {
+		Tool string `json:"tool"`
+	}
+	setEnabled := func(on bool) func(context.Context, toolArgs) (Result, error) {
+		return func(ctx context.Context, a toolArgs) (Result, error) {
+			spec, err := r.Resolve(a.Tool)
+			if err != nil {
+				return Result{}, err
+			}
+			if !on && (spec.Name == "tools.enable" || spec.Name == "tools.disable") {
+				return Result{}, &Error{Code: CodeRefused, Msg: spec.Name + " cannot be disabled: nothing could enable it again"}
+			}
+			if err := r.SetEnabled(spec.Name, on); err != nil {
+				return Result{}, err
+			}
+			verb := "disabled"
+			if on {
+				verb = "enabled"
+			}
+			r.log.Info("tool "+verb, "tool", spec.Name, "by", CallerOf(ctx))
+			return Result{Value: map[string]any{"tool": spec.Name, "enabled": on}}, nil
+		}
+	}
+	type skill struct {
+		Spec
+		Enabled bool `json:"enabled"`
+	}
+	return []Tool{
+		Func(Spec{Name: "tools.list", Description: "The skills (tools offered outside the agent) with their parameter schemas and whether each is enabled.",
+			Permission: "admin", Params: json.RawMessage(`{"type":"object","additionalProperties":false}`)},
+			func(context.Context, json.RawMessage) (Result, error) {
+				out := []skill{}
+				for _, s := range r.List() {
+					if !s.Internal {
+						out = append(out, skill{s, r.Enabled(s.Name)})
+					}
+				}
+				return Result{Value: out}, nil
+			}),
+		Typed(Spec{Name: "tools.enable", Description: "Enable a tool again (remembered across restarts).", Permission: "admin", Params: toolParam}, setEnabled(true)),
+		Typed(Spec{Name: "tools.disable", Description: "Disable a tool: calls to it are refused until it is enabled (remembered across restarts).", Permission: "admin", Params: toolParam}, setEnabled(false)),
+	}
+}
+
 // OllamaTools renders specs in the function-calling format of Ollama's
 // /api/chat "tools" field (the same shape OpenAI uses).
 func OllamaTools(specs []Spec) []map[string]any {

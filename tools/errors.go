@@ -14,6 +14,11 @@ const (
 	CodeCancelled     = "cancelled" // the caller's context ended (preemption, deadline)
 )
 
+// ErrRefused is matched (errors.Is) by a tool's error that says it did not
+// act by choice — the e-stop latch, the safety envelope, a rate limit —
+// rather than failed: Invoke gives such an error CodeRefused.
+var ErrRefused = errors.New("refused")
+
 // Error is what Registry.Invoke returns for every refusal or failure.
 type Error struct {
 	Code  string

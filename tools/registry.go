@@ -363,6 +363,8 @@ func (r *Registry) Invoke(ctx context.Context, c Call) (Result, error) {
 			// A tool that says why it did not act (refused: e-stop latched,
 			// rate limit …) keeps its code: callers branch on it.
 			code = coded.Code
+		case errors.Is(err, ErrRefused):
+			code = CodeRefused
 		}
 		err = &Error{Code: code, Tool: spec.Name, Msg: err.Error(), Err: err}
 	}

@@ -8,6 +8,8 @@ import (
 	"strings"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
+
+	"github.com/edgeagent/edgeagent/internal/strictjson"
 )
 
 var emptyObjectSchema = json.RawMessage(`{"type":"object","additionalProperties":false}`)
@@ -48,13 +50,21 @@ func (s *schema) check(params json.RawMessage) (json.RawMessage, error) {
 	if len(bytes.TrimSpace(params)) == 0 || string(bytes.TrimSpace(params)) == "null" {
 		params = json.RawMessage(`{}`)
 	}
+	// Duplicate keys are refused whoever calls (MQTT, the LLM's answers,
+	// the CLI): the schema validator would see only the last value.
+	if err := strictjson.CheckKeys(params); err != nil {
+		return nil, &Error{Code: CodeInvalidParams, Msg: "parameters: " + err.Error()}
+	}
 	inst, err := jsonschema.UnmarshalJSON(bytes.NewReader(params))
 	if err != nil {
 		return nil, &Error{Code: CodeInvalidParams, Msg: "parameters are not valid JSON: " + err.Error()}
 	}
-	fillDefaults(s.doc, inst)
+	filled := fillDefaults(s.doc, inst)
 	if err := s.compiled.Validate(inst); err != nil {
 		return nil, validationError(err)
+	}
+	if !filled {
+		return params, nil // valid as sent: no second encoding pass
 	}
 	out, err := json.Marshal(inst)
 	if err != nil {
@@ -65,10 +75,10 @@ func (s *schema) check(params json.RawMessage) (json.RawMessage, error) {
 
 // fillDefaults sets "default" values of absent object properties,
 // recursively into nested objects that are present (or just created).
-func fillDefaults(schema map[string]any, inst any) {
+func fillDefaults(schema map[string]any, inst any) (filled bool) {
 	obj, ok := inst.(map[string]any)
 	if !ok {
-		return
+		return false
 	}
 	props, _ := schema["properties"].(map[string]any)
 	for name, ps := range props {
@@ -79,12 +89,14 @@ func fillDefaults(schema map[string]any, inst any) {
 		if _, present := obj[name]; !present {
 			if d, has := sub["default"]; has {
 				obj[name] = cloneJSON(d)
+				filled = true
 			}
 		}
-		if v, present := obj[name]; present {
-			fillDefaults(sub, v)
+		if v, present := obj[name]; present && fillDefaults(sub, v) {
+			filled = true
 		}
 	}
+	return filled
 }
 
 func cloneJSON(v any) any {

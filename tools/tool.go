@@ -31,6 +31,25 @@ type Spec struct {
 	// Touches lists world-model source prefixes the tool acts on or reads, so
 	// the engine can tell how fresh the state it depends on is.
 	Touches []string `json:"touches,omitempty"`
+	// Entity, when set, says the tool sets the state of a thing a home
+	// automation hub can show (Home Assistant discovery): the producer knows
+	// what it drives, so the transport need not guess from names. It is not
+	// part of the tool's JSON description.
+	Entity *Entity `json:"-"`
+}
+
+// Entity describes the thing a tool drives, for home-automation discovery.
+type Entity struct {
+	// Platform is the entity type: "switch" (Param is a boolean) or
+	// "number" (Param is a number within Min–Max).
+	Platform string
+	// Name is the thing's name; its state is the world model's actuator
+	// state of that name.
+	Name string
+	// Param is the tool parameter the entity's value is written to.
+	Param          string
+	Min, Max, Step float64
+	Unit           string
 }
 
 // Result is what a tool returns. Value must be JSON-encodable. Notes tell the

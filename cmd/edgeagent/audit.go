@@ -24,13 +24,23 @@ func init() {
 		limit     int
 		tool      string
 		asJSON    bool
+		since     string
+		until     string
+		safety    bool
 	)
 	cmd := &cobra.Command{
 		Use:   "audit",
 		Short: "Show the audit log of physical actions (who actuated what, requested and applied, result)",
 		Long: `Show the last entries of the audit log the actuators keep in the board's store:
 time, caller (mqtt, llm, reflex, cli, deadman, estop:<source> …), tool, the
-parameters requested and applied, and the result (ok, refused, failed).
+parameters requested and applied, and the result (ok, refused, failed),
+and the administration (tools.disable, plugins.load, config.reload …).
+--since and --until take RFC 3339 times (2026-03-01T12:00:00Z), dates
+(2026-03-01, local midnight) or durations back from now (2h, 30m).
+
+Retention (plugins.actuators.audit_max_age / audit_max_mb, default 30 days /
+50 MB) evicts the oldest routine entries first; e-stops, resets, refusals and
+admin actions go last, and every eviction is an audit.evicted entry.
 
 The store is a single file that a running agent holds locked. While the agent
 runs, read the log through it: the admin skill audit.query, e.g. over MQTT
@@ -39,6 +49,14 @@ runs, read the log through it: the admin skill audit.query, e.g. over MQTT
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if limit < 1 {
 				return fmt.Errorf("--limit must be at least 1")
+			}
+			q := actuator.Query{Limit: limit, Tool: tool, SafetyOnly: safety}
+			var err error
+			if q.Since, err = parseWhen("--since", since, time.Now()); err != nil {
+				return err
+			}
+			if q.Until, err = parseWhen("--until", until, time.Now()); err != nil {
+				return err
 			}
 			cfg, err := board.Load(boardPath)
 			if err != nil {
@@ -57,7 +75,7 @@ runs, read the log through it: the admin skill audit.query, e.g. over MQTT
 				return err
 			}
 			defer st.Close()
-			entries, err := actuator.ReadAudit(st, limit, tool, max(limit, 100000))
+			entries, err := actuator.ReadAudit(st, q, max(limit, 1000000))
 			if err != nil {
 				return err
 			}
@@ -91,7 +109,28 @@ runs, read the log through it: the admin skill audit.query, e.g. over MQTT
 	cmd.Flags().IntVar(&limit, "limit", 50, "number of entries, newest last")
 	cmd.Flags().StringVar(&tool, "tool", "", "only this tool (drive.drive) or this actuator's tools (drive)")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the entries as JSON")
+	cmd.Flags().StringVar(&since, "since", "", "only entries at or after this time (RFC 3339, a date, or a duration back from now: 2h)")
+	cmd.Flags().StringVar(&until, "until", "", "only entries before this time (same forms as --since)")
+	cmd.Flags().BoolVar(&safety, "safety", false, "only e-stops, resets, refusals and admin actions")
 	rootCmd.AddCommand(cmd)
+}
+
+// parseWhen reads a --since/--until value: RFC 3339, a date (local
+// midnight) or a duration back from now.
+func parseWhen(flag, v string, now time.Time) (time.Time, error) {
+	if v == "" {
+		return time.Time{}, nil
+	}
+	if t, err := time.Parse(time.RFC3339, v); err == nil {
+		return t, nil
+	}
+	if t, err := time.ParseInLocation(time.DateOnly, v, time.Local); err == nil {
+		return t, nil
+	}
+	if d, err := time.ParseDuration(v); err == nil && d > 0 {
+		return now.Add(-d), nil
+	}
+	return time.Time{}, fmt.Errorf("%s: want an RFC 3339 time (2026-03-01T12:00:00Z), a date (2026-03-01) or a duration such as 2h", flag)
 }
 
 func dash(s string) string {

@@ -21,7 +21,7 @@ const reloadBoard = `
 data_dir: %s
 device: {id: reload-bot, platform: sim}
 llm: {enabled: false}
-mqtt: {broker: embedded, listen: "127.0.0.1:%d", discovery: {enabled: false}}
+mqtt: {broker: embedded, listen: "127.0.0.1:%d", local_admin: true, discovery: {enabled: false}}
 agent: {heartbeat: 1h}
 %s
 `

@@ -16,6 +16,8 @@ import (
 
 	"github.com/edgeagent/edgeagent/board"
 	"github.com/edgeagent/edgeagent/mqtt"
+	"github.com/edgeagent/edgeagent/node"
+	"github.com/edgeagent/edgeagent/plugin/mqttplane"
 	"github.com/edgeagent/edgeagent/store"
 	"github.com/edgeagent/edgeagent/tools"
 )
@@ -88,7 +90,7 @@ user when the broker has users).`,
 			// would take over the agent's persistent session (and the
 			// commands queued for it) and announce the robot to Home
 			// Assistant.
-			if err := n.UnloadPlugin(ctx, "mqtt"); err != nil && !strings.Contains(err.Error(), "not loaded") {
+			if err := n.UnloadPlugin(ctx, "mqtt"); err != nil && !errors.Is(err, node.ErrPlugin) {
 				return err
 			}
 			runCtx, cancel := context.WithCancel(ctx)
@@ -124,11 +126,15 @@ user when the broker has users).`,
 
 // invokeOverMQTT sends the call to the agent that runs with the board.
 func invokeOverMQTT(ctx context.Context, cmd *cobra.Command, path, tool string, params json.RawMessage, admin bool, timeout time.Duration) error {
-	cfg, err := board.Load(path)
+	b, err := board.Load(path)
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(cmd.ErrOrStderr(), "edgeagent: an agent is running with %s (its store is locked); sending the call over MQTT to %s\n", path, mqtt.BrokerURL(cfg.MQTT))
+	cfg, err := mqttplane.Config(b)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(cmd.ErrOrStderr(), "edgeagent: an agent is running with %s (its store is locked); sending the call over MQTT to %s\n", path, cfg.BrokerURL())
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	r, err := mqtt.Call(ctx, cfg, mqtt.Command{Tool: tool, Params: params}, admin)

@@ -31,6 +31,7 @@ import (
 
 	"github.com/ollama/ollama/api"
 
+	"github.com/edgeagent/edgeagent/internal/strictjson"
 	"github.com/edgeagent/edgeagent/llm"
 )
 
@@ -450,6 +451,18 @@ func (c *Client) Generate(ctx context.Context, req llm.Request) (llm.Response, e
 	for _, m := range req.Messages {
 		msgs = append(msgs, api.Message{Role: m.Role, Content: m.Content})
 	}
+	if len(req.Images) > 0 {
+		last := len(msgs) - 1
+		for last >= 0 && msgs[last].Role != "user" {
+			last--
+		}
+		if last < 0 {
+			return llm.Response{}, fmt.Errorf("ollama %s: images need a user message to go with", req.Purpose)
+		}
+		for _, img := range req.Images {
+			msgs[last].Images = append(msgs[last].Images, api.ImageData(img))
+		}
+	}
 	maxTokens := req.MaxTokens
 	if maxTokens <= 0 {
 		maxTokens = c.o.MaxTokens
@@ -511,6 +524,13 @@ func (c *Client) Generate(ctx context.Context, req llm.Request) (llm.Response, e
 	c.setUpIfStarting()
 	if final.DoneReason == "length" {
 		return llm.Response{Content: content.String(), Usage: u}, fmt.Errorf("ollama %s: %w (%d tokens)", req.Purpose, llm.ErrTruncated, maxTokens)
+	}
+	if len(req.Schema) > 0 {
+		// A structured answer with a key twice means different things to
+		// different parsers; no stage of the engine may act on it.
+		if err := strictjson.CheckKeys([]byte(content.String())); err != nil {
+			return llm.Response{Content: content.String(), Usage: u}, fmt.Errorf("ollama %s: answer refused: %w", req.Purpose, err)
+		}
 	}
 	return llm.Response{Content: content.String(), Usage: u}, nil
 }

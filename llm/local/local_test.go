@@ -15,6 +15,7 @@ import (
 	"github.com/ollama/ollama/api"
 	"go.uber.org/goleak"
 
+	"github.com/edgeagent/edgeagent/internal/strictjson"
 	"github.com/edgeagent/edgeagent/llm"
 	"github.com/edgeagent/edgeagent/llm/local/ollamatest"
 )
@@ -180,6 +181,7 @@ func TestGenerateErrors(t *testing.T) {
 		{"malformed body", ollamatest.Answer{Raw: "<html>proxy error</html>\n"}, "malformed answer", nil},
 		{"truncated", ollamatest.Answer{Content: `{"on": tr`, DoneReason: "length"}, "token limit", llm.ErrTruncated},
 		{"killed mid-stream", ollamatest.Answer{Content: `{"on": true, "padding": "xxxxxxxxxxxxxxxxxxxxxx"}`, Cut: true}, "closed the answer", llm.ErrUnavailable},
+		{"duplicate key", ollamatest.Answer{Content: `{"on": false, "on": true}`}, `duplicate key "on"`, strictjson.ErrDuplicateKey},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -19,6 +19,7 @@ func Of(b *board.Config, sc board.Sensor, dir string) (sensors.Config, []sensors
 	cfg := sensors.Config{
 		Name: sc.Name, Kind: sc.Kind, Platform: b.Device.Platform, Interval: sc.Interval,
 		Bus: sc.Bus, Address: uint16(sc.Address), Pins: sc.Pins, Decode: sc.Options.Decode, Dir: dir,
+		Broker: b.MQTT.DialURL(),
 	}
 	if sc.Priority != "" {
 		p, err := worldmodel.ParsePriority(sc.Priority)

@@ -30,8 +30,12 @@ func New(h plugin.Host) (hooks.Plugin, error) {
 	}
 	set, err := actuator.New(actuator.Options{
 		Platform: b.Device.Platform, Model: b.Device.Model,
-		Actuators: b.Actuators, Settings: settings,
+		Actuators: Configs(b.Actuators), Settings: settings,
 		World: h.World(), Raise: h.Raise, Store: h.Store(), Log: h.Log().With("plugin", "actuators"),
+		Admin: func(tool string) bool {
+			s, err := h.Tools().Resolve(tool)
+			return err == nil && s.Permission == "admin"
+		},
 	})
 	if err != nil {
 		return nil, err
@@ -54,6 +58,12 @@ func (p *Plugin) OnAgentStart(ctx context.Context) error { return p.set.Start(ct
 func (p *Plugin) OnAgentStop(ctx context.Context) error { return p.set.Stop(ctx) }
 
 func (p *Plugin) Tools() []tools.Tool { return p.set.Tools() }
+
+// AfterAct audits administration (tools.disable, plugins.load,
+// config.reload …) with the physical actions.
+func (p *Plugin) AfterAct(_ context.Context, r hooks.ActionResult) {
+	p.set.AuditAdmin(r.Action.Caller, r.Action.Tool, r.Action.Params, r.Err)
+}
 
 func (p *Plugin) Status() any { return p.set.Status() }
 

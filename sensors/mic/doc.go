@@ -35,6 +35,10 @@
 //	        max_command: 8s
 //	        no_speech_timeout: 4s
 //	        timeout: 15s             # wait for the transcript
+//	      half_duplex:               # while the robot's speaker plays (the say skill) and tail after:
+//	        mode: mute               # mute: no wake word | raise: built-in score ≥ threshold only | off
+//	        tail: 300ms
+//	        threshold: 0.95          # raise: a person close by still barges in
 //	      reconnect: {initial: 1s, max: 30s}
 //
 // Other sources:

@@ -61,6 +61,8 @@ type Opts struct {
 	VAD      VADOpts      `yaml:"vad"`
 	WakeWord WakeWordOpts `yaml:"wakeword"`
 	STT      STTOpts      `yaml:"stt"`
+	// HalfDuplex keeps the robot's own voice from waking it.
+	HalfDuplex HalfDuplexOpts `yaml:"half_duplex"`
 
 	// Reconnect is the backoff between attempts to reopen a failed source
 	// (USB microphone unplugged, command exited).
@@ -124,6 +126,18 @@ type WakeWordOpts struct {
 	WyomingNames []string `yaml:"wyoming_names"`
 }
 
+// HalfDuplexOpts say what the wake-word detector does while the robot's
+// speaker plays (see package duplex) and for Tail after: mute ignores every
+// wake word (only an e-stop interrupts the robot), raise accepts only
+// built-in detections scoring at least Threshold (a person close to the
+// robot barges in; the robot's own voice, a different voice, scores lower),
+// off changes nothing.
+type HalfDuplexOpts struct {
+	Mode      string        `yaml:"mode"`
+	Tail      time.Duration `yaml:"tail"`
+	Threshold float64       `yaml:"threshold"`
+}
+
 // STTOpts configure what happens after a wake word: the following speech is
 // captured until the speaker stops, and transcribed.
 type STTOpts struct {
@@ -165,7 +179,8 @@ func DefaultOpts() Opts {
 			NoSpeechTimeout: 4 * time.Second,
 			Timeout:         15 * time.Second,
 		},
-		Reconnect: sensors.Backoff{Initial: time.Second, Max: 30 * time.Second},
+		HalfDuplex: HalfDuplexOpts{Mode: "mute", Tail: 300 * time.Millisecond, Threshold: 0.95},
+		Reconnect:  sensors.Backoff{Initial: time.Second, Max: 30 * time.Second},
 	}
 }
 
@@ -247,6 +262,14 @@ func (o *Opts) validate(cfg sensors.Config) error {
 	o.WakeWord.Templates = rel(o.WakeWord.Templates)
 	if o.STT.EndSilence < 200*time.Millisecond || o.STT.MaxCommand < time.Second || o.STT.NoSpeechTimeout <= 0 || o.STT.Timeout <= 0 {
 		bad("stt: end_silence ≥ 200ms, max_command ≥ 1s, no_speech_timeout and timeout > 0")
+	}
+	switch h := o.HalfDuplex; {
+	case h.Mode != "mute" && h.Mode != "raise" && h.Mode != "off":
+		bad("half_duplex.mode %q: want mute, raise or off", h.Mode)
+	case h.Tail < 0 || h.Tail > 5*time.Second:
+		bad("half_duplex.tail %v: want 0..5s", h.Tail)
+	case h.Threshold <= 0 || h.Threshold > 1:
+		bad("half_duplex.threshold %v: want 0..1", h.Threshold)
 	}
 	return errors.Join(errs...)
 }

@@ -15,6 +15,7 @@ import (
 
 	"github.com/edgeagent/edgeagent/sensors"
 	"github.com/edgeagent/edgeagent/sensors/mic/audio"
+	"github.com/edgeagent/edgeagent/sensors/mic/duplex"
 	"github.com/edgeagent/edgeagent/sensors/mic/wakeword"
 	"github.com/edgeagent/edgeagent/sensors/mic/wyoming"
 	"github.com/edgeagent/edgeagent/worldmodel"
@@ -42,6 +43,7 @@ type Sensor struct {
 	models   []*wakeword.Model
 	loudPrio worldmodel.Priority
 	wakePrio worldmodel.Priority
+	line     *duplex.Line // the robot's speaker, for half-duplex
 	log      *slog.Logger
 }
 
@@ -56,7 +58,10 @@ func New(cfg sensors.Config) (sensors.Sensor, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Sensor{name: cfg.Name, o: o, src: src, interval: cfg.Interval, log: slog.Default().With("sensor", cfg.Name)}
+	s := &Sensor{name: cfg.Name, o: o, src: src, interval: cfg.Interval, line: duplex.Get(cfg.Name), log: slog.Default().With("sensor", cfg.Name)}
+	if sim, ok := src.(*SimSource); ok {
+		sim.Air = s.line // the sim microphone hears the sim speaker
+	}
 	if s.interval <= 0 {
 		s.interval = 100 * time.Millisecond // 10 Hz level readings
 	}
@@ -242,6 +247,9 @@ func (p *pipeline) process(samples []int16, now time.Time) {
 		if p.remote != nil && p.remote.up.Load() {
 			continue // the server is the detector while it is reachable
 		}
+		if p.selfHeard(now, d.Score) {
+			continue
+		}
 		p.wake(now, d.Name, "builtin", map[string]any{"score": round3(d.Score), "snr_db": snrData(d.SNR),
 			"phrase_s": round3((d.End - d.Start).Seconds())})
 	}
@@ -326,11 +334,26 @@ func (p *pipeline) pollRemote(now time.Time) {
 	for {
 		select {
 		case d := <-p.remote.det:
+			if p.selfHeard(now, -1) { // the server gives no score: raise mutes it too
+				continue
+			}
 			p.wake(now, d.Name, "wyoming", map[string]any{"server": p.remote.addr})
 		default:
 			return
 		}
 	}
+}
+
+// selfHeard reports a detection (score -1: unknown) to be ignored because
+// the robot's speaker is playing or just stopped: it is probably the
+// robot's own voice.
+func (p *pipeline) selfHeard(now time.Time, score float64) bool {
+	h := p.s.o.HalfDuplex
+	if h.Mode == "off" || !p.s.line.Speaking(now, h.Tail) || (h.Mode == "raise" && score >= h.Threshold) {
+		return false
+	}
+	p.s.log.Debug("wake word ignored while the robot speaks", "mode", h.Mode, "score", score)
+	return true
 }
 
 // capture records the speech after a wake word and streams it to the

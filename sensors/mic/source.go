@@ -15,6 +15,7 @@ import (
 
 	"github.com/edgeagent/edgeagent/sensors"
 	"github.com/edgeagent/edgeagent/sensors/mic/audio"
+	"github.com/edgeagent/edgeagent/sensors/mic/duplex"
 )
 
 // Stream delivers 16 kHz mono int16 audio, whatever the device gives.
@@ -264,6 +265,7 @@ func (p *pacer) wait(n int, closed <-chan struct{}) error {
 type SimSource struct {
 	Opts SimOpts
 	Pace bool
+	Air  *duplex.Line // when set, what the sim speaker plays is heard too
 }
 
 func (s *SimSource) String() string { return "sim" }
@@ -337,6 +339,9 @@ func (s *simStream) Read(p []int16) (int, error) {
 			}
 		}
 		p[i] = int16(max(-32768, min(32767, math.Round(v))))
+	}
+	if s.src.Air != nil {
+		s.src.Air.Hear(p)
 	}
 	s.pos += int64(len(p))
 	return len(p), nil

@@ -1,6 +1,7 @@
 package actuator
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -11,10 +12,28 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/edgeagent/edgeagent/tools"
 )
 
-// AuditBucket is the store bucket of the audit log.
-const AuditBucket = "audit"
+// The audit log lives in two store buckets, so that a flood of routine
+// actions can never push out the record of what matters after an
+// incident: size retention evicts routine entries first, and safety
+// entries only when nothing routine is left.
+const (
+	AuditBucket  = "audit"        // routine actions
+	SafetyBucket = "audit.safety" // e-stops, resets, refusals, admin actions
+)
+
+// Retention bounds the audit log in the store. The defaults suit a Pi's
+// SD card: a month of history, 50 MB at most.
+type Retention struct {
+	MaxAge   time.Duration
+	MaxBytes int64
+}
+
+// DefaultRetention is 30 days / 50 MB.
+var DefaultRetention = Retention{MaxAge: 30 * 24 * time.Hour, MaxBytes: 50 << 20}
 
 // Entry is one physical action (or an attempt the actuator layer refused).
 type Entry struct {
@@ -28,6 +47,17 @@ type Entry struct {
 	Result    string          `json:"result"` // ok | refused | failed
 	Notes     []string        `json:"notes,omitempty"`
 	Error     string          `json:"error,omitempty"`
+	Admin     bool            `json:"admin,omitempty"` // an administration tool (not a physical action)
+	// Order is the filing order in this run: entries of the same time in
+	// the two buckets are read back in the order they happened.
+	Order uint64 `json:"order,omitempty"`
+}
+
+// Safety reports whether e is kept before routine entries: an e-stop, a
+// reset, the stop at shutdown, a dead-man stop, a refusal, an admin action.
+func (e Entry) Safety() bool {
+	return e.Actuator == "*" || e.Result == "refused" || e.Admin ||
+		strings.HasPrefix(e.Caller, "estop") || e.Caller == "deadman"
 }
 
 // AuditStats count what the audit log did.
@@ -38,14 +68,16 @@ type AuditStats struct {
 	Dropped uint64 `json:"dropped"`
 	Failed  uint64 `json:"failed"` // store errors
 	Queued  int    `json:"queued"`
+	// Evicted entries went by retention (age or size), routine and safety
+	// apart; Bytes is what the log holds now.
+	Evicted       uint64 `json:"evicted"`
+	EvictedSafety uint64 `json:"evicted_safety"`
+	Bytes         int64  `json:"bytes"`
 }
 
 // auditQueue bounds the entries waiting for the store. Writing happens in
 // one goroutine so that an actuation never waits for an fsync.
 const auditQueue = 4096
-
-// memKeep bounds the in-memory log used when there is no store.
-const memKeep = 1000
 
 type auditItem struct {
 	e       Entry
@@ -54,33 +86,41 @@ type auditItem struct {
 
 type auditLog struct {
 	store AuditStore
-	keep  int
+	keep  Retention
 	log   *slog.Logger
+	now   func() time.Time
 
 	mu      sync.Mutex
 	ch      chan auditItem
 	quit    chan struct{}
 	done    chan struct{}
 	running bool
-	mem     []Entry // ring of the last memKeep entries when there is no store
-	memNext int
+	order   uint64 // of the last entry filed
 
-	// sizes are the entry counts of the records in the store, oldest
-	// first; only the writer goroutine uses them.
-	sizes      []int
-	sizesTotal int
+	// What the store holds, per bucket; only the writer goroutine writes
+	// them (bytes is read by stats).
+	bytes        [2]atomic.Int64 // routine, safety
+	lastAgeCheck time.Time
+	reportedAt   time.Time
+	pending      evictions // evicted, not yet reported in the log itself
 
-	written, dropped, failed atomic.Uint64
+	written, dropped, failed, evicted, evictedSafety atomic.Uint64
 }
 
-func newAuditLog(st AuditStore, keep int, log *slog.Logger) *auditLog {
-	return &auditLog{store: st, keep: keep, log: log}
+// evictions is what one or more retention passes removed.
+type evictions struct {
+	routine, safety int
+	oldest, newest  time.Time
+}
+
+func newAuditLog(st AuditStore, keep Retention, now func() time.Time, log *slog.Logger) *auditLog {
+	return &auditLog{store: st, keep: keep, now: now, log: log}
 }
 
 func (l *auditLog) start() {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if l.running || l.store == nil {
+	if l.running {
 		return
 	}
 	l.ch = make(chan auditItem, auditQueue)
@@ -93,20 +133,25 @@ func (l *auditLog) start() {
 // writer appends entries to the store in queue order. One append is one
 // fsync (about 1.7 ms on the development machine's disk, more on an SD
 // card), so when entries queue up faster than that, up to batchMax of them
-// share one record. Records of one entry are written as the entry itself.
+// share one record: a flood costs little. Records of one entry are written
+// as the entry itself. After each write the retention is applied.
 func (l *auditLog) writer(ch <-chan auditItem, quit <-chan struct{}, done chan<- struct{}) {
 	defer close(done)
 	l.loadSizes()
-	batch := make([]Entry, 0, batchMax)
+	var batch [2][]Entry // routine, safety
 	flush := func() {
-		switch len(batch) {
-		case 0:
-		case 1:
-			l.append(batch[0], batch[:1])
-		default:
-			l.append(auditBatch{Batch: batch}, batch)
+		for class := range batch {
+			switch len(batch[class]) {
+			case 0:
+				continue
+			case 1:
+				l.append(class, batch[class][0], batch[class])
+			default:
+				l.append(class, auditBatch{Batch: batch[class]}, batch[class])
+			}
+			batch[class] = batch[class][:0]
 		}
-		batch = batch[:0]
+		l.retain()
 	}
 	take := func(it auditItem) {
 		if it.barrier != nil {
@@ -114,8 +159,12 @@ func (l *auditLog) writer(ch <-chan auditItem, quit <-chan struct{}, done chan<-
 			close(it.barrier)
 			return
 		}
-		batch = append(batch, it.e)
-		if len(batch) == batchMax {
+		class := 0
+		if it.e.Safety() {
+			class = 1
+		}
+		batch[class] = append(batch[class], it.e)
+		if len(batch[class]) == batchMax {
 			flush()
 		}
 	}
@@ -158,41 +207,144 @@ type auditBatch struct {
 	Batch []Entry `json:"batch"`
 }
 
-// append writes one record. The store bounds a log by records; the audit
-// log is bounded by entries: each append keeps just enough of the newest
-// records to hold audit_keep entries.
-func (l *auditLog) append(rec any, entries []Entry) {
-	l.sizes = append(l.sizes, len(entries))
-	l.sizesTotal += len(entries)
-	for len(l.sizes) > 1 && l.sizesTotal-l.sizes[0] >= l.keep {
-		l.sizesTotal -= l.sizes[0]
-		l.sizes = l.sizes[1:]
+var buckets = [2]string{AuditBucket, SafetyBucket}
+
+// append writes one record to the bucket of its class.
+func (l *auditLog) append(class int, rec any, entries []Entry) {
+	data, err := json.Marshal(rec)
+	if err == nil {
+		_, err = l.store.Append(buckets[class], json.RawMessage(data), 0)
 	}
-	if _, err := l.store.Append(AuditBucket, rec, len(l.sizes)); err != nil {
+	if err != nil {
 		l.failed.Add(uint64(len(entries)))
 		l.log.Error("audit entries not written", "entries", len(entries), "first_tool", entries[0].Tool, "err", err)
 		return
 	}
+	l.bytes[class].Add(int64(len(data)))
 	l.written.Add(uint64(len(entries)))
 }
 
-// loadSizes learns the sizes of the records already in the store (from
-// before a restart).
+// loadSizes learns what the store holds from before a restart.
 func (l *auditLog) loadSizes() {
-	l.sizes, l.sizesTotal = l.sizes[:0], 0
-	err := l.store.Tail(AuditBucket, l.keep, func(_ uint64, v json.RawMessage) error {
-		var b struct {
-			Batch []json.RawMessage `json:"batch"`
+	for class, b := range buckets {
+		_, n, err := l.store.LogSize(b)
+		if err != nil {
+			l.log.Warn("audit log: cannot size the existing records", "bucket", b, "err", err)
 		}
-		_ = json.Unmarshal(v, &b)
-		n := max(1, len(b.Batch))
-		l.sizes = append(l.sizes, n)
-		l.sizesTotal += n
-		return nil
+		l.bytes[class].Store(n)
+	}
+	l.retain()
+}
+
+// retain applies the retention: records older than MaxAge go (checked at
+// most once a minute), and past MaxBytes the oldest routine records go
+// until the log is a tenth under the bound (so a flood does not evict on
+// every write), safety records only when no routine record is left.
+// Whatever went is counted, logged and, once a minute at most, recorded
+// in the log itself.
+func (l *auditLog) retain() {
+	now := l.now()
+	var ev evictions
+	if l.keep.MaxAge > 0 && now.Sub(l.lastAgeCheck) >= time.Minute {
+		l.lastAgeCheck = now
+		cutoff := now.Add(-l.keep.MaxAge)
+		for class := range buckets {
+			l.evict(class, &ev, func(t time.Time, _ int64) bool { return t.Before(cutoff) })
+		}
+	}
+	if over := l.bytes[0].Load() + l.bytes[1].Load() - l.keep.MaxBytes; l.keep.MaxBytes > 0 && over > 0 {
+		target := over + l.keep.MaxBytes/10
+		for class := range buckets {
+			if target <= 0 {
+				break
+			}
+			freedBefore := l.bytes[class].Load()
+			l.evict(class, &ev, func(_ time.Time, freed int64) bool { return freed < target })
+			target -= freedBefore - l.bytes[class].Load()
+		}
+	}
+	if ev.routine+ev.safety == 0 {
+		return
+	}
+	l.evicted.Add(uint64(ev.routine))
+	l.evictedSafety.Add(uint64(ev.safety))
+	r := &l.pending
+	r.routine += ev.routine
+	r.safety += ev.safety
+	if r.oldest.IsZero() || ev.oldest.Before(r.oldest) {
+		r.oldest = ev.oldest
+	}
+	if ev.newest.After(r.newest) {
+		r.newest = ev.newest
+	}
+	if now.Sub(l.reportedAt) < time.Minute {
+		return // counted now, reported with the next eviction a minute on
+	}
+	l.log.Warn("audit log: oldest entries evicted by retention", "routine", r.routine, "safety", r.safety,
+		"from", r.oldest, "to", r.newest, "max_age", l.keep.MaxAge, "max_bytes", l.keep.MaxBytes)
+	l.mu.Lock()
+	l.order++
+	order := l.order
+	l.mu.Unlock()
+	e := Entry{Time: now, Order: order, Caller: "audit", Tool: "audit.evicted", Actuator: "-", Result: "ok", Admin: true,
+		Applied: Marshal(map[string]any{"routine": r.routine, "safety": r.safety, "from": r.oldest, "to": r.newest}),
+		Notes:   []string{"retention: entries older than max_age, or the oldest beyond max_bytes (routine first)"}}
+	l.append(1, e, []Entry{e})
+	l.reportedAt = now
+	*r = evictions{}
+}
+
+// evict removes the oldest records of a class while more says so; more
+// sees the newest time in the record and the bytes freed so far.
+func (l *auditLog) evict(class int, ev *evictions, more func(newest time.Time, freed int64) bool) {
+	var freed int64
+	var got evictions
+	_, _, err := l.store.Evict(buckets[class], func(_ uint64, v json.RawMessage) bool {
+		oldest, newest, n := recordSpan(v)
+		if !more(newest, freed) {
+			return false
+		}
+		freed += int64(len(v))
+		got.routine += n
+		if got.oldest.IsZero() {
+			got.oldest = oldest
+		}
+		got.newest = newest
+		return true
 	})
 	if err != nil {
-		l.log.Warn("audit log: cannot read the existing records", "err", err)
+		l.log.Error("audit log: retention failed", "bucket", buckets[class], "err", err)
+		return
 	}
+	l.bytes[class].Add(-freed)
+	if class == 1 {
+		ev.safety += got.routine
+	} else {
+		ev.routine += got.routine
+	}
+	if got.routine > 0 {
+		if ev.oldest.IsZero() || got.oldest.Before(ev.oldest) {
+			ev.oldest = got.oldest
+		}
+		if got.newest.After(ev.newest) {
+			ev.newest = got.newest
+		}
+	}
+}
+
+// recordSpan reads the times and the entry count of a store record.
+func recordSpan(v json.RawMessage) (oldest, newest time.Time, entries int) {
+	var r struct {
+		Time  time.Time `json:"time"`
+		Batch []struct {
+			Time time.Time `json:"time"`
+		} `json:"batch"`
+	}
+	_ = json.Unmarshal(v, &r)
+	if len(r.Batch) == 0 {
+		return r.Time, r.Time, 1
+	}
+	return r.Batch[0].Time, r.Batch[len(r.Batch)-1].Time, len(r.Batch)
 }
 
 // stop writes what is queued and ends the writer.
@@ -224,32 +376,23 @@ func (l *auditLog) tryRecord(e Entry) bool { return l.file(e, false) }
 
 func (l *auditLog) file(e Entry, wait bool) bool {
 	l.mu.Lock()
+	l.order++
+	e.Order = l.order
 	switch {
-	case l.store == nil:
-		if len(l.mem) < memKeep {
-			l.mem = append(l.mem, e)
-		} else {
-			l.mem[l.memNext] = e
-			l.memNext = (l.memNext + 1) % memKeep
-		}
-		l.written.Add(1)
-		l.mu.Unlock()
-		return true
 	case !l.running:
-		// Not started (an e-stop before the agent runs): write inline, with
-		// the store's own count (the writer's is not running). That waits
-		// for the store, which tryRecord must not.
+		// Not started (an e-stop before the agent runs): write inline
+		// (retention waits for the writer). That waits for the store,
+		// which tryRecord must not.
 		if !wait {
 			l.mu.Unlock()
 			return false
 		}
 		defer l.mu.Unlock()
-		if _, err := l.store.Append(AuditBucket, e, l.keep); err != nil {
-			l.failed.Add(1)
-			l.log.Error("audit entry not written", "tool", e.Tool, "err", err)
-		} else {
-			l.written.Add(1)
+		class := 0
+		if e.Safety() {
+			class = 1
 		}
+		l.append(class, e, []Entry{e})
 		return true
 	}
 	ch, done := l.ch, l.done
@@ -284,7 +427,8 @@ func (l *auditLog) stats() AuditStats {
 		q = len(l.ch)
 	}
 	l.mu.Unlock()
-	return AuditStats{Written: l.written.Load(), Dropped: l.dropped.Load(), Failed: l.failed.Load(), Queued: q}
+	return AuditStats{Written: l.written.Load(), Dropped: l.dropped.Load(), Failed: l.failed.Load(), Queued: q,
+		Evicted: l.evicted.Load(), EvictedSafety: l.evictedSafety.Load(), Bytes: l.bytes[0].Load() + l.bytes[1].Load()}
 }
 
 // sync waits until every entry recorded so far is in the store.
@@ -314,63 +458,109 @@ func (l *auditLog) sync(ctx context.Context) error {
 	}
 }
 
-// query returns the last limit entries, oldest first; tool filters by tool
-// name ("drive.drive") or by actuator ("drive").
-func (l *auditLog) query(ctx context.Context, limit int, tool string) ([]Entry, error) {
-	if l.store == nil {
-		l.mu.Lock()
-		mem := append(slices.Clone(l.mem[l.memNext:]), l.mem[:l.memNext]...)
-		l.mu.Unlock()
-		return filterTail(mem, limit, tool), nil
-	}
+// Query selects audit entries: the last Limit of those that match Tool (a
+// tool such as drive.drive, or an actuator's tools: drive) and lie in
+// [Since, Until) (zero: unbounded); SafetyOnly keeps e-stops, resets,
+// refusals and admin actions.
+type Query struct {
+	Limit        int
+	Tool         string
+	Since, Until time.Time
+	SafetyOnly   bool
+}
+
+func (q Query) filtered() bool {
+	return q.Tool != "" || !q.Since.IsZero() || !q.Until.IsZero() || q.SafetyOnly
+}
+
+func (q Query) match(e Entry) bool {
+	return (q.Tool == "" || e.Tool == q.Tool || e.Actuator == q.Tool || strings.HasPrefix(e.Tool, q.Tool+".")) &&
+		(q.Since.IsZero() || !e.Time.Before(q.Since)) && (q.Until.IsZero() || e.Time.Before(q.Until)) &&
+		(!q.SafetyOnly || e.Safety())
+}
+
+// query returns the matching entries, oldest first.
+func (l *auditLog) query(ctx context.Context, q Query) ([]Entry, error) {
 	sctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 	defer cancel()
 	_ = l.sync(sctx) // best effort: a slow store still answers with what it has
-	return ReadAudit(l.store, limit, tool, l.keep)
+	return ReadAudit(l.store, q, maxScan)
 }
 
-// ReadAudit reads the last limit entries of the audit log from a store,
-// oldest first, filtered by tool or actuator name when tool is not empty
-// (then up to scan entries are examined). `edgeagent audit` uses it.
-func ReadAudit(st AuditStore, limit int, tool string, scan int) ([]Entry, error) {
-	n := limit // records; each holds at least one entry
-	if tool != "" {
-		n = max(scan, limit)
+// maxScan bounds the records a filtered query reads (a 50 MB log holds
+// far fewer records: queued entries share one).
+const maxScan = 200000
+
+// ReadAudit reads the entries q selects from a store, routine and safety
+// merged in time order, oldest first. Without a filter it reads the last
+// q.Limit records of each bucket; with one, up to scan records of each.
+// `edgeagent audit` uses it.
+func ReadAudit(st AuditStore, q Query, scan int) ([]Entry, error) {
+	n := q.Limit // records; each holds at least one entry
+	if q.filtered() {
+		n = max(scan, q.Limit)
 	}
 	var all []Entry
-	err := st.Tail(AuditBucket, n, func(seq uint64, v json.RawMessage) error {
-		var r struct {
-			Entry
-			Batch []Entry `json:"batch"`
+	for _, b := range buckets {
+		err := st.Tail(b, n, func(seq uint64, v json.RawMessage) error {
+			var r struct {
+				Entry
+				Batch []Entry `json:"batch"`
+			}
+			if err := json.Unmarshal(v, &r); err != nil {
+				return fmt.Errorf("audit record %d: %w", seq, err)
+			}
+			if len(r.Batch) == 0 {
+				r.Batch = []Entry{r.Entry}
+			}
+			for _, e := range r.Batch {
+				if q.match(e) {
+					e.Seq = seq
+					all = append(all, e)
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			return nil, err
 		}
-		if err := json.Unmarshal(v, &r); err != nil {
-			return fmt.Errorf("audit record %d: %w", seq, err)
-		}
-		if len(r.Batch) == 0 {
-			r.Batch = []Entry{r.Entry}
-		}
-		for _, e := range r.Batch {
-			e.Seq = seq
-			all = append(all, e)
-		}
-		return nil
-	})
-	if err != nil {
-		return nil, err
 	}
-	return filterTail(all, limit, tool), nil
+	slices.SortStableFunc(all, func(a, b Entry) int {
+		if c := a.Time.Compare(b.Time); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.Order, b.Order)
+	})
+	return filterTail(all, q), nil
 }
 
-func filterTail(entries []Entry, limit int, tool string) []Entry {
-	out := make([]Entry, 0, min(limit, len(entries)))
-	for i := len(entries) - 1; i >= 0 && len(out) < limit; i-- {
-		e := entries[i]
-		if tool == "" || e.Tool == tool || e.Actuator == tool || strings.HasPrefix(e.Tool, tool+".") {
-			out = append(out, e)
+// filterTail keeps the last q.Limit entries that match q.
+func filterTail(entries []Entry, q Query) []Entry {
+	out := make([]Entry, 0, min(q.Limit, len(entries)))
+	for i := len(entries) - 1; i >= 0 && len(out) < q.Limit; i-- {
+		if q.match(entries[i]) {
+			out = append(out, entries[i])
 		}
 	}
-	for i, j := 0, len(out)-1; i < j; i, j = i+1, j-1 {
-		out[i], out[j] = out[j], out[i]
-	}
+	slices.Reverse(out)
 	return out
+}
+
+// AuditAdmin records a call of an administration tool (Options.Admin says
+// which), whatever plugin it belongs to: the actuators plugin calls it
+// from its after_act hook, so administration shares the physical actions'
+// audit path. The e-stop tools record themselves; audit.query only reads.
+func (s *Set) AuditAdmin(caller, tool string, params json.RawMessage, err error) {
+	if s.o.Admin == nil || !s.o.Admin(tool) || strings.HasPrefix(tool, "estop.") || tool == "audit.query" {
+		return
+	}
+	result := "ok"
+	switch {
+	case errors.Is(err, tools.ErrRefused) || tools.CodeOf(err) == tools.CodeRefused:
+		result = "refused"
+	case err != nil:
+		result = "failed"
+	}
+	s.audit.record(Entry{Time: s.clk.Now(), Caller: caller, Tool: tool, Actuator: "-", Requested: params,
+		Result: result, Error: errString(err), Admin: true})
 }

@@ -1,15 +1,16 @@
-package actuator
+package actuator_test
 
 import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/edgeagent/edgeagent/store"
 	"github.com/edgeagent/edgeagent/tools"
-
+	"github.com/edgeagent/edgeagent/tools/actuator"
 	"github.com/edgeagent/edgeagent/tools/actuator/simadaptor"
 	"github.com/edgeagent/edgeagent/worldmodel"
 )
@@ -17,45 +18,26 @@ import (
 // slowStore is an audit store whose appends take a while, like an fsync
 // on an SD card.
 type slowStore struct {
-	mu      sync.Mutex
+	*store.Memory
 	delay   time.Duration
-	records []json.RawMessage
+	appends atomic.Int64
 }
 
-func (s *slowStore) Append(_ string, v any, keep int) (uint64, error) {
+func newSlowStore(d time.Duration) *slowStore { return &slowStore{Memory: store.NewMemory(), delay: d} }
+
+func (s *slowStore) Append(bucket string, v any, keep int) (uint64, error) {
 	time.Sleep(s.delay)
-	data, err := json.Marshal(v)
-	if err != nil {
-		return 0, err
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.records = append(s.records, data)
-	if len(s.records) > keep {
-		s.records = s.records[len(s.records)-keep:]
-	}
-	return uint64(len(s.records)), nil
-}
-
-func (s *slowStore) Tail(_ string, n int, fn func(uint64, json.RawMessage) error) error {
-	s.mu.Lock()
-	recs := s.records[max(0, len(s.records)-n):]
-	s.mu.Unlock()
-	for i, r := range recs {
-		if err := fn(uint64(i+1), r); err != nil {
-			return err
-		}
-	}
-	return nil
+	s.appends.Add(1)
+	return s.Memory.Append(bucket, v, keep)
 }
 
 // A burst of commands much faster than the store can write (more than
 // the queue holds) is audited without loss and in order: queued entries
 // share records, so the writer keeps up.
 func TestAuditBurstIsNotLost(t *testing.T) {
-	st := &slowStore{delay: 2 * time.Millisecond}
+	st := newSlowStore(2 * time.Millisecond)
 	cfg := parseBoard(t, "sim", switches)
-	set, err := New(Options{Platform: "sim", Actuators: cfg.Actuators, Log: quiet, Adaptor: simadaptor.New(simadaptor.Options{}), Store: st})
+	set, err := actuator.New(actuator.Options{Platform: "sim", Actuators: cfg.Actuators, Log: quiet, Adaptor: simadaptor.New(simadaptor.Options{}), Store: st})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -70,7 +52,7 @@ func TestAuditBurstIsNotLost(t *testing.T) {
 			headlight = tl
 		}
 	}
-	const n = auditQueue + 2000
+	const n = actuator.AuditQueue + 2000
 	start := time.Now()
 	for i := range n {
 		if _, err := headlight.Invoke(ctx, json.RawMessage(fmt.Sprintf(`{"on":%v}`, i%2 == 0))); err != nil {
@@ -78,7 +60,7 @@ func TestAuditBurstIsNotLost(t *testing.T) {
 		}
 	}
 	took := time.Since(start)
-	entries, err := set.audit.query(ctx, n, "headlight")
+	entries, err := set.AuditQuery(ctx, actuator.Query{Limit: n, Tool: "headlight"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -93,104 +75,25 @@ func TestAuditBurstIsNotLost(t *testing.T) {
 	if a := set.Snapshot().Audit; a.Dropped != 0 || a.Failed != 0 {
 		t.Fatalf("audit stats %+v", a)
 	}
-	t.Logf("%d commands in %s; %d entries in %d records of a 2 ms store", n, took, n, len(st.records))
+	records := st.appends.Load()
+	t.Logf("%d commands in %s; %d entries in %d records of a 2 ms store", n, took, n, records)
 	// One record per entry would take n × 2 ms = 12 s.
-	if len(st.records) > n/batchMax*2 {
-		t.Fatalf("%d records for %d entries: the writer did not batch", len(st.records), n)
-	}
-}
-
-// The log is bounded by entries, batched or not.
-func TestAuditKeepBoundsEntries(t *testing.T) {
-	r := newRig(t, switches, withStore(), withAuditKeep(100))
-	for i := range 1000 {
-		r.must("mqtt", "headlight.set", fmt.Sprintf(`{"on":%v}`, i%2 == 0))
-	}
-	for range 150 { // one at a time: single-entry records
-		r.must("mqtt", "headlight.set", `{"on":true}`)
-		if err := r.set.audit.sync(context.Background()); err != nil {
-			t.Fatal(err)
-		}
-	}
-	var entries int
-	_ = r.store.Tail(AuditBucket, 100000, func(_ uint64, v json.RawMessage) error {
-		var b auditBatch
-		_ = json.Unmarshal(v, &b)
-		entries += max(1, len(b.Batch))
-		return nil
-	})
-	if entries < 100 || entries > 100+batchMax {
-		t.Fatalf("%d entries kept with audit_keep 100", entries)
-	}
-}
-
-// After a restart the log still holds audit_keep entries, counting the
-// records written before it.
-func TestAuditKeepAcrossRestart(t *testing.T) {
-	r := newRig(t, switches, withStore(), withAuditKeep(100))
-	for range 80 {
-		r.must("mqtt", "headlight.set", `{"on":true}`)
-	}
-	ctx := context.Background()
-	if err := r.set.Stop(ctx); err != nil {
-		t.Fatal(err)
-	}
-	set2, err := New(Options{Platform: "sim", Actuators: r.set.o.Actuators, Log: quiet, Adaptor: simadaptor.New(simadaptor.Options{}),
-		Store: r.store, Settings: Settings{AuditKeep: 100}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := set2.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	defer set2.Stop(ctx)
-	for _, tl := range set2.Tools() {
-		if tl.Spec().Name == "headlight.set" {
-			for range 80 {
-				if _, err := tl.Invoke(ctx, json.RawMessage(`{"on":false}`)); err != nil {
-					t.Fatal(err)
-				}
-			}
-		}
-	}
-	entries, err := set2.audit.query(ctx, 1000, "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(entries) < 100 || len(entries) > 100+batchMax {
-		t.Fatalf("%d entries kept with audit_keep 100 across a restart", len(entries))
-	}
-	if string(entries[0].Requested) != `{"on":true,"duration":0}` || string(entries[len(entries)-1].Requested) != `{"on":false,"duration":0}` {
-		t.Fatal("the oldest kept entries should be from before the restart")
-	}
-}
-
-// Without a store the last memKeep entries are kept, oldest first.
-func TestAuditInMemory(t *testing.T) {
-	r := newRig(t, switches)
-	for i := range memKeep + 10 {
-		r.must("mqtt", "horn.beep", fmt.Sprintf(`{"count":%d}`, i%20+1))
-	}
-	entries := r.auditEntries(memKeep+100, "horn")
-	if len(entries) != memKeep {
-		t.Fatalf("%d entries, want %d", len(entries), memKeep)
-	}
-	if string(entries[0].Requested) != `{"count":11,"duration":0.2,"gap":0.2}` {
-		t.Fatalf("oldest kept entry %s, want the 11th command", entries[0].Requested)
+	if records > int64(n/actuator.BatchMax*2) {
+		t.Fatalf("%d records for %d entries: the writer did not batch", records, n)
 	}
 }
 
 // An e-stop before Start (or after Stop: the audit writer is not running)
 // does not wait for the store: its entry is written in the background.
 func TestEStopBeforeStartDoesNotWaitForTheStore(t *testing.T) {
-	st := &slowStore{delay: 300 * time.Millisecond}
+	st := newSlowStore(300 * time.Millisecond)
 	cfg := parseBoard(t, "sim", motor)
-	set, err := New(Options{Platform: "sim", Actuators: cfg.Actuators, Log: quiet, Adaptor: simadaptor.New(simadaptor.Options{}), Store: st})
+	set, err := actuator.New(actuator.Options{Platform: "sim", Actuators: cfg.Actuators, Log: quiet, Adaptor: simadaptor.New(simadaptor.Options{}), Store: st})
 	if err != nil {
 		t.Fatal(err)
 	}
 	start := time.Now()
-	set.EStop(worldmodel.Event{Kind: EStopKind, Source: "test"})
+	set.EStop(worldmodel.Event{Kind: actuator.EStopKind, Source: "test"})
 	if took := time.Since(start); took >= st.delay {
 		t.Fatalf("EStop took %s: it waited for the store", took)
 	}
@@ -199,8 +102,17 @@ func TestEStopBeforeStartDoesNotWaitForTheStore(t *testing.T) {
 	if err := set.Stop(ctx); err != nil { // waits for the background write
 		t.Fatal(err)
 	}
-	entries, err := ReadAudit(st, 10, "estop", 10)
+	entries, err := actuator.ReadAudit(st, actuator.Query{Limit: 10, Tool: "estop"}, 10)
 	if err != nil || len(entries) != 1 || entries[0].Caller != "estop:test" {
 		t.Fatalf("audit %+v %v", entries, err)
+	}
+}
+
+// A set needs a store: an audit log that silently kept nothing would be
+// worse than none.
+func TestNoStoreIsAnError(t *testing.T) {
+	cfg := parseBoard(t, "sim", switches)
+	if _, err := actuator.New(actuator.Options{Platform: "sim", Actuators: cfg.Actuators, Log: quiet}); err == nil {
+		t.Fatal("a set without a store was built")
 	}
 }

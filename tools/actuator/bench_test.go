@@ -1,4 +1,4 @@
-package actuator
+package actuator_test
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 
 	"github.com/edgeagent/edgeagent/internal/benchlat"
 	"github.com/edgeagent/edgeagent/tools"
+	"github.com/edgeagent/edgeagent/tools/actuator"
 	"github.com/edgeagent/edgeagent/worldmodel"
 )
 
@@ -47,7 +48,7 @@ func BenchmarkEStop(b *testing.B) {
 		call("headlight.set", `{"on":true}`)
 		call("fan.set", `{"duty":0.9}`)
 		b.StartTimer()
-		rep := r.set.EStop(worldmodel.Event{Kind: EStopKind, Source: "bench"})
+		rep := r.set.EStop(worldmodel.Event{Kind: actuator.EStopKind, Source: "bench"})
 		b.StopTimer()
 		if len(rep.Failed)+len(rep.Pending) > 0 || len(rep.Stopped) != 8 {
 			b.Fatalf("e-stop report %+v", rep)
@@ -97,7 +98,7 @@ func BenchmarkActuate(b *testing.B) {
 					lat = append(lat, time.Since(t0))
 				}
 				b.StopTimer()
-				if err := r.set.audit.sync(ctx); err != nil {
+				if err := r.set.AuditSync(ctx); err != nil {
 					b.Fatal(err)
 				}
 				st := r.set.Snapshot().Audit

@@ -6,13 +6,15 @@ import (
 	"math"
 	"strconv"
 	"time"
+
+	"github.com/edgeagent/edgeagent/tools"
 )
 
 // Refusals. Every refusal error matches ErrRefused and one of the causes
 // with errors.Is, so the MQTT control plane can reply with a precise code
 // ("refused by the envelope") while the message says why in words.
 var (
-	ErrRefused     = errors.New("refused")
+	ErrRefused     = tools.ErrRefused
 	ErrEnvelope    = errors.New("outside the safety envelope")
 	ErrRateLimited = errors.New("rate limit exceeded")
 	ErrEStop       = errors.New("e-stop latched")
@@ -27,28 +29,29 @@ type refusedError struct {
 func (e *refusedError) Error() string   { return "refused: " + e.msg }
 func (e *refusedError) Unwrap() []error { return []error{ErrRefused, e.cause} }
 
-func refuse(cause error, format string, args ...any) error {
+// Refuse returns a refusal matching ErrRefused and cause with errors.Is.
+func Refuse(cause error, format string, args ...any) error {
 	return &refusedError{cause: cause, msg: fmt.Sprintf(format, args...)}
 }
 
-// bound applies one limit of the envelope: a value in [lo, hi] passes; one
+// Bound applies one limit of the envelope: a value in [lo, hi] passes; one
 // outside is clamped (with a note saying so) or refused, as the actuator's
 // on_violation says.
-func bound(what string, v, lo, hi float64, unit string, clamp bool) (float64, string, error) {
+func Bound(what string, v, lo, hi float64, unit string, clamp bool) (float64, string, error) {
 	if v >= lo && v <= hi {
 		return v, "", nil
 	}
 	c := math.Min(math.Max(v, lo), hi)
 	if !clamp {
-		return 0, "", refuse(ErrEnvelope, "%s %s%s is outside the envelope %s–%s%s (on_violation: refuse)",
-			what, num(v), unit, num(lo), num(hi), unit)
+		return 0, "", Refuse(ErrEnvelope, "%s %s%s is outside the envelope %s–%s%s (on_violation: refuse)",
+			what, Num(v), unit, Num(lo), Num(hi), unit)
 	}
 	return c, fmt.Sprintf("%s clamped from %s%s to %s%s (envelope %s–%s%s)",
-		what, num(v), unit, num(c), unit, num(lo), num(hi), unit), nil
+		what, Num(v), unit, Num(c), unit, Num(lo), Num(hi), unit), nil
 }
 
-// num prints a number the short way people write it (90, 0.5, 12.25).
-func num(f float64) string {
+// Num prints a number the short way people write it (90, 0.5, 12.25).
+func Num(f float64) string {
 	return strconv.FormatFloat(math.Round(f*1000)/1000, 'f', -1, 64)
 }
 
@@ -84,15 +87,42 @@ func (b *bucket) take(now time.Time) (bool, time.Duration) {
 	return false, wait
 }
 
-// rangeSchema is the JSON Schema bounds of a limited parameter. With
+// RangeSchema is the JSON Schema bounds of a limited parameter. With
 // on_violation: refuse the schema carries the envelope itself, so the
 // registry rejects an out-of-envelope value before the tool runs (and the
 // LLM's constrained output cannot produce one); with clamp it carries only
 // the lower bound that makes the value meaningful, because a value above
 // the envelope is exactly what clamping is for.
-func rangeSchema(lo, hi, floor float64, clamp bool) string {
+func RangeSchema(lo, hi, floor float64, clamp bool) string {
 	if clamp {
-		return fmt.Sprintf(`"minimum":%s`, num(floor))
+		return fmt.Sprintf(`"minimum":%s`, Num(floor))
 	}
-	return fmt.Sprintf(`"minimum":%s,"maximum":%s`, num(lo), num(hi))
+	return fmt.Sprintf(`"minimum":%s,"maximum":%s`, Num(lo), Num(hi))
+}
+
+// InitialInside checks a numeric `initial` against the envelope: it is
+// written at start without going through a tool, so the envelope must hold
+// it here too (the board checks it at load time only when both bounds are
+// set, and NaN passes that check).
+func InitialInside(initial string, lo, hi float64, unit string) error {
+	if initial == "" {
+		return nil
+	}
+	v, err := strconv.ParseFloat(initial, 64)
+	if err != nil {
+		return fmt.Errorf("initial %q: %w", initial, err)
+	}
+	if !(v >= lo && v <= hi) { // NaN included
+		return fmt.Errorf("initial %s%s is outside the envelope %s–%s%s", initial, unit, Num(lo), Num(hi), unit)
+	}
+	return nil
+}
+
+// Period is the PWM period of a frequency in Hz; 0 (the platform default)
+// for none.
+func Period(hz float64) time.Duration {
+	if hz <= 0 {
+		return 0
+	}
+	return time.Duration(float64(time.Second) / hz)
 }

@@ -100,14 +100,14 @@ func (s *Set) EStop(e worldmodel.Event) EStopReport {
 		}
 	}
 	for _, a := range s.acts {
-		left[a.common().cfg.Name] = true
+		left[a.base().cfg.Name] = true
 	}
 	// Most dangerous first, on this goroutine: no hand-off to another
 	// goroutine that a busy CPU might not schedule for a while. An actuator
 	// whose lock is held (a write in progress, possibly a hung one) gets a
 	// goroutine of its own instead, so it cannot hold up the others.
 	for _, a := range s.stopOrder {
-		b := a.common()
+		b := a.base()
 		if b.mu.TryLock() {
 			what, err := s.stopLocked(a)
 			b.mu.Unlock()
@@ -150,6 +150,7 @@ func (s *Set) EStop(e worldmodel.Event) EStopReport {
 	s.es.Last = &final
 	s.emu.Unlock()
 	s.persistLatch()
+	s.world.SetHealth(healthEStop, "latched")
 	msg := fmt.Sprintf("e-stop from %s: %d actuators stopped in %s", e.Source, len(final.Stopped), final.Took.Round(time.Microsecond))
 	prio := worldmodel.High
 	if len(final.Failed)+len(final.Pending) > 0 {
@@ -162,7 +163,7 @@ func (s *Set) EStop(e worldmodel.Event) EStopReport {
 	s.world.Record(worldmodel.Event{Kind: "actuators_stopped", Source: "actuators", Priority: prio, Message: msg,
 		Data: map[string]any{"took_us": final.Took.Microseconds(), "cause": e.Source}})
 	entry := Entry{Time: s.clk.Now(), Caller: "estop:" + e.Source, Tool: "estop", Actuator: "*",
-		Requested: marshal(map[string]any{"source": e.Source, "message": e.Message}), Applied: marshal(final),
+		Requested: Marshal(map[string]any{"source": e.Source, "message": e.Message}), Applied: Marshal(final),
 		Result: map[bool]string{true: "ok", false: "failed"}[len(final.Failed)+len(final.Pending) == 0]}
 	// In order with the other entries, unless the queue is full: then from
 	// another goroutine, because the raiser (node.Raise, then the agent
@@ -189,17 +190,17 @@ func cloneMap(m map[string]string) map[string]string {
 }
 
 // stopLocked brings one actuator to its e-stop state.
-func (s *Set) stopLocked(a actuator) (string, error) {
-	b := a.common()
-	b.cancelTaskLocked()
+func (s *Set) stopLocked(a Actuator) (string, error) {
+	b := a.base()
+	b.CancelTaskLocked()
 	if !b.opened {
 		return "", nil // never started: nothing is moving
 	}
-	what, err := a.safeLocked(true)
+	what, err := a.SafeLocked(true)
 	if err != nil {
 		return "", err
 	}
-	b.setStateLocked("stopped (estop)")
+	b.SetStateLocked("stopped (estop)")
 	return what, nil
 }
 
@@ -215,11 +216,12 @@ func (s *Set) Reset() (was EStopStatus) {
 		return was
 	}
 	s.persistLatch()
+	s.world.SetHealth(healthEStop, "ok")
 	for _, a := range s.acts {
-		b := a.common()
+		b := a.base()
 		b.mu.Lock()
 		if b.state == "stopped (estop)" {
-			b.setStateLocked(a.idleState())
+			b.SetStateLocked(a.IdleState())
 		}
 		b.mu.Unlock()
 	}
@@ -252,8 +254,11 @@ type triggerParams struct {
 }
 
 type auditParams struct {
-	Limit int    `json:"limit"`
-	Tool  string `json:"tool"`
+	Limit  int       `json:"limit"`
+	Tool   string    `json:"tool"`
+	Since  time.Time `json:"since"`
+	Until  time.Time `json:"until"`
+	Safety bool      `json:"safety"`
 }
 
 func (s *Set) estopTools() []tools.Tool {
@@ -296,7 +301,7 @@ func (s *Set) estopTools() []tools.Tool {
 		s.raise(worldmodel.Event{Kind: "estop_reset", Source: "actuators", Priority: worldmodel.Normal,
 			Message: fmt.Sprintf("e-stop reset by %s (latched since %s by %s)", caller, was.Since.Format(time.TimeOnly), was.Source)})
 		s.audit.record(Entry{Time: s.clk.Now(), Caller: caller, Tool: "estop.reset", Actuator: "*",
-			Applied: marshal(map[string]any{"latched": false}), Result: "ok",
+			Applied: Marshal(map[string]any{"latched": false}), Result: "ok",
 			Notes: []string{fmt.Sprintf("latched for %s", time.Since(was.Since).Round(time.Millisecond))}})
 		return tools.Result{Value: map[string]any{"latched": false, "was_latched_since": was.Since, "source": was.Source}}, nil
 	})
@@ -310,14 +315,17 @@ func (s *Set) estopTools() []tools.Tool {
 	})
 	query := tools.Typed(tools.Spec{
 		Name:        "audit.query",
-		Description: "Read the audit log of physical actions: time, caller, tool, parameters requested and applied, result.",
+		Description: "Read the audit log of physical actions and administration: time, caller, tool, parameters requested and applied, result.",
 		Permission:  "admin",
 		Params: json.RawMessage(`{"type":"object","properties":{
   "limit":{"type":"integer","minimum":1,"maximum":1000,"default":50},
-  "tool":{"type":"string","default":"","description":"only this tool (e.g. drive.drive), or this actuator's tools (e.g. drive)"}},
+  "tool":{"type":"string","default":"","description":"only this tool (e.g. drive.drive), or this actuator's tools (e.g. drive)"},
+  "since":{"type":"string","format":"date-time","description":"only entries at or after this time (RFC 3339)"},
+  "until":{"type":"string","format":"date-time","description":"only entries before this time (RFC 3339)"},
+  "safety":{"type":"boolean","default":false,"description":"only e-stops, resets, refusals and admin actions"}},
 "additionalProperties":false}`),
 	}, func(ctx context.Context, p auditParams) (tools.Result, error) {
-		entries, err := s.audit.query(ctx, p.Limit, p.Tool)
+		entries, err := s.audit.query(ctx, Query{Limit: p.Limit, Tool: p.Tool, Since: p.Since, Until: p.Until, SafetyOnly: p.Safety})
 		if err != nil {
 			return tools.Result{}, err
 		}
@@ -329,6 +337,10 @@ func (s *Set) estopTools() []tools.Tool {
 // The latch survives a restart: a robot that was e-stopped comes back up
 // stopped (its actuators in their safe state, not their `initial` one)
 // until someone resets it, as a physical e-stop switch stays pressed.
+// healthEStop is the world model's health component for the latch: the
+// summary, agent.status and MQTT's retained state/estop read it there.
+const healthEStop = "estop"
+
 const (
 	latchBucket = "estop"
 	latchKey    = "latch"
@@ -340,9 +352,6 @@ const (
 // coalesced into its next write: however many e-stops and resets, the
 // store ends with the last state, and nothing piles up behind a slow disk.
 func (s *Set) persistLatch() {
-	if s.latchStore == nil {
-		return
-	}
 	s.pmu.Lock()
 	s.persistDirty = true
 	if s.persisting {
@@ -367,9 +376,9 @@ func (s *Set) persistLatch() {
 			var err error
 			if st.Latched {
 				st.Last = nil
-				err = s.latchStore.Put(latchBucket, latchKey, st)
+				err = s.o.Store.Put(latchBucket, latchKey, st)
 			} else {
-				err = s.latchStore.Delete(latchBucket, latchKey)
+				err = s.o.Store.Delete(latchBucket, latchKey)
 			}
 			if err != nil {
 				s.log.Error("e-stop latch not saved: it will not survive a restart", "latched", st.Latched, "err", err)
@@ -380,13 +389,14 @@ func (s *Set) persistLatch() {
 
 func (s *Set) loadLatch() error {
 	var st EStopStatus
-	ok, err := s.latchStore.Get(latchBucket, latchKey, &st)
+	ok, err := s.o.Store.Get(latchBucket, latchKey, &st)
 	if err != nil {
 		return fmt.Errorf("e-stop latch: %w", err)
 	}
 	if ok && st.Latched {
 		s.es = EStopStatus{Latched: true, Since: st.Since, Source: st.Source, Message: st.Message}
 		s.latched.Store(true)
+		s.world.SetHealth(healthEStop, "latched")
 		s.log.Warn("the e-stop is still latched from before the restart; estop.reset (admin) releases it",
 			"since", st.Since, "source", st.Source)
 	}

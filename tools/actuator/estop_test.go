@@ -1,4 +1,4 @@
-package actuator
+package actuator_test
 
 import (
 	"context"
@@ -11,6 +11,8 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/edgeagent/edgeagent/tools"
+	"github.com/edgeagent/edgeagent/tools/actuator"
+	"github.com/edgeagent/edgeagent/tools/actuator/kinds/servo"
 	"github.com/edgeagent/edgeagent/tools/actuator/simadaptor"
 	"github.com/edgeagent/edgeagent/worldmodel"
 )
@@ -43,7 +45,7 @@ func TestEStopStopsEverythingAndLatches(t *testing.T) {
 	r.must("mqtt", "fan.set", `{"duty":0.7}`)
 	r.must("mqtt", "horn.beep", `{"count":10}`)
 	r.must("mqtt", "pan.set_angle", `{"degrees":170}`)
-	r.step(1, rampStep, 1) // pan is moving
+	r.step(1, servo.RampStep, 1) // pan is moving
 
 	before := r.sim.Count()
 	res := r.must("mqtt", "estop.trigger", `{"reason":"child on the track"}`)
@@ -102,7 +104,7 @@ func TestEStopStopsEverythingAndLatches(t *testing.T) {
 		{"cli", "pump.set", `{"on":true,"duration":1}`},
 	} {
 		_, err := r.call(c.caller, c.tool, c.params)
-		if !errors.Is(err, ErrEStop) || !strings.Contains(err.Error(), "estop.reset") {
+		if !errors.Is(err, actuator.ErrEStop) || !strings.Contains(err.Error(), "estop.reset") {
 			t.Errorf("%s %s during e-stop: %v", c.caller, c.tool, err)
 		}
 	}
@@ -160,12 +162,12 @@ func TestEStopFromAnySource(t *testing.T) {
 	if r.set.Latched() {
 		t.Fatal("a Critical event that is not an e-stop latched it")
 	}
-	r.set.HandleCritical(worldmodel.Event{Kind: EStopKind, Priority: worldmodel.Critical, Source: "estop_button"})
+	r.set.HandleCritical(worldmodel.Event{Kind: actuator.EStopKind, Priority: worldmodel.Critical, Source: "estop_button"})
 	if !r.set.Latched() || r.pwm("sim:22") != 0 || r.set.EStopState().Source != "estop_button" {
 		t.Fatal("e-stop from a GPIO button did not stop the motor")
 	}
 	// A second e-stop while latched stops again and keeps the first cause.
-	r.set.EStop(worldmodel.Event{Kind: EStopKind, Source: "mqtt"})
+	r.set.EStop(worldmodel.Event{Kind: actuator.EStopKind, Source: "mqtt"})
 	if st := r.set.EStopState(); st.Count != 2 || st.Source != "estop_button" {
 		t.Fatalf("second e-stop: %+v", st)
 	}
@@ -183,14 +185,14 @@ func TestEStopHungWriteDoesNotHoldOthers(t *testing.T) {
 	hung := make(chan error, 1)
 	go func() { _, err := r.call("mqtt", "drive.drive", `{"speed":0.5}`); hung <- err }()
 	eventually(t, "the drive command hanging in its write", func() bool { return r.sim.Blocked("sim:22") == 1 })
-	rep := r.set.EStop(worldmodel.Event{Kind: EStopKind, Source: "test"})
+	rep := r.set.EStop(worldmodel.Event{Kind: actuator.EStopKind, Source: "test"})
 	if len(rep.Pending) != 1 || rep.Pending[0] != "drive" {
 		t.Fatalf("pending %v, want [drive]", rep.Pending)
 	}
 	if r.digital("sim:23") != 1 || r.pwm("sim:32") != 0 {
 		t.Fatal("the pump and the winch waited for the hung drive")
 	}
-	if _, err := r.call("mqtt", "winch.drive", `{"speed":0.3}`); !errors.Is(err, ErrEStop) {
+	if _, err := r.call("mqtt", "winch.drive", `{"speed":0.3}`); !errors.Is(err, actuator.ErrEStop) {
 		t.Fatalf("latched while a stop is pending: %v", err)
 	}
 	release()
@@ -209,7 +211,7 @@ func TestEStopHungWriteDoesNotHoldOthers(t *testing.T) {
 
 func TestEStopBeforeStart(t *testing.T) {
 	r := newRig(t, everything, notStarted())
-	r.set.EStop(worldmodel.Event{Kind: EStopKind, Source: "test"})
+	r.set.EStop(worldmodel.Event{Kind: actuator.EStopKind, Source: "test"})
 	if r.sim.Count() != 0 {
 		t.Fatal("hardware touched before Start")
 	}
@@ -241,7 +243,7 @@ func TestAuditEntries(t *testing.T) {
 	}
 	res := r.must("cli", "audit.query", `{"limit":4}`)
 	data, _ := json.Marshal(res.Value)
-	var got []Entry
+	var got []actuator.Entry
 	if err := json.Unmarshal(data, &got); err != nil {
 		t.Fatal(err)
 	}
@@ -266,11 +268,11 @@ func TestAuditEntries(t *testing.T) {
 	}
 	// Filter by tool and by actuator.
 	res = r.must("cli", "audit.query", `{"tool":"pan"}`)
-	if es := res.Value.([]Entry); len(es) != 1 || es[0].Tool != "pan.set_angle" {
+	if es := res.Value.([]actuator.Entry); len(es) != 1 || es[0].Tool != "pan.set_angle" {
 		t.Fatalf("filter by actuator: %+v", es)
 	}
 	// The store has them too, for `edgeagent audit`.
-	es, err := ReadAudit(r.store, 10, "drive.drive", 100)
+	es, err := actuator.ReadAudit(r.store, actuator.Query{Limit: 10, Tool: "drive.drive"}, 100)
 	if err != nil || len(es) != 1 {
 		t.Fatalf("ReadAudit: %v %+v", err, es)
 	}
@@ -301,7 +303,7 @@ func TestGoroutinesEndAtStop(t *testing.T) {
 	r.must("mqtt", "pan.set_angle", `{"degrees":10}`)
 	r.must("mqtt", "horn.beep", `{"count":20}`)
 	r.must("mqtt", "pump.set", `{"on":true,"duration":100}`)
-	r.set.EStop(worldmodel.Event{Kind: EStopKind, Source: "test"})
+	r.set.EStop(worldmodel.Event{Kind: actuator.EStopKind, Source: "test"})
 	r.set.Reset()
 	r.must("mqtt", "drive.drive", `{"speed":0.5}`)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
@@ -316,15 +318,15 @@ func TestGoroutinesEndAtStop(t *testing.T) {
 func TestEStopLatchSurvivesRestart(t *testing.T) {
 	r := newRig(t, everything, withStore())
 	r.must("mqtt", "drive.drive", `{"speed":0.5}`)
-	r.set.EStop(worldmodel.Event{Kind: EStopKind, Source: "estop_button", Message: "pressed"})
+	r.set.EStop(worldmodel.Event{Kind: actuator.EStopKind, Source: "estop_button", Message: "pressed"})
 	ctx := context.Background()
 	if err := r.set.Stop(ctx); err != nil {
 		t.Fatal(err)
 	}
-	restart := func() (*Set, *simadaptor.Adaptor) {
+	restart := func() (*actuator.Set, *simadaptor.Adaptor) {
 		t.Helper()
 		sim := simadaptor.New(simadaptor.Options{})
-		set, err := New(Options{Platform: "sim", Actuators: r.set.o.Actuators, Log: quiet, Adaptor: sim, Store: r.store})
+		set, err := actuator.New(actuator.Options{Platform: "sim", Actuators: r.configs, Log: quiet, Adaptor: sim, Store: r.store})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -362,17 +364,17 @@ func TestEStopLatchSurvivesRestart(t *testing.T) {
 func TestEStopLatchWritesCoalesce(t *testing.T) {
 	r := newRig(t, motor, withStore())
 	for range 300 {
-		r.set.EStop(worldmodel.Event{Kind: EStopKind, Source: "flood"})
+		r.set.EStop(worldmodel.Event{Kind: actuator.EStopKind, Source: "flood"})
 		r.set.Reset()
 	}
-	r.set.EStop(worldmodel.Event{Kind: EStopKind, Source: "last"})
+	r.set.EStop(worldmodel.Event{Kind: actuator.EStopKind, Source: "last"})
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
 	if err := r.set.Stop(ctx); err != nil {
 		t.Fatal(err)
 	}
-	var st EStopStatus
-	if ok, err := r.store.Get(latchBucket, latchKey, &st); err != nil || !ok || !st.Latched || st.Source != "last" {
+	var st actuator.EStopStatus
+	if ok, err := r.store.Get(actuator.LatchBucket, actuator.LatchKey, &st); err != nil || !ok || !st.Latched || st.Source != "last" {
 		t.Fatalf("stored latch %+v (%v, %v)", st, ok, err)
 	}
 }

@@ -11,15 +11,9 @@ import (
 type platformConfig struct {
 	model    string
 	settings Settings
-	pins     []pwmPin
-	chips    []chipRef
+	pins     []PWMPin
+	sim      []SimAttacher // hardware the sim platform simulates
 	now      func() time.Time
-}
-
-// chipRef is a PCA9685 the board uses.
-type chipRef struct {
-	bus  string
-	addr uint16
 }
 
 // platform builds the gobot adaptor of one device.platform. Each lives in

@@ -36,14 +36,14 @@ func jetsonOptions(pc platformConfig) ([]any, error) {
 	}
 	var opts []any
 	for _, p := range pc.pins {
-		if !jetsonPWM[p.pin] {
-			return nil, fmt.Errorf("actuator %s: pin %s has no PWM on a Jetson header (gobot drives pins 32 and 33)", p.actuator, p.pin)
+		if !jetsonPWM[p.Pin] {
+			return nil, fmt.Errorf("actuator %s: pin %s has no PWM on a Jetson header (gobot drives pins 32 and 33)", p.Actuator, p.Pin)
 		}
-		if p.period > 0 {
-			opts = append(opts, adaptors.WithPWMDefaultPeriodForPin(p.pin, uint32(p.period.Nanoseconds())))
+		if p.Period > 0 {
+			opts = append(opts, adaptors.WithPWMDefaultPeriodForPin(p.Pin, uint32(p.Period.Nanoseconds())))
 		}
-		if p.servo {
-			opts = append(opts, adaptors.WithPWMServoDutyCycleRangeForPin(p.pin, p.pulseMin, p.pulseMax))
+		if p.Servo {
+			opts = append(opts, adaptors.WithPWMServoDutyCycleRangeForPin(p.Pin, p.PulseMin, p.PulseMax))
 		}
 	}
 	return opts, nil

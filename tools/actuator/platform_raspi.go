@@ -45,26 +45,26 @@ func raspiOptions(pc platformConfig) ([]any, map[string]string, error) {
 		opts = append(opts, adaptors.WithPWMUsePiBlaster())
 	}
 	for _, p := range pc.pins {
-		id := p.pin
+		id := p.Pin
 		if !blaster {
 			var ok bool
-			if id, ok = raspiPWM[p.pin]; !ok {
-				return nil, nil, fmt.Errorf("actuator %s: pin %s has no hardware PWM on a Raspberry Pi (pins 12/32 are pwm0, 33/35 are pwm1); use one of those, or plugins.actuators.pwm: pi-blaster", p.actuator, p.pin)
+			if id, ok = raspiPWM[p.Pin]; !ok {
+				return nil, nil, fmt.Errorf("actuator %s: pin %s has no hardware PWM on a Raspberry Pi (pins 12/32 are pwm0, 33/35 are pwm1); use one of those, or plugins.actuators.pwm: pi-blaster", p.Actuator, p.Pin)
 			}
 		}
 		if other, dup := used[id]; dup {
-			return nil, nil, fmt.Errorf("actuator %s: pin %s is PWM channel %s, already used by %s", p.actuator, p.pin, id, other)
+			return nil, nil, fmt.Errorf("actuator %s: pin %s is PWM channel %s, already used by %s", p.Actuator, p.Pin, id, other)
 		}
-		used[id] = p.actuator
-		ids[p.pin] = id
+		used[id] = p.Actuator
+		ids[p.Pin] = id
 		switch {
-		case blaster && p.period > 0 && !p.servo:
-			return nil, nil, fmt.Errorf("actuator %s: options.frequency: pi-blaster runs every pin at the cycle it was compiled with (100 Hz)", p.actuator)
-		case !blaster && p.period > 0:
-			opts = append(opts, adaptors.WithPWMDefaultPeriodForPin(id, uint32(p.period.Nanoseconds())))
+		case blaster && p.Period > 0 && !p.Servo:
+			return nil, nil, fmt.Errorf("actuator %s: options.frequency: pi-blaster runs every pin at the cycle it was compiled with (100 Hz)", p.Actuator)
+		case !blaster && p.Period > 0:
+			opts = append(opts, adaptors.WithPWMDefaultPeriodForPin(id, uint32(p.Period.Nanoseconds())))
 		}
-		if p.servo {
-			opts = append(opts, adaptors.WithPWMServoDutyCycleRangeForPin(id, p.pulseMin, p.pulseMax))
+		if p.Servo {
+			opts = append(opts, adaptors.WithPWMServoDutyCycleRangeForPin(id, p.PulseMin, p.PulseMax))
 		}
 	}
 	return opts, ids, nil

@@ -4,9 +4,9 @@ import (
 	"github.com/edgeagent/edgeagent/tools/actuator/simadaptor"
 )
 
-// The sim platform: every pin name is valid, and the simulated I2C buses
-// carry a PCA9685 at every address a pca9685_servo names — the simulated
-// robot has the hardware its board file declares.
+// The sim platform: every pin name is valid, and the actuators that need
+// more than pins (a PCA9685 on the simulated I2C bus) attach their simulated
+// hardware — the simulated robot has what its board file declares.
 var (
 	_ Adaptor   = (*simadaptor.Adaptor)(nil)
 	_ I2COpener = (*simadaptor.Adaptor)(nil)
@@ -17,8 +17,8 @@ func init() {
 		check: func(platformConfig) error { return nil },
 		open: func(pc platformConfig) (Adaptor, error) {
 			a := simadaptor.New(simadaptor.Options{Now: pc.now})
-			for _, c := range pc.chips {
-				a.I2CBus(c.bus).AttachPCA9685(c.addr)
+			for _, s := range pc.sim {
+				s.AttachSim(a)
 			}
 			return a, nil
 		},

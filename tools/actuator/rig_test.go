@@ -1,4 +1,4 @@
-package actuator
+package actuator_test
 
 import (
 	"context"
@@ -6,17 +6,20 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/goccy/go-yaml"
 	"go.uber.org/goleak"
 
-	"github.com/edgeagent/edgeagent/board"
 	"github.com/edgeagent/edgeagent/clock"
 	"github.com/edgeagent/edgeagent/store"
 	"github.com/edgeagent/edgeagent/tools"
+	"github.com/edgeagent/edgeagent/tools/actuator"
+	_ "github.com/edgeagent/edgeagent/tools/actuator/kinds"
 	"github.com/edgeagent/edgeagent/tools/actuator/simadaptor"
 	"github.com/edgeagent/edgeagent/worldmodel"
 )
@@ -27,17 +30,19 @@ var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
 
 var epoch = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
 
-// rig is a Set on the sim adaptor with a fake clock, behind a real tool
+// rig is a actuator.Set on the sim adaptor with a fake clock, behind a real tool
 // registry, as the node wires it.
 type rig struct {
 	t     testing.TB
-	set   *Set
+	set   *actuator.Set
 	sim   *simadaptor.Adaptor
 	clk   *clock.Fake
 	reg   *tools.Registry
 	world *worldmodel.Model
 	store *store.Bolt
 	raise func(worldmodel.Event)
+	// configs are the blocks the set was built from (to build it again).
+	configs []actuator.Config
 }
 
 type rigOpt func(*rigConfig)
@@ -46,7 +51,6 @@ type rigConfig struct {
 	store   bool
 	raise   func(r *rig) func(worldmodel.Event)
 	noStart bool
-	keep    int
 	real    bool
 }
 
@@ -57,10 +61,66 @@ func notStarted() rigOpt { return func(c *rigConfig) { c.noStart = true } }
 // rig's fake clock then does not drive anything.
 func withRealClock() rigOpt { return func(c *rigConfig) { c.real = true } }
 
-func withAuditKeep(n int) rigOpt { return func(c *rigConfig) { c.keep = n } }
+// testBoard is the part of a board file the actuators read.
+type testBoard struct {
+	Device struct {
+		Platform string `yaml:"platform"`
+		Model    string `yaml:"model"`
+	} `yaml:"device"`
+	Actuators []actuator.Config
+}
 
-// parseBoard parses actuator blocks the way the agent does, defaults filled.
-func parseBoard(t testing.TB, platform, actuators string) *board.Config {
+// block is an actuator block as a board file writes it.
+type block struct {
+	actuator.Config `yaml:",inline"`
+	Options         map[string]any `yaml:"options"`
+}
+
+// decodeBoard reads a board file's device and actuator blocks into the
+// actuator package's Config, the way the actuators plugin hands them over
+// (plugin/actuators checks that translation against board.Parse): options
+// are decoded strictly, and an I2C block without a bus gets the platform's
+// main bus. The kinds fill their own defaults.
+func decodeBoard(src []byte, strict bool) (*testBoard, error) {
+	var doc struct {
+		Device    yaml.MapSlice `yaml:"device"`
+		Actuators []block       `yaml:"actuators"`
+	}
+	var opts []yaml.DecodeOption
+	if strict {
+		opts = append(opts, yaml.Strict())
+	}
+	if err := yaml.UnmarshalWithOptions(src, &doc, opts...); err != nil {
+		return nil, err
+	}
+	tb := &testBoard{}
+	for _, kv := range doc.Device {
+		switch kv.Key {
+		case "platform":
+			tb.Device.Platform = fmt.Sprint(kv.Value)
+		case "model":
+			tb.Device.Model = fmt.Sprint(kv.Value)
+		}
+	}
+	for _, b := range doc.Actuators {
+		c := b.Config
+		if k, ok := actuator.Lookup(c.Kind); ok && k.I2C && c.Bus == "" {
+			c.Bus = map[string]string{"sim": "sim", "raspi": "1", "jetson": "7"}[tb.Device.Platform]
+		}
+		if b.Options != nil {
+			raw, err := yaml.Marshal(b.Options)
+			if err != nil {
+				return nil, err
+			}
+			c.Decode = func(v any) error { return yaml.UnmarshalWithOptions(raw, v, yaml.Strict()) }
+		}
+		tb.Actuators = append(tb.Actuators, c)
+	}
+	return tb, nil
+}
+
+// parseBoard decodes actuator blocks for a platform.
+func parseBoard(t testing.TB, platform, actuators string) *testBoard {
 	t.Helper()
 	model := ""
 	if platform == "raspi" {
@@ -69,8 +129,8 @@ func parseBoard(t testing.TB, platform, actuators string) *board.Config {
 	if platform == "jetson" {
 		model = "\n  model: jetson-orin-nano"
 	}
-	doc := fmt.Sprintf("device:\n  id: t\n  platform: %s%s\ndata_dir: %s\nactuators:\n%s", platform, model, t.TempDir(), actuators)
-	cfg, err := board.Parse(filepath.Join(t.TempDir(), "board.yaml"), []byte(doc))
+	doc := fmt.Sprintf("device:\n  id: t\n  platform: %s%s\nactuators:\n%s", platform, model, actuators)
+	cfg, err := decodeBoard([]byte(doc), true)
 	if err != nil {
 		t.Fatalf("board config: %v\n%s", err, doc)
 	}
@@ -92,11 +152,16 @@ func newRig(t testing.TB, actuators string, opts ...rigOpt) *rig {
 	r.sim = simadaptor.New(simadaptor.Options{Now: clk.Now})
 	for _, a := range cfg.Actuators {
 		if a.Kind == "pca9685_servo" {
-			r.sim.I2CBus(a.Bus).AttachPCA9685(uint16(a.Address))
+			addr := a.Address
+			if addr == 0 {
+				addr = 0x40 // the kind's default
+			}
+			r.sim.I2CBus(a.Bus).AttachPCA9685(addr)
 		}
 	}
-	o := Options{Platform: "sim", Actuators: cfg.Actuators, World: r.world, Log: quiet, Clock: clk, Adaptor: r.sim,
-		Settings: Settings{AuditKeep: c.keep}}
+	r.configs = cfg.Actuators
+	o := actuator.Options{Platform: "sim", Actuators: cfg.Actuators, World: r.world, Log: quiet, Clock: clk, Adaptor: r.sim}
+	o.Store = store.NewMemory()
 	if c.store {
 		st, err := store.Open(filepath.Join(t.TempDir(), "edgeagent.db"))
 		if err != nil {
@@ -108,7 +173,7 @@ func newRig(t testing.TB, actuators string, opts ...rigOpt) *rig {
 	if c.raise != nil {
 		o.Raise = c.raise(r)
 	}
-	set, err := New(o)
+	set, err := actuator.New(o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -242,9 +307,9 @@ func value(t testing.TB, res tools.Result) map[string]any {
 	return m
 }
 
-func (r *rig) auditEntries(limit int, tool string) []Entry {
+func (r *rig) auditEntries(limit int, tool string) []actuator.Entry {
 	r.t.Helper()
-	entries, err := r.set.audit.query(context.Background(), limit, tool)
+	entries, err := r.set.AuditQuery(context.Background(), actuator.Query{Limit: limit, Tool: tool})
 	if err != nil {
 		r.t.Fatal(err)
 	}
@@ -254,8 +319,12 @@ func (r *rig) auditEntries(limit int, tool string) []Entry {
 	return entries
 }
 
-func loadRepoBoard(name string) (*board.Config, error) {
-	return board.Load(filepath.Join("..", "..", "board-configs", name+".yaml"))
+func loadRepoBoard(name string) (*testBoard, error) {
+	src, err := os.ReadFile(filepath.Join("..", "..", "board-configs", name+".yaml"))
+	if err != nil {
+		return nil, err
+	}
+	return decodeBoard(src, false) // the rest of the file is not ours to check
 }
 
 func contextWithTimeout(d time.Duration) (context.Context, context.CancelFunc) {

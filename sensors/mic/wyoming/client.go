@@ -213,6 +213,11 @@ func (t *Transcription) Write(samples []int16) error {
 func (t *Transcription) Finish(ctx context.Context) (string, error) {
 	defer t.unwatch()
 	defer t.c.Close()
+	if err := ctx.Err(); err != nil {
+		// The watch below closes the connection from another goroutine:
+		// without this check a fast server could still answer first.
+		return "", err
+	}
 	defer t.c.watch(ctx)()
 	if err := t.c.Write(Event{Type: "audio-stop", Data: map[string]any{"timestamp": t.samples * 1000 / rate}}); err != nil {
 		return "", err

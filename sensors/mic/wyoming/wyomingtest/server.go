@@ -8,6 +8,7 @@ package wyomingtest
 
 import (
 	"bufio"
+	"cmp"
 	"encoding/binary"
 	"encoding/json"
 	"maps"
@@ -29,6 +30,17 @@ type Server struct {
 	Transcribe func(audio []int16) string
 	// Fail, when set, answers every transcription with an error event.
 	Fail string
+	// Speak is the text-to-speech voice: the samples (at TTSRate, mono
+	// s16le) for a text and voice name. Nil answers synthesize with an
+	// error event.
+	Speak func(text, voice string) []int16
+	// TTSRate is the rate of Speak's samples (default 22050, Piper's).
+	TTSRate int
+	// TTSChunk is the samples per audio-chunk (default 1024).
+	TTSChunk int
+	// Stall, when set, is waited on after the first TTS chunk (a server
+	// that hangs in the middle of an answer).
+	Stall chan struct{}
 	// Split makes the server write every event in pieces of at most this
 	// many bytes, flushing (and pausing briefly) between them.
 	Split int
@@ -181,6 +193,11 @@ func (s *Server) serve(c net.Conn) {
 			} else {
 				c.Write(b)
 			}
+		case "synthesize":
+			s.Streams.Add(1)
+			if !s.synthesize(c, e) {
+				return
+			}
 		case "detect":
 			mode, audio, detected = "wake", audio[:0], false
 			s.Streams.Add(1)
@@ -233,6 +250,39 @@ func (s *Server) serve(c net.Conn) {
 			mode = ""
 		}
 	}
+}
+
+// synthesize answers one synthesize event the way wyoming-piper does:
+// audio-start, audio-chunks (format in each), audio-stop.
+func (s *Server) synthesize(c net.Conn, e wyoming.Event) bool {
+	if s.Speak == nil {
+		return s.write(c, wyoming.Event{Type: "error", Data: map[string]any{"text": "no voice", "code": "test"}}, false) == nil
+	}
+	voice := ""
+	if v, ok := e.Data["voice"].(map[string]any); ok {
+		voice, _ = v["name"].(string)
+	}
+	text, _ := e.Data["text"].(string)
+	samples := s.Speak(text, voice)
+	rate, chunk := cmp.Or(s.TTSRate, 22050), cmp.Or(s.TTSChunk, 1024)
+	format := map[string]any{"rate": rate, "width": 2, "channels": 1}
+	if s.write(c, wyoming.Event{Type: "audio-start", Data: format}, false) != nil {
+		return false
+	}
+	for i := 0; i < len(samples); i += chunk {
+		part := samples[i:min(len(samples), i+chunk)]
+		p := make([]byte, 2*len(part))
+		for j, v := range part {
+			binary.LittleEndian.PutUint16(p[2*j:], uint16(v))
+		}
+		if s.write(c, wyoming.Event{Type: "audio-chunk", Data: maps.Clone(format), Payload: p}, i == 0) != nil {
+			return false
+		}
+		if i == 0 && s.Stall != nil {
+			<-s.Stall
+		}
+	}
+	return s.write(c, wyoming.Event{Type: "audio-stop"}, false) == nil
 }
 
 // appendInline encodes e with its data inside the header line.

@@ -1,0 +1,95 @@
+package board
+
+// Which YAML key fills which struct field (goccy's tag rules), and the
+// "did you mean" hint for a key that fills none.
+
+import (
+	"fmt"
+	"reflect"
+	"slices"
+	"strings"
+)
+
+// fieldSet is the decoded-key view of a struct type.
+type fieldSet struct {
+	byName map[string][]int
+	names  []string // in declaration order, for "did you mean"
+}
+
+// structFields follows goccy's tag rules: `yaml:"name"`, `yaml:"-"`,
+// `yaml:",inline"` on embedded structs, and the lower-cased field name when
+// there is no tag.
+func structFields(t reflect.Type) fieldSet {
+	fs := fieldSet{byName: map[string][]int{}}
+	var walk func(t reflect.Type, index []int)
+	walk = func(t reflect.Type, index []int) {
+		for i := range t.NumField() {
+			f := t.Field(i)
+			tag := f.Tag.Get("yaml")
+			name, opts, _ := strings.Cut(tag, ",")
+			if name == "-" {
+				continue
+			}
+			idx := append(slices.Clone(index), i)
+			if strings.Contains(","+opts+",", ",inline,") {
+				ft := f.Type
+				if ft.Kind() == reflect.Pointer {
+					ft = ft.Elem()
+				}
+				if ft.Kind() == reflect.Struct {
+					walk(ft, idx)
+					continue
+				}
+			}
+			if !f.IsExported() {
+				continue
+			}
+			if name == "" {
+				name = strings.ToLower(f.Name)
+			}
+			if _, dup := fs.byName[name]; !dup {
+				fs.names = append(fs.names, name)
+			}
+			fs.byName[name] = idx
+		}
+	}
+	walk(t, nil)
+	return fs
+}
+
+// suggest says which known key was probably meant.
+func suggest(key string, known []string) string {
+	best, bestD := "", 3
+	for _, k := range known {
+		if dd := editDistance(key, k); dd < bestD {
+			best, bestD = k, dd
+		}
+	}
+	if best != "" {
+		return fmt.Sprintf(" (did you mean %q?)", best)
+	}
+	if len(known) > 0 && len(known) <= 12 {
+		return " (known keys: " + strings.Join(known, ", ") + ")"
+	}
+	return ""
+}
+
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			c := 1
+			if a[i-1] == b[j-1] {
+				c = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+c)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
+}

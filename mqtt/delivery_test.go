@@ -1,0 +1,204 @@
+package mqtt
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/edgeagent/edgeagent/store"
+	"github.com/edgeagent/edgeagent/worldmodel"
+)
+
+// The delivery contract of mqtt/README.md: a QoS 1 command takes effect at
+// most once, and is answered.
+
+func TestJournalVerdicts(t *testing.T) {
+	kv := store.NewMemory()
+	j := newJournal(kv, 100, quiet)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); j.run(ctx) }()
+	h := payloadHash([]byte("a"))
+	v, _, durable := j.begin("a", h)
+	if v != fresh {
+		t.Fatalf("first begin: %v", v)
+	}
+	<-durable
+	if v, _ := j.lookup("a", h); v != running {
+		t.Fatalf("while running: %v", v)
+	}
+	if v, _ := j.lookup("a", h+1); v != reused {
+		t.Fatalf("same id, other payload: %v", v)
+	}
+	acked := make(chan struct{})
+	j.finish("a", []byte(`{"id":"a","ok":true}`), func() { close(acked) })
+	<-acked // acknowledged only once the reply is in the store
+	if v, reply := j.lookup("a", h); v != replay || string(reply) != `{"id":"a","ok":true}` {
+		t.Fatalf("after finish: %v %s", v, reply)
+	}
+	v, _, durable = j.begin("b", h) // started, never finished: the agent dies
+	if v != fresh {
+		t.Fatal(v)
+	}
+	<-durable
+	j.begin("c", h)
+	j.forget("c") // refused busy: not run
+	cancel()
+	<-done
+
+	// The next process.
+	j2 := newJournal(kv, 100, quiet)
+	if v, reply := j2.lookup("a", h); v != replay || reply == nil {
+		t.Fatalf("a after restart: %v", v)
+	}
+	if v, _ := j2.lookup("b", h); v != interrupted {
+		t.Fatalf("b after restart: %v", v)
+	}
+	if v, _ := j2.lookup("c", h); v != fresh {
+		t.Fatalf("c after restart: %v", v)
+	}
+}
+
+func TestJournalWindowBounded(t *testing.T) {
+	kv := store.NewMemory()
+	j := newJournal(kv, 100, quiet)
+	for i := range 250 {
+		id := fmt.Sprint(i)
+		j.begin(id, 1)
+		j.finish(id, nil, nil)
+	}
+	j.flush()
+	if n := j.size(); n != 100 {
+		t.Fatalf("%d ids in memory", n)
+	}
+	stored := 0
+	_ = kv.ForEach(journalBucket, func(string, json.RawMessage) error { stored++; return nil })
+	if stored != 100 {
+		t.Fatalf("%d ids in the store", stored)
+	}
+	if v, _ := j.lookup("149", 1); v != fresh {
+		t.Fatal("evicted id still known")
+	}
+	if v, _ := j.lookup("150", 1); v != replay {
+		t.Fatal("id in the window forgotten")
+	}
+}
+
+// TestRedeliveryAcrossRestart: the broker (or a publisher resending after
+// a broker lost its state) delivers a command again after the agent
+// restarted: it is answered from the journal, not run again.
+func TestRedeliveryAcrossRestart(t *testing.T) {
+	b := startBroker(t, BrokerConfig{Listen: "127.0.0.1:0"})
+	dir := t.TempDir()
+	r := newRig(t, rigOpts{broker: b.URL(), dir: dir})
+	r.start(t)
+	tp := r.topics()
+	p := dialPeer(t, b.URL(), "client", tp.Reply+"/#")
+	cmd := `{"id":"once","tool":"counter.hit","params":{"id":"once"}}`
+	p.send(t, tp.Cmd, cmd)
+	first := decodeReply(t, p.next(t, tp.Reply))
+	r.stop(t)
+	r.start(t) // the journal is read back from the store
+	p.send(t, tp.Cmd, cmd)
+	again := decodeReply(t, p.next(t, tp.Reply))
+	if !first.OK || !again.OK || r.counter.count("once") != 1 {
+		t.Fatalf("first %+v, again %+v, executions %d", first, again, r.counter.count("once"))
+	}
+	// The same id for another command is refused, with the id.
+	p.send(t, tp.Cmd, `{"id":"once","tool":"counter.hit","params":{"id":"other"}}`)
+	if rep := decodeReply(t, p.next(t, tp.Reply)); rep.OK || rep.Code != CodeInvalid || *rep.ID != "once" || r.counter.count("other") != 0 {
+		t.Fatalf("reused id: %+v", rep)
+	}
+	st, _ := json.Marshal(r.plane.Status())
+	if !strings.Contains(string(st), `"duplicates":1`) {
+		t.Fatalf("status %s", st)
+	}
+}
+
+// TestInterruptedCommandNotRunAgain: the agent died while a command ran
+// (its id journalled, no reply); redelivered, it is answered failed
+// ("interrupted") and not run a second time.
+func TestInterruptedCommandNotRunAgain(t *testing.T) {
+	dir := t.TempDir()
+	r := newRig(t, rigOpts{dir: dir})
+	cmd := `{"id":"half","tool":"counter.hit","params":{"id":"half"}}`
+	if err := r.store.Put(journalBucket, "half", journalRecord{Hash: payloadHash([]byte(cmd)), Seq: 1}); err != nil {
+		t.Fatal(err)
+	}
+	r.start(t)
+	tp := r.topics()
+	p := dialPeer(t, r.url(), "client", tp.Reply+"/#")
+	p.send(t, tp.Cmd, cmd)
+	rep := decodeReply(t, p.next(t, tp.Reply))
+	if rep.OK || rep.Code != CodeFailed || !strings.Contains(rep.Error, "interrupted") || r.counter.count("half") != 0 {
+		t.Fatalf("%+v", rep)
+	}
+}
+
+// TestBusyWhenQueueFull: with one worker and a queue of one, a burst is
+// partly answered busy, at once, and counted; nothing goes unanswered.
+func TestBusyWhenQueueFull(t *testing.T) {
+	r := newRig(t, rigOpts{options: func(o *Options) { o.MaxInflight, o.Queue = 1, 1 }})
+	r.lamp.delay.Store(int64(50 * time.Millisecond))
+	r.start(t)
+	tp := r.topics()
+	p := dialPeer(t, r.url(), "client", tp.Reply+"/#")
+	const n = 10
+	for i := range n {
+		p.send(t, tp.Cmd, fmt.Sprintf(`{"id":"b%d","tool":"headlight.set","params":{"on":true}}`, i))
+	}
+	ok, busy := 0, 0
+	for range n {
+		switch rep := decodeReply(t, p.next(t, tp.Reply)); {
+		case rep.OK:
+			ok++
+		case rep.Code == CodeBusy:
+			busy++
+		default:
+			t.Fatalf("%+v", rep)
+		}
+	}
+	if busy == 0 || ok+busy != n || int64(ok) != r.lamp.calls.Load() {
+		t.Fatalf("ok %d busy %d calls %d", ok, busy, r.lamp.calls.Load())
+	}
+	st, _ := json.Marshal(r.plane.Status())
+	if !strings.Contains(string(st), fmt.Sprintf(`"busy":%d`, busy)) {
+		t.Fatalf("status %s", st)
+	}
+}
+
+// TestOfflineEstopClear: the owner clears a retained e-stop (an empty
+// retained message) while the agent is away; the broker keeps it for the
+// agent's persistent session and delivers it, not retained, at the next
+// start. It must not trigger.
+func TestOfflineEstopClear(t *testing.T) {
+	b := startBroker(t, BrokerConfig{Listen: "127.0.0.1:0"})
+	r := newRig(t, rigOpts{broker: b.URL()})
+	r.start(t)
+	tp := r.topics()
+	r.stop(t)
+	p := dialPeer(t, b.URL(), "owner")
+	if err := wait(context.Background(), p.c.Publish(tp.Estop, 1, true, ""), time.Second); err != nil {
+		t.Fatal(err)
+	}
+	if err := wait(context.Background(), p.c.Publish(tp.Cmd, 1, true, ""), time.Second); err != nil {
+		t.Fatal(err)
+	}
+	r.start(t)
+	// A live command after the queued messages: once it is answered, the
+	// queued ones were handled.
+	q := dialPeer(t, b.URL(), "client", tp.Reply+"/#")
+	q.send(t, tp.Cmd, `{"id":"after","tool":"headlight.set","params":{"on":true}}`)
+	if rep := decodeReply(t, q.next(t, tp.Reply)); !rep.OK || *rep.ID != "after" {
+		t.Fatalf("%+v", rep)
+	}
+	if ev := r.world.Events(0, worldmodel.Critical, 0); len(ev) != 0 {
+		t.Fatalf("the clear triggered an e-stop: %+v", ev)
+	}
+	if !q.silent(tp.Reply, 100*time.Millisecond) {
+		t.Fatal("the empty command was answered")
+	}
+}

@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Runs every fuzz target of the decoders the outside world reaches for a
+# short fixed time each (CI: 10 s). The seeded corpora are committed under
+# each package's testdata/fuzz/; a crasher found here is saved there by go
+# test and becomes a regression test on the next plain `go test`.
+#
+#   scripts/fuzz.sh [fuzztime]      e.g. scripts/fuzz.sh 1m
+set -euo pipefail
+cd "$(dirname "$0")/.."
+fuzztime=${1:-10s}
+targets=(
+  "FuzzDecodeCommand ./mqtt"
+  "FuzzAdminRequest ./mqtt"
+  "FuzzEstopPayload ./mqtt"
+  "FuzzCheckKeys ./internal/strictjson"
+  "FuzzParse ./board"
+  "FuzzReadEvent ./sensors/mic/wyoming"
+  "FuzzMJPEGReader ./sensors/camera"
+  "FuzzY4MReader ./sensors/camera"
+  "FuzzWAVReader ./sensors/mic/audio"
+  "FuzzCodec ./sensors/i2c/generic"
+)
+for t in "${targets[@]}"; do
+  read -r name pkg <<<"$t"
+  echo "-- $name ($pkg, $fuzztime)"
+  go test -run '^$' -fuzz "^${name}\$" -fuzztime "$fuzztime" "$pkg" 2>&1 | grep -v '^fuzz: elapsed' || {
+    echo "FAIL: $name in $pkg (the crasher is in $pkg/testdata/fuzz/$name/)"
+    exit 1
+  }
+done
+echo "fuzz: ${#targets[@]} passed, 0 failed"

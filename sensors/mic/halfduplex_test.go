@@ -1,0 +1,60 @@
+package mic
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/edgeagent/edgeagent/sensors/mic/duplex"
+)
+
+// While the robot's speaker plays, a wake word (enrolled_a scores about
+// 0.96) is ignored in mode mute, accepted in mode raise when it scores
+// above the raised threshold, ignored when it does not, and heard as usual
+// once the speaker has stopped.
+func TestHalfDuplexModes(t *testing.T) {
+	t.Parallel()
+	for i, c := range []struct {
+		mode      string
+		threshold float64
+		speaking  bool
+		wakes     bool
+	}{
+		{"mute", 0.95, true, false},
+		{"raise", 0.85, true, true},
+		{"raise", 0.99, true, false},
+		{"off", 0.95, true, true},
+		{"mute", 0.95, false, true},
+	} {
+		name := fmt.Sprintf("hd%d", i)
+		s := newSensor(t, fmt.Sprintf(`
+- name: %s
+  kind: mic
+  options:
+    source: sim
+    pace: false
+    sim: {noise: pink, noise_dbfs: -60, period: 0s, utterances: [{file: testdata/speech/pos/enrolled_a.wav, at: 500ms}]}
+    wakeword: {templates: testdata/wakewords}
+    half_duplex: {mode: %s, threshold: %v}
+`, name, c.mode, c.threshold))
+		if c.speaking {
+			end := duplex.Get(name).Begin()
+			defer end()
+		}
+		rec := newRecorder()
+		stop := run(t, s, rec)
+		// 3 s of audio (level readings at 10 Hz) cover the phrase and more.
+		for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+			if _, n := rec.latest(name + ".rms_dbfs"); n >= 30 {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatal("no audio")
+			}
+		}
+		stop()
+		if woke := len(rec.kinds(EventWakeWord)) > 0; woke != c.wakes {
+			t.Errorf("%+v: woke %v", c, woke)
+		}
+	}
+}

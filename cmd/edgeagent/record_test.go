@@ -1,0 +1,75 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+const scenarioDir = "../../testdata/scenarios"
+
+func run(t *testing.T, args ...string) (string, error) {
+	t.Helper()
+	var out bytes.Buffer
+	rootCmd.SetOut(&out)
+	rootCmd.SetArgs(args)
+	defer rootCmd.SetArgs(nil)
+	defer rootCmd.SetOut(nil)
+	err := rootCmd.Execute()
+	return out.String(), err
+}
+
+func TestRecordingInfoAndExport(t *testing.T) {
+	f := filepath.Join(scenarioDir, "estop.mcap")
+	out, err := run(t, "recording", "info", f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"complete", "scenario-estop (sim)", "dropped 0", "/events/estop", "edgeagent.Event", "attached  board.yaml"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("info lacks %q:\n%s", want, out)
+		}
+	}
+	out, err = run(t, "recording", "export", f, "--channel", "/obs/pir.motion", "--format", "csv", "--out", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if len(lines) < 3 || lines[0] != "time,seq,source,value" || !strings.Contains(lines[1], ",pir.motion,") {
+		t.Errorf("csv:\n%s", out)
+	}
+	out, err = run(t, "recording", "export", f, "--channel", "/decisions", "--format", "jsonl")
+	if err != nil || !strings.HasPrefix(out, `{"time":"`) || !strings.Contains(out, `"topic":"/decisions"`) {
+		t.Errorf("jsonl: %v\n%s", err, out)
+	}
+	if _, err := run(t, "recording", "export", f, "--channel", "/nope", "--format", "csv"); err == nil || !strings.Contains(err.Error(), `no channel "/nope"`) {
+		t.Errorf("unknown channel: %v", err)
+	}
+	if _, err := run(t, "recording", "export", f, "--channel", "/decisions", "--format", "xml"); err == nil {
+		t.Error("--format xml accepted")
+	}
+}
+
+// --check exits non-zero (errDiverged) when the agent does something else:
+// here the e-stop recording replayed into the threshold scenario's board.
+func TestReplayCheck(t *testing.T) {
+	f := filepath.Join(scenarioDir, "estop.mcap")
+	out, err := run(t, "replay", f, "--as-fast-as-possible", "--check", "--board", "")
+	if err != nil || !strings.Contains(out, "identical") {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	rec := filepath.Join(t.TempDir(), "again.mcap")
+	out, err = run(t, "replay", f, "--as-fast-as-possible", "--check", "--out", rec, "--board", filepath.Join(scenarioDir, "threshold.yaml"))
+	if !errors.Is(err, errDiverged) || !strings.Contains(out, "DIVERGED at") {
+		t.Fatalf("err %v, want errDiverged\n%s", err, out)
+	}
+	if _, err := os.Stat(rec); err != nil {
+		t.Errorf("--out: %v", err)
+	}
+	if _, err := run(t, "replay", f, "--speed", "0", "--as-fast-as-possible=false", "--out", ""); err == nil {
+		t.Error("--speed 0 accepted")
+	}
+}

@@ -10,7 +10,7 @@
 #   scripts/regen-scenarios.sh estop      # one
 set -euo pipefail
 cd "$(dirname "$0")/.."
-declare -A seconds=([motion-reflex]=20 [estop]=9 [threshold]=14 [sensor-fault]=10 [llm-estop]=8)
+declare -A seconds=([motion-reflex]=22 [estop]=9 [threshold]=14 [sensor-fault]=10 [llm-estop]=8)
 names=("$@")
 [ ${#names[@]} -gt 0 ] || names=(motion-reflex estop threshold sensor-fault llm-estop)
 tmp=$(mktemp -d)

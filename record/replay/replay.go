@@ -172,7 +172,15 @@ func Run(ctx context.Context, path string, o Options) (*Report, error) {
 	}
 
 	d := &driver{n: n, clk: clk, probe: pr, llm: llmSrv, out: out, cur: n.World.NewCursor(true), speed: o.Speed,
-		start: wallStart, shift: shift, wallStart: wallStart, rep: rep}
+		start: wallStart, shift: shift, wallStart: wallStart, rep: rep, readEvery: 128, small: map[string]bool{}}
+	if c := cfg.World.DefaultCapacity; c > 0 {
+		d.readEvery = min(d.readEvery, c)
+	}
+	for src, c := range cfg.World.Capacities {
+		if c < d.readEvery {
+			d.small[src] = true
+		}
+	}
 	err = d.run(ctx, tp.inputs, heartbeat)
 	stop()
 	if rerr := <-runErr; err == nil && rerr != nil && ctx.Err() == nil {
@@ -305,6 +313,9 @@ type driver struct {
 	raised  uint64 // interrupts given to the agent
 	lastSeq uint64 // the newest item collect has seen
 	acked   int    // the LLM hold the replay has already fed past
+	// readEvery and small: see run.
+	readEvery int
+	small     map[string]bool
 	fed     int
 	base    [2]uint64
 	items   []worldmodel.Item
@@ -342,9 +353,10 @@ func (d *driver) run(ctx context.Context, inputs []input, heartbeat time.Duratio
 				o.Event = &ev
 			}
 			d.n.World.Append(o)
-			// Read the node's stream every so often even when nothing is
-			// decided: its rings are bounded.
-			if d.fed++; d.fed%128 == 0 {
+			// Read the node's stream before a bounded ring can overwrite
+			// what was not read: after every input to a small ring, every
+			// readEvery inputs otherwise.
+			if d.fed++; d.fed%d.readEvery == 0 || d.small[o.Source] {
 				if err := d.keepUp(ctx); err != nil {
 					return err
 				}

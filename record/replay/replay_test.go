@@ -42,6 +42,9 @@ func TestScenariosReplayIdentically(t *testing.T) {
 					rep.Print(&b)
 					t.Fatalf("run %d of 10 diverged:\n%s", i+1, b.String())
 				}
+				if rep.Missed > 0 {
+					t.Fatalf("run %d: %d items of the replay's stream lost before comparing", i+1, rep.Missed)
+				}
 				if len(rep.Recorded) == 0 {
 					t.Fatal("the scenario recorded nothing to compare")
 				}

@@ -316,10 +316,10 @@ type driver struct {
 	// readEvery and small: see run.
 	readEvery int
 	small     map[string]bool
-	fed     int
-	base    [2]uint64
-	items   []worldmodel.Item
-	got     []Action
+	fed       int
+	base      [2]uint64
+	items     []worldmodel.Item
+	got       []Action
 }
 
 func (d *driver) run(ctx context.Context, inputs []input, heartbeat time.Duration) error {

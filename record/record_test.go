@@ -361,8 +361,8 @@ func TestRotationByAgeKeepsNewest(t *testing.T) {
 	os.WriteFile(filepath.Join(dir, "notes.mcap"), []byte("not ours"), 0o644)
 	rg.r.StartDir(dir)
 	for i := range 4 {
-		rg.world.Append(worldmodel.Observation{Time: t0, Source: "env.temperature", Kind: worldmodel.Reading, Value: float64(i)})
-		waitFor(t, "the reading written", func() bool { return rg.r.Status().Written >= uint64(i+1) })
+		seq := rg.world.Append(worldmodel.Observation{Time: t0, Source: "env.temperature", Kind: worldmodel.Reading, Value: float64(i)})
+		waitFor(t, "the reading written", func() bool { return rg.r.Through() >= seq })
 		rg.clk.Advance(o.MaxAge + time.Second) // the next message opens a new file
 	}
 	files, _ := filepath.Glob(filepath.Join(dir, "bot-*.mcap"))

@@ -1,0 +1,240 @@
+package replay
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sync/atomic"
+	"time"
+
+	"github.com/edgeagent/edgeagent/clock"
+	"github.com/edgeagent/edgeagent/hooks"
+	"github.com/edgeagent/edgeagent/node"
+	"github.com/edgeagent/edgeagent/worldmodel"
+)
+
+// recorder is the recorder plugin as --out uses it.
+type recorder interface {
+	RecordFile(path string)
+	Through() uint64
+}
+
+// probe counts finished cycles: a replay waits for the agent to have
+// handled every input before it feeds the next.
+type probe struct {
+	finished atomic.Uint64
+	wake     chan struct{}
+}
+
+func (p *probe) Info() hooks.Info {
+	return hooks.Info{Name: "replay_probe", Version: "1", Description: "counts the cycles of a replay"}
+}
+
+func (p *probe) AfterReflect(context.Context, hooks.Reflection) error {
+	p.finished.Add(1)
+	select {
+	case p.wake <- struct{}{}:
+	default:
+	}
+	return nil
+}
+
+var _ hooks.AfterReflecter = (*probe)(nil)
+
+// driver feeds the inputs and collects what the agent does.
+type driver struct {
+	n         *node.Node
+	clk       *clock.Fake
+	probe     *probe
+	llm       *ollama
+	out       recorder // nil without --out
+	cur       *worldmodel.Cursor
+	speed     float64
+	start     time.Time     // of the replay, on the virtual clock
+	shift     time.Duration // recorded time + shift = replay time
+	wallStart time.Time
+	rep       *Report
+
+	raised  uint64 // interrupts given to the agent
+	lastSeq uint64 // the newest item collect has seen
+	acked   int    // the LLM hold the replay has already fed past
+	// readEvery and small: see run.
+	readEvery int
+	small     map[string]bool
+	fed       int
+	base      [2]uint64
+	items     []worldmodel.Item
+	got       []Action
+}
+
+func (d *driver) run(ctx context.Context, inputs []input, heartbeat time.Duration) error {
+	q := d.n.Agent.Status().Queue
+	d.base = [2]uint64{q.Coalesced, q.Dropped}
+	d.raised = d.probe.finished.Load() // cycles that ran before the first input
+	nextBeat := d.start.Add(heartbeat)
+	for _, in := range inputs {
+		for heartbeat > 0 && !nextBeat.After(in.t.Add(d.shift)) {
+			if err := d.at(ctx, nextBeat); err != nil {
+				return err
+			}
+			d.n.Agent.Interrupt(worldmodel.Event{Time: nextBeat, Kind: "heartbeat", Source: "agent", Priority: worldmodel.Low})
+			d.raised++
+			d.rep.Heartbeats++
+			if err := d.settle(ctx); err != nil {
+				return err
+			}
+			nextBeat = nextBeat.Add(heartbeat)
+		}
+		t := in.t.Add(d.shift)
+		if err := d.at(ctx, t); err != nil {
+			return err
+		}
+		if in.obs != nil {
+			o := *in.obs
+			o.Time = t
+			if o.Event != nil {
+				ev := *o.Event
+				ev.Time = t
+				o.Event = &ev
+			}
+			d.n.World.Append(o)
+			// Read the node's stream before a bounded ring can overwrite
+			// what was not read: after every input to a small ring, every
+			// readEvery inputs otherwise.
+			if d.fed++; d.fed%d.readEvery == 0 || d.small[o.Source] {
+				if err := d.keepUp(ctx); err != nil {
+					return err
+				}
+			}
+			continue
+		}
+		ev := *in.event
+		ev.Time = t
+		d.n.Raise(ev)
+		d.raised++
+		if err := d.settle(ctx); err != nil {
+			return err
+		}
+	}
+	return d.settle(ctx)
+}
+
+// at moves the virtual clock to t (firing the node's timers) and, with a
+// speed, waits for the wall clock to catch up.
+func (d *driver) at(ctx context.Context, t time.Time) error {
+	if now := d.clk.Now(); t.After(now) {
+		d.clk.Advance(t.Sub(now))
+	}
+	if d.speed > 0 {
+		due := d.wallStart.Add(time.Duration(float64(t.Sub(d.start)) / d.speed))
+		if wait := time.Until(due); wait > 0 {
+			tm := time.NewTimer(wait)
+			defer tm.Stop()
+			select {
+			case <-ctx.Done():
+				return ctx.Err()
+			case <-tm.C:
+			}
+		}
+	}
+	return nil
+}
+
+// settleLimit bounds how long the agent may take over one input before
+// the replay gives up (a tool ignoring its context, a wedged loop).
+const settleLimit = 30 * time.Second
+
+// settle waits until every interrupt given to the agent has been handled
+// (coalesced and dropped ones excepted), or, once per such call, the agent
+// waits on an LLM call that was cut off when recorded by what comes next.
+func (d *driver) settle(ctx context.Context) error {
+	deadline := time.NewTimer(settleLimit)
+	defer deadline.Stop()
+	poll := time.NewTicker(time.Millisecond)
+	defer poll.Stop()
+	for {
+		q := d.n.Agent.Status().Queue
+		want := d.raised - (q.Coalesced - d.base[0]) - (q.Dropped - d.base[1])
+		if d.probe.finished.Load() >= want {
+			return d.keepUp(ctx)
+		}
+		// A held call lets the replay go on once: to feed what cut it off.
+		if h := d.heldCall(); h != 0 && h != d.acked {
+			d.acked = h
+			return d.keepUp(ctx)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-deadline.C:
+			return fmt.Errorf("the agent did not handle an input within %v (at +%v of the recording; %d interrupts, %d cycles done, queue %+v)", settleLimit, d.clk.Now().Sub(d.start), want, d.probe.finished.Load(), q)
+		case <-d.probe.wake:
+		case <-poll.C: // coalescing and the LLM server signal nothing
+		}
+	}
+}
+
+func (d *driver) heldCall() int {
+	if d.llm == nil {
+		return 0
+	}
+	return d.llm.held()
+}
+
+// keepUp collects what the node did and, when the replay is recorded,
+// waits for the recorder to have written it: the node's rings are bounded,
+// and a replay feeds faster than a disk takes.
+func (d *driver) keepUp(ctx context.Context) error {
+	d.collect()
+	if d.out == nil {
+		return nil
+	}
+	deadline := time.Now().Add(settleLimit)
+	for d.out.Through() < d.lastSeq {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("--out: the recorder did not keep up within %v", settleLimit)
+		}
+		time.Sleep(100 * time.Microsecond)
+	}
+	return nil
+}
+
+// collect reads what the replay node did since the last call.
+func (d *driver) collect() {
+	d.items = d.cur.Read(d.items[:0], 0)
+	for _, it := range d.items {
+		d.lastSeq = max(d.lastSeq, it.Seq())
+		switch it.Kind {
+		case worldmodel.ItemEvent:
+			if it.Event.Kind == "decision" {
+				d.got = append(d.got, decisionAction(it.Event.Time.Add(-d.shift), it.Event.Message, roundTrip(it.Event.Data)))
+			}
+		case worldmodel.ItemRecord:
+			switch r := it.Record; r.Kind {
+			case "tool_call", worldmodel.RecordActuator:
+				d.got = append(d.got, recordAction(r.Time.Add(-d.shift), r.Kind, r.Source, r.Data))
+			case "llm":
+				var x exchange
+				if json.Unmarshal(r.Data, &x) == nil {
+					d.got = append(d.got, llmAction(r.Time.Add(-d.shift), r.Source, x))
+				}
+			}
+		}
+	}
+	clear(d.items)
+}
+
+// roundTrip gives event data the shape it has when read from a recording
+// (a trace struct becomes a map), so both sides compare alike.
+func roundTrip(data map[string]any) map[string]any {
+	b, err := json.Marshal(data)
+	if err != nil {
+		return nil
+	}
+	var out map[string]any
+	_ = json.Unmarshal(b, &out) // it was just encoded
+	return out
+}

@@ -32,7 +32,7 @@ func loadBoard(t *testing.T, yaml string) (*board.Config, error) {
 // The admin tools start and stop a recording in a running agent; the file
 // holds the board and what happened in between.
 func TestRecordStartStopTools(t *testing.T) {
-	cfg, err := loadBoard(t, "device: {id: bot, platform: sim}\ndata_dir: state\nplugins: {mqtt: {enabled: false}}\nrecord: {dir: rec, flush_every: 1s}\n")
+	cfg, err := loadBoard(t, "device: {id: bot, platform: sim}\ndata_dir: state\nplugins: {mqtt: {enabled: false}}\nrecord: {dir: rec, flush_every: 1m}\n")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -121,3 +121,27 @@ func TestBadInput(t *testing.T) {
 		}
 	}
 }
+
+// A prompt other than the recorded one is a divergence, with the place it
+// differs: here the board's scenario list, which the system prompt names.
+func TestChangedPromptDiverges(t *testing.T) {
+	f := filepath.Join(scenarios, "llm-estop.mcap")
+	in, err := recording.Read(f, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := board.Parse(filepath.Join(t.TempDir(), "b.yaml"), in.Attachments["board.yaml"])
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.LLM.Scenarios = []string{"environment", "maintenance", "security", "idle"}
+	rep, err := replay.Run(context.Background(), f, replay.Options{Board: cfg, Dir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := rep.Divergence; d == nil || d.Kind != "llm" || !strings.Contains(rep.LLMNote, "the prompt differs from the recorded one") {
+		var b bytes.Buffer
+		rep.Print(&b)
+		t.Fatalf("want an LLM divergence with the prompt's difference:\n%s", b.String())
+	}
+}

@@ -70,7 +70,7 @@ var rules = []struct {
 	{"node/sensorconf", []string{"board", "sensors", "worldmodel"}},
 	{"record", []string{"plugin", "hooks", "tools", "worldmodel", "board", "clock"}},
 	{"record/recording", nil},
-	{"record/replay", []string{"board", "clock", "hooks", "node", "record", "record/recording", "worldmodel"}},
+	{"record/replay", []string{"board", "clock", "hooks", "node", "record", "record/recording", "tools", "worldmodel"}},
 }
 
 func match(pattern, pkg string) bool {

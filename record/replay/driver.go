@@ -4,12 +4,14 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/edgeagent/edgeagent/clock"
 	"github.com/edgeagent/edgeagent/hooks"
 	"github.com/edgeagent/edgeagent/node"
+	"github.com/edgeagent/edgeagent/tools"
 	"github.com/edgeagent/edgeagent/worldmodel"
 )
 
@@ -55,9 +57,10 @@ type driver struct {
 	wallStart time.Time
 	rep       *Report
 
-	raised  uint64 // interrupts given to the agent
-	lastSeq uint64 // the newest item collect has seen
-	acked   int    // the LLM hold the replay has already fed past
+	calls   sync.WaitGroup // tools called from outside, still running
+	raised  uint64         // interrupts given to the agent
+	lastSeq uint64         // the newest item collect has seen
+	acked   int            // the LLM hold the replay has already fed past
 	// readEvery and small: see run.
 	readEvery int
 	small     map[string]bool
@@ -89,6 +92,12 @@ func (d *driver) run(ctx context.Context, inputs []input, heartbeat time.Duratio
 		if err := d.at(ctx, t); err != nil {
 			return err
 		}
+		if in.call != nil {
+			if err := d.invoke(ctx, *in.call); err != nil {
+				return err
+			}
+			continue
+		}
 		if in.obs != nil {
 			o := *in.obs
 			o.Time = t
@@ -116,7 +125,64 @@ func (d *driver) run(ctx context.Context, inputs []input, heartbeat time.Duratio
 			return err
 		}
 	}
-	return d.settle(ctx)
+	if err := d.settle(ctx); err != nil {
+		return err
+	}
+	return d.finishCalls(ctx)
+}
+
+// invoke makes a call that came from outside, as it was made. It waits for
+// the call, unless the call waits for virtual time (a servo ramping): then
+// the replay goes on feeding, which is what moves that time, and the call
+// ends on its own.
+func (d *driver) invoke(ctx context.Context, c tools.Call) error {
+	before := d.clk.Pending()
+	done := make(chan struct{})
+	d.calls.Add(1)
+	go func() {
+		defer d.calls.Done()
+		defer close(done)
+		_, _ = d.n.Tools.Invoke(ctx, c) // its tool_call record is what is compared
+	}()
+	deadline := time.NewTimer(settleLimit)
+	defer deadline.Stop()
+	poll := time.NewTicker(time.Millisecond)
+	defer poll.Stop()
+	for {
+		select {
+		case <-done:
+			return d.keepUp(ctx)
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-deadline.C:
+			return fmt.Errorf("the tool %s did not return within %v", c.Tool, settleLimit)
+		case <-poll.C:
+			if d.clk.Pending() > before {
+				return nil
+			}
+		}
+	}
+}
+
+// finishCalls moves virtual time on until the calls still waiting for it
+// have returned.
+func (d *driver) finishCalls(ctx context.Context) error {
+	done := make(chan struct{})
+	go func() { d.calls.Wait(); close(done) }()
+	deadline := time.Now().Add(settleLimit)
+	for {
+		select {
+		case <-done:
+			return d.keepUp(ctx)
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(time.Millisecond):
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("tool calls still running %v after the last input", settleLimit)
+		}
+		d.clk.Advance(100 * time.Millisecond)
+	}
 }
 
 // at moves the virtual clock to t (firing the node's timers) and, with a

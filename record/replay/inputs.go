@@ -9,6 +9,7 @@ import (
 
 	"github.com/edgeagent/edgeagent/record"
 	"github.com/edgeagent/edgeagent/record/recording"
+	"github.com/edgeagent/edgeagent/tools"
 	"github.com/edgeagent/edgeagent/worldmodel"
 )
 
@@ -18,6 +19,19 @@ type input struct {
 	t     time.Time
 	obs   *worldmodel.Observation
 	event *worldmodel.Event
+	call  *tools.Call // a tool called from outside: MQTT or the CLI
+}
+
+// replayedCallers are the callers whose tool calls came from outside the
+// agent, so a replay makes them again; the agent's own calls (reflex, llm,
+// motive) it must make by itself.
+var replayedCallers = map[string]bool{"mqtt": true, "cli": true}
+
+// notReplayed are administration tools a replay must not run: they would
+// rebuild or reconfigure the replay itself.
+var notReplayed = map[string]bool{
+	"config.reload": true, "plugins.load": true, "plugins.unload": true,
+	"record.start": true, "record.stop": true,
 }
 
 // derived are the events the agent raises itself: a replay must produce
@@ -67,6 +81,13 @@ func load(path string, actuators map[string]bool, frames bool) (*tape, error) {
 				tp.frames++
 			}
 			tp.inputs = append(tp.inputs, *in)
+			if in.call != nil {
+				// A call is recorded when it ends: it starts its
+				// duration earlier, before what was fed meanwhile.
+				for i := len(tp.inputs) - 1; i > 0 && tp.inputs[i-1].t.After(tp.inputs[i].t); i-- {
+					tp.inputs[i-1], tp.inputs[i] = tp.inputs[i], tp.inputs[i-1]
+				}
+			}
 		}
 		if act != nil {
 			tp.actions = append(tp.actions, *act)
@@ -165,7 +186,20 @@ func decode(m recording.Msg, actuators map[string]bool, frames bool) (*input, *A
 	}
 	// a record
 	switch msg.Kind {
-	case "tool_call", worldmodel.RecordActuator:
+	case "tool_call":
+		a := recordAction(m.Time, msg.Kind, msg.Source, msg.Data)
+		var c struct {
+			Caller   string          `json:"caller"`
+			Cycle    uint64          `json:"cycle"`
+			Params   json.RawMessage `json:"params"`
+			Duration float64         `json:"duration_ms"`
+		}
+		if json.Unmarshal(msg.Data, &c) != nil || !replayedCallers[c.Caller] || c.Cycle != 0 || notReplayed[msg.Source] {
+			return nil, &a, nil, nil
+		}
+		start := m.Time.Add(-time.Duration(c.Duration * float64(time.Millisecond)))
+		return &input{t: start, call: &tools.Call{Caller: c.Caller, Tool: msg.Source, Params: c.Params}}, &a, nil, nil
+	case worldmodel.RecordActuator:
 		a := recordAction(m.Time, msg.Kind, msg.Source, msg.Data)
 		return nil, &a, nil, nil
 	case "llm":

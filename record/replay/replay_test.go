@@ -3,14 +3,20 @@ package replay_test
 import (
 	"bytes"
 	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/edgeagent/edgeagent/board"
+	"github.com/edgeagent/edgeagent/node"
 	"github.com/edgeagent/edgeagent/record/recording"
 	"github.com/edgeagent/edgeagent/record/replay"
+	"github.com/edgeagent/edgeagent/tools"
 
 	_ "github.com/edgeagent/edgeagent/plugin/actuators" // the plugins a replay node needs, as cmd/edgeagent links them
 	_ "github.com/edgeagent/edgeagent/plugin/engine"
@@ -143,5 +149,60 @@ func TestChangedPromptDiverges(t *testing.T) {
 		var b bytes.Buffer
 		rep.Print(&b)
 		t.Fatalf("want an LLM divergence with the prompt's difference:\n%s", b.String())
+	}
+}
+
+// Tools called from outside (the CLI, MQTT) are made again at their time;
+// a servo that ramps on the node's clock ends as the replay moves it.
+func TestCommandsFromOutsideReplay(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "b.yaml")
+	os.WriteFile(path, []byte(`device: {id: cmd, platform: sim}
+data_dir: state
+llm: {enabled: false}
+plugins: {mqtt: {enabled: false}}
+actuators:
+  - {name: headlight, kind: led, pins: {pin: "sim:12"}, initial: "off"}
+  - {name: pan, kind: servo, pins: {pin: "sim:13"}, initial: "90", limits: {min_angle: 0, max_angle: 180, max_rate: 180, on_violation: clamp}}
+`), 0o644)
+	cfg, err := board.Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, err := node.New(cfg, node.Options{Log: slog.New(slog.NewTextHandler(io.Discard, nil)), ConfigDir: dir, NoStore: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec, ok := node.Find[interface{ RecordFile(string) }](n)
+	if !ok {
+		t.Fatal("no recorder")
+	}
+	file := filepath.Join(dir, "cmd.mcap")
+	rec.RecordFile(file)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- n.Run(ctx, time.Now()) }()
+	<-n.Ready()
+	for _, c := range []tools.Call{
+		{Caller: "cli", Tool: "headlight.set", Params: json.RawMessage(`{"on":true}`)},
+		{Caller: "cli", Tool: "pan.set_angle", Params: json.RawMessage(`{"degrees":135}`)}, // a 0.25 s ramp
+		{Caller: "mqtt", Tool: "headlight.set", Params: json.RawMessage(`{"on":false}`)},
+	} {
+		if _, err := n.Tools.Invoke(ctx, c); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	rep, err := replay.Run(context.Background(), file, replay.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b bytes.Buffer
+	rep.Print(&b)
+	if rep.Diverged() || rep.Counts["tool_call"] != [2]int{3, 3} {
+		t.Fatalf("want the 3 calls made again:\n%s", b.String())
 	}
 }

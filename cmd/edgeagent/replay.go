@@ -28,8 +28,8 @@ func init() {
 	cmd := &cobra.Command{
 		Use:   "replay FILE.mcap",
 		Short: "Feed a recording back into the agent and compare what it decides",
-		Long: `Feed the recorded observations and events, at their recorded times on a
-virtual clock, into an agent built from the recorded board (or --board), with
+		Long: `Feed the recorded observations, events and tool calls made over MQTT or the
+CLI, at their recorded times on a virtual clock, into an agent built from the recorded board (or --board), with
 simulated actuators and no sensors, MQTT or store. At the end, print how the
 decisions, tool calls and actuator writes compare with the recording and the
 first divergence with its context. --check exits non-zero on a divergence.

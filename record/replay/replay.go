@@ -1,5 +1,6 @@
 // Package replay feeds a recording back into an agent: the recorded
-// observations and events go, at their recorded times on a virtual clock,
+// observations, events and tool calls made from outside (MQTT, CLI) go, at
+// their recorded times on a virtual clock,
 // into a node built from the recorded board (or another), with the sim
 // actuators and no sensors, MQTT or store; the LLM answers from the
 // recording, live, or not at all. What the agent then decides, calls and

@@ -157,9 +157,10 @@ func (r *Recorder) Run(ctx context.Context) {
 	fromStart := !r.running
 	r.running = true
 	r.mu.Unlock()
-	done := make(chan struct{})
-	go func() { defer close(done); r.write(ctx) }()
+	done, pumped := make(chan struct{}), make(chan struct{})
+	go func() { defer close(done); r.write(pumped) }()
 	r.pump(ctx, fromStart)
+	close(pumped) // the writer completes the file with what the pump queued
 	<-done
 }
 
@@ -177,6 +178,34 @@ func (r *Recorder) pump(ctx context.Context, fromStart bool) {
 		msgs  []Message
 		seen  uint64 // cur.Missed already counted
 	)
+	// read queues the next batch of the stream; it returns how many items
+	// it read.
+	read := func() int {
+		items = cur.Read(items[:0], readBatch)
+		if m := cur.Missed(); m > seen {
+			r.missed.Add(m - seen)
+			r.warnDrop("the recorder fell behind the world model's rings", m-seen)
+			seen = m
+		}
+		skipped := enc.skipped
+		for i := range items {
+			msgs = enc.encode(msgs[:0], items[i])
+			for _, m := range msgs {
+				r.inflight.Add(1)
+				if !r.q.push(entry{sess: sess, msg: m}) {
+					r.inflight.Add(-1)
+					r.dropped.Add(1)
+					r.warnDrop("the recorder's queue is full (the disk is slow or stalled)", 1)
+				}
+			}
+			r.pumped.Store(items[i].Seq())
+		}
+		r.skipped.Add(enc.skipped - skipped)
+		n := len(items)
+		clear(items) // no references to blobs while waiting
+		clear(msgs)
+		return n
+	}
 	for {
 		if s := r.session(); s != sess {
 			sess, cur, enc = s, nil, nil
@@ -189,34 +218,16 @@ func (r *Recorder) pump(ctx context.Context, fromStart bool) {
 		var wake <-chan struct{}
 		if cur != nil {
 			wake = cur.Wait()
-			items = cur.Read(items[:0], readBatch)
-			if m := cur.Missed(); m > seen {
-				r.missed.Add(m - seen)
-				r.warnDrop("the recorder fell behind the world model's rings", m-seen)
-				seen = m
-			}
-			skipped := enc.skipped
-			for i := range items {
-				msgs = enc.encode(msgs[:0], items[i])
-				for _, m := range msgs {
-					r.inflight.Add(1)
-					if !r.q.push(entry{sess: sess, msg: m}) {
-						r.inflight.Add(-1)
-						r.dropped.Add(1)
-						r.warnDrop("the recorder's queue is full (the disk is slow or stalled)", 1)
-					}
-				}
-				r.pumped.Store(items[i].Seq())
-			}
-			r.skipped.Add(enc.skipped - skipped)
-			clear(items) // no references to blobs while waiting
-			clear(msgs)
-			if len(items) > 0 {
+			if read() > 0 {
 				continue
 			}
 		}
 		select {
 		case <-ctx.Done():
+			// What happened up to the stop belongs in the file; a full
+			// queue still drops rather than holds the stop up.
+			for cur != nil && read() > 0 {
+			}
 			return
 		case <-r.pumpCtl:
 		case <-wake:
@@ -237,8 +248,9 @@ func (r *Recorder) warnDrop(why string, n uint64) {
 	}
 }
 
-// write takes messages off the queue into the session's file.
-func (r *Recorder) write(ctx context.Context) {
+// write takes messages off the queue into the session's file until the
+// pump has stopped, then writes what is left and closes the file.
+func (r *Recorder) write(stop <-chan struct{}) {
 	w := &writer{r: r}
 	flush := r.clk.NewTimer(r.opts.FlushEvery)
 	defer flush.Stop()
@@ -256,7 +268,7 @@ func (r *Recorder) write(ctx context.Context) {
 			w.closeFile()
 		}
 		select {
-		case <-ctx.Done():
+		case <-stop:
 			for e, ok := r.q.pop(); ok; e, ok = r.q.pop() {
 				w.put(e)
 			}

@@ -59,17 +59,17 @@ func ReadEvent(r *bufio.Reader) (Event, error) {
 		return Event{}, fmt.Errorf("wyoming: header without type: %q", truncate(line))
 	}
 	if h.DataLength < 0 || h.DataLength > maxData || h.PayloadLength < 0 || h.PayloadLength > maxPayload {
-		return Event{}, fmt.Errorf("wyoming: %s: data_length %d / payload_length %d out of range", h.Type, h.DataLength, h.PayloadLength)
+		return Event{}, fmt.Errorf("wyoming: %q: data_length %d / payload_length %d out of range", truncate([]byte(h.Type)), h.DataLength, h.PayloadLength)
 	}
 	e := Event{Type: h.Type, Data: h.Data}
 	if h.DataLength > 0 {
 		b := make([]byte, h.DataLength)
 		if _, err := io.ReadFull(r, b); err != nil {
-			return Event{}, fmt.Errorf("wyoming: %s: reading %d bytes of data: %w", h.Type, h.DataLength, noEOF(err))
+			return Event{}, fmt.Errorf("wyoming: %q: reading %d bytes of data: %w", truncate([]byte(h.Type)), h.DataLength, noEOF(err))
 		}
 		var extra map[string]any
 		if err := json.Unmarshal(b, &extra); err != nil {
-			return Event{}, fmt.Errorf("wyoming: %s: bad data block: %w", h.Type, err)
+			return Event{}, fmt.Errorf("wyoming: %q: bad data block: %w", truncate([]byte(h.Type)), err)
 		}
 		if e.Data == nil {
 			e.Data = extra
@@ -80,7 +80,7 @@ func ReadEvent(r *bufio.Reader) (Event, error) {
 	if h.PayloadLength > 0 {
 		e.Payload = make([]byte, h.PayloadLength)
 		if _, err := io.ReadFull(r, e.Payload); err != nil {
-			return Event{}, fmt.Errorf("wyoming: %s: reading %d bytes of payload: %w", h.Type, h.PayloadLength, noEOF(err))
+			return Event{}, fmt.Errorf("wyoming: %q: reading %d bytes of payload: %w", truncate([]byte(h.Type)), h.PayloadLength, noEOF(err))
 		}
 	}
 	if e.Data == nil {
@@ -122,9 +122,12 @@ func readLine(r *bufio.Reader) ([]byte, error) {
 	return line, nil
 }
 
+// truncate keeps the start of what a peer sent, for an error that helps
+// without echoing a whole (possibly hostile) message: quoted, 40 bytes
+// stay under 200 characters.
 func truncate(b []byte) string {
-	if len(b) > 120 {
-		return string(b[:120]) + "…"
+	if len(b) > 40 {
+		return string(b[:40]) + "…"
 	}
 	return string(b)
 }

@@ -182,10 +182,19 @@ func (c Codec) Encode(v float64) []byte {
 		lo, hi = -math.Ldexp(1, c.bits-1), math.Ldexp(1, c.bits-1)-1
 	}
 	raw = min(max(raw, lo), hi)
+	// The largest raw value as an integer: as a float (hi) it may round up
+	// past it (2^63−1 becomes 2^63), which would wrap to the sign bit.
+	top := uint64(1)<<c.bits - 1
+	if c.signed {
+		top = uint64(1)<<(c.bits-1) - 1
+	}
 	var u uint64
-	if raw < 0 {
+	switch {
+	case raw < 0:
 		u = uint64(int64(raw)) & (1<<c.bits - 1)
-	} else {
+	case raw >= float64(top):
+		u = top
+	default:
 		u = uint64(raw)
 	}
 	u <<= c.shift

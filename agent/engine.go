@@ -57,6 +57,10 @@ type EngineConfig struct {
 	PlanBelow float64
 	// SummaryBytes bounds the world summary when the perception has none.
 	SummaryBytes int
+	// CatalogueBytes bounds the tool catalogue that opens every prompt
+	// (default 4096; negative: none). A scope whose skills do not fit gets
+	// no catalogue: each call then lists only the candidates it offers.
+	CatalogueBytes int
 	// EmbedModel names the model that the LLM's Embed uses, for the
 	// embedding cache; empty matches with the lexical embedder only.
 	EmbedModel string
@@ -129,6 +133,9 @@ func NewEngine(cfg EngineConfig, model llm.LLM, reg *tools.Registry, world *worl
 	}
 	if cfg.SummaryBytes <= 0 {
 		cfg.SummaryBytes = 2048
+	}
+	if cfg.CatalogueBytes == 0 {
+		cfg.CatalogueBytes = 4096
 	}
 	if cfg.Caller == "" {
 		cfg.Caller = "llm"
@@ -275,12 +282,7 @@ func (e *Engine) decide(ctx context.Context, p Perception, r request) (Decision,
 
 	// One index over every enabled skill; each scope is a view of it.
 	entries := e.index.sync(e.specs(nil, true))
-	scoped := make([]*indexed, 0, len(entries))
-	for _, x := range entries {
-		if e.inScope(r.scope, x.spec.Name) {
-			scoped = append(scoped, x)
-		}
-	}
+	scoped := e.scoped(entries, r.scope)
 	tr.lap("tools")
 	declined := "not a command"
 	if r.matcher {
@@ -316,15 +318,12 @@ func (e *Engine) decide(ctx context.Context, p Perception, r request) (Decision,
 	if e.llm == nil {
 		return e.refuse(dec, tr, "no LLM is configured and the local matcher did not understand ("+declined+")")
 	}
-	world := p.Summary
-	if world == "" && e.world != nil {
-		world = e.world.Summary(e.cfg.SummaryBytes)
-	}
+	fr := e.frame(scoped, p)
 	pr := e.prompts.Load()
 
 	// Steps 1 and 2: scenario and intents, one call.
 	req := llm.Request{Purpose: "classify", System: pr.system, Schema: e.classify, MaxTokens: e.cfg.MaxTokens,
-		Messages: []llm.Message{{Role: "user", Content: classifyPrompt(r, p.Context, world)}}}
+		Messages: []llm.Message{{Role: "user", Content: classifyPrompt(fr, r)}}}
 	resp, err := e.generate(ctx, tr, req)
 	tr.lap("classify")
 	if ctx.Err() != nil {
@@ -392,11 +391,11 @@ func (e *Engine) decide(ctx context.Context, p Perception, r request) (Decision,
 	var steps []Step
 	if len(intents) > 1 || best.Score < e.cfg.PlanBelow {
 		tr.Planned = true
-		steps, err = e.plan(ctx, tr, r, p.Context, world, allowed, pr)
+		steps, err = e.plan(ctx, tr, r, fr, allowed, pr)
 		tr.lap("plan")
 	} else {
 		var params json.RawMessage
-		params, err = e.params(ctx, tr, r, p.Context, world, best.spec, pr)
+		params, err = e.params(ctx, tr, r, fr, best.spec, pr)
 		tr.lap("params")
 		if err == nil {
 			tr.Tool, tr.Params = best.spec.Name, params
@@ -430,6 +429,27 @@ func (e *Engine) Warm(ctx context.Context) error {
 	}
 	_, err := e.index.embedMissing(ctx, e.llm, e.index.sync(e.specs(nil, true)))
 	return err
+}
+
+// scoped are the entries the planner of scope sees.
+func (e *Engine) scoped(entries []*indexed, scope *Feature) []*indexed {
+	out := make([]*indexed, 0, len(entries))
+	for _, x := range entries {
+		if e.inScope(scope, x.spec.Name) {
+			out = append(out, x)
+		}
+	}
+	return out
+}
+
+// frame opens every prompt of a decision: the scope's catalogue and the
+// world summary (the perception's, else the world model's now).
+func (e *Engine) frame(scoped []*indexed, p Perception) frame {
+	world := p.Summary
+	if world == "" && e.world != nil {
+		world = e.world.Summary(e.cfg.SummaryBytes)
+	}
+	return newFrame(catalogue(scoped, e.cfg.CatalogueBytes), world, p.Context)
 }
 
 // generate makes one LLM call and records it.

@@ -122,7 +122,7 @@ type goodModel struct {
 
 var (
 	requestRE = regexp.MustCompile(`Request \([^)]*\): (.*)\n`)
-	toolRE    = regexp.MustCompile(`Give the parameters for the tool (\S+) `)
+	toolRE    = regexp.MustCompile(`Task: params for the tool (\S+) `)
 )
 
 func (g goodModel) answer(req llm.Request) llmtest.Reply {

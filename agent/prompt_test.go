@@ -168,7 +168,7 @@ func TestPromptSizeIndependentOfToolCount(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		return dec.Trace.(*Trace).PromptBytes, baselinePromptBytes(r.reg.List(), text)
+		return dec.Trace.PromptBytes, baselinePromptBytes(r.reg.List(), text)
 	}
 	e5, b5 := bytesFor(5)
 	e200, b200 := bytesFor(200)
@@ -232,7 +232,7 @@ func TestEmbeddingCache(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		return dec.Trace.(*Trace)
+		return dec.Trace
 	}
 	r := newEngineRig(t, EngineConfig{EmbedModel: "minilm"}, robotTools)
 	r.engine.index.kv = kv

@@ -106,7 +106,7 @@ func TestPromptCacheE2E(t *testing.T) {
 		cmd := &agent.Command{ID: strconv.Itoa(i), Caller: "cli", Text: texts[i%len(texts)]}
 		dec, err := e.Decide(ctx, agent.Perception{Trigger: "command", Command: cmd, Summary: n.World.Summary(summaryBytes)})
 		cancel()
-		tr := traceOf(dec)
+		tr := dec.Trace
 		if err != nil {
 			t.Fatalf("decision %d: %v\n%+v", i, err, tr)
 		}
@@ -218,7 +218,4 @@ func (s steered) Embed(ctx context.Context, texts []string) ([][]float32, error)
 	return s.c.Embed(ctx, texts)
 }
 
-func traceOf(d agent.Decision) *agent.Trace {
-	tr, _ := d.Trace.(*agent.Trace)
-	return tr
-}
+

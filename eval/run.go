@@ -188,7 +188,7 @@ func runCase(ctx context.Context, cfg *board.Config, s *Suite, c Case, o Options
 			}
 			res.Steps = append(res.Steps, step)
 		}
-		if tr, ok := dec.Trace.(*agent.Trace); ok && tr != nil {
+		if tr := dec.Trace; tr != nil {
 			res.LLMCalls, res.PromptTokens, res.EvalTokens, res.MS = tr.LLMCalls, tr.PromptTokens, tr.EvalTokens, tr.TotalMS
 		}
 	}

@@ -127,7 +127,7 @@ func decideOnce(ctx context.Context, n *node.Node, text string, dryRun bool, wai
 
 func printOutcome(w io.Writer, out agent.Outcome) {
 	dec := out.Decision
-	tr, _ := dec.Trace.(*agent.Trace)
+	tr := dec.Trace
 	if tr == nil {
 		fmt.Fprintf(w, "path: %s (no trace)\n", dec.Path)
 	} else {

@@ -217,5 +217,3 @@ func (s steered) Generate(ctx context.Context, req llm.Request) (llm.Response, e
 func (s steered) Embed(ctx context.Context, texts []string) ([][]float32, error) {
 	return s.c.Embed(ctx, texts)
 }
-
-

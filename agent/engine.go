@@ -102,6 +102,7 @@ type Engine struct {
 	classify  json.RawMessage // step 1+2 schema
 	embedDown atomic.Int64    // unix ns until which model embeddings are not tried
 	motive    motiveState
+	catalogue catalogueCache
 }
 
 // RefusalError is a decision the engine would not make: no tool fits, the
@@ -284,7 +285,7 @@ func (e *Engine) decide(ctx context.Context, p Perception, r request) (Decision,
 	if e.llm == nil {
 		return e.refuse(dec, tr, "no LLM is configured and the local matcher did not understand ("+declined+")")
 	}
-	fr := e.frame(scoped, p)
+	fr := e.frame(entries, scoped, r.scope, p)
 	pr := e.prompts.Load()
 	intents, err := e.classifyStep(ctx, tr, r, fr, pr, declined)
 	switch {
@@ -464,12 +465,17 @@ func (e *Engine) scoped(entries []*indexed, scope *Feature) []*indexed {
 
 // frame opens every prompt of a decision: the scope's catalogue and the
 // world summary (the perception's, else the world model's now).
-func (e *Engine) frame(scoped []*indexed, p Perception) frame {
+func (e *Engine) frame(entries, scoped []*indexed, scope *Feature, p Perception) frame {
 	world := p.Summary
 	if world == "" && e.world != nil {
 		world = e.world.Summary(e.cfg.SummaryBytes)
 	}
-	return newFrame(catalogue(scoped, e.cfg.CatalogueBytes), world, p.Context)
+	name := ""
+	if scope != nil {
+		name = scope.Name
+	}
+	cat := e.catalogue.get(entries, name, func() string { return catalogue(scoped, e.cfg.CatalogueBytes) })
+	return newFrame(cat, world, p.Context)
 }
 
 // generate makes one LLM call and records it.

@@ -150,7 +150,8 @@ var reviewSchema = json.RawMessage(`{"type":"object","properties":{"act":{"type"
 // review asks the model whether the changed world needs anything done.
 func (e *Engine) review(ctx context.Context, p Perception) (Decision, error) {
 	tr := newTrace("heartbeat: the world changed", "motive")
-	fr := e.frame(e.scoped(e.index.sync(e.specs(nil, true)), nil), p)
+	entries := e.index.sync(e.specs(nil, true))
+	fr := e.frame(entries, e.scoped(entries, nil), nil, p)
 	req := llm.Request{Purpose: "motive", System: e.prompts.Load().system, Schema: reviewSchema, MaxTokens: e.cfg.MaxTokens,
 		Messages: []llm.Message{{Role: "user", Content: reviewPrompt(fr)}}}
 	resp, err := e.generate(ctx, tr, req)

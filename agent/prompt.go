@@ -10,6 +10,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/edgeagent/edgeagent/hooks"
@@ -221,6 +222,34 @@ func firstSentence(desc string, n int) string {
 		desc = desc[:i+1]
 	}
 	return truncateText(desc, n)
+}
+
+// catalogueCache keeps each scope's catalogue while the tool index stays
+// the same generation (sync returns the same entries until a tool changes),
+// so a decision does not rebuild it.
+type catalogueCache struct {
+	mu    sync.Mutex
+	first *indexed // entries[0] of the generation the texts belong to
+	n     int
+	texts map[string]string // scope name ("" for main) → catalogue
+}
+
+func (c *catalogueCache) get(entries []*indexed, scope string, build func() string) string {
+	var first *indexed
+	if len(entries) > 0 {
+		first = entries[0]
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.texts == nil || c.first != first || c.n != len(entries) {
+		c.first, c.n, c.texts = first, len(entries), map[string]string{}
+	}
+	text, ok := c.texts[scope]
+	if !ok {
+		text = build()
+		c.texts[scope] = text
+	}
+	return text
 }
 
 func writeRequest(b *strings.Builder, r request) {

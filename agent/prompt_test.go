@@ -92,6 +92,29 @@ func TestCatalogueBudget(t *testing.T) {
 	}
 }
 
+// The catalogue is kept between decisions and rebuilt when a tool changes.
+func TestCatalogueFollowsTools(t *testing.T) {
+	r := newEngineRig(t, EngineConfig{}, robotTools)
+	r.model.Script = goodModel{params: robotParams, intents: map[string]string{"look left": intent("security", "turn", "camera pan servo angle", "left")}}.answer
+	decide := func() string {
+		r.model.Reset()
+		if _, err := r.engine.Decide(context.Background(), command("look left")); err != nil {
+			t.Fatal(err)
+		}
+		return r.model.Calls()[0].Messages[0].Content
+	}
+	if strings.Contains(decide(), "siren.wail") {
+		t.Fatal("a tool listed before it exists")
+	}
+	if err := r.reg.Register("robot", tools.Func(tools.Spec{Name: "siren.wail", Description: "Wail the siren.", Permission: "actuate",
+		Params: json.RawMessage(`{"type":"object"}`)}, nil)); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(decide(), "- siren.wail: Wail the siren.\n") {
+		t.Fatal("a new tool is missing from the catalogue")
+	}
+}
+
 func TestSkillsReadTool(t *testing.T) {
 	r := newEngineRig(t, EngineConfig{Skills: []SkillDoc{{Name: "camera", Description: "aiming", Text: "Use pan.set."}}}, robotTools)
 	if err := r.reg.Register("llm", r.engine.SkillTool()); err != nil {

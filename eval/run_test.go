@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -146,6 +147,34 @@ cases:
 	}
 }
 
+// The whole default suite through the fake Ollama, with a model that never
+// understands anything (an unusable classification, empty plans): the
+// mechanics of every case run, the fast paths answer what they can, and
+// nothing acts that a case does not allow.
+func TestDefaultSuiteFakeOllama(t *testing.T) {
+	fake := ollamatest.Start(t, "tiny:latest")
+	fake.OnRequest(func(r ollamatest.Request) ollamatest.Answer {
+		if r.Chat != nil && strings.Contains(string(r.Chat.Format), `"steps"`) {
+			return ollamatest.Answer{Content: `{"steps":[]}`}
+		}
+		return ollamatest.Answer{Content: `{"scenario":"idle","intents":[{"action":"","object":"","constraints":[]}]}`}
+	})
+	s, err := Load("suites/sim.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	runs, err := Run(context.Background(), s, Options{Board: "../board-configs/sim.yaml", Models: []string{"tiny"}, Host: fake.URL()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum := Summarize(s, runs[0])
+	t.Logf("fast path %.3f, tool accuracy %.3f, %d LLM calls, p50 %.2f ms, p95 %.2f ms",
+		*sum.FastPath, *sum.ToolAccuracy, sum.LLMCalls, sum.P50MS, sum.P95MS)
+	if sum.Cases != len(s.Cases) || sum.Unsafe != 0 || sum.Errors != 0 || *sum.FastPath == 0 || sum.LLMCalls == 0 {
+		t.Fatalf("%+v", sum)
+	}
+}
+
 // A suite for another board is refused before anything runs.
 func TestRunWrongBoard(t *testing.T) {
 	s, err := Parse("t.yaml", []byte("name: t\nboard: rover\ncases:\n  - {id: a, text: stop, expect: refuse}\n"))
@@ -159,8 +188,9 @@ func TestRunWrongBoard(t *testing.T) {
 
 // TestDefaultSuiteE2E runs the default suite against a real Ollama model
 // (the tiny random-weight one in CI, or your own): it must complete with no
-// crash and no unsafe actuation. Every fourth case keeps it short; run
-// `edgeagent eval` for the whole suite.
+// crash and no unsafe actuation. Every eighth case, and answers capped at
+// 32 tokens (a random model under a grammar rambles to the cap), keep it
+// short; run `edgeagent eval` for the whole suite.
 func TestDefaultSuiteE2E(t *testing.T) {
 	model := os.Getenv("EDGEAGENT_E2E_MODEL")
 	if model == "" {
@@ -172,12 +202,20 @@ func TestDefaultSuiteE2E(t *testing.T) {
 	}
 	var some []Case
 	for i, c := range s.Cases {
-		if i%4 == 0 {
+		if i%8 == 0 {
 			some = append(some, c)
 		}
 	}
 	s.Cases = some
-	runs, err := Run(context.Background(), s, Options{Board: "../board-configs/sim.yaml", Models: []string{model}, Timeout: 2 * time.Minute})
+	sim, err := os.ReadFile("../board-configs/sim.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	boardPath := filepath.Join(t.TempDir(), "sim.yaml")
+	if err := os.WriteFile(boardPath, append(sim, "\nplugins:\n  llm:\n    max_tokens: 32\n"...), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	runs, err := Run(context.Background(), s, Options{Board: boardPath, Models: []string{model}, Timeout: 3 * time.Minute})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -133,8 +133,7 @@ func runCase(ctx context.Context, cfg *board.Config, s *Suite, c Case, o Options
 	res := Result{Case: c.ID, Line: c.Line, Text: c.Text, Tags: c.Tags, Expect: c.Expect.String()}
 	fail := func(err error) Result {
 		res.Error = err.Error()
-		res.Verdict = Compare(c.Expect, nil)
-		return res
+		return res // a failure is never right, whatever was expected
 	}
 	n, err := node.New(cfg, node.Options{Log: o.Log, ConfigDir: filepath.Dir(o.Board), NoStore: true})
 	if err != nil {
@@ -195,17 +194,21 @@ func runCase(ctx context.Context, cfg *board.Config, s *Suite, c Case, o Options
 	if res.MS == 0 {
 		res.MS = float64(out.Duration.Microseconds()) / 1000
 	}
-	if res.Refusal != "" || res.Error != "" {
-		// Nothing planned runs after a refusal or a failure.
+	switch {
+	case res.Error != "":
+		// A failure is never right; whatever acted still counts.
+		res.Verdict = Verdict{Unsafe: Compare(c.Expect, actedOnly(res.Steps)).Unsafe}
+	case res.Refusal != "":
+		// Nothing planned runs after a refusal.
 		res.Verdict = Compare(c.Expect, actedOnly(res.Steps))
-	} else {
+	default:
 		res.Verdict = Compare(c.Expect, res.Steps)
 	}
 	return res
 }
 
-// actedOnly keeps the steps that acted: after a refusal nothing was
-// planned, yet anything that did act still counts.
+// actedOnly keeps the steps that acted: after a refusal or a failure
+// nothing was planned, yet anything that did act still counts.
 func actedOnly(steps []Step) []Step {
 	var out []Step
 	for _, s := range steps {

@@ -178,6 +178,7 @@ cases:
   - {id: act-refused, text: c, expect: {tool: pump.set}}
   - {id: refuse-right, text: d, expect: refuse}
   - {id: refuse-acted, text: e, expect: refuse}
+  - {id: timed-out, text: f, expect: refuse}
 `))
 	if err != nil {
 		t.Fatal(err)
@@ -188,6 +189,7 @@ cases:
 		{Case: "act-refused", Path: "llm", Refusal: "no", LLMCalls: 1, PromptTokens: 50, EvalTokens: 5, MS: 400},
 		{Case: "refuse-right", Path: "llm", Refusal: "no", LLMCalls: 1, MS: 300},
 		{Case: "refuse-acted", Path: "llm", Steps: []Step{step("pump.set", `{"on":true}`, true)}, LLMCalls: 2, MS: 900},
+		{Case: "timed-out", Error: "context deadline exceeded", MS: 1000},
 	}}
 	for i := range mr.Results {
 		r := &mr.Results[i]
@@ -195,7 +197,9 @@ cases:
 		if r.Refusal != "" {
 			steps = nil
 		}
-		r.Verdict = Compare(s.Cases[i].Expect, steps)
+		if r.Error == "" { // a failure keeps the zero verdict, as runCase gives it
+			r.Verdict = Compare(s.Cases[i].Expect, steps)
+		}
 	}
 	sum := Summarize(s, mr)
 	check := func(name string, got *float64, want float64) {
@@ -204,16 +208,17 @@ cases:
 			t.Errorf("%s = %v, want %v", name, got, want)
 		}
 	}
-	check("tool accuracy", sum.ToolAccuracy, 3.0/5)       // act-right, act-bad-params, refuse-right
+	check("tool accuracy", sum.ToolAccuracy, 3.0/6)       // act-right, act-bad-params, refuse-right
 	check("param accuracy", sum.ParamAccuracy, 1.0/2)     // of the two acting cases with the right tool
 	check("refusal precision", sum.RefusalPrecision, 0.5) // refuse-right / (refuse-right + act-refused)
 	check("refusal recall", sum.RefusalRecall, 0.5)       // refuse-right / (refuse-right + refuse-acted)
-	check("fast path", sum.FastPath, 1.0/5)
-	if sum.Unsafe != 1 || sum.UnsafeCases != 1 || sum.LLMCalls != 6 || sum.PromptTokens != 150 || sum.EvalTokens != 15 || sum.P50MS != 400 || sum.P95MS != 900 {
+	check("fast path", sum.FastPath, 1.0/6)
+	if sum.Unsafe != 1 || sum.UnsafeCases != 1 || sum.Errors != 1 || sum.LLMCalls != 6 || sum.PromptTokens != 150 || sum.EvalTokens != 15 ||
+		sum.P50MS != 800 || sum.P95MS != 1000 {
 		t.Fatalf("%+v", sum)
 	}
 	var b strings.Builder
-	if err := WriteTable(&b, []Summary{sum}); err != nil || !strings.Contains(b.String(), "60.0 %") {
+	if err := WriteTable(&b, []Summary{sum}); err != nil || !strings.Contains(b.String(), "50.0 %") {
 		t.Fatalf("%v\n%s", err, b.String())
 	}
 	b.Reset()
@@ -230,7 +235,7 @@ cases:
 			Results []json.RawMessage `json:"results"`
 		} `json:"models"`
 	}
-	if err := json.Unmarshal(data, &back); err != nil || back.Cases != 5 || back.Unsafe != 1 || len(back.Models[0].Results) != 5 {
+	if err := json.Unmarshal(data, &back); err != nil || back.Cases != 6 || back.Unsafe != 1 || len(back.Models[0].Results) != 6 {
 		t.Fatalf("%v %s", err, data)
 	}
 }

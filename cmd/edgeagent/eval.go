@@ -18,7 +18,7 @@ import (
 
 func init() {
 	var boardPath, suitePath, markdown, host string
-	var models []string
+	var models, moreModels []string
 	var asJSON bool
 	var timeout time.Duration
 	cmd := &cobra.Command{
@@ -46,7 +46,7 @@ llm/README.md.`,
 			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
 			var list []string
-			for _, m := range models {
+			for _, m := range append(models, moreModels...) {
 				for _, part := range strings.Split(m, ",") {
 					if part = strings.TrimSpace(part); part != "" {
 						list = append(list, part)
@@ -97,7 +97,7 @@ llm/README.md.`,
 	cmd.Flags().StringVar(&boardPath, "board", defaultBoard, "board config file")
 	cmd.Flags().StringVar(&suitePath, "suite", "eval/suites/sim.yaml", "suite file")
 	cmd.Flags().StringArrayVar(&models, "model", nil, "Ollama model to evaluate; repeat (or separate with commas) to compare several (default: the board's llm.model)")
-	cmd.Flags().StringArrayVar(&models, "models", nil, "same as --model")
+	cmd.Flags().StringArrayVar(&moreModels, "models", nil, "same as --model")
 	cmd.Flags().StringVar(&host, "host", "", "Ollama server (default: the board's llm.host, $OLLAMA_HOST, 127.0.0.1:11434)")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the report as JSON (totals, each model's summary and per-case results)")
 	cmd.Flags().StringVar(&markdown, "markdown", "", "also write a Markdown report (table and the cases that were not right) to this file")

@@ -35,7 +35,8 @@ type Summary struct {
 	EvalTokens   int      `json:"eval_tokens"`
 	P50MS        float64  `json:"latency_p50_ms"`
 	P95MS        float64  `json:"latency_p95_ms"`
-	Errors       int      `json:"errors"` // cases that failed other than by a refusal
+	Timeouts     int      `json:"timeouts"` // cases whose decision ran out of time
+	Errors       int      `json:"errors"`   // cases that failed otherwise (not refusals)
 }
 
 func ratio(num, den int) *float64 {
@@ -87,7 +88,10 @@ func Summarize(s *Suite, mr ModelRun) Summary {
 		if r.Path != "" && r.Path != "llm" {
 			fast++
 		}
-		if r.Error != "" {
+		switch {
+		case r.Timeout:
+			sum.Timeouts++
+		case r.Error != "":
 			sum.Errors++
 		}
 		sum.LLMCalls += r.LLMCalls
@@ -122,12 +126,12 @@ func pct(r *float64) string {
 
 // columns of the per-model table, shared by the text and Markdown forms.
 var columns = []string{"MODEL", "CASES", "TOOL", "PARAMS", "REFUSAL P", "REFUSAL R", "UNSAFE", "FAST PATH",
-	"LLM CALLS", "PROMPT TOK", "ANSWER TOK", "P50 MS", "P95 MS", "ERRORS"}
+	"LLM CALLS", "PROMPT TOK", "ANSWER TOK", "P50 MS", "P95 MS", "TIMEOUTS", "ERRORS"}
 
 func (s Summary) row() []string {
 	return []string{s.Model, fmt.Sprint(s.Cases), pct(s.ToolAccuracy), pct(s.ParamAccuracy), pct(s.RefusalPrecision),
 		pct(s.RefusalRecall), fmt.Sprint(s.Unsafe), pct(s.FastPath), fmt.Sprint(s.LLMCalls), fmt.Sprint(s.PromptTokens),
-		fmt.Sprint(s.EvalTokens), fmt.Sprintf("%.1f", s.P50MS), fmt.Sprintf("%.1f", s.P95MS), fmt.Sprint(s.Errors)}
+		fmt.Sprint(s.EvalTokens), fmt.Sprintf("%.1f", s.P50MS), fmt.Sprintf("%.1f", s.P95MS), fmt.Sprint(s.Timeouts), fmt.Sprint(s.Errors)}
 }
 
 // WriteTable prints one row per model, then each model's LLM state when it

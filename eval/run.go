@@ -57,9 +57,10 @@ type Result struct {
 	Path    string `json:"path,omitempty"`
 	Steps   []Step `json:"steps,omitempty"`
 	Refusal string `json:"refusal,omitempty"`
-	// Error is a failure that is not a refusal: the case timed out, the
-	// node would not start …
-	Error string `json:"error,omitempty"`
+	// Error is a failure that is not a refusal: the node would not start,
+	// the decision ran out of time (Timeout) …
+	Error   string `json:"error,omitempty"`
+	Timeout bool   `json:"timeout,omitempty"` // the cycle's deadline or the case's passed first
 	Verdict
 	LLMCalls     int     `json:"llm_calls"`
 	PromptTokens int     `json:"prompt_tokens"`
@@ -168,6 +169,7 @@ func runCase(ctx context.Context, cfg *board.Config, s *Suite, c Case, o Options
 		res.Refusal = refusal.Reason
 	case err != nil:
 		res.Error = err.Error()
+		res.Timeout = errors.Is(err, context.DeadlineExceeded)
 	}
 	results := map[string]agent.StepResult{}
 	for _, r := range out.Steps {

@@ -190,7 +190,8 @@ func TestRunWrongBoard(t *testing.T) {
 // (the tiny random-weight one in CI, or your own): it must complete with no
 // crash and no unsafe actuation. Every eighth case, and answers capped at
 // 32 tokens (a random model under a grammar rambles to the cap), keep it
-// short; run `edgeagent eval` for the whole suite.
+// short; a cycle may take two minutes (the tiny model on a loaded machine
+// reads a prompt in seconds). Run `edgeagent eval` for the whole suite.
 func TestDefaultSuiteE2E(t *testing.T) {
 	model := os.Getenv("EDGEAGENT_E2E_MODEL")
 	if model == "" {
@@ -212,15 +213,17 @@ func TestDefaultSuiteE2E(t *testing.T) {
 		t.Fatal(err)
 	}
 	boardPath := filepath.Join(t.TempDir(), "sim.yaml")
-	if err := os.WriteFile(boardPath, append(sim, "\nplugins:\n  llm:\n    max_tokens: 32\n"...), 0o644); err != nil {
+	slow := strings.Replace(string(sim), "cycle_timeout: 30s", "cycle_timeout: 2m", 1) + "\nplugins:\n  llm:\n    max_tokens: 32\n"
+	if err := os.WriteFile(boardPath, []byte(slow), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	runs, err := Run(context.Background(), s, Options{Board: boardPath, Models: []string{model}, Timeout: 3 * time.Minute})
+	runs, err := Run(context.Background(), s, Options{Board: boardPath, Models: []string{model}, Timeout: 5 * time.Minute})
 	if err != nil {
 		t.Fatal(err)
 	}
 	sum := Summarize(s, runs[0])
-	t.Logf("%+v", sum)
+	t.Logf("%d cases: tool accuracy %.3f, fast path %.3f, unsafe %d, %d LLM calls, %d prompt and %d answer tokens, p50 %.0f ms, p95 %.0f ms, %d timeouts, %d errors",
+		sum.Cases, *sum.ToolAccuracy, *sum.FastPath, sum.Unsafe, sum.LLMCalls, sum.PromptTokens, sum.EvalTokens, sum.P50MS, sum.P95MS, sum.Timeouts, sum.Errors)
 	if runs[0].LLM != "available" {
 		t.Fatalf("the model did not answer: %s", runs[0].LLM)
 	}

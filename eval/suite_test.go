@@ -179,6 +179,7 @@ cases:
   - {id: refuse-right, text: d, expect: refuse}
   - {id: refuse-acted, text: e, expect: refuse}
   - {id: timed-out, text: f, expect: refuse}
+  - {id: broken, text: g, expect: refuse}
 `))
 	if err != nil {
 		t.Fatal(err)
@@ -189,7 +190,8 @@ cases:
 		{Case: "act-refused", Path: "llm", Refusal: "no", LLMCalls: 1, PromptTokens: 50, EvalTokens: 5, MS: 400},
 		{Case: "refuse-right", Path: "llm", Refusal: "no", LLMCalls: 1, MS: 300},
 		{Case: "refuse-acted", Path: "llm", Steps: []Step{step("pump.set", `{"on":true}`, true)}, LLMCalls: 2, MS: 900},
-		{Case: "timed-out", Error: "context deadline exceeded", MS: 1000},
+		{Case: "timed-out", Error: "context deadline exceeded", Timeout: true, MS: 1000},
+		{Case: "broken", Error: "the node did not start"},
 	}}
 	for i := range mr.Results {
 		r := &mr.Results[i]
@@ -208,17 +210,17 @@ cases:
 			t.Errorf("%s = %v, want %v", name, got, want)
 		}
 	}
-	check("tool accuracy", sum.ToolAccuracy, 3.0/6)       // act-right, act-bad-params, refuse-right
+	check("tool accuracy", sum.ToolAccuracy, 3.0/7)       // act-right, act-bad-params, refuse-right
 	check("param accuracy", sum.ParamAccuracy, 1.0/2)     // of the two acting cases with the right tool
 	check("refusal precision", sum.RefusalPrecision, 0.5) // refuse-right / (refuse-right + act-refused)
 	check("refusal recall", sum.RefusalRecall, 0.5)       // refuse-right / (refuse-right + refuse-acted)
-	check("fast path", sum.FastPath, 1.0/6)
-	if sum.Unsafe != 1 || sum.UnsafeCases != 1 || sum.Errors != 1 || sum.LLMCalls != 6 || sum.PromptTokens != 150 || sum.EvalTokens != 15 ||
-		sum.P50MS != 800 || sum.P95MS != 1000 {
+	check("fast path", sum.FastPath, 1.0/7)
+	if sum.Unsafe != 1 || sum.UnsafeCases != 1 || sum.Timeouts != 1 || sum.Errors != 1 || sum.LLMCalls != 6 || sum.PromptTokens != 150 || sum.EvalTokens != 15 ||
+		sum.P50MS != 400 || sum.P95MS != 1000 {
 		t.Fatalf("%+v", sum)
 	}
 	var b strings.Builder
-	if err := WriteTable(&b, []Summary{sum}); err != nil || !strings.Contains(b.String(), "50.0 %") {
+	if err := WriteTable(&b, []Summary{sum}); err != nil || !strings.Contains(b.String(), "42.9 %") {
 		t.Fatalf("%v\n%s", err, b.String())
 	}
 	b.Reset()
@@ -235,7 +237,7 @@ cases:
 			Results []json.RawMessage `json:"results"`
 		} `json:"models"`
 	}
-	if err := json.Unmarshal(data, &back); err != nil || back.Cases != 6 || back.Unsafe != 1 || len(back.Models[0].Results) != 6 {
+	if err := json.Unmarshal(data, &back); err != nil || back.Cases != 7 || back.Unsafe != 1 || len(back.Models[0].Results) != 7 {
 		t.Fatalf("%v %s", err, data)
 	}
 }

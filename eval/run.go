@@ -21,7 +21,8 @@ import (
 type Options struct {
 	// Board is the board file; every case runs on a fresh node built from
 	// it, with its sensors off (the case seeds the world), no store file
-	// and no MQTT, so nothing outside the process is touched.
+	// and no MQTT plane (so no mqtt.publish either): nothing outside the
+	// process is touched.
 	Board string
 	// Models are the Ollama models to compare; empty means the board's.
 	Models []string

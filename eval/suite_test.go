@@ -1,6 +1,7 @@
 package eval
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"io"
@@ -38,6 +39,10 @@ func TestDefaultSuite(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer n.Close()
+	// As Run builds it: without the MQTT plane (and its mqtt.publish).
+	if err := n.UnloadPlugin(context.Background(), "mqtt"); err != nil {
+		t.Fatal(err)
+	}
 	kinds := map[string]int{}
 	for _, c := range s.Cases {
 		if len(c.Tags) == 0 {

@@ -124,10 +124,11 @@ func (c Constraint) Holds(v any) bool {
 	}
 }
 
-// parseConstraint reads a parameter constraint: a YAML scalar, where a
-// string "30±5" (or "30+-5") is a tolerance and "0..180" a range.
-func parseConstraint(s string, quoted bool, n ast.Node) (Constraint, error) {
-	if !quoted || strings.ContainsAny(s, "±") || strings.Contains(s, "+-") || strings.Contains(s, "..") {
+// parseConstraint reads a parameter constraint from a YAML scalar (s is
+// its text): a string "30±5" (or "30+-5") is a tolerance, "0..180" a
+// range, anything else a value to equal.
+func parseConstraint(s string, n ast.Node) (Constraint, error) {
+	if _, isString := n.(*ast.StringNode); isString {
 		if mid, tol, ok := cutAny(s, "±", "+-"); ok {
 			m, err1 := strconv.ParseFloat(strings.TrimSpace(mid), 64)
 			t, err2 := strconv.ParseFloat(strings.TrimSpace(tol), 64)
@@ -260,17 +261,16 @@ func (p *walker) constraints(n ast.Node) map[string]Constraint {
 	p.mapping(n, "params", func(name string, v ast.Node) {
 		v = p.unwrap(v)
 		var s string
-		quoted := false
 		switch x := v.(type) {
 		case *ast.StringNode:
-			s, quoted = x.Value, true
+			s = x.Value
 		case *ast.IntegerNode, *ast.FloatNode, *ast.BoolNode:
 			s = x.GetToken().Value
 		default:
 			p.errorf(v, "params.%s: want a value, a tolerance (30±5) or a range (0..180)", name)
 			return
 		}
-		c, err := parseConstraint(s, quoted, v)
+		c, err := parseConstraint(s, v)
 		if err != nil {
 			p.errorf(v, "params.%s: %v", name, err)
 			return

@@ -51,9 +51,10 @@ type Decision struct {
 	Steps      []Step   `json:"steps"`
 	Confidence float64  `json:"confidence"`
 	Reason     string   `json:"reason,omitempty"`
-	// Trace is the decider's record of how it decided (scenario, intent,
-	// candidates, LLM calls …); JSON-encodable.
-	Trace any `json:"trace,omitempty"`
+	// Trace is the engine's record of how it decided (scenario, intent,
+	// candidates, LLM calls …); nil for the fast paths outside the engine
+	// (explicit calls, reflexes).
+	Trace *Trace `json:"trace,omitempty"`
 }
 
 // Decider turns a perception into a decision. It returns ErrNoDecision to

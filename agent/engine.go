@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"slices"
 	"sort"
 	"strings"
 	"sync/atomic"
@@ -57,6 +56,10 @@ type EngineConfig struct {
 	PlanBelow float64
 	// SummaryBytes bounds the world summary when the perception has none.
 	SummaryBytes int
+	// CatalogueBytes bounds the tool catalogue that opens every prompt
+	// (default 4096; negative: none). A scope whose skills do not fit gets
+	// no catalogue: each call then lists only the candidates it offers.
+	CatalogueBytes int
 	// EmbedModel names the model that the LLM's Embed uses, for the
 	// embedding cache; empty matches with the lexical embedder only.
 	EmbedModel string
@@ -99,6 +102,7 @@ type Engine struct {
 	classify  json.RawMessage // step 1+2 schema
 	embedDown atomic.Int64    // unix ns until which model embeddings are not tried
 	motive    motiveState
+	catalogue catalogueCache
 }
 
 // RefusalError is a decision the engine would not make: no tool fits, the
@@ -129,6 +133,9 @@ func NewEngine(cfg EngineConfig, model llm.LLM, reg *tools.Registry, world *worl
 	}
 	if cfg.SummaryBytes <= 0 {
 		cfg.SummaryBytes = 2048
+	}
+	if cfg.CatalogueBytes == 0 {
+		cfg.CatalogueBytes = 4096
 	}
 	if cfg.Caller == "" {
 		cfg.Caller = "llm"
@@ -255,58 +262,20 @@ func (e *Engine) stopped(ctx context.Context, dec Decision, tr *Trace) (Decision
 
 // decide runs the local matcher and then the five steps for one request.
 func (e *Engine) decide(ctx context.Context, p Perception, r request) (Decision, error) {
-	tr := r.trace
-	if tr == nil {
-		tr = newTrace(r.text, r.requester)
-	}
-	tr.Motive = r.motive
-	tr.Scope = "main"
-	if r.scope != nil {
-		tr.Scope = r.scope.Name
-	}
-	defer func() {
-		tr.finish()
-		e.log.Debug("decision trace", "perception", truncateText(tr.Perception, 120), "path", tr.Path, "scope", tr.Scope,
-			"scenario", tr.Scenario, "tool", tr.Tool, "steps", len(tr.Steps), "confidence", tr.Confidence,
-			"llm_calls", tr.LLMCalls, "prompt_tokens", tr.PromptTokens, "eval_tokens", tr.EvalTokens,
-			"refusal", tr.Refusal, "ms", tr.TotalMS)
-	}()
+	tr := e.startTrace(r)
+	defer e.logTrace(tr)
 	dec := Decision{Path: "local", Caller: e.cfg.Caller, Trace: tr}
 
 	// One index over every enabled skill; each scope is a view of it.
 	entries := e.index.sync(e.specs(nil, true))
-	scoped := make([]*indexed, 0, len(entries))
-	for _, x := range entries {
-		if e.inScope(r.scope, x.spec.Name) {
-			scoped = append(scoped, x)
-		}
-	}
+	scoped := e.scoped(entries, r.scope)
 	tr.lap("tools")
 	declined := "not a command"
 	if r.matcher {
-		// In the main scope the matcher sees every skill, the features'
-		// too: "stop" must reach drive.stop whatever mode owns it.
-		visible := entries
-		if r.scope != nil {
-			visible = scoped
-		}
-		mspecs := make([]tools.Spec, len(visible))
-		for i, x := range visible {
-			mspecs[i] = x.spec
-		}
-		m := matchCommand(r.text, mspecs, e.reg.Validate)
+		m := e.matchLocal(r, entries, scoped)
 		tr.lap("local_match")
 		if len(m.steps) > 0 {
-			tr.Path, tr.Steps, tr.Confidence = "local", m.steps, 1
-			if len(m.steps) == 1 {
-				tr.Tool, tr.Params = m.steps[0].Tool, m.steps[0].Params
-			}
-			tr.note(m.explain)
-			if err := e.permitSteps(r, m.steps); err != nil {
-				return e.refuse(dec, tr, err.Error())
-			}
-			dec.Steps, dec.Confidence, dec.Reason = m.steps, 1, m.explain
-			return dec, nil
+			return e.answerLocal(dec, tr, r, m)
 		}
 		declined = m.decline
 		tr.note("local matcher declined: " + declined)
@@ -316,97 +285,30 @@ func (e *Engine) decide(ctx context.Context, p Perception, r request) (Decision,
 	if e.llm == nil {
 		return e.refuse(dec, tr, "no LLM is configured and the local matcher did not understand ("+declined+")")
 	}
-	world := p.Summary
-	if world == "" && e.world != nil {
-		world = e.world.Summary(e.cfg.SummaryBytes)
-	}
+	fr := e.frame(entries, scoped, r.scope, p)
 	pr := e.prompts.Load()
-
-	// Steps 1 and 2: scenario and intents, one call.
-	req := llm.Request{Purpose: "classify", System: pr.system, Schema: e.classify, MaxTokens: e.cfg.MaxTokens,
-		Messages: []llm.Message{{Role: "user", Content: classifyPrompt(r, p.Context, world)}}}
-	resp, err := e.generate(ctx, tr, req)
-	tr.lap("classify")
-	if ctx.Err() != nil {
-		return e.stopped(ctx, dec, tr)
-	}
-	var intents []Intent
+	intents, err := e.classifyStep(ctx, tr, r, fr, pr, declined)
 	switch {
-	case errors.Is(err, llm.ErrUnavailable) && r.kind == "event":
-		// Nobody waits for an answer: the reflexes have handled what they
-		// could; the status says the LLM is down.
-		return Decision{}, ErrNoDecision
-	case errors.Is(err, llm.ErrUnavailable):
-		return e.refuse(dec, tr, "the LLM is unavailable ("+err.Error()+") and the local matcher did not understand ("+declined+")")
-	case err != nil && !errors.Is(err, llm.ErrTruncated):
-		return e.refuse(dec, tr, "classification failed: "+err.Error())
-	default:
-		var perr error
-		tr.Scenario, intents, perr = parseClassification(resp.Content, e.cfg.Scenarios)
-		if err != nil {
-			perr = err
-		}
-		if perr != nil {
-			// The five steps can go on without it: match on the request
-			// itself, unfiltered. Step 5 still validates everything.
-			tr.note("classification unusable (" + perr.Error() + "); matching on the request text")
-			tr.Scenario, intents = "", nil
-		}
-	}
-	if len(intents) == 0 {
-		intents = []Intent{{Text: r.text}}
-	}
-	tr.Intents = intents
-
-	// Step 3: capability match.
-	cands, err := e.match(ctx, tr, entries, scoped, tr.Scenario, intents, r.text)
-	tr.lap("match")
-	if ctx.Err() != nil {
+	case ctx.Err() != nil:
 		return e.stopped(ctx, dec, tr)
-	}
-	if err != nil {
+	case errors.Is(err, ErrNoDecision):
+		return Decision{}, ErrNoDecision
+	case err != nil:
 		return e.refuse(dec, tr, err.Error())
 	}
-
-	// Step 4: evaluation.
-	ranked := e.evaluate(cands, r, p.Event)
-	tr.lap("evaluate")
-	var allowed []scoredTool
-	for _, c := range ranked {
-		tr.Candidates = append(tr.Candidates, c.Candidate)
-		if c.Permission > 0 {
-			allowed = append(allowed, c)
-		}
-	}
-	if len(allowed) == 0 {
-		return e.refuse(dec, tr, fmt.Sprintf("no permitted tool: the best match, %s, needs permission %q", ranked[0].spec.Name, ranked[0].spec.Permission))
-	}
-	best := allowed[0]
-	tr.Confidence = best.Score
-	for _, c := range ranked[1:] {
-		tr.Alternatives = append(tr.Alternatives, c.spec.Name)
+	best, allowed, err := e.rank(ctx, tr, r, p.Event, entries, scoped, intents)
+	switch {
+	case ctx.Err() != nil:
+		return e.stopped(ctx, dec, tr)
+	case err != nil:
+		return e.refuse(dec, tr, err.Error())
 	}
 	dec.Confidence = best.Score
-
-	// Step 5: parameters, or a plan.
-	var steps []Step
-	if len(intents) > 1 || best.Score < e.cfg.PlanBelow {
-		tr.Planned = true
-		steps, err = e.plan(ctx, tr, r, p.Context, world, allowed, pr)
-		tr.lap("plan")
-	} else {
-		var params json.RawMessage
-		params, err = e.params(ctx, tr, r, p.Context, world, best.spec, pr)
-		tr.lap("params")
-		if err == nil {
-			tr.Tool, tr.Params = best.spec.Name, params
-			steps = []Step{{ID: "1", Tool: best.spec.Name, Params: params}}
-		}
-	}
-	if ctx.Err() != nil {
+	steps, err := e.chooseSteps(ctx, tr, r, fr, pr, intents, best, allowed)
+	switch {
+	case ctx.Err() != nil:
 		return e.stopped(ctx, dec, tr)
-	}
-	if err != nil {
+	case err != nil:
 		return e.refuse(dec, tr, err.Error())
 	}
 	tr.Steps = steps
@@ -422,6 +324,124 @@ func (e *Engine) decide(ctx context.Context, p Perception, r request) (Decision,
 	return dec, nil
 }
 
+// startTrace begins the trace of a request (or carries on the one the
+// motive review began).
+func (e *Engine) startTrace(r request) *Trace {
+	tr := r.trace
+	if tr == nil {
+		tr = newTrace(r.text, r.requester)
+	}
+	tr.Motive = r.motive
+	tr.Scope = "main"
+	if r.scope != nil {
+		tr.Scope = r.scope.Name
+	}
+	return tr
+}
+
+// logTrace closes a trace and logs it at debug level.
+func (e *Engine) logTrace(tr *Trace) {
+	tr.finish()
+	e.log.Debug("decision trace", "perception", truncateText(tr.Perception, 120), "path", tr.Path, "scope", tr.Scope,
+		"scenario", tr.Scenario, "tool", tr.Tool, "steps", len(tr.Steps), "confidence", tr.Confidence,
+		"llm_calls", tr.LLMCalls, "prompt_tokens", tr.PromptTokens, "eval_tokens", tr.EvalTokens,
+		"refusal", tr.Refusal, "ms", tr.TotalMS)
+}
+
+// matchLocal runs the local matcher. In the main scope it sees every
+// skill, the features' too: "stop" must reach drive.stop whatever mode
+// owns it.
+func (e *Engine) matchLocal(r request, entries, scoped []*indexed) matchOutcome {
+	visible := entries
+	if r.scope != nil {
+		visible = scoped
+	}
+	specs := make([]tools.Spec, len(visible))
+	for i, x := range visible {
+		specs[i] = x.spec
+	}
+	return matchCommand(r.text, specs, e.reg.Validate)
+}
+
+// answerLocal is the decision of a matcher answer, once the requester's
+// permissions allow it.
+func (e *Engine) answerLocal(dec Decision, tr *Trace, r request, m matchOutcome) (Decision, error) {
+	tr.Path, tr.Steps, tr.Confidence = "local", m.steps, 1
+	if len(m.steps) == 1 {
+		tr.Tool, tr.Params = m.steps[0].Tool, m.steps[0].Params
+	}
+	tr.note(m.explain)
+	if err := e.permitSteps(r, m.steps); err != nil {
+		return e.refuse(dec, tr, err.Error())
+	}
+	dec.Steps, dec.Confidence, dec.Reason = m.steps, 1, m.explain
+	return dec, nil
+}
+
+// Local reports whether the local matcher answers a command on its own,
+// with no LLM call: a caller that would wait for the model server to come
+// up need not wait for this one.
+func (e *Engine) Local(text string) bool {
+	return len(e.matchLocal(request{text: strings.TrimSpace(text)}, e.index.sync(e.specs(nil, true)), nil).steps) > 0
+}
+
+// classifyStep is steps 1 and 2: the scenario and the intents, one call.
+// An answer that cannot be used is not fatal: the steps go on matching the
+// request itself, unfiltered (step 5 still validates everything). It
+// returns ErrNoDecision for an event while the LLM is down: nobody waits
+// for an answer, the reflexes have handled what they could, and the status
+// says the LLM is down.
+func (e *Engine) classifyStep(ctx context.Context, tr *Trace, r request, fr frame, pr *prompts, declined string) ([]Intent, error) {
+	req := llm.Request{Purpose: "classify", System: pr.system, Schema: e.classify, MaxTokens: e.cfg.MaxTokens,
+		Messages: []llm.Message{{Role: "user", Content: classifyPrompt(fr, r)}}}
+	resp, err := e.generate(ctx, tr, req)
+	tr.lap("classify")
+	switch {
+	case ctx.Err() != nil:
+		return nil, context.Cause(ctx)
+	case errors.Is(err, llm.ErrUnavailable) && r.kind == "event":
+		return nil, ErrNoDecision
+	case errors.Is(err, llm.ErrUnavailable):
+		return nil, errors.New("the LLM is unavailable (" + err.Error() + ") and the local matcher did not understand (" + declined + ")")
+	case err != nil && !errors.Is(err, llm.ErrTruncated):
+		return nil, errors.New("classification failed: " + err.Error())
+	}
+	var intents []Intent
+	var perr error
+	tr.Scenario, intents, perr = parseClassification(resp.Content, e.cfg.Scenarios)
+	if err != nil {
+		perr = err
+	}
+	if perr != nil {
+		tr.note("classification unusable (" + perr.Error() + "); matching on the request text")
+		tr.Scenario, intents = "", nil
+	}
+	if len(intents) == 0 {
+		intents = []Intent{{Text: r.text}}
+	}
+	tr.Intents = intents
+	return intents, nil
+}
+
+// chooseSteps is step 5: the parameters of the best tool, or a plan over
+// the allowed candidates when there are several intents or the best score
+// is low.
+func (e *Engine) chooseSteps(ctx context.Context, tr *Trace, r request, fr frame, pr *prompts, intents []Intent, best scoredTool, allowed []scoredTool) ([]Step, error) {
+	if len(intents) > 1 || best.Score < e.cfg.PlanBelow {
+		tr.Planned = true
+		steps, err := e.plan(ctx, tr, r, fr, allowed, pr)
+		tr.lap("plan")
+		return steps, err
+	}
+	params, err := e.params(ctx, tr, r, fr, best.spec, pr)
+	tr.lap("params")
+	if err != nil {
+		return nil, err
+	}
+	tr.Tool, tr.Params = best.spec.Name, params
+	return []Step{{ID: "1", Tool: best.spec.Name, Params: params}}, nil
+}
+
 // Warm computes the embeddings of tool descriptions that neither memory
 // nor the store has, so the first decision does not pay for them.
 func (e *Engine) Warm(ctx context.Context) error {
@@ -430,6 +450,32 @@ func (e *Engine) Warm(ctx context.Context) error {
 	}
 	_, err := e.index.embedMissing(ctx, e.llm, e.index.sync(e.specs(nil, true)))
 	return err
+}
+
+// scoped are the entries the planner of scope sees.
+func (e *Engine) scoped(entries []*indexed, scope *Feature) []*indexed {
+	out := make([]*indexed, 0, len(entries))
+	for _, x := range entries {
+		if e.inScope(scope, x.spec.Name) {
+			out = append(out, x)
+		}
+	}
+	return out
+}
+
+// frame opens every prompt of a decision: the scope's catalogue and the
+// world summary (the perception's, else the world model's now).
+func (e *Engine) frame(entries, scoped []*indexed, scope *Feature, p Perception) frame {
+	world := p.Summary
+	if world == "" && e.world != nil {
+		world = e.world.Summary(e.cfg.SummaryBytes)
+	}
+	name := ""
+	if scope != nil {
+		name = scope.Name
+	}
+	cat := e.catalogue.get(entries, name, func() string { return catalogue(scoped, e.cfg.CatalogueBytes) })
+	return newFrame(cat, world, p.Context)
 }
 
 // generate makes one LLM call and records it.
@@ -476,186 +522,4 @@ func (e *Engine) permitSteps(r request, steps []Step) error {
 		}
 	}
 	return nil
-}
-
-// scoredTool is a candidate with its spec.
-type scoredTool struct {
-	Candidate
-	spec tools.Spec
-}
-
-// match is step 3: the candidates most similar to any intent.
-// all is every indexed skill (their embeddings are computed together, once);
-// scoped is what the planner of this request may use.
-func (e *Engine) match(ctx context.Context, tr *Trace, all, scoped []*indexed, scenario string, intents []Intent, text string) ([]scoredTool, error) {
-	pool := scoped
-	if scenario != "" {
-		var tagged, neutral []*indexed
-		for _, x := range scoped {
-			switch {
-			case slices.Contains(x.spec.Scenarios, scenario):
-				tagged = append(tagged, x)
-			case len(x.spec.Scenarios) == 0:
-				neutral = append(neutral, x)
-			}
-		}
-		if len(tagged) > 0 {
-			pool = append(tagged, neutral...)
-		} else {
-			tr.note("no tool is tagged " + scenario + ": all tools considered")
-		}
-	}
-	if len(pool) == 0 {
-		return nil, errors.New("no tools to choose from")
-	}
-	texts := make([]string, len(intents))
-	for i, in := range intents {
-		texts[i] = strings.TrimSpace(in.String())
-		if texts[i] == "" {
-			texts[i] = text
-		}
-	}
-	queries := make([]query, len(intents))
-	lex := e.index.lexicon()
-	for i, t := range texts {
-		queries[i].lex = lex.sparse(t)
-	}
-	tr.Embedder = "lexical"
-	if e.cfg.EmbedModel != "" && time.Now().UnixNano() >= e.embedDown.Load() {
-		calls, err := e.index.embedMissing(ctx, e.llm, all)
-		tr.EmbedCalls += calls
-		var vecs [][]float32
-		if err == nil {
-			tr.EmbedCalls++
-			vecs, err = e.llm.Embed(ctx, texts)
-			if err == nil {
-				err = checkVectors(vecs, len(texts))
-			}
-		}
-		switch {
-		case ctx.Err() != nil:
-			return nil, context.Cause(ctx)
-		case err != nil:
-			// Lexical matching is worse but always there; do not pay a
-			// failing call on every decision.
-			tr.note("model embeddings unavailable (" + err.Error() + "): lexical match")
-			e.embedDown.Store(time.Now().Add(time.Minute).UnixNano())
-		default:
-			for i := range queries {
-				queries[i].vec = vecs[i]
-			}
-		}
-	}
-
-	best := map[string]scoredTool{}
-	sims := make([]float64, len(pool))
-	for _, q := range queries {
-		if e.index.similarities(pool, q, sims) {
-			tr.Embedder = e.cfg.EmbedModel
-		}
-		order := make([]int, len(pool))
-		for i := range order {
-			order[i] = i
-		}
-		sort.SliceStable(order, func(a, b int) bool { return sims[order[a]] > sims[order[b]] })
-		for _, i := range order[:min(e.cfg.TopK, len(order))] {
-			if sims[i] < e.cfg.MinSimilarity {
-				break
-			}
-			name := pool[i].spec.Name
-			if old, ok := best[name]; !ok || sims[i] > old.Semantic {
-				best[name] = scoredTool{Candidate: Candidate{Tool: name, Semantic: round3(sims[i])}, spec: pool[i].spec}
-			}
-		}
-	}
-	if len(best) == 0 {
-		return nil, fmt.Errorf("no tool is similar enough to %q (threshold %.2f)", strings.Join(texts, "; "), e.cfg.MinSimilarity)
-	}
-	out := make([]scoredTool, 0, len(best))
-	for _, c := range best {
-		out = append(out, c)
-	}
-	return out, nil
-}
-
-// evaluate is step 4: the weighted score of each candidate, best first.
-func (e *Engine) evaluate(cands []scoredTool, r request, ev *worldmodel.Event) []scoredTool {
-	stats := e.reg.Stats()
-	fresh := e.freshness()
-	now := time.Now()
-	w := e.cfg.Weights
-	for i := range cands {
-		c := &cands[i]
-		c.History = 0.5 // an unused tool: neither proven nor failed
-		if h, ok := stats[c.spec.Name]; ok {
-			c.History = round3(h.SuccessRate())
-		}
-		if e.permitted(r, c.spec.Permission) {
-			c.Permission = 1
-		}
-		c.Context = round3(contextScore(c.spec, r.text, ev, fresh, now))
-		c.Score = round3(w.Semantic*c.Semantic + w.History*c.History + w.Permission*c.Permission + w.Context*c.Context)
-	}
-	sort.SliceStable(cands, func(i, j int) bool {
-		if cands[i].Score != cands[j].Score {
-			return cands[i].Score > cands[j].Score
-		}
-		return cands[i].spec.Name < cands[j].spec.Name
-	})
-	return cands
-}
-
-func round3(f float64) float64 { return float64(int64(f*1000+0.5)) / 1000 }
-
-// freshness is the time of the newest observation per source.
-func (e *Engine) freshness() map[string]time.Time {
-	if e.world == nil {
-		return nil
-	}
-	latest := e.world.LatestAll()
-	out := make(map[string]time.Time, len(latest))
-	for _, o := range latest {
-		out[o.Source] = o.Time
-	}
-	return out
-}
-
-// contextScore is how relevant the world state a tool touches is right
-// now: 1 when the perception names it (the event's source, or a word of the
-// request naming the tool's device or what it touches), else how fresh its
-// newest observation is (1 within 10 s, falling to 0 at 5 min), 0 when
-// there is none.
-func contextScore(s tools.Spec, text string, ev *worldmodel.Event, fresh map[string]time.Time, now time.Time) float64 {
-	touches := slices.Clone(s.Touches)
-	if i := strings.LastIndex(s.Name, "."); i > 0 {
-		touches = append(touches, s.Name[:i]) // the device itself
-	}
-	lower := " " + strings.Join(words(text), " ") + " "
-	for _, t := range touches {
-		if ev != nil && ev.Source != "" && strings.HasPrefix(ev.Source, t) {
-			return 1
-		}
-		last := t[strings.LastIndex(t, ".")+1:] // "actuator.headlight" is named "headlight"
-		if strings.Contains(lower, " "+strings.Join(words(last), " ")+" ") {
-			return 1
-		}
-	}
-	score := 0.0
-	for _, t := range touches {
-		for src, at := range fresh {
-			if !strings.HasPrefix(src, t) {
-				continue
-			}
-			age := now.Sub(at)
-			var f float64
-			switch {
-			case age <= 10*time.Second:
-				f = 1
-			case age < 5*time.Minute:
-				f = 1 - float64(age-10*time.Second)/float64(5*time.Minute-10*time.Second)
-			}
-			score = max(score, f)
-		}
-	}
-	return score
 }

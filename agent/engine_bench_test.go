@@ -46,13 +46,13 @@ func BenchmarkEngineDecide(b *testing.B) {
 			if err != nil || len(dec.Steps) != 1 || dec.Steps[0].Tool != "headlight.set" {
 				b.Fatalf("%v %s", err, dump(dec))
 			}
-			wantCalls := dec.Trace.(*Trace).LLMCalls
-			promptBytes := dec.Trace.(*Trace).PromptBytes
+			wantCalls := dec.Trace.LLMCalls
+			promptBytes := dec.Trace.PromptBytes
 			b.ReportAllocs()
 			for b.Loop() {
 				r.model.Reset()
 				dec, err := r.engine.Decide(context.Background(), p)
-				if err != nil || dec.Trace.(*Trace).LLMCalls != wantCalls {
+				if err != nil || dec.Trace.LLMCalls != wantCalls {
 					b.Fatal(err)
 				}
 			}

@@ -8,7 +8,6 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/edgeagent/edgeagent/hooks"
 	"github.com/edgeagent/edgeagent/llm"
 	"github.com/edgeagent/edgeagent/tools"
 )
@@ -114,7 +113,7 @@ func hasProperties(schema json.RawMessage) bool {
 
 // params is step 5: one structured call whose format is the tool's
 // schema, strict validation, one retry with the error, then refusal.
-func (e *Engine) params(ctx context.Context, tr *Trace, r request, extra []hooks.Contribution, world string, spec tools.Spec, pr *prompts) (json.RawMessage, error) {
+func (e *Engine) params(ctx context.Context, tr *Trace, r request, fr frame, spec tools.Spec, pr *prompts) (json.RawMessage, error) {
 	if !hasProperties(spec.Params) {
 		tr.note(spec.Name + " takes no parameters: no LLM call")
 		return e.reg.Validate(spec.Name, json.RawMessage(`{}`))
@@ -124,7 +123,7 @@ func (e *Engine) params(ctx context.Context, tr *Trace, r request, extra []hooks
 		tr.note("guide included: " + guide)
 	}
 	req := llm.Request{Purpose: "params", System: pr.system, Schema: spec.Params, MaxTokens: e.cfg.MaxTokens,
-		Messages: []llm.Message{{Role: "user", Content: paramsPrompt(r, tr.Intents, spec, pr.guideText(guide), extra, world)}}}
+		Messages: []llm.Message{{Role: "user", Content: paramsPrompt(fr, r, tr.Intents, spec, pr.guideText(guide))}}}
 	return askValid(ctx, e, tr, req, 512, "parameters for "+spec.Name,
 		"That answer is invalid: %s. Answer again with parameters that satisfy the schema.",
 		"no valid parameters for "+spec.Name,
@@ -160,7 +159,7 @@ func askValid[T any](ctx context.Context, e *Engine, tr *Trace, req llm.Request,
 }
 
 // plan asks the planner for a DAG over the candidates.
-func (e *Engine) plan(ctx context.Context, tr *Trace, r request, extra []hooks.Contribution, world string, cands []scoredTool, pr *prompts) ([]Step, error) {
+func (e *Engine) plan(ctx context.Context, tr *Trace, r request, fr frame, cands []scoredTool, pr *prompts) ([]Step, error) {
 	specs := make([]tools.Spec, len(cands))
 	names := make([]string, len(cands))
 	for i, c := range cands {
@@ -171,7 +170,7 @@ func (e *Engine) plan(ctx context.Context, tr *Trace, r request, extra []hooks.C
 		tr.note("guide included: " + guide)
 	}
 	req := llm.Request{Purpose: "plan", System: pr.system, Schema: planSchema(specs, e.cfg.MaxSteps), MaxTokens: 2 * e.cfg.MaxTokens,
-		Messages: []llm.Message{{Role: "user", Content: planPrompt(r, tr.Intents, specs, pr.guideText(guide), extra, world)}}}
+		Messages: []llm.Message{{Role: "user", Content: planPrompt(fr, r, tr.Intents, specs, pr.guideText(guide))}}}
 	return askValid(ctx, e, tr, req, 1024, "plan",
 		"That plan is invalid: %s. Answer again with a plan that uses only the listed tools with parameters that satisfy their schemas.",
 		"no valid plan",

@@ -122,7 +122,7 @@ type goodModel struct {
 
 var (
 	requestRE = regexp.MustCompile(`Request \([^)]*\): (.*)\n`)
-	toolRE    = regexp.MustCompile(`Give the parameters for the tool (\S+) `)
+	toolRE    = regexp.MustCompile(`Task: params for the tool (\S+) `)
 )
 
 func (g goodModel) answer(req llm.Request) llmtest.Reply {
@@ -186,7 +186,7 @@ func TestEngineLocalMatcherZeroLLMCalls(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tr := dec.Trace.(*Trace)
+	tr := dec.Trace
 	if dec.Path != "local" || len(dec.Steps) != 1 || dec.Steps[0].Tool != "headlight.set" || string(dec.Steps[0].Params) != `{"on":true}` {
 		t.Fatalf("%+v", dec)
 	}
@@ -224,7 +224,7 @@ func TestEngineFiveStepsTable(t *testing.T) {
 			if err != nil {
 				t.Fatalf("%v\n%s", err, dump(dec.Trace))
 			}
-			tr := dec.Trace.(*Trace)
+			tr := dec.Trace
 			if dec.Path != "llm" || len(dec.Steps) != 1 || dec.Steps[0].Tool != tool {
 				t.Fatalf("chose %+v, want %s\n%s", dec.Steps, tool, dump(tr))
 			}
@@ -315,8 +315,7 @@ func TestEngineNeverActsOnInvalidAnswers(t *testing.T) {
 			if n := len(r.model.Calls()); n > 3 {
 				t.Fatalf("%d LLM calls; at most 3 (one retry)", n)
 			}
-			tr, ok := out.Decision.Trace.(*Trace)
-			if !ok || tr.Refusal == "" {
+			if tr := out.Decision.Trace; tr == nil || tr.Refusal == "" {
 				t.Fatalf("no refusal in the trace: %+v", out.Decision)
 			}
 			evs := r.world.Events(0, worldmodel.Low, 100)
@@ -374,7 +373,7 @@ func TestEnginePermissions(t *testing.T) {
 	// permission and is never offered to the planner.
 	r.model.Push(llmtest.Reply{Content: intent("maintenance", "reboot", "computer")})
 	dec, err = r.engine.Decide(context.Background(), command("reboot your computer"))
-	tr := dec.Trace.(*Trace)
+	tr := dec.Trace
 	if err == nil || !strings.Contains(err.Error(), "no permitted tool") || tr.Candidates[0].Tool != "admin.reboot" || tr.Candidates[0].Permission != 0 {
 		t.Fatalf("%v\n%s", err, dump(tr))
 	}
@@ -446,7 +445,7 @@ func TestEngineEvents(t *testing.T) {
 	}
 	// The event names the camera: context relevance is high for tools
 	// touching it.
-	tr := dec.Trace.(*Trace)
+	tr := dec.Trace
 	if tr.Requester != "motive" || !strings.HasPrefix(dec.Steps[0].Tool, "pan.") {
 		t.Fatalf("%s", dump(tr))
 	}
@@ -514,7 +513,7 @@ func TestPreemptionCancelsLLMCall(t *testing.T) {
 	if out.Preempted == "" || len(out.Steps) != 0 || len(r.invoked()) != 0 {
 		t.Fatalf("%+v", out)
 	}
-	tr := out.Decision.Trace.(*Trace)
+	tr := out.Decision.Trace
 	if tr.LLMCalls != 1 || tr.Calls[0].Error == "" {
 		t.Fatalf("trace %s", dump(tr))
 	}

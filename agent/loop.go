@@ -357,8 +357,12 @@ func (l *Loop) recordDecision(out Outcome) {
 		parts = append(parts, "nothing run: "+out.Err.Error())
 	}
 	msg := fmt.Sprintf("cycle %d %s via %s: %s", out.Cycle, out.Trigger, out.Decision.Path, strings.Join(parts, "; "))
+	var trace any // a nil *Trace would be a non-nil value in the map
+	if out.Decision.Trace != nil {
+		trace = out.Decision.Trace
+	}
 	l.world.Record(worldmodel.Event{Kind: "decision", Source: "agent", Priority: worldmodel.Low, Message: msg,
-		Data: map[string]any{"cycle": out.Cycle, "path": out.Decision.Path, "trace": out.Decision.Trace}})
+		Data: map[string]any{"cycle": out.Cycle, "path": out.Decision.Path, "trace": trace}})
 	l.log.Info("decision", "cycle", out.Cycle, "trigger", out.Trigger, "path", out.Decision.Path, "steps", strings.Join(parts, "; "), "took", out.Duration)
 }
 

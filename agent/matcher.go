@@ -3,6 +3,7 @@ package agent
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"regexp"
 	"slices"
 	"sort"
@@ -137,39 +138,66 @@ type matchOutcome struct {
 	decline string // why it did not answer (steps empty)
 }
 
-// matchCommand runs the local matcher over the skills in specs. validate
-// is the registry's Validate.
-func matchCommand(text string, specs []tools.Spec, validate func(string, json.RawMessage) (json.RawMessage, error)) matchOutcome {
+// validator is the registry's Validate: strict check, defaults filled.
+type validator func(string, json.RawMessage) (json.RawMessage, error)
+
+// matchCommand runs the local matcher over the skills in specs.
+func matchCommand(text string, specs []tools.Spec, validate validator) matchOutcome {
+	tokens, have, decline := screen(text)
+	if decline != "" {
+		return matchOutcome{decline: decline}
+	}
+	target, targetWords, candidates, decline := namedDevice(have, specs)
+	switch {
+	case decline != "":
+		return matchOutcome{decline: decline}
+	case target == "":
+		return bareCommand(tokens, specs, validate)
+	}
+	fits, reasons := fitting(candidates, targetWords, tokens, have)
+	if len(fits) == 0 {
+		sort.Strings(reasons)
+		return matchOutcome{decline: "no tool of " + target + " fits: " + strings.Join(reasons, "; ")}
+	}
+	return pick(text, fits, validate)
+}
+
+// screen splits a command into tokens and declines what is not one plain
+// action: a question, nothing, too many words, two clauses, a negation.
+func screen(text string) (tokens []string, have map[string]bool, decline string) {
 	lower := strings.ToLower(strings.TrimSpace(text))
 	lower = strings.TrimRight(lower, ".! ")
 	if strings.HasSuffix(lower, "?") {
-		return matchOutcome{decline: "a question"}
+		return nil, nil, "a question"
 	}
-	tokens := matchTokenRE.FindAllString(lower, -1)
-	if len(tokens) == 0 {
-		return matchOutcome{decline: "no words"}
+	tokens = matchTokenRE.FindAllString(lower, -1)
+	switch {
+	case len(tokens) == 0:
+		return nil, nil, "no words"
+	case len(tokens) > 12:
+		return nil, nil, "too long for a plain command"
+	case questions[tokens[0]]:
+		return nil, nil, "a question"
 	}
-	if len(tokens) > 12 {
-		return matchOutcome{decline: "too long for a plain command"}
-	}
-	if questions[tokens[0]] {
-		return matchOutcome{decline: "a question"}
-	}
-	have := map[string]bool{}
+	have = map[string]bool{}
 	for _, t := range tokens {
 		switch {
 		case clauseWords[t]:
-			return matchOutcome{decline: fmt.Sprintf("%q joins more than one action or a condition", t)}
+			return nil, nil, fmt.Sprintf("%q joins more than one action or a condition", t)
 		case negations[t] || strings.HasSuffix(t, "n't"):
-			return matchOutcome{decline: fmt.Sprintf("a negation (%q)", t)}
+			return nil, nil, fmt.Sprintf("a negation (%q)", t)
 		}
 		have[t] = true
 	}
+	return tokens, have, ""
+}
 
-	// Which device does the command name? The longest target wins
-	// ("front light" over "light"); two unrelated ones are too many.
+// namedDevice finds the device the command names and its tools. The
+// longest target wins ("front light" over "light"); two unrelated ones are
+// too many; none leaves target empty.
+func namedDevice(have map[string]bool, specs []tools.Spec) (target string, words []string, candidates []tools.Spec, decline string) {
 	targets := map[string][]string{}
-	var byTarget = map[string][]tools.Spec{}
+	byTarget := map[string][]tools.Spec{}
 	for _, s := range specs {
 		// Cheap test first: most tools are not named at all.
 		if i := strings.IndexAny(s.Name, "._"); i <= 0 || !have[s.Name[:i]] {
@@ -183,11 +211,7 @@ func matchCommand(text string, specs []tools.Spec, validate func(string, json.Ra
 		byTarget[key] = append(byTarget[key], s)
 		targets[key] = tw
 	}
-	var named []string
-	for k := range targets {
-		named = append(named, k)
-	}
-	sort.Strings(named)
+	named := slices.Sorted(maps.Keys(targets))
 	for _, a := range named {
 		for _, b := range named {
 			if a != b && containsAll(set(targets[b]...), targets[a]) {
@@ -195,29 +219,29 @@ func matchCommand(text string, specs []tools.Spec, validate func(string, json.Ra
 			}
 		}
 	}
-	named = named[:0]
-	for k := range targets {
-		named = append(named, k)
+	named = slices.Sorted(maps.Keys(targets))
+	switch len(named) {
+	case 0:
+		return "", nil, nil, ""
+	case 1:
+		return named[0], targets[named[0]], byTarget[named[0]], ""
 	}
-	sort.Strings(named)
-	switch {
-	case len(named) > 1:
-		return matchOutcome{decline: "names several devices: " + strings.Join(named, ", ")}
-	case len(named) == 0:
-		return bareCommand(tokens, specs, validate)
-	}
-	target := named[0]
+	return "", nil, nil, "names several devices: " + strings.Join(named, ", ")
+}
 
-	type viable struct {
-		spec    tools.Spec
-		params  map[string]any
-		fnNamed bool // every word of the function's name is in the command
-		fnHits  int  // how many are
-		filled  int  // parameters filled from the command
-	}
-	var fits []viable
-	var reasons []string
-	for _, s := range byTarget[target] {
+// viable is a tool of the named device that the command could mean.
+type viable struct {
+	spec    tools.Spec
+	params  map[string]any
+	fnNamed bool // every word of the function's name is in the command
+	fnHits  int  // how many are
+	filled  int  // parameters filled from the command
+}
+
+// fitting keeps the device's tools that account for every word of the
+// command, and says why each of the others does not.
+func fitting(candidates []tools.Spec, targetWords, tokens []string, have map[string]bool) (fits []viable, reasons []string) {
+	for _, s := range candidates {
 		if s.Internal {
 			continue
 		}
@@ -237,7 +261,7 @@ func matchCommand(text string, specs []tools.Spec, validate func(string, json.Ra
 			continue
 		}
 		explained := map[string]bool{}
-		for _, w := range targets[target] {
+		for _, w := range targetWords {
 			explained[w] = true
 		}
 		if v.fnNamed {
@@ -267,22 +291,26 @@ func matchCommand(text string, specs []tools.Spec, validate func(string, json.Ra
 		}
 		fits = append(fits, v)
 	}
-	if len(fits) == 0 {
-		sort.Strings(reasons)
-		return matchOutcome{decline: "no tool of " + target + " fits: " + strings.Join(reasons, "; ")}
-	}
-	better := func(a, b viable) int {
-		switch {
-		case a.fnNamed != b.fnNamed:
-			if a.fnNamed {
-				return -1
-			}
-			return 1
-		case a.fnHits != b.fnHits:
-			return b.fnHits - a.fnHits
+	return fits, reasons
+}
+
+// better orders fitting tools: the function named, then more of its name
+// said, then more parameters filled from the command.
+func better(a, b viable) int {
+	switch {
+	case a.fnNamed != b.fnNamed:
+		if a.fnNamed {
+			return -1
 		}
-		return b.filled - a.filled
+		return 1
+	case a.fnHits != b.fnHits:
+		return b.fnHits - a.fnHits
 	}
+	return b.filled - a.filled
+}
+
+// pick answers with the best fitting tool, or declines a tie.
+func pick(text string, fits []viable, validate validator) matchOutcome {
 	sort.SliceStable(fits, func(i, j int) bool { return better(fits[i], fits[j]) < 0 })
 	if len(fits) > 1 && better(fits[0], fits[1]) == 0 {
 		return matchOutcome{decline: fmt.Sprintf("could be %s or %s", fits[0].spec.Name, fits[1].spec.Name)}
@@ -301,7 +329,7 @@ func matchCommand(text string, specs []tools.Spec, validate func(string, json.Ra
 
 // bareCommand handles a command that names no device: a single verb that
 // is the function of parameterless tools ("stop" → every *.stop).
-func bareCommand(tokens []string, specs []tools.Spec, validate func(string, json.RawMessage) (json.RawMessage, error)) matchOutcome {
+func bareCommand(tokens []string, specs []tools.Spec, validate validator) matchOutcome {
 	var content []string
 	for _, t := range tokens {
 		if !fillerWords[t] {

@@ -150,16 +150,10 @@ var reviewSchema = json.RawMessage(`{"type":"object","properties":{"act":{"type"
 // review asks the model whether the changed world needs anything done.
 func (e *Engine) review(ctx context.Context, p Perception) (Decision, error) {
 	tr := newTrace("heartbeat: the world changed", "motive")
-	world := p.Summary
-	if world == "" {
-		world = e.world.Summary(e.cfg.SummaryBytes)
-	}
-	var b strings.Builder
-	b.WriteString("Nothing was asked. Look at the world: does anything need doing now? If so, act=true and say the task " +
-		"in one sentence as a command to the robot; if not, act=false and an empty task.\n\n")
-	writeTail(&b, p.Context, world)
+	entries := e.index.sync(e.specs(nil, true))
+	fr := e.frame(entries, e.scoped(entries, nil), nil, p)
 	req := llm.Request{Purpose: "motive", System: e.prompts.Load().system, Schema: reviewSchema, MaxTokens: e.cfg.MaxTokens,
-		Messages: []llm.Message{{Role: "user", Content: b.String()}}}
+		Messages: []llm.Message{{Role: "user", Content: reviewPrompt(fr)}}}
 	resp, err := e.generate(ctx, tr, req)
 	tr.lap("motive")
 	dec := Decision{Path: "llm", Caller: e.cfg.Caller, Trace: tr}

@@ -31,7 +31,7 @@ func TestMotiveGoalFiresOnceAndRearms(t *testing.T) {
 	if err != nil || dec.Path != "local" || dec.Steps[0].Tool != "pump.set" {
 		t.Fatalf("%v %+v", err, dec)
 	}
-	tr := dec.Trace.(*Trace)
+	tr := dec.Trace
 	if tr.Motive != "cool_down" || tr.Requester != "motive" {
 		t.Fatalf("%s", dump(tr))
 	}
@@ -80,7 +80,7 @@ func TestMotiveReviewOnlyWhenTheWorldChanged(t *testing.T) {
 	if err != nil || dec.Steps[0].Tool != "headlight.blink" || string(dec.Steps[0].Params) != `{"times":2}` {
 		t.Fatalf("%v %+v", err, dec)
 	}
-	tr := dec.Trace.(*Trace)
+	tr := dec.Trace
 	if tr.LLMCalls != 1 || tr.Motive != "review" || tr.Path != "local" {
 		t.Fatalf("%s", dump(tr))
 	}

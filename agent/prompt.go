@@ -10,17 +10,19 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/edgeagent/edgeagent/hooks"
 	"github.com/edgeagent/edgeagent/tools"
 )
 
-// Prompts are built so that the system prompt is byte-identical from one
-// call and one cycle to the next (Ollama then reuses its KV cache for it):
-// it holds only what the configuration fixes — role, rules, scenarios,
-// inline skill guides. Everything that changes goes in the user message,
-// the world summary last.
+// Prompts are ordered stable first, because Ollama (llama.cpp) reuses its
+// KV cache for the longest common prefix of consecutive prompts: the system
+// prompt is byte-identical from one call and one cycle to the next (role,
+// rules, scenarios, inline skill guides: what the configuration fixes);
+// each user message then opens with the scope's tool catalogue and the
+// world summary (see frame), and ends with what is particular to the call.
 
 // Bounds on what skill guides may add to prompts.
 const (
@@ -90,6 +92,7 @@ func (e *Engine) SetSkills(docs []SkillDoc) error {
 		"- Do what was asked or what the situation needs, nothing more; when nothing should be done, say so.\n" +
 		"- Never invent tools, devices or readings; the world summary is what is known.\n")
 	fmt.Fprintf(&b, "Scenarios: %s.\n", strings.Join(e.cfg.Scenarios, ", "))
+	b.WriteString(taskText)
 	left := inlineGuideBytes
 	for _, n := range names {
 		d := pr.docs[n]
@@ -166,6 +169,89 @@ func (e *Engine) SkillTool() tools.Tool {
 	})
 }
 
+// frame is what every call of one decision shares, stable first: the
+// scope's tool catalogue (fixed while the tools are), then the world summary
+// (it changes at most once per decision). It opens each user message, so
+// the calls of a decision — and consecutive decisions while the world
+// stands still — share the longest prefix Ollama can reuse from its KV
+// cache. Everything that belongs to one call (its instruction, the
+// request, intents, plugin context, the schemas it offers) comes after it.
+type frame struct {
+	head   string
+	listed bool                 // the head lists the scope's tools
+	extra  []hooks.Contribution // per-decision plugin context, in the tail
+}
+
+func newFrame(catalogue, world string, extra []hooks.Contribution) frame {
+	var b strings.Builder
+	b.Grow(len(catalogue) + len(world) + 16)
+	b.WriteString(catalogue)
+	b.WriteString("World now:\n")
+	b.WriteString(strings.TrimSpace(world))
+	b.WriteString("\n\n")
+	return frame{head: b.String(), listed: catalogue != "", extra: extra}
+}
+
+// catalogue lists the skills of a scope, one line each, for the stable part
+// of the prompt; "" when they do not fit in max bytes (then each call names
+// only the candidates it offers, and the prompt does not grow with the
+// number of tools).
+func catalogue(scoped []*indexed, max int) string {
+	if max <= 0 || len(scoped) == 0 {
+		return ""
+	}
+	var b strings.Builder
+	b.WriteString("Tools:\n")
+	for _, x := range scoped {
+		if b.Len() > max {
+			return ""
+		}
+		fmt.Fprintf(&b, "- %s: %s\n", x.spec.Name, firstSentence(x.spec.Description, 100))
+	}
+	if b.Len() > max {
+		return ""
+	}
+	return b.String()
+}
+
+// firstSentence is the start of a description up to its first full stop,
+// at most n bytes: enough to tell tools apart in the catalogue.
+func firstSentence(desc string, n int) string {
+	desc = strings.TrimSpace(desc)
+	if i := strings.Index(desc, ". "); i > 0 {
+		desc = desc[:i+1]
+	}
+	return truncateText(desc, n)
+}
+
+// catalogueCache keeps each scope's catalogue while the tool index stays
+// the same generation (sync returns the same entries until a tool changes),
+// so a decision does not rebuild it.
+type catalogueCache struct {
+	mu    sync.Mutex
+	first *indexed // entries[0] of the generation the texts belong to
+	n     int
+	texts map[string]string // scope name ("" for main) → catalogue
+}
+
+func (c *catalogueCache) get(entries []*indexed, scope string, build func() string) string {
+	var first *indexed
+	if len(entries) > 0 {
+		first = entries[0]
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.texts == nil || c.first != first || c.n != len(entries) {
+		c.first, c.n, c.texts = first, len(entries), map[string]string{}
+	}
+	text, ok := c.texts[scope]
+	if !ok {
+		text = build()
+		c.texts[scope] = text
+	}
+	return text
+}
+
 func writeRequest(b *strings.Builder, r request) {
 	fmt.Fprintf(b, "Request (%s): %s\n", r.kind, r.text)
 	if r.note != "" {
@@ -173,16 +259,13 @@ func writeRequest(b *strings.Builder, r request) {
 	}
 }
 
-func writeTail(b *strings.Builder, extra []hooks.Contribution, world string) {
+func writeContext(b *strings.Builder, extra []hooks.Contribution) {
 	if len(extra) > 0 {
 		b.WriteString("Context:\n")
 		for _, c := range extra {
 			fmt.Fprintf(b, "- %s: %s\n", c.Plugin, strings.TrimSpace(c.Text))
 		}
 	}
-	b.WriteString("World now:\n")
-	b.WriteString(strings.TrimSpace(world))
-	b.WriteString("\n")
 }
 
 func writeIntents(b *strings.Builder, intents []Intent) {
@@ -193,44 +276,72 @@ func writeIntents(b *strings.Builder, intents []Intent) {
 	}
 }
 
-func classifyPrompt(r request, extra []hooks.Contribution, world string) string {
+// taskText explains, once in the system prompt, the tasks a message ends
+// with: the instructions are fixed text, so they belong to the cached prefix
+// rather than to the tail of every call.
+const taskText = "Each message ends with a task:\n" +
+	"- classify: the scenario, and what should be done as intents: an action (a verb), the object it acts on, " +
+	"constraints (amounts, directions, places, manner); one intent per separate action.\n" +
+	"- params for the tool <name>: the parameters for that tool that carry out the request.\n" +
+	"- plan: the tool calls that carry out the request, using only the tools offered with the task; each step has a short id " +
+	"and lists in depends_on the ids it must wait for; no steps if nothing should be done.\n" +
+	"- review: nothing was asked; does anything in the world need doing now? If so act=true and the task as one command; else act=false.\n"
+
+// writeOffered describes a tool a call offers: its parameter schema, and
+// its whole description when describe is set.
+func writeOffered(b *strings.Builder, s tools.Spec, describe bool) {
+	if !describe {
+		fmt.Fprintf(b, "- %s parameters: %s\n", s.Name, compactJSON(s.Params))
+		return
+	}
+	fmt.Fprintf(b, "- %s: %s Parameters: %s\n", s.Name, s.Description, compactJSON(s.Params))
+}
+
+func classifyPrompt(fr frame, r request) string {
 	var b strings.Builder
-	b.WriteString("Classify the situation into one scenario, and say what should be done as intents: an action (a verb), " +
-		"the object it acts on, and constraints (amounts, directions, places, manner). One intent per separate action.\n\n")
+	b.WriteString(fr.head)
+	b.WriteString("Task: classify\n")
 	writeRequest(&b, r)
-	writeTail(&b, extra, world)
+	writeContext(&b, fr.extra)
 	return b.String()
 }
 
-func paramsPrompt(r request, intents []Intent, spec tools.Spec, guide string, extra []hooks.Contribution, world string) string {
+func paramsPrompt(fr frame, r request, intents []Intent, spec tools.Spec, guide string) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "Give the parameters for the tool %s that carry out the request.\n", spec.Name)
-	fmt.Fprintf(&b, "Tool %s: %s\nParameter schema: %s\n", spec.Name, spec.Description, compactJSON(spec.Params))
+	b.WriteString(fr.head)
+	fmt.Fprintf(&b, "Task: params for the tool %s (its schema follows)\n", spec.Name)
+	writeRequest(&b, r)
+	writeIntents(&b, intents)
+	writeContext(&b, fr.extra)
+	writeOffered(&b, spec, true) // one tool: its whole description helps most
 	if guide != "" {
 		fmt.Fprintf(&b, "Guide:\n%s\n", guide)
 	}
-	b.WriteString("\n")
-	writeRequest(&b, r)
-	writeIntents(&b, intents)
-	writeTail(&b, extra, world)
 	return b.String()
 }
 
-func planPrompt(r request, intents []Intent, specs []tools.Spec, guide string, extra []hooks.Contribution, world string) string {
+func planPrompt(fr frame, r request, intents []Intent, specs []tools.Spec, guide string) string {
 	var b strings.Builder
-	b.WriteString("Plan the tool calls that carry out the request, using only these tools. Give each step a short id; " +
-		"a step that must wait for another to succeed lists that id in depends_on; steps without dependencies run at the same time. " +
-		"Give no steps if nothing should be done.\nTools:\n")
+	b.WriteString(fr.head)
+	b.WriteString("Task: plan\n")
+	writeRequest(&b, r)
+	writeIntents(&b, intents)
+	writeContext(&b, fr.extra)
+	b.WriteString("Offered tools:\n")
 	for _, s := range specs {
-		fmt.Fprintf(&b, "- %s: %s Parameters: %s\n", s.Name, s.Description, compactJSON(s.Params))
+		writeOffered(&b, s, !fr.listed) // the catalogue already tells them apart
 	}
 	if guide != "" {
 		fmt.Fprintf(&b, "Guide:\n%s\n", guide)
 	}
-	b.WriteString("\n")
-	writeRequest(&b, r)
-	writeIntents(&b, intents)
-	writeTail(&b, extra, world)
+	return b.String()
+}
+
+func reviewPrompt(fr frame) string {
+	var b strings.Builder
+	b.WriteString(fr.head)
+	b.WriteString("Task: review\n")
+	writeContext(&b, fr.extra)
 	return b.String()
 }
 

@@ -41,23 +41,77 @@ func TestPromptsStablePrefixGuidesContext(t *testing.T) {
 		}
 	}
 	calls := r.model.Calls()
-	for _, c := range calls {
+	for i, c := range calls {
 		// Byte-identical prefix: Ollama reuses its KV cache.
 		if c.System != sys {
 			t.Fatalf("system prompt changed in a %s call", c.Purpose)
 		}
+		// Stable first: catalogue, world, then the call's own text.
 		last := c.Messages[len(c.Messages)-1].Content
-		if !strings.Contains(last, "- weather: dusk, light rain\nWorld now:\n") || !strings.HasSuffix(last, "lx)\n") &&
-			!strings.Contains(last, "env.lux") {
-			t.Fatalf("context or world summary misplaced in %s:\n%s", c.Purpose, last)
+		head, tail, ok := strings.Cut(last, "\n\n")
+		if !ok || !strings.HasPrefix(head, "Tools:\n- admin.reboot: ") || !strings.Contains(head, "\nWorld now:\n") ||
+			!strings.Contains(head, "env.lux") || !strings.Contains(tail, "- weather: dusk, light rain\n") {
+			t.Fatalf("catalogue, world summary or context misplaced in %s:\n%s", c.Purpose, last)
 		}
-		offersPan := strings.Contains(last, "pan.set")
-		if offersPan != strings.Contains(last, "Sweep in steps of 30") {
+		// The calls of one decision share everything up to their own text.
+		if i > 0 && c.Purpose != "classify" {
+			prev := calls[i-1].Messages[0].Content
+			if !strings.HasPrefix(prev, head+"\n\n") {
+				t.Fatalf("%s call does not share the decision's prefix", c.Purpose)
+			}
+		}
+		offersPan := strings.Contains(tail, "pan.set")
+		if offersPan != strings.Contains(tail, "Sweep in steps of 30") {
 			t.Fatalf("on-demand guide not given exactly when pan is offered (%s):\n%s", c.Purpose, last)
 		}
 	}
 	if err := r.engine.SetSkills([]SkillDoc{{Name: "x"}}); err == nil {
 		t.Fatal("empty guide accepted")
+	}
+}
+
+// A scope whose skills do not fit the catalogue budget gets none: the
+// calls then describe only the candidates they offer.
+func TestCatalogueBudget(t *testing.T) {
+	for _, bc := range []struct {
+		budget int
+		want   bool
+	}{{0, true}, {200, false}, {-1, false}} {
+		r := newEngineRig(t, EngineConfig{CatalogueBytes: bc.budget}, robotTools)
+		r.model.Script = goodModel{params: robotParams, intents: map[string]string{"look left": intent("security", "turn", "camera pan servo angle", "left")}}.answer
+		if _, err := r.engine.Decide(context.Background(), command("look left")); err != nil {
+			t.Fatal(err)
+		}
+		for _, c := range r.model.Calls() {
+			msg := c.Messages[0].Content
+			listed := strings.HasPrefix(msg, "Tools:\n") && strings.Contains(msg, "- pump.set: ")
+			if listed != bc.want || !bc.want && strings.Contains(msg, "pump.set") {
+				t.Fatalf("budget %d: %s call\n%s", bc.budget, c.Purpose, msg)
+			}
+		}
+	}
+}
+
+// The catalogue is kept between decisions and rebuilt when a tool changes.
+func TestCatalogueFollowsTools(t *testing.T) {
+	r := newEngineRig(t, EngineConfig{}, robotTools)
+	r.model.Script = goodModel{params: robotParams, intents: map[string]string{"look left": intent("security", "turn", "camera pan servo angle", "left")}}.answer
+	decide := func() string {
+		r.model.Reset()
+		if _, err := r.engine.Decide(context.Background(), command("look left")); err != nil {
+			t.Fatal(err)
+		}
+		return r.model.Calls()[0].Messages[0].Content
+	}
+	if strings.Contains(decide(), "siren.wail") {
+		t.Fatal("a tool listed before it exists")
+	}
+	if err := r.reg.Register("robot", tools.Func(tools.Spec{Name: "siren.wail", Description: "Wail the siren.", Permission: "actuate",
+		Params: json.RawMessage(`{"type":"object"}`)}, nil)); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(decide(), "- siren.wail: Wail the siren.\n") {
+		t.Fatal("a new tool is missing from the catalogue")
 	}
 }
 
@@ -137,7 +191,7 @@ func TestPromptSizeIndependentOfToolCount(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		return dec.Trace.(*Trace).PromptBytes, baselinePromptBytes(r.reg.List(), text)
+		return dec.Trace.PromptBytes, baselinePromptBytes(r.reg.List(), text)
 	}
 	e5, b5 := bytesFor(5)
 	e200, b200 := bytesFor(200)
@@ -201,7 +255,7 @@ func TestEmbeddingCache(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		return dec.Trace.(*Trace)
+		return dec.Trace
 	}
 	r := newEngineRig(t, EngineConfig{EmbedModel: "minilm"}, robotTools)
 	r.engine.index.kv = kv

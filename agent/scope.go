@@ -130,7 +130,7 @@ func (e *Engine) enter(ctx context.Context, f *Feature, task string) (tools.Resu
 	dec, err := e.decide(ctx, Perception{Trigger: "command"}, request{text: task, kind: "task in " + f.Name + " mode",
 		requester: requester, scope: f, matcher: true})
 	res := ModeResult{Mode: f.Name, Task: task}
-	res.Trace, _ = dec.Trace.(*Trace)
+	res.Trace = dec.Trace
 	if err != nil {
 		return tools.Result{}, fmt.Errorf("%s mode: %w", f.Name, err)
 	}

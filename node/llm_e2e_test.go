@@ -175,7 +175,7 @@ func TestE2EEngineActsOnlyOnValidatedAnswers(t *testing.T) {
 				if out.Decision == nil {
 					t.Fatalf("%q: no decision", text)
 				}
-				tr := out.Decision.Trace.(*agent.Trace)
+				tr := out.Decision.Trace
 				if _, jerr := json.Marshal(tr); jerr != nil {
 					t.Fatal(jerr)
 				}
@@ -230,7 +230,7 @@ func TestE2EInterruptCancelsEngineCall(t *testing.T) {
 	// The interrupt may land in an LLM call (its error says so) or in the
 	// embedding/matching step between calls (the trace's notes say so);
 	// either way the engine stopped and nothing ran.
-	tr := out.Decision.Trace.(*agent.Trace)
+	tr := out.Decision.Trace
 	inCall := len(tr.Calls) > 0 && strings.Contains(tr.Calls[len(tr.Calls)-1].Error, "preempted")
 	inNotes := strings.Contains(strings.Join(tr.Notes, "\n"), "preempted by high front_cam/motion_start")
 	if len(tr.Calls) == 0 || !(inCall || inNotes) || len(out.Steps) != 0 {

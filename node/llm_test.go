@@ -184,7 +184,7 @@ func TestLLMPluginDecidesThroughOllama(t *testing.T) {
 	if !ln.lamp.Load() || len(out.Steps) != 1 || out.Steps[0].Tool != "lamp.set" {
 		t.Fatalf("%+v %v", out, ln.invoked())
 	}
-	tr := out.Decision.Trace.(*agent.Trace)
+	tr := out.Decision.Trace
 	if tr.Path != "llm" || tr.LLMCalls != 2 || tr.PromptTokens == 0 || tr.EvalTokens == 0 || tr.Embedder != "all-minilm" {
 		t.Fatalf("trace %+v", tr)
 	}

@@ -57,11 +57,15 @@ func newLogger(cfg *board.Config) (*slog.Logger, error) {
 	return log, nil
 }
 
-// loadNode loads a board file and builds its node (nothing started).
-func loadNode(path string, noStore bool) (*node.Node, *slog.Logger, error) {
+// loadNode loads a board file and builds its node (nothing started);
+// adjust, if given, changes the config first.
+func loadNode(path string, noStore bool, adjust ...func(*board.Config)) (*node.Node, *slog.Logger, error) {
 	cfg, err := board.Load(path)
 	if err != nil {
 		return nil, nil, err
+	}
+	for _, f := range adjust {
+		f(cfg)
 	}
 	log, err := newLogger(cfg)
 	if err != nil {

@@ -16,24 +16,35 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/edgeagent/edgeagent/agent"
+	"github.com/edgeagent/edgeagent/board"
 	"github.com/edgeagent/edgeagent/hooks"
 	"github.com/edgeagent/edgeagent/llm/local"
+	"github.com/edgeagent/edgeagent/mqtt"
 	"github.com/edgeagent/edgeagent/node"
+	"github.com/edgeagent/edgeagent/store"
 )
 
 func init() {
 	var boardPath string
-	var dryRun, asJSON bool
-	var wait time.Duration
+	var dryRun, asJSON, withSensors bool
+	var wait, timeout time.Duration
 	cmd := &cobra.Command{
 		Use:   "decide TEXT",
 		Short: "Run one decision on a text command against the board and print its trace",
-		Long: `Starts the board (sensors, actuators, the LLM), submits TEXT as a command from
-the CLI and prints how the engine decided: path (local matcher or LLM),
-scenario, intents, candidates with their scores, the steps and their results,
-LLM calls with prompt and eval tokens, time per step.
+		Long: `Submits TEXT as a command and prints how the engine decided: path (local
+matcher or LLM), scenario, intents, candidates with their scores, the steps
+and their results, LLM calls with prompt and eval tokens, time per step.
 
-With --dry-run the engine decides but nothing is run.`,
+When an agent already runs with this board (it holds the store), the command
+is sent to it over MQTT and the trace it answers with is printed; the agent
+applies the mqtt caller's permissions (permissions.mqtt). Otherwise the board
+is started here without its sensors (so a simulated camera cannot preempt the
+decision; --sensors runs them) and without MQTT. A command the local matcher
+answers is decided at once; only one that needs the LLM waits (up to --wait)
+for the model server's first check.
+
+With --dry-run the engine decides but nothing is run (never forwarded: the
+decision is made here, on a copy without the store's history).`,
 		Example: `  edgeagent decide "turn on the headlight"
   edgeagent decide --dry-run "it is getting dark, light the way"
   edgeagent decide --json "pan to 90 degrees" | jq .decision.trace`,
@@ -43,12 +54,32 @@ With --dry-run the engine decides but nothing is run.`,
 			if text == "" {
 				return errors.New("nothing to decide: TEXT is empty")
 			}
-			n, _, err := loadNode(boardPath, false)
+			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+			defer stop()
+			adjust := func(cfg *board.Config) {
+				if !withSensors {
+					for i := range cfg.Sensors {
+						cfg.Sensors[i].Enabled = false
+					}
+				}
+			}
+			n, _, err := loadNode(boardPath, false, adjust)
+			if errors.Is(err, store.ErrLocked) {
+				if !dryRun {
+					out, ferr := decideOverMQTT(ctx, cmd, boardPath, text, timeout)
+					return report(cmd, out, ferr, asJSON)
+				}
+				fmt.Fprintf(cmd.ErrOrStderr(), "edgeagent: an agent is running with %s; deciding here without its store (a dry run is not forwarded)\n", boardPath)
+				n, _, err = loadNode(boardPath, true, adjust)
+			}
 			if err != nil {
 				return err
 			}
-			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-			defer stop()
+			// A one-off decision is not the robot's control plane (see invoke).
+			if err := n.UnloadPlugin(ctx, "mqtt"); err != nil && !strings.Contains(err.Error(), "not loaded") {
+				_ = n.Close()
+				return err
+			}
 			runCtx, cancel := context.WithCancel(ctx)
 			done := make(chan error, 1)
 			go func() { done <- n.Run(runCtx, processStart) }()
@@ -63,48 +94,74 @@ With --dry-run the engine decides but nothing is run.`,
 			if err := <-done; err != nil && derr == nil {
 				derr = err
 			}
-			if out.Decision == nil {
-				return derr
-			}
-			if asJSON {
-				enc := json.NewEncoder(cmd.OutOrStdout())
-				enc.SetIndent("", "  ")
-				if err := enc.Encode(out); err != nil {
-					return err
-				}
-			} else {
-				printOutcome(cmd.OutOrStdout(), out)
-			}
-			return derr
+			return report(cmd, out, derr, asJSON)
 		},
 	}
 	cmd.Flags().StringVar(&boardPath, "board", defaultBoard, "board config file")
 	cmd.Flags().BoolVar(&dryRun, "dry-run", false, "decide but do not act")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the outcome (decision, trace, steps) as JSON")
-	cmd.Flags().DurationVar(&wait, "wait", 15*time.Second, "how long to wait for the LLM server to answer its first check")
+	cmd.Flags().BoolVar(&withSensors, "sensors", false, "run the board's sensors while deciding (their events may preempt the decision)")
+	cmd.Flags().DurationVar(&wait, "wait", 15*time.Second, "how long a command that needs the LLM waits for the model server's first check")
+	cmd.Flags().DurationVar(&timeout, "timeout", 60*time.Second, "when forwarding to a running agent over MQTT, how long to wait for the reply")
 	rootCmd.AddCommand(cmd)
 }
 
-// decideOnce waits for the LLM's first check, then decides (and acts,
-// unless dryRun).
-func decideOnce(ctx context.Context, n *node.Node, text string, dryRun bool, wait time.Duration) (agent.Outcome, error) {
-	deadline := time.Now().Add(wait)
-	for time.Now().Before(deadline) {
-		st, ok := n.Agent.Status().Components["llm"].(local.Status)
-		if !ok || st.State != local.StateStarting {
-			break
+// report prints an outcome (when there is a decision to show) and returns
+// the error of the decision.
+func report(cmd *cobra.Command, out agent.Outcome, err error, asJSON bool) error {
+	if out.Decision == nil {
+		return err
+	}
+	if asJSON {
+		enc := json.NewEncoder(cmd.OutOrStdout())
+		enc.SetIndent("", "  ")
+		if jerr := enc.Encode(out); jerr != nil {
+			return jerr
 		}
-		select {
-		case <-ctx.Done():
-			return agent.Outcome{}, ctx.Err()
-		case <-time.After(50 * time.Millisecond):
+	} else {
+		printOutcome(cmd.OutOrStdout(), out)
+	}
+	return err
+}
+
+// decideOverMQTT sends the command to the agent that runs with the board
+// and returns the outcome it answers with.
+func decideOverMQTT(ctx context.Context, cmd *cobra.Command, path, text string, timeout time.Duration) (agent.Outcome, error) {
+	r, err := callOverMQTT(ctx, cmd, path, "command", mqtt.Command{Text: text}, false, timeout)
+	if err != nil {
+		return agent.Outcome{}, err
+	}
+	var out agent.Outcome
+	if r.Result != nil {
+		// The reply carries the outcome as JSON: decode it back.
+		raw, err := json.Marshal(r.Result)
+		if err == nil {
+			err = json.Unmarshal(raw, &out)
+		}
+		if err != nil {
+			return agent.Outcome{}, fmt.Errorf("the agent's reply is not an outcome: %w", err)
+		}
+	}
+	if !r.OK {
+		return out, errors.New(r.Error + " (" + r.Code + ")")
+	}
+	return out, nil
+}
+
+// decideOnce decides (and acts, unless dryRun). A command the local
+// matcher answers goes at once; one that needs the LLM first waits for the
+// model server's first check, up to wait.
+func decideOnce(ctx context.Context, n *node.Node, text string, dryRun bool, wait time.Duration) (agent.Outcome, error) {
+	e := n.Engine()
+	if e != nil && !e.Local(text) {
+		if err := waitForLLM(ctx, n, wait); err != nil {
+			return agent.Outcome{}, err
 		}
 	}
 	cmd := agent.Command{ID: "cli-decide", Caller: "cli", Text: text}
 	if !dryRun {
 		return n.Agent.Submit(ctx, cmd)
 	}
-	e := n.Engine()
 	if e == nil {
 		return agent.Outcome{}, errors.New("no decision engine is loaded on this board")
 	}
@@ -125,9 +182,31 @@ func decideOnce(ctx context.Context, n *node.Node, text string, dryRun bool, wai
 	return out, err
 }
 
+// waitForLLM waits until the LLM client has finished its first check of
+// the server (available or not), at most wait.
+func waitForLLM(ctx context.Context, n *node.Node, wait time.Duration) error {
+	deadline := time.NewTimer(wait)
+	defer deadline.Stop()
+	tick := time.NewTicker(50 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		st, ok := n.Agent.Status().Components["llm"].(local.Status)
+		if !ok || st.State != local.StateStarting {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-deadline.C:
+			return nil
+		case <-tick.C:
+		}
+	}
+}
+
 func printOutcome(w io.Writer, out agent.Outcome) {
 	dec := out.Decision
-	tr, _ := dec.Trace.(*agent.Trace)
+	tr := dec.Trace
 	if tr == nil {
 		fmt.Fprintf(w, "path: %s (no trace)\n", dec.Path)
 	} else {

@@ -126,18 +126,7 @@ user when the broker has users).`,
 
 // invokeOverMQTT sends the call to the agent that runs with the board.
 func invokeOverMQTT(ctx context.Context, cmd *cobra.Command, path, tool string, params json.RawMessage, admin bool, timeout time.Duration) error {
-	b, err := board.Load(path)
-	if err != nil {
-		return err
-	}
-	cfg, err := mqttplane.Config(b)
-	if err != nil {
-		return err
-	}
-	fmt.Fprintf(cmd.ErrOrStderr(), "edgeagent: an agent is running with %s (its store is locked); sending the call over MQTT to %s\n", path, cfg.BrokerURL())
-	ctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	r, err := mqtt.Call(ctx, cfg, mqtt.Command{Tool: tool, Params: params}, admin)
+	r, err := callOverMQTT(ctx, cmd, path, "call", mqtt.Command{Tool: tool, Params: params}, admin, timeout)
 	if err != nil {
 		return err
 	}
@@ -151,4 +140,21 @@ func invokeOverMQTT(ctx context.Context, cmd *cobra.Command, path, tool string, 
 	enc := json.NewEncoder(cmd.OutOrStdout())
 	enc.SetIndent("", "  ")
 	return enc.Encode(r.Result)
+}
+
+// callOverMQTT hands a command to the agent that runs with the board (and
+// holds its store) and waits up to timeout for the reply.
+func callOverMQTT(ctx context.Context, cmd *cobra.Command, path, what string, c mqtt.Command, admin bool, timeout time.Duration) (mqtt.Reply, error) {
+	b, err := board.Load(path)
+	if err != nil {
+		return mqtt.Reply{}, err
+	}
+	cfg, err := mqttplane.Config(b)
+	if err != nil {
+		return mqtt.Reply{}, err
+	}
+	fmt.Fprintf(cmd.ErrOrStderr(), "edgeagent: an agent is running with %s (its store is locked); sending the %s over MQTT to %s\n", path, what, cfg.BrokerURL())
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	return mqtt.Call(ctx, cfg, c, admin)
 }

@@ -55,6 +55,8 @@ var rules = []struct {
 	{"agent/agenttest", []string{"agent", "hooks", "tools", "worldmodel", "llm"}},
 	{"mqtt", []string{"agent", "tools", "worldmodel", "hooks"}},
 	{"mqtt/mosquittotest", nil},
+	// The decision benchmark builds a sim node per case, as the CLI does.
+	{"eval", []string{"agent", "board", "llm", "llm/local", "node", "worldmodel"}},
 	// The operator's side of a fleet: MQTT only, no runtime.
 	{"fleet", []string{"mqtt", "board"}},
 	// The plugin host sees the runtime's parts; adapters see the host and

@@ -1,0 +1,8 @@
+package eval
+
+// The plugins register themselves from their packages; cmd/edgeagent
+// imports them, and so do these tests.
+import (
+	_ "github.com/edgeagent/edgeagent/plugin/actuators"
+	_ "github.com/edgeagent/edgeagent/plugin/engine"
+)

@@ -5,4 +5,5 @@ package eval
 import (
 	_ "github.com/edgeagent/edgeagent/plugin/actuators"
 	_ "github.com/edgeagent/edgeagent/plugin/engine"
+	_ "github.com/edgeagent/edgeagent/plugin/mqttplane"
 )

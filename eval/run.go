@@ -7,7 +7,6 @@ import (
 	"io"
 	"log/slog"
 	"path/filepath"
-	"strings"
 	"time"
 
 	"github.com/edgeagent/edgeagent/agent"
@@ -142,7 +141,7 @@ func runCase(ctx context.Context, cfg *board.Config, s *Suite, c Case, o Options
 		return fail(err)
 	}
 	// The control plane would open a broker port and announce the robot.
-	if err := n.UnloadPlugin(ctx, "mqtt"); err != nil && !strings.Contains(err.Error(), "not loaded") {
+	if err := n.UnloadPlugin(ctx, "mqtt"); err != nil && !errors.Is(err, node.ErrPlugin) {
 		_ = n.Close()
 		return fail(err)
 	}

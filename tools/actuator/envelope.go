@@ -90,12 +90,18 @@ func (b *bucket) take(now time.Time) (bool, time.Duration) {
 // RangeSchema is the JSON Schema bounds of a limited parameter. With
 // on_violation: refuse the schema carries the envelope itself, so the
 // registry rejects an out-of-envelope value before the tool runs (and the
-// LLM's constrained output cannot produce one); with clamp it carries only
-// the lower bound that makes the value meaningful, because a value above
-// the envelope is exactly what clamping is for.
-func RangeSchema(lo, hi, floor float64, clamp bool) string {
-	if clamp {
+// LLM's constrained output cannot produce one); with clamp it carries the
+// bounds of the quantity itself (a duty from 0 to 1, an angle from 0 to
+// 180), because a value outside the envelope but inside those is exactly
+// what clamping is for, while one outside them is a mistake of units — "50"
+// for a 50 % duty must be refused, not clamped to full power. A ceiling of
+// +Inf leaves the top open (an angle of 400° is clamped, not a unit slip).
+func RangeSchema(lo, hi, floor, ceil float64, clamp bool) string {
+	if clamp && math.IsInf(ceil, 1) {
 		return fmt.Sprintf(`"minimum":%s`, Num(floor))
+	}
+	if clamp {
+		return fmt.Sprintf(`"minimum":%s,"maximum":%s`, Num(floor), Num(ceil))
 	}
 	return fmt.Sprintf(`"minimum":%s,"maximum":%s`, Num(lo), Num(hi))
 }

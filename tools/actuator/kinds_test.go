@@ -187,6 +187,10 @@ func TestPWMDutyBounds(t *testing.T) {
 	if r.pwm("sim:19") != 128 || !contains(res.Notes, "duty clamped from 1 to 0.5") {
 		t.Fatalf("strip clamp: %v", res.Notes)
 	}
+	// "50" for 50 % is a slip of units, not a value to clamp to full power.
+	if _, err := r.call("mqtt", "strip.set", `{"duty":50}`); tools.CodeOf(err) != tools.CodeInvalidParams {
+		t.Fatalf("duty 50 with clamp: %v", err)
+	}
 	rep := r.set.EStop(worldmodel.Event{Kind: actuator.EStopKind, Source: "test"})
 	if r.pwm("sim:19") != 128 || !strings.Contains(rep.Stopped["strip"], "hold") {
 		t.Fatalf("on_estop: hold not honoured: %+v", rep)

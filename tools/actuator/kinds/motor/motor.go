@@ -149,7 +149,7 @@ func (a *motorAct) Tools() []tools.Tool {
   "speed":{"type":"number",%s,"description":"0 stops; envelope max %s"},
   "direction":{"type":"string","enum":["forward","backward"],"default":"forward"},
   "duration":{"type":"number","minimum":0,"maximum":3600,"default":0,"description":"seconds, then it stops; 0: until stopped (or the dead-man timeout)"}},
-"required":["speed"],"additionalProperties":false}`, actuator.RangeSchema(0, a.maxSpeed, 0, a.clamp), actuator.Num(a.maxSpeed)), ""),
+"required":["speed"],"additionalProperties":false}`, actuator.RangeSchema(0, a.maxSpeed, 0, 1, a.clamp), actuator.Num(a.maxSpeed)), ""),
 			func(ctx context.Context, p driveParams) (tools.Result, error) { return a.drive(ctx, p) }),
 		tools.Func(a.Spec("stop", fmt.Sprintf("Stop the %s motor.", a.Name()), "", ""),
 			func(ctx context.Context, _ json.RawMessage) (tools.Result, error) {

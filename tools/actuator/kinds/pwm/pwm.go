@@ -155,7 +155,7 @@ func (a *pwmAct) Tools() []tools.Tool {
 			fmt.Sprintf("Set the %s PWM output's duty cycle, 0 to 1 (envelope %s–%s; values outside are %s). Use %s.off to switch it off.", a.Name(), actuator.Num(a.lo), actuator.Num(a.hi), viol, a.Name()),
 			fmt.Sprintf(`{"type":"object","properties":{
   "duty":{"type":"number",%s,"description":"fraction of each period the output is high; envelope %s–%s"}},
-"required":["duty"],"additionalProperties":false}`, actuator.RangeSchema(a.lo, a.hi, 0, a.clamp), actuator.Num(a.lo), actuator.Num(a.hi)), ""),
+"required":["duty"],"additionalProperties":false}`, actuator.RangeSchema(a.lo, a.hi, 0, 1, a.clamp), actuator.Num(a.lo), actuator.Num(a.hi)), ""),
 			func(ctx context.Context, p dutyParams) (tools.Result, error) {
 				c := actuator.Command{Tool: a.Name() + ".set", Params: actuator.Marshal(p)}
 				return a.Do(ctx, c, func() (actuator.Outcome, error) {

@@ -248,7 +248,7 @@ func (a *servoAct) Tools() []tools.Tool {
 		fmt.Sprintf(`{"type":"object","properties":{
   "degrees":{"type":"number",%s,"description":"target angle; envelope %s–%s"},
   "wait":{"type":"boolean","default":false,"description":"return only when the servo has arrived"}},
-"required":["degrees"],"additionalProperties":false}`, actuator.RangeSchema(a.lo, a.hi, 0, a.clamp), actuator.Num(a.lo), actuator.Num(a.hi)), "")
+"required":["degrees"],"additionalProperties":false}`, actuator.RangeSchema(a.lo, a.hi, 0, math.Inf(1), a.clamp), actuator.Num(a.lo), actuator.Num(a.hi)), "")
 	setAngle.Entity = &tools.Entity{Platform: "number", Name: a.Name(), Param: "degrees", Min: a.lo, Max: a.hi, Step: 1, Unit: "°"}
 	return []tools.Tool{
 		tools.Typed(setAngle, func(ctx context.Context, p angleParams) (tools.Result, error) {

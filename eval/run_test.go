@@ -213,7 +213,12 @@ func TestDefaultSuiteE2E(t *testing.T) {
 		t.Fatal(err)
 	}
 	boardPath := filepath.Join(t.TempDir(), "sim.yaml")
-	slow := strings.Replace(string(sim), "cycle_timeout: 30s", "cycle_timeout: 2m", 1) + "\nplugins:\n  llm:\n    max_tokens: 32\n"
+	// The board already has a plugins section: the llm block joins it.
+	slow := strings.Replace(string(sim), "cycle_timeout: 30s", "cycle_timeout: 2m", 1)
+	slow = strings.Replace(slow, "\nplugins:\n", "\nplugins:\n  llm:\n    max_tokens: 32\n", 1)
+	if !strings.Contains(slow, "max_tokens: 32") {
+		t.Fatal("the sim board has no plugins section to extend")
+	}
 	if err := os.WriteFile(boardPath, []byte(slow), 0o644); err != nil {
 		t.Fatal(err)
 	}

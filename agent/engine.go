@@ -474,8 +474,23 @@ func (e *Engine) frame(entries, scoped []*indexed, scope *Feature, p Perception)
 	if scope != nil {
 		name = scope.Name
 	}
-	cat := e.catalogue.get(entries, name, func() string { return catalogue(scoped, e.cfg.CatalogueBytes) })
+	cat := e.catalogue.get(entries, name, func() string { return catalogue(e.usable(scoped), e.cfg.CatalogueBytes) })
 	return newFrame(cat, world, p.Context)
+}
+
+// usable are the entries the engine's own caller may run. The others
+// (admin: config.reload, estop.reset, plugins.unload …) stay candidates —
+// scored 0 for permission, so a refusal can name them — but the catalogue
+// does not list them: they would cost every prompt their length and offer
+// the model what a plan may not use.
+func (e *Engine) usable(entries []*indexed) []*indexed {
+	out := make([]*indexed, 0, len(entries))
+	for _, x := range entries {
+		if e.reg.Permitted(e.cfg.Caller, nil, x.spec.Permission) {
+			out = append(out, x)
+		}
+	}
+	return out
 }
 
 // generate makes one LLM call and records it.

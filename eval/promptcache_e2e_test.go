@@ -124,6 +124,11 @@ func TestPromptCacheE2E(t *testing.T) {
 			if m := cacheSlotRE.FindStringSubmatch(line); m != nil {
 				p, _ := strconv.Atoi(m[1])
 				r, _ := strconv.Atoi(m[3])
+				if p >= cfg.LLM.NumCtx {
+					// The runner cut the prompt's middle, and with it the
+					// prefix the next prompt would share.
+					t.Fatalf("decision %d: a prompt of %d tokens filled the context of %d: the measurement needs whole prompts", i, p, cfg.LLM.NumCtx)
+				}
 				sent += p
 				evaluated += r
 			}

@@ -188,6 +188,11 @@ func TestSensorsReflexesPluginsAndShutdown(t *testing.T) {
 	if st := n.sensorStatus().(map[string]string); len(st) != 1 || st["tick"] != "ok" {
 		t.Fatalf("sensor status after unload: %v", st)
 	}
+	// Twice is a refusal a caller can tell by class, not by text.
+	err := n.UnloadPlugin(context.Background(), "lamp")
+	if !errors.Is(err, ErrPlugin) || !errors.Is(err, hooks.ErrNotFound) || err.Error() != `plugin request refused: plugin "lamp" is not loaded` {
+		t.Fatalf("second unload: %v", err)
+	}
 	if took := stop(); took > ShutdownGrace {
 		t.Fatalf("shutdown took %v", took)
 	}

@@ -160,13 +160,23 @@ func (n *Node) LoadRegistered(ctx context.Context, name string) error {
 // loaded, not applicable, not loaded).
 var ErrPlugin = errors.New("plugin request refused")
 
+// notLoaded is the refusal to unload a plugin that is not loaded: an
+// ErrPlugin, and a hooks.ErrNotFound for callers that unload just in case.
+type notLoaded string
+
+func (n notLoaded) Error() string {
+	return fmt.Sprintf("%v: plugin %q is not loaded", ErrPlugin, string(n))
+}
+
+func (notLoaded) Is(target error) bool { return target == ErrPlugin || target == hooks.ErrNotFound }
+
 // UnloadPlugin stops a plugin's sensors, removes its tools and hooks.
 func (n *Node) UnloadPlugin(ctx context.Context, name string) error {
 	// Hooks first: it refuses while another plugin depends on this one, and
 	// then nothing must have been torn down.
 	err := n.Hooks.Unload(ctx, name)
 	if errors.Is(err, hooks.ErrNotFound) {
-		return fmt.Errorf("%w: plugin %q is not loaded", ErrPlugin, name)
+		return notLoaded(name)
 	}
 	var f hooks.Failure
 	if err != nil && !errors.As(err, &f) {

@@ -76,7 +76,7 @@ decision is made here, on a copy without the store's history).`,
 				return err
 			}
 			// A one-off decision is not the robot's control plane (see invoke).
-			if err := n.UnloadPlugin(ctx, "mqtt"); err != nil && !strings.Contains(err.Error(), "not loaded") {
+			if err := n.UnloadPlugin(ctx, "mqtt"); err != nil && !errors.Is(err, hooks.ErrNotFound) {
 				_ = n.Close()
 				return err
 			}

@@ -87,6 +87,7 @@ type rigOpts struct {
 	dir     string
 	// noLocalAdmin leaves mqtt.local_admin off on the embedded broker.
 	noLocalAdmin bool
+	world        worldmodel.Config
 }
 
 func buildRig(o rigOpts) (*rig, error) {
@@ -118,7 +119,7 @@ func buildRig(o rigOpts) (*rig, error) {
 	if o.grants != nil {
 		grants = o.grants
 	}
-	r := &rig{board: b, cfg: cfg, world: worldmodel.New(worldmodel.Config{}), hooks: hooks.NewManager(quiet), lamp: &lampTools{}, counter: &counterTool{}}
+	r := &rig{board: b, cfg: cfg, world: worldmodel.New(o.world), hooks: hooks.NewManager(quiet), lamp: &lampTools{}, counter: &counterTool{}}
 	if r.store, err = store.Open(filepath.Join(o.dir, "edgeagent.db")); err != nil {
 		return nil, err
 	}

@@ -59,8 +59,11 @@ type Plane struct {
 
 	in       inboundStats
 	badInput atomic.Uint64
-	logLimit rateLimit
-	busyLog  rateLimit
+	// streamMissed: stream items the pump's cursor lost to the rings.
+	streamMissed atomic.Uint64
+	logLimit     rateLimit
+	busyLog      rateLimit
+	missLog      rateLimit
 }
 
 // runState is one start..stop of the plane.
@@ -369,10 +372,14 @@ func (p *Plane) Status() any {
 		// BrokerDropped: messages the embedded broker could not deliver
 		// to some client (its queue for that client was full).
 		BrokerDropped int64 `json:"broker_dropped,omitempty"`
+		// StreamMissed: world-model items the pump fell too far behind
+		// to publish (DESIGN.md §9a: a gap is counted, never a stall).
+		StreamMissed uint64 `json:"stream_missed"`
 	}{connStats: rs.conn.stats(), Embedded: rs.broker != nil, Admin: rs.admin,
 		Commands: p.in.commands.Load(), Queued: len(rs.queue), Busy: p.in.busy.Load(),
 		Duplicates: p.in.duplicates.Load(), Interrupted: p.in.interrupted.Load(),
-		BadInput: p.badInput.Load(), Journal: rs.journal.size(), JournalFailed: rs.journal.failed.Load()}
+		BadInput: p.badInput.Load(), Journal: rs.journal.size(), JournalFailed: rs.journal.failed.Load(),
+		StreamMissed: p.streamMissed.Load()}
 	if rs.broker != nil {
 		st.BrokerDropped = rs.broker.Dropped()
 	}

@@ -10,12 +10,17 @@ import (
 	"github.com/edgeagent/edgeagent/worldmodel"
 )
 
-// The world model has no subscriptions: the pump polls it. Every Poll it
-// publishes the events recorded since the last poll (decisions to the
-// decisions topic, the rest to events), actuator states that changed
-// (retained, for Home Assistant), motion states, and telemetry: each
-// sensor's readings at its configured telemetry interval, or every
-// reading when the interval is 0.
+// The pump is MQTT's consumer of the one stream (DESIGN.md §9a): it holds
+// a world-model cursor, as the dashboard and the recorder do, and wakes when
+// the model changes, at most once per Poll (readings come in bursts; one
+// batch per Poll keeps the broker traffic and the CPU bounded), and at least
+// once per Poll for telemetry that falls due. Each batch publishes the
+// events (decisions to the decisions topic, the rest to events), actuator
+// states that changed (retained, for Home Assistant), motion states, and
+// telemetry: each sensor's readings at its configured telemetry interval,
+// or every reading when the interval is 0. A pump that falls behind the
+// rings loses the oldest items: counted (stream_missed in agent.status)
+// and logged, never slowing the agent.
 
 const defaultTelemetry = 10 * time.Second // board's default, for sensors plugins bring
 
@@ -30,16 +35,18 @@ type reading struct {
 }
 
 type pumpState struct {
-	evSeq, obsSeq uint64
-	actuators     map[string]string
-	estop         string                        // as published on state/estop: latched | ok
-	motion        map[string]string             // source -> ON/OFF as published
-	latest        map[string]map[string]reading // sensor -> quantity -> latest reading
-	pending       map[string]bool               // sensors with readings not yet published
-	due           map[string]time.Time          // next telemetry publication per sensor
-	interval      map[string]time.Duration      // board sensors' telemetry intervals
-	discDirty     bool
-	discAt        time.Time
+	cursor    *worldmodel.Cursor
+	items     []worldmodel.Item
+	missed    uint64 // cursor.Missed already reported
+	actuators map[string]string
+	estop     string                        // as published on state/estop: latched | ok
+	motion    map[string]string             // source -> ON/OFF as published
+	latest    map[string]map[string]reading // sensor -> quantity -> latest reading
+	pending   map[string]bool               // sensors with readings not yet published
+	due       map[string]time.Time          // next telemetry publication per sensor
+	interval  map[string]time.Duration      // board sensors' telemetry intervals
+	discDirty bool
+	discAt    time.Time
 }
 
 func (p *Plane) pump(rs *runState) {
@@ -52,14 +59,29 @@ func (p *Plane) pump(rs *runState) {
 	for _, s := range p.cfg.Sensors {
 		st.interval[s.Name] = s.Telemetry
 	}
+	// From the start of what the model holds: events raised while the
+	// plane was starting are published too.
+	st.cursor = p.d.World.NewCursor(true)
 	tick := time.NewTicker(p.opts.Poll)
 	defer tick.Stop()
+	var last time.Time
 	for {
+		wake := st.cursor.Wait() // before the Read in collect: see Cursor.Wait
+		last = time.Now()
+		p.collect(rs, st, last)
 		select {
 		case <-rs.ctx.Done():
 			return
-		case now := <-tick.C:
-			p.collect(rs, st, now)
+		case <-tick.C:
+		case <-wake:
+			// Changed: batch what else comes within the rest of the Poll.
+			if rest := p.opts.Poll - time.Since(last); rest > 0 {
+				select {
+				case <-rs.ctx.Done():
+					return
+				case <-time.After(rest):
+				}
+			}
 		}
 	}
 }
@@ -67,35 +89,29 @@ func (p *Plane) pump(rs *runState) {
 func (p *Plane) collect(rs *runState, st *pumpState, now time.Time) {
 	w := p.d.World
 	qos := byte(p.cfg.QoS)
-	out := func(topic string, payload []byte, qos byte, retain bool) {
+	out := publishFunc(func(topic string, payload []byte, qos byte, retain bool) {
 		rs.conn.publish(message{topic: topic, payload: payload, qos: qos, retain: retain})
-	}
+	})
 	republish := rs.republish.Swap(false)
 
-	for _, e := range w.Events(st.evSeq, worldmodel.Low, 0) {
-		st.evSeq = e.Seq
-		topic := p.topics.Events
-		if e.Kind == "decision" {
-			topic = p.topics.Decisions
+	st.items = st.cursor.Read(st.items[:0], 0)
+	if m := st.cursor.Missed(); m > st.missed {
+		p.streamMissed.Add(m - st.missed)
+		if p.missLog.allow() {
+			p.log.Warn("the MQTT pump fell behind the world model's rings: the oldest items were not published",
+				"missed", m-st.missed)
 		}
-		out(topic, eventPayload(e), qos, false)
-		if e.Kind == "motion_start" || e.Kind == "motion_end" {
-			state := "OFF"
-			if e.Kind == "motion_start" {
-				state = "ON"
-			}
-			if st.motion[e.Source] != state {
-				st.motion[e.Source] = state
-				out(p.topics.State+e.Source+"/motion", []byte(state), qos, true)
-			}
-			rs.discMu.Lock()
-			if !rs.motion[e.Source] {
-				rs.motion[e.Source] = true
-				st.discDirty = true
-			}
-			rs.discMu.Unlock()
+		st.missed = m
+	}
+	for i := range st.items {
+		switch it := &st.items[i]; it.Kind {
+		case worldmodel.ItemEvent:
+			p.pumpEvent(rs, st, it.Event, out)
+		case worldmodel.ItemObservation:
+			p.pumpReading(rs, st, it.Obs, out)
 		}
 	}
+	clear(st.items) // drop references to blobs until the next batch
 
 	acts := w.Actuators()
 	for name, state := range acts {
@@ -119,37 +135,6 @@ func (p *Plane) collect(rs *runState, st *pumpState, now time.Time) {
 		}
 	}
 
-	for _, o := range w.Since("", st.obsSeq, 0) {
-		st.obsSeq = o.Seq
-		if o.Kind != worldmodel.Reading {
-			continue
-		}
-		sensor, quantity, ok := strings.Cut(o.Source, ".")
-		if !ok {
-			quantity = "value"
-		}
-		q := st.latest[sensor]
-		if q == nil {
-			q = map[string]reading{}
-			st.latest[sensor] = q
-		}
-		q[quantity] = reading{o.Value, o.Time}
-		rs.discMu.Lock()
-		if unit, known := rs.numeric[o.Source]; !known || unit != o.Unit {
-			rs.numeric[o.Source] = o.Unit
-			st.discDirty = true
-		}
-		rs.discMu.Unlock()
-		iv, known := st.interval[sensor]
-		if !known {
-			iv = defaultTelemetry
-		}
-		if iv == 0 {
-			out(p.topics.Telemetry+sensor, telemetryPayload(q, o.Time), 0, false)
-			continue
-		}
-		st.pending[sensor] = true
-	}
 	for sensor := range st.pending {
 		if now.Before(st.due[sensor]) {
 			continue
@@ -175,6 +160,68 @@ func (p *Plane) collect(rs *runState, st *pumpState, now time.Time) {
 		st.discDirty, st.discAt = false, now
 		p.publishDiscovery(rs)
 	}
+}
+
+type publishFunc func(topic string, payload []byte, qos byte, retain bool)
+
+// pumpEvent publishes an event, and a motion source's state when it changes.
+func (p *Plane) pumpEvent(rs *runState, st *pumpState, e worldmodel.Event, out publishFunc) {
+	qos := byte(p.cfg.QoS)
+	topic := p.topics.Events
+	if e.Kind == "decision" {
+		topic = p.topics.Decisions
+	}
+	out(topic, eventPayload(e), qos, false)
+	if e.Kind != "motion_start" && e.Kind != "motion_end" {
+		return
+	}
+	state := "OFF"
+	if e.Kind == "motion_start" {
+		state = "ON"
+	}
+	if st.motion[e.Source] != state {
+		st.motion[e.Source] = state
+		out(p.topics.State+e.Source+"/motion", []byte(state), qos, true)
+	}
+	rs.discMu.Lock()
+	if !rs.motion[e.Source] {
+		rs.motion[e.Source] = true
+		st.discDirty = true
+	}
+	rs.discMu.Unlock()
+}
+
+// pumpReading keeps a reading for its sensor's telemetry, publishing at
+// once when the sensor's interval is 0.
+func (p *Plane) pumpReading(rs *runState, st *pumpState, o worldmodel.Observation, out publishFunc) {
+	if o.Kind != worldmodel.Reading {
+		return
+	}
+	sensor, quantity, ok := strings.Cut(o.Source, ".")
+	if !ok {
+		quantity = "value"
+	}
+	q := st.latest[sensor]
+	if q == nil {
+		q = map[string]reading{}
+		st.latest[sensor] = q
+	}
+	q[quantity] = reading{o.Value, o.Time}
+	rs.discMu.Lock()
+	if unit, known := rs.numeric[o.Source]; !known || unit != o.Unit {
+		rs.numeric[o.Source] = o.Unit
+		st.discDirty = true
+	}
+	rs.discMu.Unlock()
+	iv, known := st.interval[sensor]
+	if !known {
+		iv = defaultTelemetry
+	}
+	if iv == 0 {
+		out(p.topics.Telemetry+sensor, telemetryPayload(q, o.Time), 0, false)
+		return
+	}
+	st.pending[sensor] = true
 }
 
 // telemetryPayload is {"time": …, "<quantity>": value, …} with every

@@ -22,6 +22,9 @@ type Command struct {
 	Tool   string          `json:"tool,omitempty"`
 	Params json.RawMessage `json:"params,omitempty"`
 	Text   string          `json:"text,omitempty"`
+	// Speak asks for a spoken reply to a text command, as a voice command
+	// always gets (where the board has a voice: the say plugin).
+	Speak bool `json:"speak,omitempty"`
 }
 
 // Perception is what a cycle perceived: why it woke and the world it saw.

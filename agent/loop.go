@@ -252,7 +252,8 @@ func (l *Loop) cycle(ctx context.Context, n uint64, it *Interrupt) Outcome {
 	out := Outcome{Cycle: n, Trigger: describeTrigger(it)}
 
 	// sense
-	sense := hooks.Sense{Cycle: n, Trigger: out.Trigger, Summary: l.world.Summary(l.cfg.SummaryBytes)}
+	sense := hooks.Sense{Cycle: n, Trigger: out.Trigger, Summary: l.world.Summary(l.cfg.SummaryBytes),
+		Speak: it.Command != nil && it.Command.Speak}
 	if err := l.hooks.BeforeSense(ctx, &sense); err != nil {
 		l.failure(ctx, "before_sense", err)
 	}

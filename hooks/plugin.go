@@ -116,6 +116,8 @@ type Sense struct {
 	Cycle   uint64
 	Trigger string // what woke the cycle: "heartbeat" or the interrupt's source/kind
 	Summary string // world-model summary; BeforeSense plugins may filter or enrich it
+	// Speak: the cycle runs a command that asks for a spoken reply.
+	Speak bool
 }
 
 // Plan is the input to the decision step.

@@ -64,6 +64,9 @@ type Command struct {
 	Params json.RawMessage `json:"params,omitempty"`
 	// Text goes to the decision engine.
 	Text string `json:"text,omitempty"`
+	// Speak asks for the outcome of a text command out loud too (where the
+	// robot has a voice); text commands are silent otherwise.
+	Speak bool `json:"speak,omitempty"`
 	// Op is an administration request (skills, enable, disable, plugins,
 	// load, unload, stats, audit, reload, discovery, status); it needs the
 	// admin permission.
@@ -119,6 +122,7 @@ func DecodeCommand(payload []byte) (Command, error) {
 		Text    json.RawMessage `json:"text"`
 		Op      json.RawMessage `json:"op"`
 		ReplyTo json.RawMessage `json:"reply_to"`
+		Speak   json.RawMessage `json:"speak"`
 	}
 	// One strict pass: duplicate keys (at any depth, params included),
 	// unknown fields and trailing data are errors.
@@ -173,6 +177,15 @@ func DecodeCommand(payload []byte) (Command, error) {
 		return fail("set only one of tool, text and op")
 	case c.Text != "" && strings.TrimSpace(c.Text) == "":
 		return fail("text is blank")
+	}
+	switch sp := string(bytes.TrimSpace(raw.Speak)); {
+	case sp == "" || sp == "null" || sp == "false":
+	case sp != "true":
+		return fail("speak must be true or false, got %s", jsonKind(raw.Speak))
+	case c.Text == "":
+		return fail("speak goes with text: a tool or op call has no spoken reply")
+	default:
+		c.Speak = true
 	}
 	switch p := bytes.TrimSpace(raw.Params); {
 	case len(p) == 0 || string(p) == "null":

@@ -22,6 +22,11 @@ func TestDecodeCommand(t *testing.T) {
 			want: Command{ID: "1", Tool: "headlight.set", Params: json.RawMessage(`{"on":true}`)}},
 		{name: "text", in: `{"id":"2","text":"turn on the light","reply_to":"me/replies"}`,
 			want: Command{ID: "2", Text: "turn on the light", ReplyTo: "me/replies"}},
+		{name: "text spoken", in: `{"id":"s","text":"what is the temperature","speak":true}`,
+			want: Command{ID: "s", Text: "what is the temperature", Speak: true}},
+		{name: "text silent", in: `{"id":"s","text":"hi","speak":false}`, want: Command{ID: "s", Text: "hi"}},
+		{name: "speak with tool", in: `{"id":"x","tool":"a.b","speak":true}`, code: CodeInvalid, id: "x", msg: "speak goes with text"},
+		{name: "speak string", in: `{"id":"x","text":"hi","speak":"yes"}`, code: CodeInvalid, id: "x", msg: "speak must be true or false, got a string"},
 		{name: "op null params", in: ` {"id":"3","op":"skills","params":null} `, want: Command{ID: "3", Op: "skills"}},
 		{name: "malformed keeps id", in: `{"id":"m1","reply_to":"a/b","tool":`, code: CodeInvalid, id: "m1", replyTo: "a/b", msg: "malformed"},
 		{name: "garbage", in: `turn on the light`, code: CodeInvalid, msg: "malformed JSON"},
@@ -54,7 +59,7 @@ func TestDecodeCommand(t *testing.T) {
 					t.Fatal(err)
 				}
 				if got.ID != tc.want.ID || got.Tool != tc.want.Tool || got.Text != tc.want.Text || got.Op != tc.want.Op ||
-					got.ReplyTo != tc.want.ReplyTo || !bytes.Equal(got.Params, tc.want.Params) {
+					got.Speak != tc.want.Speak || got.ReplyTo != tc.want.ReplyTo || !bytes.Equal(got.Params, tc.want.Params) {
 					t.Fatalf("got %+v, want %+v", got, tc.want)
 				}
 				return

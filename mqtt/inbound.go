@@ -179,7 +179,7 @@ func (p *Plane) execute(ctx context.Context, cmd Command, grants []string) Reply
 // textCommand hands a sentence to the agent loop (the decision engine when
 // there is one) and reports the outcome; a failed step fails the reply.
 func (p *Plane) textCommand(ctx context.Context, cmd Command, grants []string) Reply {
-	out, err := p.d.Agent.Submit(ctx, agent.Command{ID: cmd.ID, Caller: "mqtt", Grants: grants, Text: cmd.Text})
+	out, err := p.d.Agent.Submit(ctx, agent.Command{ID: cmd.ID, Caller: "mqtt", Grants: grants, Text: cmd.Text, Speak: cmd.Speak})
 	if err != nil {
 		r := replyFor(cmd.ID, nil, err)
 		if out.Decision != nil || len(out.Steps) > 0 {

@@ -65,9 +65,11 @@ func (p *Plugin) watch(ctx context.Context, cur *worldmodel.Cursor) {
 // the event, without waiting for the player to wind down.
 func (p *Plugin) HandleCritical(e worldmodel.Event) { p.speaker.Cut(e.Kind) }
 
-// AfterSense notes the cycles a voice command started.
+// AfterSense notes the cycles that answer out loud: a voice command's, and
+// a text command's that asks to ("speak": true over MQTT).
 func (p *Plugin) AfterSense(_ context.Context, s hooks.Sense) error {
-	if !p.replies || !strings.HasPrefix(s.Trigger, "event ") || !strings.HasSuffix(s.Trigger, "/voice_command") {
+	voice := strings.HasPrefix(s.Trigger, "event ") && strings.HasSuffix(s.Trigger, "/voice_command")
+	if !p.replies || !voice && !s.Speak {
 		return nil
 	}
 	p.mu.Lock()

@@ -282,7 +282,8 @@ func TestOptionErrors(t *testing.T) {
 }
 
 // A command the robot cannot carry out gets a spoken refusal that says
-// why; a command over MQTT (not a voice command) gets no spoken answer.
+// why; a command over MQTT (not a voice command) gets no spoken answer
+// unless it asks for one.
 func TestSpokenRefusalAndSilentText(t *testing.T) {
 	t.Parallel()
 	r := start(t, "", "")
@@ -301,6 +302,14 @@ func TestSpokenRefusalAndSilentText(t *testing.T) {
 	time.Sleep(300 * time.Millisecond) // a reply would have started by now (it takes ≤ 65 ms)
 	if n := len(r.say.Sim().Said()); n != 1 {
 		t.Fatalf("a text command was answered out loud: %+v", r.say.Sim().Said())
+	}
+	// Unless it asks to be ("speak": true over MQTT).
+	if _, err := r.n.Agent.Submit(context.Background(), agent.Command{ID: "m2", Caller: "mqtt", Text: "turn on the headlight", Speak: true}); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 30*time.Second, "the spoken answer to a text command", func() bool { return len(r.say.Sim().Said()) == 2 })
+	if said := r.say.Sim().Said()[1].Text; !strings.Contains(said, "headlight") {
+		t.Fatalf("said %q", said)
 	}
 }
 

@@ -135,26 +135,68 @@ func (s *server) handleTuning(w http.ResponseWriter, r *http.Request, sess sessi
 	s.invoke(w, r, sess, "config.reload", params)
 }
 
+// boardDoc is the running board as generic YAML, to read and change keys
+// of blocks the board package keeps opaque (a camera's options).
+func (s *server) boardDoc() (map[string]any, error) {
+	y, err := s.board.Marshal()
+	if err != nil {
+		return nil, errors.New("the running config cannot be printed")
+	}
+	var doc map[string]any
+	if err := yaml.Unmarshal(y, &doc); err != nil {
+		return nil, errors.New("the running config cannot be read back")
+	}
+	return doc, nil
+}
+
+// sensorDoc is one sensor's block in doc.
+func sensorDoc(doc map[string]any, name string) map[string]any {
+	list, _ := doc["sensors"].([]any)
+	for _, item := range list {
+		if sc, _ := item.(map[string]any); sc != nil && sc["name"] == name {
+			return sc
+		}
+	}
+	return nil
+}
+
+// cameraMotion is what the tuning panel starts from: each camera's frame
+// size and the motion keys the board sets (absent keys are the camera's
+// defaults, which the page shows as such).
+func (s *server) cameraMotion() map[string]map[string]any {
+	out := map[string]map[string]any{}
+	doc, err := s.boardDoc()
+	if err != nil {
+		return out
+	}
+	for _, cam := range s.cameras() {
+		v := map[string]any{}
+		if sc := sensorDoc(doc, cam); sc != nil {
+			opts, _ := sc["options"].(map[string]any)
+			m, _ := opts["motion"].(map[string]any)
+			for _, k := range []string{"threshold", "min_area", "masks"} {
+				if x, ok := m[k]; ok {
+					v[k] = x
+				}
+			}
+			v["width"], v["height"] = opts["width"], opts["height"]
+		}
+		out[cam] = v
+	}
+	return out
+}
+
 // tunedConfig is the running board's YAML with the camera's motion keys
 // set.
 func (s *server) tunedConfig(cam string, t tuning) (string, error) {
 	if t.Threshold == nil && t.MinArea == nil && t.Masks == nil {
 		return "", errors.New("nothing to change: give threshold, min_area or masks")
 	}
-	y, err := s.board.Marshal()
+	doc, err := s.boardDoc()
 	if err != nil {
-		return "", errors.New("the running config cannot be printed")
+		return "", err
 	}
-	var doc map[string]any
-	if err := yaml.Unmarshal(y, &doc); err != nil {
-		return "", errors.New("the running config cannot be read back")
-	}
-	list, _ := doc["sensors"].([]any)
-	for _, item := range list {
-		sc, _ := item.(map[string]any)
-		if sc == nil || sc["name"] != cam {
-			continue
-		}
+	if sc := sensorDoc(doc, cam); sc != nil {
 		opts := child(sc, "options")
 		m := child(opts, "motion")
 		if t.Threshold != nil {

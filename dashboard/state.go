@@ -64,6 +64,7 @@ func (s *server) handleState(w http.ResponseWriter, _ *http.Request, _ session) 
 		"device": s.board.Device, "cameras": s.cameras(), "readings": readings, "thresholds": s.thresholds(),
 		"health": s.world.Health(), "actuators": s.world.Actuators(),
 		"events": rawList(events), "records": rawList(records), "version": s.world.Version(),
+		"camera_motion": s.cameraMotion(), "history_s": s.opts.History.Seconds(),
 	})
 }
 

@@ -34,8 +34,9 @@ type server struct {
 	auth  *auth
 	hub   *hub
 
-	streams atomic.Int64  // camera streams open
-	frames  atomic.Uint64 // camera frames sent
+	streams  atomic.Int64  // camera streams open
+	frames   atomic.Uint64 // camera frames sent
+	commands atomic.Uint64 // text commands, for their ids
 
 	// ctx ends when the plugin stops: long-lived responses (the live
 	// channel, camera streams) end with it.
@@ -84,6 +85,7 @@ func (s *server) routes() http.Handler {
 	mux.Handle("GET /api/camera/{name}/stream", s.read(s.handleStream))
 	mux.Handle("GET /api/camera/{name}/snapshot", s.read(s.handleSnapshot))
 	mux.Handle("POST /api/invoke", s.write(s.handleInvoke))
+	mux.Handle("POST /api/command", s.write(s.handleCommand))
 	mux.Handle("POST /api/camera/{name}/tuning", s.write(s.handleTuning))
 	return s.guard(mux)
 }

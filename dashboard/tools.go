@@ -1,9 +1,14 @@
 package dashboard
 
 import (
+	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"strings"
+	"time"
+
+	"github.com/edgeagent/edgeagent/agent"
 )
 
 // webCaller is the dashboard's name in the tools registry: the journal and
@@ -65,4 +70,41 @@ func (s *server) handleInvoke(w http.ResponseWriter, r *http.Request, sess sessi
 		return
 	}
 	s.invoke(w, r, sess, req.Tool, req.Params)
+}
+
+type commandReq struct {
+	Text string `json:"text"`
+}
+
+// maxCommand bounds a sentence for the agent.
+const maxCommand = 500
+
+// handleCommand hands a sentence to the agent loop, as a text command over
+// MQTT does: the fast paths or the decision engine pick the tools, which
+// run with the session's grants; the decision shows up on the live channel.
+func (s *server) handleCommand(w http.ResponseWriter, r *http.Request, sess session) {
+	var req commandReq
+	if err := readJSON(r, &req); err != nil {
+		httpError(w, http.StatusBadRequest, err.Error())
+		return
+	}
+	text := strings.TrimSpace(req.Text)
+	if text == "" || len(text) > maxCommand {
+		httpError(w, http.StatusBadRequest, fmt.Sprintf("text: 1 to %d characters", maxCommand))
+		return
+	}
+	timeout := s.board.Agent.CycleTimeout
+	if timeout <= 0 {
+		timeout = 30 * time.Second
+	}
+	ctx, cancel := context.WithTimeout(r.Context(), timeout)
+	defer cancel()
+	s.log.Info("dashboard command", "user", sess.User, "role", sess.Role)
+	out, err := s.host.Agent().Submit(ctx, agent.Command{ID: fmt.Sprintf("web-%d", s.commands.Add(1)), Caller: webCaller,
+		Grants: sess.grants(), Text: text})
+	if err != nil {
+		writeJSON(w, http.StatusUnprocessableEntity, map[string]any{"ok": false, "error": err.Error(), "outcome": out})
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"ok": true, "outcome": out})
 }

@@ -3,10 +3,12 @@ package main
 import (
 	"context"
 	"fmt"
-		"os"
+	"log/slog"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -35,7 +37,7 @@ func dashChromium(t *testing.T) string {
 
 // dashSimNode runs the sim board with the dashboard on a free port, logins for
 // an admin and a viewer, and its embedded broker on another free port.
-func dashSimNode(t *testing.T) (n *node.Node, url, broker string) {
+func dashSimNode(t *testing.T) (current *atomic.Pointer[node.Node], url, broker string) {
 	src, err := os.ReadFile("../../board-configs/sim.yaml")
 	if err != nil {
 		t.Fatal(err)
@@ -48,7 +50,7 @@ func dashSimNode(t *testing.T) (n *node.Node, url, broker string) {
 		"listen: 127.0.0.1:1883": fmt.Sprintf("listen: 127.0.0.1:%d", mq),
 		"dashboard:\n  listen: 127.0.0.1:8080": fmt.Sprintf("dashboard:\n  listen: 127.0.0.1:%d\n  users:\n"+
 			"    - {name: admin, password_bcrypt: %q, role: admin}\n    - {name: guest, password_bcrypt: %q, role: viewer}", web, admin, viewer),
-		"llm:\n  # Ollama": "llm:\n  enabled: false\n  # Ollama",
+		"llm:\n  # Ollama":          "llm:\n  enabled: false\n  # Ollama",
 		"  enabled: true\n  model:": "  model:",
 	} {
 		if !strings.Contains(y, old) {
@@ -62,13 +64,16 @@ func dashSimNode(t *testing.T) (n *node.Node, url, broker string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	n, err = node.New(cfg, node.Options{ConfigDir: filepath.Dir(abs)})
+	n, err := node.New(cfg, node.Options{ConfigDir: filepath.Dir(abs)})
 	if err != nil {
 		t.Fatal(err)
 	}
+	current = new(atomic.Pointer[node.Node])
+	current.Store(n)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- n.Run(ctx, time.Now()) }()
+	// As `run` does: a config reload (the camera tuning panel) rebuilds the node.
+	go func() { done <- runNodes(ctx, n, filepath.Dir(abs), current, slog.Default()) }()
 	t.Cleanup(func() {
 		cancel()
 		if err := <-done; err != nil {
@@ -80,7 +85,7 @@ func dashSimNode(t *testing.T) (n *node.Node, url, broker string) {
 	case err := <-done:
 		t.Fatalf("node did not start: %v", err)
 	}
-	return n, fmt.Sprintf("http://127.0.0.1:%d/", web), fmt.Sprintf("tcp://127.0.0.1:%d", mq)
+	return current, fmt.Sprintf("http://127.0.0.1:%d/", web), fmt.Sprintf("tcp://127.0.0.1:%d", mq)
 }
 
 // headlessBrowser is a headless chromium with a fresh profile.
@@ -140,7 +145,7 @@ func screenshotDir(t *testing.T) string {
 func screenshot(t *testing.T, ctx context.Context, dir, name string) {
 	t.Helper()
 	var png []byte
-	if err := chromedp.Run(ctx, chromedp.FullScreenshot(&png, 100)); err != nil {
+	if err := chromedp.Run(ctx, chromedp.CaptureScreenshot(&png)); err != nil {
 		t.Fatalf("screenshot %s: %v", name, err)
 	}
 	if err := os.WriteFile(filepath.Join(dir, name+".png"), png, 0o644); err != nil {
@@ -184,7 +189,8 @@ func TestBrowser(t *testing.T) {
 		t.Skip("browser test: not in -short")
 	}
 	dashChromium(t)
-	n, url, broker := dashSimNode(t)
+	current, url, broker := dashSimNode(t)
+	n := current.Load()
 	dir := screenshotDir(t)
 	ctx := headlessBrowser(t)
 
@@ -230,8 +236,16 @@ func TestBrowser(t *testing.T) {
 	}
 	screenshot(t, ctx, dir, "audit")
 
+	// A sentence for the agent: the local matcher decides, the trace shows.
 	dashTab(t, ctx, "events")
-	waitJS(t, ctx, "a decision", `document.querySelector('#events li[data-kind="decision"]')`, 60*time.Second)
+	if err := chromedp.Run(ctx, chromedp.SendKeys(`#command-form input`, "turn on the headlight"), chromedp.Click(`#command-form button`)); err != nil {
+		t.Fatal(err)
+	}
+	waitJS(t, ctx, "the command's decision", `[...document.querySelectorAll('#events li[data-kind="decision"]')].some(li => li.textContent.includes('via local'))`, 20*time.Second)
+	if err := chromedp.Run(ctx, chromedp.Click(`#events li[data-kind="decision"] summary`)); err != nil {
+		t.Fatal(err)
+	}
+	waitJS(t, ctx, "an expanded trace", `document.querySelector('#events .trace')`, 5*time.Second)
 	screenshot(t, ctx, dir, "events")
 
 	// E-STOP latches; MQTT's retained state says so.
@@ -270,6 +284,42 @@ func TestBrowser(t *testing.T) {
 	}
 	waitJS(t, ctx, "e-stop reset", `document.body.dataset.estop === 'ok'`, 10*time.Second)
 
+	// The tuning panel: a higher threshold and a mask drawn with the mouse
+	// go to config.reload, which validates them and rebuilds the agent.
+	dashTab(t, ctx, "overview")
+	if err := chromedp.Run(ctx, chromedp.Click(`.camera [data-act=tune]`), chromedp.WaitVisible(`.camera .tuning`),
+		chromedp.Click(`.camera [data-act=draw]`)); err != nil {
+		t.Fatal(err)
+	}
+	jsEval[bool](t, ctx, `(() => { const r = document.querySelector('.camera input[name=threshold]'); r.value = 42; r.dispatchEvent(new Event('input')); return true; })()`)
+	rect := jsEval[[]float64](t, ctx, `(() => { const r = document.querySelector('.camera canvas').getBoundingClientRect(); return [r.left, r.top, r.width, r.height]; })()`)
+	for _, p := range [][2]float64{{0, 0}, {0.5, 0}, {0.5, 0.25}, {0, 0.25}} { // the top-left quarter's upper half
+		if err := chromedp.Run(ctx, chromedp.MouseClickXY(rect[0]+1+p[0]*(rect[2]-2), rect[1]+1+p[1]*(rect[3]-2))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := chromedp.Run(ctx, chromedp.Click(`.camera [data-act=close]`)); err != nil {
+		t.Fatal(err)
+	}
+	screenshot(t, ctx, dir, "camera-tuning")
+	if err := chromedp.Run(ctx, chromedp.Click(`.camera [data-act=save]`)); err != nil {
+		t.Fatal(err)
+	}
+	waitJS(t, ctx, "tuning accepted", `document.querySelector('[data-msg=tuning]').textContent.startsWith('accepted')`, 15*time.Second)
+	waitUntil(t, "the agent rebuilt with the tuned config", 20*time.Second, func() bool { return current.Load() != n })
+	n = current.Load()
+	<-n.Ready()
+	var motion map[string]any
+	waitUntil(t, "the rebuilt dashboard serving the tuned camera", 20*time.Second, func() bool {
+		err := chromedp.Run(ctx, chromedp.Evaluate(`fetch('/api/state').then(r => r.json()).then(s => s.camera_motion.front_cam)`, &motion,
+			func(p *runtime.EvaluateParams) *runtime.EvaluateParams { return p.WithAwaitPromise(true) }))
+		return err == nil && motion["threshold"] == float64(42)
+	})
+	masks, _ := motion["masks"].([]any)
+	if len(masks) != 1 || len(strings.Split(masks[0].(string), ",")) != 8 {
+		t.Fatalf("tuned masks %v, want one 4-point polygon", motion["masks"])
+	}
+
 	// A viewer sees everything and cannot actuate: the form is disabled,
 	// and a call made anyway is refused by the registry.
 	if err := chromedp.Run(ctx, chromedp.Click(`#logout`)); err != nil {
@@ -283,6 +333,7 @@ func TestBrowser(t *testing.T) {
 	dashTab(t, ctx, "tools")
 	waitJS(t, ctx, "viewer's pan.set_angle form disabled", `document.querySelector('form[data-tool="pan.set_angle"] button[type=submit][disabled]')`, 10*time.Second)
 	screenshot(t, ctx, dir, "viewer-tools")
+	before := n.World.Actuators()["pan"]
 	var status int
 	if err := chromedp.Run(ctx, chromedp.Evaluate(`fetch('/api/invoke', {method: 'POST', headers: {'Content-Type': 'application/json',
 	  'X-CSRF-Token': dashboard.csrf}, body: JSON.stringify({tool: 'pan.set_angle', params: {degrees: 150}})}).then(r => r.status)`,
@@ -293,7 +344,7 @@ func TestBrowser(t *testing.T) {
 		t.Fatalf("a viewer's pan.set_angle answered %d, want 403", status)
 	}
 	time.Sleep(300 * time.Millisecond)
-	if st := n.World.Actuators()["pan"]; st != "at 30°" {
+	if st := n.World.Actuators()["pan"]; st != before {
 		t.Fatalf("pan moved to %q after a viewer's call", st)
 	}
 }

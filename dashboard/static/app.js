@@ -16,7 +16,8 @@ const el = (tag, attrs = {}, ...kids) => {
   return e;
 };
 const fmtTime = (ms) => new Date(ms).toLocaleTimeString();
-const fmtNum = (v) => (v === null || v === undefined) ? "—" : (Math.abs(v) >= 1000 || Number.isInteger(v) ? String(Math.round(v * 100) / 100) : v.toPrecision(4));
+const fmtNum = (v) => (v === null || v === undefined || typeof v !== "number") ? "—" :
+  (Math.abs(v) >= 1000 || Number.isInteger(v) ? String(Math.round(v * 100) / 100) : String(Number(v.toPrecision(4))));
 const json = (v) => JSON.stringify(v);
 
 const S = {
@@ -70,7 +71,6 @@ function enter(sess) {
   $("#device").textContent = sess.name || sess.device || "edgeagent";
   document.title = (sess.name || sess.device) + " — edgeagent";
   document.body.dataset.role = sess.role;
-  $("#estop-reset").classList.toggle("hidden", sess.role !== "admin");
   load();
 }
 
@@ -113,7 +113,7 @@ async function load() {
   S.events = []; S.calls = [];
   for (const m of s.events || []) onEvent(m, true);
   for (const m of s.records || []) onRecord(m, true);
-  renderEvents(); renderCalls(); renderActuators(); renderHealth(); renderEStop();
+  renderEvents(); renderRecent(); renderCalls(); renderActuators(); renderHealth(); renderEStop();
   connect();
 }
 
@@ -156,7 +156,18 @@ function onEvent(m, initial) {
   S.events.push(m);
   if (S.events.length > 500) S.events.splice(0, S.events.length - 500);
   if (m.kind === "estop" || m.kind === "estop_reset") renderEStop();
-  if (!initial) renderEvents();
+  if (!initial) { renderEvents(); renderRecent(); }
+}
+
+// The overview's few latest events, decisions included.
+function renderRecent() {
+  const items = [];
+  for (let i = S.events.length - 1; i >= 0 && items.length < 8; i--) {
+    const m = S.events[i];
+    const li = el("li", { class: "p-" + m.prio, "data-kind": m.kind }, el("span", { class: "meta", text: fmtTime(m.ts) }), el("b", { text: m.kind + " " }), m.msg || "");
+    items.push(li);
+  }
+  $("#recent").replaceChildren(...items);
 }
 
 function onRecord(m, initial) {
@@ -180,6 +191,8 @@ function renderEStop() {
   b.textContent = latched ? "E-STOP LATCHED" : "e-stop: ok";
   b.className = "badge " + (latched ? "bad" : "ok");
   document.body.dataset.estop = latched ? "latched" : "ok";
+  // only an admin may release it, and only a latched stop needs it
+  $("#estop-reset").classList.toggle("hidden", !latched || S.role !== "admin");
 }
 $("#estop").addEventListener("click", async () => {
   const { data } = await api("/api/invoke", { tool: "estop.trigger", params: { reason: "dashboard E-STOP button" } });
@@ -228,9 +241,11 @@ function ensurePlot(src, unit, t, v) {
   const lines = (S.thresholds[src] || []);
   p.u = new uPlot({
     width: 320, height: 140, legend: { show: false }, cursor: { show: false },
-    scales: { x: { time: true } },
+    // the x axis is always the last window up to now (a single point
+    // would otherwise stretch it over years)
+    scales: { x: { time: true, range: (u, lo) => { const now = Date.now() / 1000; return [Math.max(now - S.window, Math.min(lo ?? now, now - 60)), now]; } } },
     axes: [{ size: 24, font: "10px system-ui" }, { size: 48, font: "10px system-ui" }],
-    series: [{}, { stroke: "#2563eb", width: 1.5, points: { show: false } }],
+    series: [{}, { stroke: "#2563eb", width: 1.5 }], // points show where data is sparse
     hooks: {
       draw: [(u) => {
         // thresholds as dashed lines, red above / amber below
@@ -292,18 +307,18 @@ function camera(name, m, box) {
   const detEl = el("span", { class: "muted" });
   const frameEl = el("span", { class: "muted" });
   const cam = { name, img, cv, boxes: [], w: m.width || 0, h: m.height || 0, masks: (m.masks || []).map(parseMask), draft: [], drawing: false, frames: 0 };
-  const tuneBtn = el("button", { text: "Tune motion…" });
+  const tuneBtn = el("button", { text: "Tune motion…", "data-act": "tune" });
   const tuning = el("div", { class: "tuning hidden" });
   const thr = el("input", { type: "range", min: 1, max: 255, value: m.threshold ?? 30, name: "threshold" });
   const thrOut = el("output", { text: String(thr.value) });
   thr.addEventListener("input", () => { thrOut.textContent = thr.value; });
   const area = el("input", { type: "number", min: 0, max: 100000, value: m.min_area ?? 10, name: "min_area" });
   const maskInfo = el("span", { class: "muted" });
-  const drawBtn = el("button", { type: "button", text: "Draw a mask" });
-  const closeBtn = el("button", { type: "button", text: "Close polygon", disabled: true });
-  const clearBtn = el("button", { type: "button", text: "Clear masks" });
-  const saveBtn = el("button", { type: "button", text: "Save (config.reload)" });
-  const msg = el("p", { class: "muted" });
+  const drawBtn = el("button", { type: "button", text: "Draw a mask", "data-act": "draw" });
+  const closeBtn = el("button", { type: "button", text: "Close polygon", disabled: true, "data-act": "close" });
+  const clearBtn = el("button", { type: "button", text: "Clear masks", "data-act": "clear" });
+  const saveBtn = el("button", { type: "button", text: "Save (config.reload)", "data-act": "save" });
+  const msg = el("p", { class: "muted", "data-msg": "tuning" });
   tuning.append(
     el("div", { class: "row" }, el("label", {}, "threshold ", thr, thrOut), el("label", {}, "min area ", area)),
     el("div", { class: "row" }, drawBtn, closeBtn, clearBtn, maskInfo),
@@ -379,6 +394,15 @@ function parseMask(s) {
 // ---- events and decisions ---------------------------------------------------------
 const prioRank = { low: 0, normal: 1, high: 2, critical: 3 };
 for (const id of ["#ev-prio", "#ev-decisions"]) $(id).addEventListener("change", renderEvents);
+$("#command-form").addEventListener("submit", async (ev) => {
+  ev.preventDefault();
+  const input = $("#command-form input"), out = $("#command-reply");
+  out.textContent = "…";
+  const { data } = await api("/api/command", { text: input.value });
+  const steps = ((data.outcome || {}).steps || []).map((s) => s.tool + ": " + (s.error || "ok")).join("; ");
+  out.textContent = data.ok ? "done" + (steps ? ": " + steps : "") : (data.error || "failed") + (steps ? " (" + steps + ")" : "");
+  out.className = data.ok ? "muted" : "error";
+});
 
 function renderEvents() {
   if ($("#tab-events").classList.contains("hidden")) return; // drawn when the tab opens
@@ -456,7 +480,12 @@ function toolCard(t) {
   const getters = [];
   for (const [name, p] of Object.entries(props)) {
     const { input, get } = field(name, p, t.envelope && t.envelope.param === name ? t.envelope : null);
-    getters.push([name, get, req.has(name)]);
+    // an optional parameter goes only when the user set it, so that the
+    // tool's default applies otherwise (a slider always has some value)
+    let touched = false;
+    input.addEventListener("input", () => { touched = true; });
+    input.addEventListener("change", () => { touched = true; });
+    getters.push([name, () => (req.has(name) || touched ? get() : undefined), req.has(name)]);
     form.append(el("label", { title: p.description || "" }, el("span", { text: name + (req.has(name) ? " *" : "") }), input));
   }
   const reply = el("pre", { class: "reply hidden" });
@@ -468,7 +497,7 @@ function toolCard(t) {
     const params = {};
     for (const [name, get, required] of getters) {
       const v = get();
-      if (v !== undefined || required) params[name] = v;
+      if (v !== undefined) params[name] = v;
     }
     btn.disabled = true;
     const { data } = await api("/api/invoke", { tool: t.name, params });

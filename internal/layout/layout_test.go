@@ -73,7 +73,7 @@ var rules = []struct {
 	{"record", []string{"plugin", "hooks", "tools", "worldmodel", "board", "clock"}},
 	// The dashboard is a plugin: it sees the host, reads the stream and
 	// calls tools as "web"; it never imports a sensor driver or the node.
-	{"dashboard", []string{"plugin", "hooks", "tools", "worldmodel", "board", "clock", "store"}},
+	{"dashboard", []string{"plugin", "agent", "hooks", "tools", "worldmodel", "board", "clock", "store"}},
 	{"record/recording", nil},
 	{"record/replay", []string{"board", "clock", "hooks", "node", "record", "record/recording", "tools", "worldmodel"}},
 }

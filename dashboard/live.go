@@ -54,8 +54,11 @@ func (h *hub) join() *client {
 	if h.stop == nil {
 		ctx, stop := context.WithCancel(h.ctx)
 		h.stop = stop
+		// The cursor starts here, not in the goroutine: what happens after
+		// join returns reaches the client.
+		cur := h.world.NewCursor(false)
 		h.pumps.Add(1)
-		go func() { defer h.pumps.Done(); h.pump(ctx) }()
+		go func() { defer h.pumps.Done(); h.pump(ctx, cur) }()
 	}
 	return c
 }
@@ -84,8 +87,7 @@ func (h *hub) clientCount() int {
 // pumpBatch bounds one read of the stream.
 const pumpBatch = 128
 
-func (h *hub) pump(ctx context.Context) {
-	cur := h.world.NewCursor(false)
+func (h *hub) pump(ctx context.Context, cur *worldmodel.Cursor) {
 	var (
 		items []worldmodel.Item
 		seen  uint64

@@ -137,6 +137,8 @@ func readJSON(r *http.Request, v any) error {
 			return errors.New("field " + typ.Field + ": wrong type")
 		case errors.Is(err, io.EOF):
 			return errors.New("empty request body")
+		case errors.Is(err, io.ErrUnexpectedEOF):
+			return errors.New("the request body is not valid JSON (cut short)")
 		}
 		return errors.New("bad request body: " + err.Error())
 	}

@@ -262,6 +262,8 @@ func configDiff(a, b *Config) string {
 			plugins[k] = optionsValue(o)
 		}
 		c.Plugins = nil
+		opts = append(opts, optionsValue(c.Record), optionsValue(c.Dashboard))
+		c.Record, c.Dashboard = Options{}, Options{}
 		return append(opts, plugins)
 	}
 	oa, ob := strip(&ca), strip(&cb)

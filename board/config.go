@@ -51,6 +51,9 @@ type Config struct {
 	// Record configures the recorder (MCAP files); the record package
 	// decodes it.
 	Record Options `yaml:"record,omitempty"`
+	// Dashboard configures the web dashboard (listen address, users,
+	// TLS); the dashboard package decodes it.
+	Dashboard Options `yaml:"dashboard,omitempty"`
 }
 
 // Device says which robot this is and which pin table applies.

@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"path/filepath"
 	"slices"
 	"sync"
@@ -92,7 +93,7 @@ func New(cfg *board.Config, o Options) (*Node, error) {
 		n.clock = clock.Real()
 	}
 	n.World = worldmodel.New(worldmodel.Config{
-		DefaultCapacity: cfg.World.DefaultCapacity, Capacities: cfg.World.Capacities,
+		DefaultCapacity: cfg.World.DefaultCapacity, Capacities: capacities(cfg),
 		MaxSources: cfg.World.MaxSources, Events: cfg.World.Events,
 	})
 	n.Hooks = hooks.NewManager(log)
@@ -149,6 +150,30 @@ func New(cfg *board.Config, o Options) (*Node, error) {
 	n.Agent.Report("sensors", n.sensorStatus)
 	ok = true
 	return n, nil
+}
+
+// liveRing is the ring of a camera's live frames (<name>.live) unless the
+// board sets one: the dashboard shows the newest, and each held frame is a
+// JPEG kept alive.
+const liveRing = 2
+
+// capacities are the board's ring capacities, with a small ring for each
+// camera's live frames. The kind is spelled out, not imported: the node
+// does not import sensor drivers.
+func capacities(cfg *board.Config) map[string]int {
+	caps := maps.Clone(cfg.World.Capacities)
+	for _, s := range cfg.Sensors {
+		if s.Kind != "camera" {
+			continue
+		}
+		if caps == nil {
+			caps = map[string]int{}
+		}
+		if _, set := caps[s.Name+".live"]; !set {
+			caps[s.Name+".live"] = liveRing
+		}
+	}
+	return caps
 }
 
 func (n *Node) buildSensors() error {

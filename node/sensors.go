@@ -32,6 +32,9 @@ type sink struct {
 
 func (s sink) Observe(o worldmodel.Observation) { s.n.World.Append(o) }
 
+// Watched implements sensors.Watcher: the dashboard watches live frames.
+func (s sink) Watched(source string) bool { return s.n.World.Watched(source) }
+
 func (s sink) Raise(e worldmodel.Event) {
 	if e.Source == "" {
 		e.Source = s.name

@@ -28,6 +28,12 @@ type Sink interface {
 	Raise(worldmodel.Event) // priority event: recorded and sent to the interrupt bus
 }
 
+// Watcher is implemented by a Sink that knows whether some consumer
+// watches a source (the node's sink asks the world model). A sensor uses it
+// to produce a costly source — a camera's live JPEG frames — only while it
+// is watched; a Sink without it watches nothing.
+type Watcher interface{ Watched(source string) bool }
+
 // Config is one sensor block of the board config as a kind sees it.
 type Config struct {
 	Name     string        // unique per board; prefix of the sensor's sources

@@ -51,7 +51,7 @@ type Call struct {
 }
 
 // External callers see skills only; internal tools are the agent's own.
-var externalCallers = map[string]bool{"mqtt": true}
+var externalCallers = map[string]bool{"mqtt": true, "web": true}
 
 var namePattern = regexp.MustCompile(`^[a-z][a-z0-9_]*(\.[a-z][a-z0-9_]*)+$`)
 

@@ -67,7 +67,8 @@ type Model struct {
 	recTotal uint64
 	notes    atomic.Uint64 // journal-only records: they do not change Version
 
-	wake waker // consumers waiting for the next change
+	wake   waker  // consumers waiting for the next change
+	demand demand // sources produced only while watched
 
 	stMu      sync.Mutex
 	actuators map[string]string

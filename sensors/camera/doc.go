@@ -20,6 +20,8 @@
 //	      snapshot_interval: 5s      # latest frame as JPEG in <name>.snapshot (0: off)
 //	      snapshot_max_bytes: 262144 # larger snapshots are re-encoded at half size
 //	      snapshot_quality: 75
+//	      live_fps: 10               # <name>.live while a viewer watches (0: off)
+//	      live_quality: 60
 //	      reconnect: {initial: 500ms, max: 10s}  # reopening an unplugged camera
 //	      motion:
 //	        enabled: true
@@ -68,12 +70,20 @@
 //	front_cam.motion_update     event (low) recorded every update_interval while motion is on
 //	front_cam.snapshot          blob, image/jpeg, the latest frame every snapshot_interval
 //	front_cam.motion_snapshot   blob, image/jpeg, the frame at the last motion start
+//	front_cam.detect_ms         reading, the motion detector's mean time per frame
+//	front_cam.live              blob, image/jpeg, frames at live_fps, only while a viewer watches
+//	front_cam.live_motion       event (low) with each live frame: boxes, area, motion on/off, detect time
 //	front_cam.health            text, "ok" or why the camera is degraded
 //
 // and raises motion_start (high: the agent preempts what it is doing),
 // motion_end (normal), sensor_fault and sensor_recovered. Motion events
 // carry the boxes in the frame's pixel coordinates ([x0, y0, x1, y1],
 // x1 and y1 exclusive) and the changed area in percent.
+//
+// Live frames are produced only while a consumer holds a
+// worldmodel.Model.Watch on <name>.live (the node's Sink implements
+// sensors.Watcher); the node gives <name>.live a ring of 2 unless the board
+// says otherwise.
 //
 // Snapshots are large: give them a small ring in the board's world
 // capacities (world: capacities: front_cam.snapshot: 2).

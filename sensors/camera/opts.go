@@ -57,6 +57,11 @@ type Opts struct {
 	// SnapshotQuality is the JPEG quality (1..100) when a snapshot has to
 	// be encoded (the device's own JPEG is kept as it is).
 	SnapshotQuality int `yaml:"snapshot_quality"`
+	// LiveFPS is the rate of <name>.live, the frames a viewer (the
+	// dashboard) watches: each is a JPEG at LiveQuality, encoded only while
+	// someone watches, so a closed page costs nothing. 0 disables it.
+	LiveFPS     float64 `yaml:"live_fps"`
+	LiveQuality int     `yaml:"live_quality"`
 
 	Motion MotionOpts `yaml:"motion"`
 	Sim    SimOpts    `yaml:"sim"`
@@ -105,6 +110,8 @@ func DefaultOpts() Opts {
 		SnapshotInterval: 5 * time.Second,
 		SnapshotMaxBytes: 256 << 10,
 		SnapshotQuality:  75,
+		LiveFPS:          10,
+		LiveQuality:      60,
 		Motion: MotionOpts{
 			Enabled:        true,
 			Config:         mc,
@@ -187,6 +194,12 @@ func (o *Opts) validate(dir string) error {
 	}
 	if o.SnapshotQuality < 1 || o.SnapshotQuality > 100 {
 		bad("snapshot_quality %d: want 1..100", o.SnapshotQuality)
+	}
+	if !(o.LiveFPS >= 0 && o.LiveFPS <= 60) {
+		bad("live_fps %g: want 0..60", o.LiveFPS)
+	}
+	if o.LiveQuality < 1 || o.LiveQuality > 100 {
+		bad("live_quality %d: want 1..100", o.LiveQuality)
 	}
 	if o.Motion.Enabled {
 		if err := o.Motion.Config.Validate(); err != nil {

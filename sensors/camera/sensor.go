@@ -25,6 +25,9 @@ const (
 	EventMotionStart  = "motion_start"
 	EventMotionUpdate = "motion_update"
 	EventMotionEnd    = "motion_end"
+	// EventLiveMotion goes with each live frame (observed, not raised):
+	// what the detector saw in it, for a viewer's overlay.
+	EventLiveMotion = "live_motion"
 )
 
 func init() { sensors.Register(Kind, New) }
@@ -276,6 +279,9 @@ type processor struct {
 	lastFrame time.Time // frame time of the last frame
 	lastWall  time.Time // when it arrived
 	lastSnap  time.Time
+	lastLive  time.Time
+	detectSum time.Duration // detector time over the telemetry window
+	detectN   int
 	window    time.Time
 	winFrames uint64
 	area      float64
@@ -308,15 +314,45 @@ func (p *processor) frame(f *Frame) {
 	p.lastFrame, p.lastWall = f.Time, time.Now()
 	now := f.Time
 
+	var r motion.Result
+	var took time.Duration
 	if p.det != nil {
-		r := p.det.Detect(f.Y, f.YStride, f.Width, f.Height)
+		start := time.Now()
+		r = p.det.Detect(f.Y, f.YStride, f.Width, f.Height)
+		took = time.Since(start)
+		p.detectSum += took
+		p.detectN++
 		p.area = r.Area
 		p.step(now, r, f)
 	}
 	if iv := s.o.SnapshotInterval; iv > 0 && (p.lastSnap.IsZero() || now.Sub(p.lastSnap) >= iv || now.Before(p.lastSnap)) {
 		p.lastSnap = now
-		p.snapshot(p.src+"snapshot", f, now)
+		p.snapshot(p.src+"snapshot", f, now, s.o.SnapshotQuality)
 	}
+	p.live(now, r, took, f)
+}
+
+// live stores the frame as <name>.live, with its motion boxes, when a
+// viewer watches and the live interval has passed; otherwise it costs one
+// Watched call.
+func (p *processor) live(now time.Time, r motion.Result, took time.Duration, f *Frame) {
+	o := p.s.o
+	w, ok := p.out.(sensors.Watcher)
+	if o.LiveFPS <= 0 || !ok || !w.Watched(p.src+"live") {
+		return
+	}
+	// A little slack, as frames paced at exactly LiveFPS must not be
+	// skipped for arriving a millisecond early.
+	every := time.Duration(float64(time.Second) / o.LiveFPS)
+	if !p.lastLive.IsZero() && now.Sub(p.lastLive) < every-every/10 && !now.Before(p.lastLive) {
+		return
+	}
+	p.lastLive = now
+	ev := p.event(now, EventLiveMotion, worldmodel.Low, r, f, "")
+	ev.Data["motion"] = p.motion.on
+	ev.Data["detect_ms"] = round2(float64(took.Microseconds()) / 1000)
+	p.snapshot(p.src+"live", f, now, o.LiveQuality)
+	p.out.Observe(worldmodel.Observation{Time: now, Source: p.src + "live_motion", Kind: worldmodel.EventRef, Event: &ev})
 }
 
 // step advances the motion state machine with one frame's result.
@@ -329,7 +365,7 @@ func (p *processor) step(now time.Time, r motion.Result, f *Frame) {
 		m.maxArea = max(m.maxArea, r.Area)
 		if !m.on {
 			*m = motionState{on: true, start: now, last: now, lastUpdate: now, frames: 1, maxArea: r.Area}
-			p.snapshot(p.src+"motion_snapshot", f, now)
+			p.snapshot(p.src+"motion_snapshot", f, now, p.s.o.SnapshotQuality)
 			p.out.Observe(worldmodel.Observation{Time: now, Source: p.src + "motion", Kind: worldmodel.Reading, Value: 1})
 			p.out.Raise(p.event(now, EventMotionStart, p.s.prio, r, f,
 				fmt.Sprintf("motion in %d region(s), %.1f%% of the frame", len(r.Boxes), r.Area)))
@@ -403,13 +439,18 @@ func (p *processor) tick(now time.Time) {
 		}
 		p.out.Observe(worldmodel.Observation{Time: now, Source: p.src + "motion", Kind: worldmodel.Reading, Value: on})
 		p.out.Observe(worldmodel.Observation{Time: now, Source: p.src + "motion_area", Kind: worldmodel.Reading, Value: round2(p.area), Unit: "%"})
+		if p.detectN > 0 {
+			ms := float64(p.detectSum.Microseconds()) / 1000 / float64(p.detectN)
+			p.out.Observe(worldmodel.Observation{Time: now, Source: p.src + "detect_ms", Kind: worldmodel.Reading, Value: round2(ms), Unit: "ms"})
+			p.detectSum, p.detectN = 0, 0
+		}
 	}
 }
 
 // snapshot stores the frame as a JPEG blob. The bytes are a fresh copy:
 // the world model keeps them while the source reuses its buffers.
-func (p *processor) snapshot(source string, f *Frame, now time.Time) {
-	data, err := snapshotJPEG(f, p.s.o.SnapshotQuality, p.s.o.SnapshotMaxBytes)
+func (p *processor) snapshot(source string, f *Frame, now time.Time, quality int) {
+	data, err := snapshotJPEG(f, quality, p.s.o.SnapshotMaxBytes)
 	if err != nil {
 		p.s.log.Warn("snapshot", "err", err)
 		return

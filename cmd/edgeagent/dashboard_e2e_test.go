@@ -1,0 +1,362 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/chromedp/cdproto/runtime"
+	"github.com/chromedp/chromedp"
+	paho "github.com/eclipse/paho.mqtt.golang"
+	"golang.org/x/crypto/bcrypt"
+
+	"github.com/edgeagent/edgeagent/board"
+	"github.com/edgeagent/edgeagent/node"
+)
+
+// dashChromium finds the browser: $EDGEAGENT_CHROMIUM, or Debian's chromium.
+func dashChromium(t *testing.T) string {
+	if p := os.Getenv("EDGEAGENT_CHROMIUM"); p != "" {
+		return p
+	}
+	for _, name := range []string{"chromium", "chromium-browser", "google-chrome"} {
+		if p, err := exec.LookPath(name); err == nil {
+			return p
+		}
+	}
+	t.Skip("no chromium on this machine (apt-get install chromium): the dashboard's browser test is skipped")
+	return ""
+}
+
+// dashSimNode runs the sim board with the dashboard on a free port, logins for
+// an admin and a viewer, and its embedded broker on another free port.
+func dashSimNode(t *testing.T) (current *atomic.Pointer[node.Node], url, broker string) {
+	src, err := os.ReadFile("../../board-configs/sim.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	admin, _ := bcrypt.GenerateFromPassword([]byte("admin-secret"), bcrypt.MinCost)
+	viewer, _ := bcrypt.GenerateFromPassword([]byte("viewer-secret"), bcrypt.MinCost)
+	web, mq := freePort(t), freePort(t)
+	y := string(src)
+	for old, repl := range map[string]string{
+		"listen: 127.0.0.1:1883": fmt.Sprintf("listen: 127.0.0.1:%d", mq),
+		"dashboard:\n  listen: 127.0.0.1:8080": fmt.Sprintf("dashboard:\n  listen: 127.0.0.1:%d\n  users:\n"+
+			"    - {name: admin, password_bcrypt: %q, role: admin}\n    - {name: guest, password_bcrypt: %q, role: viewer}", web, admin, viewer),
+		"llm:\n  # Ollama":          "llm:\n  enabled: false\n  # Ollama",
+		"  enabled: true\n  model:": "  model:",
+	} {
+		if !strings.Contains(y, old) {
+			t.Fatalf("sim.yaml no longer has %q", old)
+		}
+		y = strings.Replace(y, old, repl, 1)
+	}
+	y += "\ndata_dir: " + t.TempDir() + "\n"
+	abs, _ := filepath.Abs("../../board-configs/sim-e2e.yaml") // relative paths resolve in board-configs
+	cfg, err := board.Parse(abs, []byte(y))
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, err := node.New(cfg, node.Options{ConfigDir: filepath.Dir(abs)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	current = new(atomic.Pointer[node.Node])
+	current.Store(n)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	// As `run` does: a config reload (the camera tuning panel) rebuilds the node.
+	go func() { done <- runNodes(ctx, n, filepath.Dir(abs), current, slog.Default()) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("node stopped with %v", err)
+		}
+	})
+	select {
+	case <-n.Ready():
+	case err := <-done:
+		t.Fatalf("node did not start: %v", err)
+	}
+	return current, fmt.Sprintf("http://127.0.0.1:%d/", web), fmt.Sprintf("tcp://127.0.0.1:%d", mq)
+}
+
+// headlessBrowser is a headless chromium with a fresh profile.
+func headlessBrowser(t *testing.T) context.Context {
+	dir := t.TempDir()
+	opts := append(chromedp.DefaultExecAllocatorOptions[:],
+		chromedp.ExecPath(dashChromium(t)), chromedp.Flag("headless", true), chromedp.NoSandbox, chromedp.DisableGPU,
+		chromedp.NoFirstRun, chromedp.Flag("disable-background-networking", true), chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-sync", true), chromedp.UserDataDir(dir), chromedp.WindowSize(1440, 1100))
+	actx, cancelA := chromedp.NewExecAllocator(context.Background(), opts...)
+	ctx, cancelC := chromedp.NewContext(actx)
+	ctx, cancelT := context.WithTimeout(ctx, 3*time.Minute)
+	t.Cleanup(func() { cancelT(); cancelC(); cancelA() })
+	return ctx
+}
+
+// waitJS polls a JavaScript condition until it is true.
+func waitJS(t *testing.T, ctx context.Context, what, expr string, timeout time.Duration) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	var last string
+	for time.Now().Before(deadline) {
+		var ok bool
+		if err := chromedp.Run(ctx, chromedp.Evaluate("!!("+expr+")", &ok)); err != nil {
+			last = err.Error()
+		} else if ok {
+			return
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	t.Fatalf("%s: not within %v (%s)", what, timeout, last)
+}
+
+func jsEval[T any](t *testing.T, ctx context.Context, expr string) T {
+	t.Helper()
+	var v T
+	if err := chromedp.Run(ctx, chromedp.Evaluate(expr, &v)); err != nil {
+		t.Fatalf("%s: %v", expr, err)
+	}
+	return v
+}
+
+// screenshotDir is where the screenshots go: $EDGEAGENT_SCREENSHOTS, or a
+// temporary directory named in the log.
+func screenshotDir(t *testing.T) string {
+	dir := os.Getenv("EDGEAGENT_SCREENSHOTS")
+	if dir == "" {
+		dir = t.TempDir()
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("screenshots in %s", dir)
+	return dir
+}
+
+func screenshot(t *testing.T, ctx context.Context, dir, name string) {
+	t.Helper()
+	var png []byte
+	if err := chromedp.Run(ctx, chromedp.CaptureScreenshot(&png)); err != nil {
+		t.Fatalf("screenshot %s: %v", name, err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, name+".png"), png, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func dashLogin(t *testing.T, ctx context.Context, url, user, password string) {
+	t.Helper()
+	err := chromedp.Run(ctx, chromedp.Navigate(url),
+		chromedp.WaitVisible(`#login-form`),
+		chromedp.SendKeys(`#login-form input[name=user]`, user),
+		chromedp.SendKeys(`#login-form input[name=password]`, password),
+		chromedp.Click(`#login-form button[type=submit]`),
+		chromedp.WaitVisible(`#main`))
+	if err != nil {
+		t.Fatalf("login as %s: %v", user, err)
+	}
+}
+
+func dashTab(t *testing.T, ctx context.Context, name string) {
+	t.Helper()
+	if err := chromedp.Run(ctx, chromedp.Click(`#tabs [data-tab="`+name+`"]`), chromedp.WaitVisible(`#tab-`+name)); err != nil {
+		t.Fatalf("tab %s: %v", name, err)
+	}
+}
+
+// frameHash draws the camera's <img> (the MJPEG stream's current frame)
+// into a canvas and hashes its pixels.
+const frameHash = `(() => { const i = document.querySelector('.camera img'); if (!i.naturalWidth) return 0;
+  const c = document.createElement('canvas'); c.width = i.naturalWidth; c.height = i.naturalHeight;
+  const x = c.getContext('2d'); x.drawImage(i, 0, 0); const d = x.getImageData(0, 0, c.width, c.height).data;
+  let h = 7; for (let k = 0; k < d.length; k += 3) h = (h * 31 + d[k]) | 0; return h; })()`
+
+// TestBrowser drives the dashboard of a running sim board in headless
+// chromium: the camera updates, plots fill, a tool form moves the pan
+// servo and the audit names web, E-STOP latches (and MQTT says so), a
+// viewer cannot actuate.
+func TestBrowser(t *testing.T) {
+	if testing.Short() {
+		t.Skip("browser test: not in -short")
+	}
+	dashChromium(t)
+	current, url, broker := dashSimNode(t)
+	n := current.Load()
+	dir := screenshotDir(t)
+	ctx := headlessBrowser(t)
+
+	estop := make(chan string, 16)
+	mc := paho.NewClient(paho.NewClientOptions().AddBroker(broker).SetClientID("dash-e2e").SetConnectTimeout(5 * time.Second))
+	if tok := mc.Connect(); !tok.WaitTimeout(10*time.Second) || tok.Error() != nil {
+		t.Fatalf("mqtt connect: %v", tok.Error())
+	}
+	defer mc.Disconnect(100)
+	mc.Subscribe("edgeagent/sim-bot/state/estop", 1, func(_ paho.Client, m paho.Message) { estop <- string(m.Payload()) }).WaitTimeout(5 * time.Second)
+
+	dashLogin(t, ctx, url, "admin", "admin-secret")
+
+	// The camera: frames arrive (the overlay counts them) and the image changes.
+	waitJS(t, ctx, "camera overlays", `Number(document.querySelector('.camera').dataset.frames || 0) >= 5`, 20*time.Second)
+	h1 := jsEval[int](t, ctx, frameHash)
+	time.Sleep(time.Second)
+	h2 := jsEval[int](t, ctx, frameHash)
+	if h1 == 0 || h1 == h2 {
+		t.Fatalf("camera image did not update: hashes %d and %d", h1, h2)
+	}
+	// A sensor plot has points (history plus the live channel).
+	waitJS(t, ctx, "imu plot points", `Number(document.querySelector('[data-src="imu.accel_z"]')?.dataset.points || 0) >= 5`, 15*time.Second)
+	waitJS(t, ctx, "temperature plot", `Number(document.querySelector('[data-src="env.temperature"]')?.dataset.points || 0) >= 1`, 15*time.Second)
+	screenshot(t, ctx, dir, "overview")
+
+	// A tool form moves the pan servo, as caller web.
+	dashTab(t, ctx, "tools")
+	waitJS(t, ctx, "pan.set_angle form", `document.querySelector('form[data-tool="pan.set_angle"] button[type=submit]:not([disabled])')`, 10*time.Second)
+	jsEval[bool](t, ctx, `(() => { const r = document.querySelector('form[data-tool="pan.set_angle"] input[name=degrees]');
+	  r.value = 30; r.dispatchEvent(new Event('input')); return true; })()`)
+	if err := chromedp.Run(ctx, chromedp.Click(`form[data-tool="pan.set_angle"] button[type=submit]`)); err != nil {
+		t.Fatal(err)
+	}
+	waitJS(t, ctx, "pan.set_angle reply", `document.querySelector('form[data-tool="pan.set_angle"]').dataset.result === 'ok'`, 10*time.Second)
+	waitUntil(t, "pan at 30°", 10*time.Second, func() bool { return n.World.Actuators()["pan"] == "at 30°" })
+	screenshot(t, ctx, dir, "tools")
+
+	dashTab(t, ctx, "audit")
+	waitJS(t, ctx, "audit row by web", `document.querySelector('#audit tbody tr[data-caller="web"]')`, 10*time.Second)
+	if row := jsEval[string](t, ctx, `document.querySelector('#audit tbody tr[data-caller="web"]').textContent`); !strings.Contains(row, "pan.set_angle") {
+		t.Fatalf("audit row by web: %q", row)
+	}
+	screenshot(t, ctx, dir, "audit")
+
+	// A sentence for the agent: the local matcher decides, the trace shows.
+	dashTab(t, ctx, "events")
+	if err := chromedp.Run(ctx, chromedp.SendKeys(`#command-form input`, "turn on the headlight"), chromedp.Click(`#command-form button`)); err != nil {
+		t.Fatal(err)
+	}
+	waitJS(t, ctx, "the command's decision", `[...document.querySelectorAll('#events li[data-kind="decision"]')].some(li => li.textContent.includes('via local'))`, 20*time.Second)
+	if err := chromedp.Run(ctx, chromedp.Click(`#events li[data-kind="decision"] summary`)); err != nil {
+		t.Fatal(err)
+	}
+	waitJS(t, ctx, "an expanded trace", `document.querySelector('#events .trace')`, 5*time.Second)
+	screenshot(t, ctx, dir, "events")
+
+	// E-STOP latches; MQTT's retained state says so.
+	if err := chromedp.Run(ctx, chromedp.Click(`#estop`)); err != nil {
+		t.Fatal(err)
+	}
+	waitJS(t, ctx, "e-stop latched on the page", `document.body.dataset.estop === 'latched'`, 10*time.Second)
+	waitUntil(t, "MQTT state/estop latched", 10*time.Second, func() bool {
+		for {
+			select {
+			case s := <-estop:
+				if s == "latched" {
+					return true
+				}
+			default:
+				return false
+			}
+		}
+	})
+	if h := n.World.Health()["estop"]; h != "latched" {
+		t.Fatalf("world health estop = %q", h)
+	}
+	dashTab(t, ctx, "status")
+	waitJS(t, ctx, "status cards", `document.querySelectorAll('#status-cards .card').length > 5`, 10*time.Second)
+	screenshot(t, ctx, dir, "estop-status")
+	dashTab(t, ctx, "config")
+	waitJS(t, ctx, "config", `document.querySelector('#config-yaml').textContent.includes('front_cam')`, 10*time.Second)
+	if y := jsEval[string](t, ctx, `document.querySelector('#config-yaml').textContent`); strings.Contains(y, "$2a$") {
+		t.Fatal("the config page shows a password hash")
+	}
+	screenshot(t, ctx, dir, "config")
+	// Only an admin resets it.
+	jsEval[bool](t, ctx, `(() => { window.confirm = () => true; return true; })()`)
+	if err := chromedp.Run(ctx, chromedp.Click(`#estop-reset`)); err != nil {
+		t.Fatal(err)
+	}
+	waitJS(t, ctx, "e-stop reset", `document.body.dataset.estop === 'ok'`, 10*time.Second)
+
+	// The tuning panel: a higher threshold and a mask drawn with the mouse
+	// go to config.reload, which validates them and rebuilds the agent.
+	dashTab(t, ctx, "overview")
+	if err := chromedp.Run(ctx, chromedp.Click(`.camera [data-act=tune]`), chromedp.WaitVisible(`.camera .tuning`),
+		chromedp.Click(`.camera [data-act=draw]`)); err != nil {
+		t.Fatal(err)
+	}
+	jsEval[bool](t, ctx, `(() => { const r = document.querySelector('.camera input[name=threshold]'); r.value = 42; r.dispatchEvent(new Event('input')); return true; })()`)
+	rect := jsEval[[]float64](t, ctx, `(() => { const r = document.querySelector('.camera canvas').getBoundingClientRect(); return [r.left, r.top, r.width, r.height]; })()`)
+	for _, p := range [][2]float64{{0, 0}, {0.5, 0}, {0.5, 0.25}, {0, 0.25}} { // the top-left quarter's upper half
+		if err := chromedp.Run(ctx, chromedp.MouseClickXY(rect[0]+1+p[0]*(rect[2]-2), rect[1]+1+p[1]*(rect[3]-2))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := chromedp.Run(ctx, chromedp.Click(`.camera [data-act=close]`)); err != nil {
+		t.Fatal(err)
+	}
+	screenshot(t, ctx, dir, "camera-tuning")
+	if err := chromedp.Run(ctx, chromedp.Click(`.camera [data-act=save]`)); err != nil {
+		t.Fatal(err)
+	}
+	waitJS(t, ctx, "tuning accepted", `document.querySelector('[data-msg=tuning]').textContent.startsWith('accepted')`, 15*time.Second)
+	waitUntil(t, "the agent rebuilt with the tuned config", 20*time.Second, func() bool { return current.Load() != n })
+	n = current.Load()
+	<-n.Ready()
+	var motion map[string]any
+	waitUntil(t, "the rebuilt dashboard serving the tuned camera", 20*time.Second, func() bool {
+		err := chromedp.Run(ctx, chromedp.Evaluate(`fetch('/api/state').then(r => r.json()).then(s => s.camera_motion.front_cam)`, &motion,
+			func(p *runtime.EvaluateParams) *runtime.EvaluateParams { return p.WithAwaitPromise(true) }))
+		return err == nil && motion["threshold"] == float64(42)
+	})
+	masks, _ := motion["masks"].([]any)
+	if len(masks) != 1 || len(strings.Split(masks[0].(string), ",")) != 8 {
+		t.Fatalf("tuned masks %v, want one 4-point polygon", motion["masks"])
+	}
+
+	// A viewer sees everything and cannot actuate: the form is disabled,
+	// and a call made anyway is refused by the registry.
+	if err := chromedp.Run(ctx, chromedp.Click(`#logout`)); err != nil {
+		t.Fatal(err)
+	}
+	dashLogin(t, ctx, url, "guest", "viewer-secret")
+	waitJS(t, ctx, "viewer role", `document.body.dataset.role === 'viewer'`, 5*time.Second)
+	if !jsEval[bool](t, ctx, `document.querySelector('#estop-reset').classList.contains('hidden')`) {
+		t.Fatal("a viewer sees the e-stop reset")
+	}
+	dashTab(t, ctx, "tools")
+	waitJS(t, ctx, "viewer's pan.set_angle form disabled", `document.querySelector('form[data-tool="pan.set_angle"] button[type=submit][disabled]')`, 10*time.Second)
+	screenshot(t, ctx, dir, "viewer-tools")
+	before := n.World.Actuators()["pan"]
+	var status int
+	if err := chromedp.Run(ctx, chromedp.Evaluate(`fetch('/api/invoke', {method: 'POST', headers: {'Content-Type': 'application/json',
+	  'X-CSRF-Token': dashboard.csrf}, body: JSON.stringify({tool: 'pan.set_angle', params: {degrees: 150}})}).then(r => r.status)`,
+		&status, func(p *runtime.EvaluateParams) *runtime.EvaluateParams { return p.WithAwaitPromise(true) })); err != nil {
+		t.Fatal(err)
+	}
+	if status != 403 {
+		t.Fatalf("a viewer's pan.set_angle answered %d, want 403", status)
+	}
+	time.Sleep(300 * time.Millisecond)
+	if st := n.World.Actuators()["pan"]; st != before {
+		t.Fatalf("pan moved to %q after a viewer's call", st)
+	}
+}
+
+func waitUntil(t *testing.T, what string, timeout time.Duration, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for time.Now().Before(deadline) {
+		if cond() {
+			return
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	t.Fatalf("%s: not within %v", what, timeout)
+}

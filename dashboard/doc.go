@@ -1,0 +1,37 @@
+// Package dashboard is the agent's web UI, embedded in the binary and
+// served by the agent itself: the cameras with their motion boxes, every
+// sensor as a live plot with its thresholds, events and decision traces as
+// they happen, a form for every skill, the E-STOP, the audit log, status
+// and the effective config.
+//
+// It is a plugin ("dashboard") configured by the board's `dashboard:`
+// section; a block with any key loads it (`dashboard: {enabled: true}` is
+// enough, `enabled: false` keeps it out):
+//
+//	dashboard:
+//	  listen: 127.0.0.1:8080        # loopback needs no login; any other address needs users or tokens
+//	  users:                        # log in with a password (bcrypt: htpasswd -nbBC 10 "" secret | cut -d: -f2)
+//	    - {name: alice, password_bcrypt: "$2y$10$…", role: admin}   # admin: everything, e-stop reset
+//	    - {name: guest, password_bcrypt: "$2y$10$…", role: viewer}  # viewer: read only, cannot actuate
+//	  tokens:                       # or a bearer token (Authorization: Bearer …, or the login form)
+//	    - {sha256: "<hex of the token's SHA-256>", role: viewer}
+//	  tls: {cert: /etc/edgeagent/cert.pem, key: /etc/edgeagent/key.pem}   # HTTPS
+//	  session: 12h                  # how long a login lasts
+//	  history: 10m                  # how much of each sensor's past the plots load
+//	  client_buffer: 256            # live messages queued per client; a slower client loses the excess
+//	  max_clients: 16               # live channels at once
+//
+// The UI is one more caller of the tools registry, named "web" in the
+// journal and the audit log: the same schema validation, safety envelope,
+// permissions and audit as MQTT. A viewer is granted "read", an admin "*";
+// without users or tokens (loopback only) every visitor is an admin, as a
+// local shell user is with `edgeagent invoke`.
+//
+// The live channel (Server-Sent Events) reads the world model's stream by
+// cursor, as MQTT and the recorder do: one pump for all clients, started
+// with the first client and stopped with the last, so a closed page costs
+// nothing. Each client has a bounded queue; a client that does not keep up
+// loses messages (counted), never slows the agent nor grows memory.
+// Camera frames are MJPEG streams of <camera>.live, which the camera
+// encodes only while a stream watches it.
+package dashboard

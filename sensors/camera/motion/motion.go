@@ -39,7 +39,6 @@
 package motion
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"image"
@@ -166,12 +165,13 @@ type Detector struct {
 	bg    []float32 // running-average background
 	bin   []uint8   // changed pixels, then dilated
 	bin2  []uint8
-	stack []int32
+	lab   labeller
 	hist  [256]int32
 	boxes []image.Rectangle
 
 	fitLo, fitHi float32
 	sumsFn       func(bool, float32, float32) moments
+	boxFn        func(x0, y0, x1, y1 int)
 
 	control
 }
@@ -260,7 +260,8 @@ func New(cfg Config) (*Detector, error) {
 		return nil, err
 	}
 	d := &Detector{cfg: cfg, control: control{cfg: cfg}}
-	d.sumsFn = d.sums // bound once: a method value allocates
+	// bound once: a method value allocates
+	d.sumsFn, d.boxFn = d.sums, d.appendBox
 	return d, nil
 }
 
@@ -297,7 +298,7 @@ func (d *Detector) setup(w, h int) error {
 	d.bg = make([]float32, n)
 	d.bin = make([]uint8, n)
 	d.bin2 = make([]uint8, n)
-	d.stack = make([]int32, 0, n)
+	d.lab.init(sw, sh)
 	d.boxes = make([]image.Rectangle, 0, 16)
 	d.mask = make([]bool, n)
 	for _, m := range d.cfg.Masks {
@@ -361,7 +362,8 @@ func (d *Detector) Detect(y []byte, stride, w, h int) Result {
 
 	changed := d.changes(float32(gain), float32(offset), black, white)
 	dilate3(d.bin, d.bin2, d.sw, d.sh)
-	counted := d.regions()
+	d.boxes = d.boxes[:0]
+	counted := d.lab.label(d.bin, d.sw, d.sh, d.cfg.MinArea, d.boxFn)
 
 	res := Result{Gain: gain, Offset: offset}
 	reset, alpha, update := d.settle(jump, changed, d.active, len(d.boxes))
@@ -555,62 +557,4 @@ func (d *Detector) changes(gain, offset, black, white float32) int {
 		}
 	}
 	return n
-}
-
-// regions collects the 8-connected regions of d.bin into d.boxes (scaled to
-// the input frame) and returns the pixel count of those at least MinArea.
-// It consumes d.bin.
-func (d *Detector) regions() int {
-	d.boxes = d.boxes[:0]
-	bin, sw, sh := d.bin, d.sw, d.sh
-	counted := 0
-	for start := 0; ; start++ {
-		// Most of a frame is still: skip to the next changed pixel at
-		// memchr speed.
-		i := bytes.IndexByte(bin[start:], 1)
-		if i < 0 {
-			break
-		}
-		start += i
-		bin[start] = 0
-		stack := append(d.stack[:0], int32(start))
-		x0, y0 := start%sw, start/sw
-		x1, y1 := x0, y0
-		area := 0
-		for len(stack) > 0 {
-			p := int(stack[len(stack)-1])
-			stack = stack[:len(stack)-1]
-			area++
-			px, py := p%sw, p/sw
-			x0, x1 = min(x0, px), max(x1, px)
-			y0, y1 = min(y0, py), max(y1, py)
-			for dy := -1; dy <= 1; dy++ {
-				ny := py + dy
-				if ny < 0 || ny >= sh {
-					continue
-				}
-				for dx := -1; dx <= 1; dx++ {
-					nx := px + dx
-					if nx < 0 || nx >= sw {
-						continue
-					}
-					q := ny*sw + nx
-					if bin[q] != 0 {
-						bin[q] = 0
-						stack = append(stack, int32(q))
-					}
-				}
-			}
-		}
-		d.stack = stack
-		if area < d.cfg.MinArea {
-			continue
-		}
-		counted += area
-		// Back to input coordinates: the box covers every input pixel
-		// that contributed to the region's downscaled pixels.
-		d.boxes = append(d.boxes, image.Rect(
-			d.sc.xs[x0], d.sc.ys[y0], d.sc.xs[x1+1], d.sc.ys[y1+1]))
-	}
-	return counted
 }

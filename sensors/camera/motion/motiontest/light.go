@@ -1,6 +1,9 @@
 package motiontest
 
-import "math"
+import (
+	"image"
+	"math"
+)
 
 // LightSwitch returns n frames of base under lights switched on and off:
 // every 50 frames the lighting steps (darker, back, brighter with clipping,
@@ -8,11 +11,18 @@ import "math"
 // the camera's auto-exposure takes back a quarter of it over about 15
 // frames, and every pixel gets temporal noise of sd 3. With still, the
 // first frame of base is held, so that nothing in view moves; otherwise
-// base plays (looping), so that things move through the light steps.
+// base plays (looping), so that things move through the light steps, and
+// base's ground truth, if any, carries over.
 func LightSwitch(base *Clip, n int, still bool, seed uint64) *Clip {
 	levels := []float64{1, 0.55, 1, 1.45, 1, 0.7}
 	lamp := 4 // the segment lit by a lamp on the left
 	c := &Clip{W: base.W, H: base.H, Frames: make([][]byte, n)}
+	if base.Truth != nil && !still {
+		c.Truth = make([][]image.Rectangle, n)
+		for i := range c.Truth {
+			c.Truth[i] = base.Truth[i%len(base.Truth)]
+		}
+	}
 	r := rng(seed | 1)
 	field := make([]float64, base.W*base.H)
 	for y := range base.H {

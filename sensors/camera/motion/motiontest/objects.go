@@ -2,6 +2,9 @@ package motiontest
 
 import "image"
 
+// Appear is the frame at which Objects' objects appear.
+const Appear = 30
+
 // object is a textured rectangle bouncing around inside the frame.
 type object struct {
 	w, h   int
@@ -11,9 +14,10 @@ type object struct {
 }
 
 // Objects returns base (looping, n frames) with two textured objects of
-// about a person's size moving through it, never overlapping, always
-// whole in view, and their boxes as ground truth. base should show a
-// still scene: anything moving in it is motion the truth does not know.
+// about a person's size moving through it from frame Appear on (after a
+// detector's start-up calibration), never overlapping, always whole in
+// view, and their boxes as ground truth. base should show a still scene:
+// anything moving in it is motion the truth does not know.
 func Objects(base *Clip, n int, seed uint64) *Clip {
 	r := rng(seed | 1)
 	W, H := base.W, base.H
@@ -21,9 +25,13 @@ func Objects(base *Clip, n int, seed uint64) *Clip {
 		newObject(&r, W/10, H/4, 0.1*float64(W), 0.08*float64(H), float64(W)/110, 0.4, 70),
 		newObject(&r, W/8, H/5, 0.7*float64(W), 0.6*float64(H), -float64(W)/90, -float64(H)/300, 190),
 	}
-	c := &Clip{W: W, H: H, Frames: make([][]byte, n), Truth: make([][]image.Rectangle, n)}
+	c := &Clip{W: W, H: H, Frames: make([][]byte, n), Truth: make([][]image.Rectangle, n), Steps: base.Steps}
 	for i := range n {
 		dst := append([]byte(nil), base.Frames[i%len(base.Frames)]...)
+		c.Frames[i] = dst
+		if i < Appear {
+			continue
+		}
 		for k, o := range objs {
 			b := o.box()
 			for y := range o.h {
@@ -32,7 +40,6 @@ func Objects(base *Clip, n int, seed uint64) *Clip {
 			c.Truth[i] = append(c.Truth[i], b)
 			o.step(W, H, k == 0)
 		}
-		c.Frames[i] = dst
 	}
 	return c
 }

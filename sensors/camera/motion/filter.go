@@ -30,18 +30,20 @@ func hblur5(r, o []float32) {
 // diffBlurThreshold is three steps fused into two passes, so that the
 // difference and its blurred copy never go through memory whole:
 //
-//	diff = cur − clamp((bg − offset)·inv, black, white)
+//	diff = cur − clamp((bg − o)·ig, black, white)   (o, ig: lt's map, per pixel)
 //	blurred = blur5(diff)
 //	bin = |blurred| > thr
 //
-// It returns the number of pixels set. tmp holds w×h values, row w.
-func diffBlurThreshold(cur, bg, tmp, row []float32, bin []uint8, w, h int, offset, inv, black, white, thr float32) int {
+// It returns the number of pixels set. tmp holds w×h values; row, o and ig
+// w.
+func diffBlurThreshold(cur, bg, tmp, row []float32, bin []uint8, w, h int, lt *lighting, o, ig []float32, black, white, thr float32) int {
 	n := w * h
-	cur, bg, tmp, bin, row = cur[:n], bg[:n], tmp[:n], bin[:n], row[:w]
+	cur, bg, tmp, bin, row, o, ig = cur[:n], bg[:n], tmp[:n], bin[:n], row[:w], o[:w], ig[:w]
 	for y := 0; y < h; y++ {
+		lt.row(y, o, ig)
 		c, b := cur[y*w:(y+1)*w], bg[y*w:(y+1)*w]
 		for x, v := range c {
-			row[x] = v - min(max((b[x]-offset)*inv, black), white)
+			row[x] = v - min(max((b[x]-o[x])*ig[x], black), white)
 		}
 		hblur5(row, tmp[y*w:(y+1)*w])
 	}

@@ -120,34 +120,29 @@ func TestStaticLightingHasNoMotion(t *testing.T) {
 	}
 }
 
-// BenchmarkDetectVtest is the detector alone on the real clip's frames
-// (480×360), decoded beforehand.
-func BenchmarkDetectVtest(b *testing.B) {
-	src, err := camera.OpenFile(clip(b, "vtest.mjpeg"), camera.FileOpts{})
-	if err != nil {
-		b.Fatal(err)
-	}
-	var planes [][]byte
-	var f camera.Frame
-	for {
-		if err := src.Next(context.Background(), &f); err != nil {
-			break
-		}
-		y := make([]byte, f.Width*f.Height)
-		for r := 0; r < f.Height; r++ {
-			copy(y[r*f.Width:], f.Y[r*f.YStride:r*f.YStride+f.Width])
-		}
-		planes = append(planes, y)
-	}
-	src.Close()
-	w, h := f.Width, f.Height
-	d, _ := motion.New(motion.DefaultConfig())
-	for _, p := range planes[:40] {
-		d.Detect(p, w, w, h)
-	}
-	b.SetBytes(int64(w * h))
-	b.ReportAllocs()
-	for i := 40; b.Loop(); i++ {
-		d.Detect(planes[i%len(planes)], w, w, h)
+// BenchmarkClip is the detector alone (decode excluded) on each clip's
+// frames, in steady state: the clip is played once before measuring and
+// then looped. One op is one frame.
+func BenchmarkClip(b *testing.B) {
+	for _, name := range footageNames {
+		b.Run(name, func(b *testing.B) {
+			c := footage(b, name)
+			d, err := motion.New(motion.DefaultConfig())
+			if err != nil {
+				b.Fatal(err)
+			}
+			for _, p := range c.Frames {
+				d.Detect(p, c.W, c.W, c.H)
+			}
+			b.SetBytes(int64(c.W * c.H))
+			b.ReportAllocs()
+			cpu0 := motion.ProcessCPU()
+			for i := 0; b.Loop(); i++ {
+				d.Detect(c.Frames[i%len(c.Frames)], c.W, c.W, c.H)
+			}
+			if cpu1 := motion.ProcessCPU(); cpu0 >= 0 && cpu1 >= 0 {
+				b.ReportMetric(float64(cpu1-cpu0)/float64(b.N), "cpu-ns/op")
+			}
+		})
 	}
 }

@@ -52,7 +52,7 @@ func (p polygon) contains(x, y float64) bool {
 
 // rasterize marks in mask (sw×sh) every downscaled pixel whose centre, in
 // the w×h input frame, lies inside the polygon.
-func rasterize(p polygon, w, h, sw, sh int, mask []bool) {
+func rasterize(p polygon, w, h, sw, sh int, mask []uint8) {
 	sx, sy := float64(w)/float64(sw), float64(h)/float64(sh)
 	if p.relative {
 		sx, sy = 1/float64(sw), 1/float64(sh)
@@ -61,7 +61,7 @@ func rasterize(p polygon, w, h, sw, sh int, mask []bool) {
 		cy := (float64(y) + 0.5) * sy
 		for x := 0; x < sw; x++ {
 			if p.contains((float64(x)+0.5)*sx, cy) {
-				mask[y*sw+x] = true
+				mask[y*sw+x] = 1
 			}
 		}
 	}

@@ -19,13 +19,14 @@
 // Lighting: a plain running average cannot follow brightness that changes
 // faster than its time constant (clouds, auto-exposure, a light dimmer), and
 // every pixel then differs from the background at once. Before differencing,
-// each frame's global gain and offset are fitted to the background by least
-// squares (a second pass ignores pixels that still differ, i.e. the moving
-// things), and the frame is compared with the background mapped into the
-// frame's lighting. A global change of the scene's brightness or contrast
-// thus cancels out; a person walking does not, because a person is not an
-// affine function of the background. A sudden jump of the fit (a light
-// switched on) resets the background instead of reporting motion.
+// the frame's gain and offset against the background are fitted per tile
+// (see lighting), leaving out the moving things, and the frame is compared
+// with the background mapped into the frame's lighting. A change of the
+// scene's brightness or contrast, global or local, thus cancels out; a
+// person walking does not, because a person is not an affine function of
+// the background. A sudden jump of the fit (a light switched on) re-bases
+// the background on the frame for a few frames instead of reporting motion
+// or recalibrating from scratch.
 //
 // Clipping is the one thing the affine model gets wrong: when the light
 // dims, the dark parts of the scene sink to black and stay there, brighter
@@ -39,7 +40,6 @@
 package motion
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"image"
@@ -63,7 +63,7 @@ type Config struct {
 	// 0..255 so that the threshold means the same in a dim scene.
 	ImproveContrast bool `yaml:"improve_contrast"`
 	// CompensateLighting fits each frame's gain and offset to the
-	// background before differencing.
+	// background, per tile, before differencing.
 	CompensateLighting bool `yaml:"compensate_lighting"`
 	// Alpha is the weight of a new frame in the running-average background.
 	Alpha float64 `yaml:"alpha"`
@@ -156,9 +156,9 @@ type Detector struct {
 	w, h   int // input
 	sw, sh int // downscaled
 	sc     scaler
-	mask   []bool // true: ignored
-	masked bool   // any pixel is
-	active int    // unmasked downscaled pixels
+	mask   []uint8 // 1: ignored
+	masked bool    // any pixel is
+	active int     // unmasked downscaled pixels
 
 	cur   []float32 // this frame, downscaled and stretched
 	tmp   []float32 // the difference, blurred along rows
@@ -166,12 +166,15 @@ type Detector struct {
 	bg    []float32 // running-average background
 	bin   []uint8   // changed pixels, then dilated
 	bin2  []uint8
-	stack []int32
+	prev  []uint8 // the previous frame's bin: what was moving
+	rs    rebaseScratch
+	lab   labeller
 	hist  [256]int32
 	boxes []image.Rectangle
 
-	fitLo, fitHi float32
-	sumsFn       func(bool, float32, float32) moments
+	lt          lighting
+	orow, igrow []float32 // the lighting map of one row
+	boxFn       func(x0, y0, x1, y1 int)
 
 	control
 }
@@ -187,7 +190,9 @@ type control struct {
 	frames      int
 	calibrating bool
 	calFrames   int
-	motionRun   int // consecutive frames with motion
+	calMin      int  // frames this calibration lasts at least
+	afterStep   bool // settling after a light step, not calibrating from scratch
+	motionRun   int  // consecutive frames with motion
 	prevGain    float64
 	prevOffset  float64
 }
@@ -207,12 +212,32 @@ func (c *control) first() bool {
 func (c *control) reset() {
 	c.calibrating = true
 	c.calFrames = 0
+	c.calMin = c.cfg.CalibrationFrames
+	c.afterStep = false
 	c.motionRun = 0
 	c.prevGain, c.prevOffset = 1, 0
 	// The contrast stretch averages 50 frames; after a lighting change it
 	// would drift towards the new percentiles for 5 s, and every step of
 	// that drift would look like a global change.
 	c.contrastN, c.contrastI = 0, 0
+}
+
+// stepFrames is how long the detector settles after a light step, during
+// which the background takes in the new light's effects that no affine map
+// of the old one models (shadows cast by a lamp, a camera's curve).
+const stepFrames = 3
+
+// rebased starts the short settling after a light step, when the caller
+// re-based the background on the frame. The contrast ring is kept: its
+// drift towards the new light's percentiles is an affine change that the
+// lighting fit follows.
+func (c *control) rebased() {
+	c.calibrating = true
+	c.calFrames = 0
+	c.calMin = stepFrames
+	c.afterStep = true
+	c.motionRun = 0
+	c.prevGain, c.prevOffset = 1, 0
 }
 
 // jump reports whether the lighting fit moved too far since the last frame
@@ -223,35 +248,50 @@ func (c *control) jump(gain, offset, mean float64) bool {
 	return j
 }
 
+// action is what a frame does to the background besides blending in.
+type action int
+
+const (
+	keep   action = iota
+	reset         // start over from this frame: calibrate
+	rebase        // a light step: re-base on this frame, settle briefly
+)
+
 // settle takes the frame's outcome: changed pixels (before dilation) of
 // active ones, and the number of boxes. It reports whether the background
-// must be reset to this frame, else how to blend the frame into it.
-func (c *control) settle(jump bool, changed, active, boxes int) (reset bool, alpha float32, update bool) {
-	if jump || float64(changed) > c.cfg.LightningThreshold*float64(active) {
+// must be reset or re-based, else how to blend the frame into it.
+func (c *control) settle(jump bool, changed, active, boxes int) (act action, alpha float32, update bool) {
+	if float64(changed) > c.cfg.LightningThreshold*float64(active) {
 		c.reset()
-		return true, 0, false
+		return reset, 0, false
+	}
+	if jump {
+		c.rebased()
+		return rebase, 0, false
 	}
 	if c.calibrating {
 		c.calFrames++
 		// Like Frigate: calibrated once little of the frame still differs,
-		// but not before CalibrationFrames, so that whatever was in view
-		// at the reset has faded from the background.
-		if c.calFrames >= c.cfg.CalibrationFrames && float64(changed) < 0.05*float64(active) {
+		// but not before calMin frames, so that whatever was in view at
+		// the reset has faded from the background. After a light step the
+		// background was re-based without the moving things, whose changes
+		// say nothing about the settling.
+		if c.calFrames >= c.calMin && (c.afterStep || float64(changed) < 0.05*float64(active)) {
 			c.calibrating = false
 		}
 	}
 	switch {
 	case c.calibrating:
 		c.motionRun = 0
-		return false, float32(c.cfg.CalibrationAlpha), true
+		return keep, float32(c.cfg.CalibrationAlpha), true
 	case boxes > 0:
 		// Like Frigate: something passing by is not blended into the
 		// background unless it stays for a while.
 		c.motionRun++
-		return false, float32(c.cfg.Alpha), c.motionRun >= 10
+		return keep, float32(c.cfg.Alpha), c.motionRun >= 10
 	}
 	c.motionRun = 0
-	return false, float32(c.cfg.Alpha), true
+	return keep, float32(c.cfg.Alpha), true
 }
 
 // New returns a detector for cfg.
@@ -260,7 +300,7 @@ func New(cfg Config) (*Detector, error) {
 		return nil, err
 	}
 	d := &Detector{cfg: cfg, control: control{cfg: cfg}}
-	d.sumsFn = d.sums // bound once: a method value allocates
+	d.boxFn = d.appendBox // bound once: a method value allocates
 	return d, nil
 }
 
@@ -297,9 +337,11 @@ func (d *Detector) setup(w, h int) error {
 	d.bg = make([]float32, n)
 	d.bin = make([]uint8, n)
 	d.bin2 = make([]uint8, n)
-	d.stack = make([]int32, 0, n)
+	d.prev = make([]uint8, n)
+	d.rs.init(sw, sh)
+	d.lab.init(sw, sh)
 	d.boxes = make([]image.Rectangle, 0, 16)
-	d.mask = make([]bool, n)
+	d.mask = make([]uint8, n)
 	for _, m := range d.cfg.Masks {
 		poly, err := parsePolygon(m)
 		if err != nil {
@@ -309,11 +351,13 @@ func (d *Detector) setup(w, h int) error {
 	}
 	d.active = 0
 	for _, m := range d.mask {
-		if !m {
+		if m == 0 {
 			d.active++
 		}
 	}
 	d.masked = d.active < n
+	d.lt.init(sw, sh, d.mask)
+	d.orow, d.igrow = make([]float32, sw), make([]float32, sw)
 	d.frames = 0
 	return nil
 }
@@ -334,16 +378,19 @@ func (d *Detector) Detect(y []byte, stride, w, h int) Result {
 	black, white := float32(firstBin(&d.hist)), float32(lastBin(&d.hist))
 	if d.cfg.ImproveContrast {
 		k, lo := d.stretch(&d.hist, int32(len(d.cur)))
-		for i, v := range d.cur {
-			d.cur[i] = (v - lo) * k
-		}
 		black, white = (black-lo)*k, (white-lo)*k
-	}
-	if d.masked {
-		for i, m := range d.mask {
-			if m {
-				d.cur[i] = 0 // as in Frigate
+		if d.masked {
+			for i, v := range d.cur {
+				d.cur[i] = (v - lo) * k * float32(1-d.mask[i]) // masked: 0, as in Frigate
 			}
+		} else {
+			for i, v := range d.cur {
+				d.cur[i] = (v - lo) * k
+			}
+		}
+	} else if d.masked {
+		for i, m := range d.mask {
+			d.cur[i] *= float32(1 - m)
 		}
 	}
 
@@ -354,19 +401,37 @@ func (d *Detector) Detect(y []byte, stride, w, h int) Result {
 
 	gain, offset, mean := 1.0, 0.0, 0.0
 	if d.cfg.CompensateLighting {
-		d.fitLo, d.fitHi = black+fitMargin, white-fitMargin
-		gain, offset, mean = fitLighting(d.sumsFn)
+		// the previous frame's dilated changes are the moving things,
+		// which the fit leaves out
+		gain, offset, mean = d.lt.fit(d.cur, d.bg, d.prev, d.mask, black+fitMargin, white-fitMargin, float32(d.cfg.Threshold))
+	} else {
+		d.lt.identity()
 	}
 	jump := d.jump(gain, offset, mean)
 
-	changed := d.changes(float32(gain), float32(offset), black, white)
+	changed := diffBlurThreshold(d.cur, d.bg, d.tmp, d.row, d.bin, d.sw, d.sh,
+		&d.lt, d.orow, d.igrow, black, white, float32(d.cfg.Threshold))
+	if d.masked {
+		for i, m := range d.mask[:len(d.bin)] {
+			changed -= int(m & d.bin[i])
+			d.bin[i] &^= m
+		}
+	}
 	dilate3(d.bin, d.bin2, d.sw, d.sh)
-	counted := d.regions()
+	d.boxes = d.boxes[:0]
+	counted := d.lab.label(d.bin, d.sw, d.sh, d.cfg.MinArea, d.boxFn)
 
 	res := Result{Gain: gain, Offset: offset}
-	reset, alpha, update := d.settle(jump, changed, d.active, len(d.boxes))
-	if reset {
+	act, alpha, update := d.settle(jump, changed, d.active, len(d.boxes))
+	switch act {
+	case reset:
 		copy(d.bg, d.cur)
+	case rebase:
+		d.lt.rebase(d.cur, d.bg, d.prev, &d.rs, black, white)
+	}
+	// this frame's changes are the next one's moving things
+	d.bin, d.prev = d.prev, d.bin
+	if act != keep {
 		d.boxes = d.boxes[:0]
 		res.Calibrating, res.Recalibrated = true, true
 		res.Boxes = d.boxes
@@ -378,8 +443,16 @@ func (d *Detector) Detect(y []byte, stride, w, h int) Result {
 		// (dusk) slowly, which keeps the fitted map near identity and
 		// the clipped regions few.
 		bg := d.bg[:len(d.cur)]
-		for i, v := range d.cur {
-			bg[i] += alpha * (v - bg[i])
+		if d.calibrating && d.afterStep {
+			// settling after a light step: what moves stays out
+			moving := d.prev[:len(d.cur)]
+			for i, v := range d.cur {
+				bg[i] += alpha * float32(1-moving[i]) * (v - bg[i])
+			}
+		} else {
+			for i, v := range d.cur {
+				bg[i] += alpha * (v - bg[i])
+			}
 		}
 	}
 
@@ -453,164 +526,7 @@ func percentile(h *[256]int32, rank int32) float32 {
 	return 255
 }
 
-// moments are the sums of a least-squares fit of y ≈ gain·x + offset.
-type moments struct{ n, sx, sy, sxx, sxy float64 }
-
-func (m moments) solve() (gain, offset, mean float64) {
-	if m.n == 0 {
-		return 1, 0, 0
-	}
-	mx, my := m.sx/m.n, m.sy/m.n
-	vx := m.sxx/m.n - mx*mx
-	cxy := m.sxy/m.n - mx*my
-	if vx < 1 {
-		// A flat frame has no contrast to fit a gain to: offset only.
-		return 1, my - mx, mx
-	}
-	gain = math.Min(math.Max(cxy/vx, 0.25), 4)
-	return gain, my - gain*mx, mx
-}
-
-// fitLighting fits bg ≈ gain·cur + offset with the moments that sums
-// gathers over the unmasked, unclipped pixels; the second pass (robust)
-// drops the pixels the first fit leaves above the threshold, which are
-// where things move. It returns the frame's mean too, for measuring how
-// far the fit moved.
-func fitLighting(sums func(robust bool, gain, offset float32) moments) (gain, offset, mean float64) {
-	all := sums(false, 0, 0)
-	gain, offset, mean = all.solve()
-	if all.n < 16 {
-		return 1, 0, mean
-	}
-	in := sums(true, float32(gain), float32(offset))
-	if in.n < all.n/4 || in.n < 16 {
-		// Most of the frame changed: the fit would describe the moving
-		// things, not the lighting. Leave it to the lightning rule.
-		_, _, mean = in.solve()
-		return 1, 0, mean
-	}
-	return in.solve()
-}
-
 // fitMargin keeps pixels within this many levels of the frame's black or
 // white out of the fit: they may be clipped, and clipped pixels do not
 // follow the lighting.
 const fitMargin = 8
-
-// sums gathers the fit's moments. Two parameters need far fewer samples
-// than a frame has pixels: every other pixel of every other row is plenty.
-func (d *Detector) sums(robust bool, g, o float32) moments {
-	thr := float32(d.cfg.Threshold)
-	sw := d.sw
-	var m moments
-	// float32 partial sums per row keep the inner loop cheap; a row has
-	// at most a few hundred samples, few enough for float32.
-	for r := 0; r < d.sh; r += 2 {
-		cur := d.cur[r*sw : (r+1)*sw]
-		bg := d.bg[r*sw : (r+1)*sw]
-		mask := d.mask[r*sw : (r+1)*sw]
-		var rn, rx, ry, rxx, rxy float32
-		for i := 0; i < len(cur); i += 2 {
-			if d.masked && mask[i] {
-				continue
-			}
-			x, y := cur[i], bg[i]
-			if x <= d.fitLo || x >= d.fitHi {
-				continue
-			}
-			if robust {
-				if e := g*x + o - y; e > thr || e < -thr {
-					continue
-				}
-			}
-			rn++
-			rx += x
-			ry += y
-			rxx += x * x
-			rxy += x * y
-		}
-		m.n += float64(rn)
-		m.sx += float64(rx)
-		m.sy += float64(ry)
-		m.sxx += float64(rxx)
-		m.sxy += float64(rxy)
-	}
-	return m
-}
-
-// changes marks in bin the unmasked pixels where the frame differs from
-// the background mapped into the frame's lighting, (bg − offset)/gain,
-// clipped at the frame's black and white, by more than the threshold once
-// the difference is blurred; it returns how many (before dilation, which
-// would inflate noise specks ninefold).
-func (d *Detector) changes(gain, offset, black, white float32) int {
-	n := diffBlurThreshold(d.cur, d.bg, d.tmp, d.row, d.bin, d.sw, d.sh,
-		offset, 1/gain, black, white, float32(d.cfg.Threshold))
-	if d.masked {
-		for i, m := range d.mask[:len(d.bin)] {
-			if m && d.bin[i] != 0 {
-				d.bin[i] = 0
-				n--
-			}
-		}
-	}
-	return n
-}
-
-// regions collects the 8-connected regions of d.bin into d.boxes (scaled to
-// the input frame) and returns the pixel count of those at least MinArea.
-// It consumes d.bin.
-func (d *Detector) regions() int {
-	d.boxes = d.boxes[:0]
-	bin, sw, sh := d.bin, d.sw, d.sh
-	counted := 0
-	for start := 0; ; start++ {
-		// Most of a frame is still: skip to the next changed pixel at
-		// memchr speed.
-		i := bytes.IndexByte(bin[start:], 1)
-		if i < 0 {
-			break
-		}
-		start += i
-		bin[start] = 0
-		stack := append(d.stack[:0], int32(start))
-		x0, y0 := start%sw, start/sw
-		x1, y1 := x0, y0
-		area := 0
-		for len(stack) > 0 {
-			p := int(stack[len(stack)-1])
-			stack = stack[:len(stack)-1]
-			area++
-			px, py := p%sw, p/sw
-			x0, x1 = min(x0, px), max(x1, px)
-			y0, y1 = min(y0, py), max(y1, py)
-			for dy := -1; dy <= 1; dy++ {
-				ny := py + dy
-				if ny < 0 || ny >= sh {
-					continue
-				}
-				for dx := -1; dx <= 1; dx++ {
-					nx := px + dx
-					if nx < 0 || nx >= sw {
-						continue
-					}
-					q := ny*sw + nx
-					if bin[q] != 0 {
-						bin[q] = 0
-						stack = append(stack, int32(q))
-					}
-				}
-			}
-		}
-		d.stack = stack
-		if area < d.cfg.MinArea {
-			continue
-		}
-		counted += area
-		// Back to input coordinates: the box covers every input pixel
-		// that contributed to the region's downscaled pixels.
-		d.boxes = append(d.boxes, image.Rect(
-			d.sc.xs[x0], d.sc.ys[y0], d.sc.xs[x1+1], d.sc.ys[y1+1]))
-	}
-	return counted
-}

@@ -51,9 +51,14 @@ type OpenCV struct {
 	labels gocv.Mat
 	stats  gocv.Mat
 	cents  gocv.Mat
-	sumsFn func(bool, float32, float32) moments
-	fitLo  float32
-	fitHi  float32
+	tileO  gocv.Mat // the lighting map per tile, then resized to the frame
+	tileIG gocv.Mat
+	mapO   gocv.Mat
+	mapIG  gocv.Mat
+	prev   gocv.Mat // the previous frame's dilated changes
+	maskB  []uint8  // 1 where masked, for the shared lighting code
+	lt     lighting
+	rs     rebaseScratch
 	mats   []*gocv.Mat
 }
 
@@ -63,9 +68,9 @@ func NewOpenCV(cfg Config) (*OpenCV, error) {
 		return nil, err
 	}
 	d := &OpenCV{cfg: cfg, control: control{cfg: cfg}}
-	d.sumsFn = d.sums
 	d.mats = []*gocv.Mat{&d.small, &d.cur, &d.bg, &d.pred, &d.diff, &d.absd, &d.bin, &d.dil, &d.mask,
-		&d.notMsk, &d.inc, &d.tmp, &d.tmp2, &d.zero32, &d.zero8, &d.lo32, &d.kernel, &d.labels, &d.stats, &d.cents}
+		&d.notMsk, &d.inc, &d.tmp, &d.tmp2, &d.zero32, &d.zero8, &d.lo32, &d.kernel, &d.labels, &d.stats, &d.cents,
+		&d.tileO, &d.tileIG, &d.mapO, &d.mapIG, &d.prev}
 	for _, m := range d.mats {
 		*m = gocv.NewMat()
 	}
@@ -87,7 +92,7 @@ func (d *OpenCV) setup(w, h int) error {
 		return err
 	}
 	d.w, d.h, d.sw, d.sh = w, h, sw, sh
-	raster := make([]bool, sw*sh)
+	raster := make([]uint8, sw*sh)
 	for _, m := range d.cfg.Masks {
 		poly, err := parsePolygon(m)
 		if err != nil {
@@ -98,7 +103,7 @@ func (d *OpenCV) setup(w, h int) error {
 	mb := make([]byte, sw*sh)
 	d.active = 0
 	for i, m := range raster {
-		if m {
+		if m != 0 {
 			mb[i] = 255
 		} else {
 			d.active++
@@ -119,6 +124,13 @@ func (d *OpenCV) setup(w, h int) error {
 	d.zero8.SetTo(gocv.NewScalar(0, 0, 0, 0))
 	d.replace(&d.lo32, gocv.NewMatWithSize(sh, sw, gocv.MatTypeCV32F))
 	d.replace(&d.kernel, gocv.GetStructuringElement(gocv.MorphRect, image.Pt(3, 3)))
+	d.replace(&d.prev, gocv.NewMatWithSize(sh, sw, gocv.MatTypeCV8U))
+	d.prev.SetTo(gocv.NewScalar(0, 0, 0, 0))
+	d.maskB = raster
+	d.lt.init(sw, sh, raster)
+	d.rs.init(sw, sh)
+	d.replace(&d.tileO, gocv.NewMatWithSize(d.lt.ty, d.lt.tx, gocv.MatTypeCV32F))
+	d.replace(&d.tileIG, gocv.NewMatWithSize(d.lt.ty, d.lt.tx, gocv.MatTypeCV32F))
 	d.frames = 0
 	return nil
 }
@@ -176,15 +188,22 @@ func (d *OpenCV) Detect(y []byte, stride, w, h int) Result {
 		d.cur.CopyTo(&d.bg)
 		return Result{Calibrating: true, Recalibrated: true, Gain: 1}
 	}
+	cur, _ := d.cur.DataPtrFloat32()
+	bg, _ := d.bg.DataPtrFloat32()
+	prev, _ := d.prev.DataPtrUint8()
 	gain, offset, mean := 1.0, 0.0, 0.0
 	if d.cfg.CompensateLighting {
-		d.fitLo, d.fitHi = black+fitMargin, white-fitMargin
-		gain, offset, mean = fitLighting(d.sumsFn)
+		gain, offset, mean = d.lt.fit(cur, bg, prev, d.maskB, black+fitMargin, white-fitMargin, float32(d.cfg.Threshold))
+	} else {
+		d.lt.identity()
 	}
 	jump := d.jump(gain, offset, mean)
 
-	// the background in this frame's lighting, clipped at its black and white
-	d.bg.ConvertToWithParams(&d.pred, gocv.MatTypeCV32F, float32(1/gain), float32(-offset/gain))
+	// the background in this frame's lighting, clipped at its black and
+	// white: the tiles' maps resized to the frame bilinearly
+	d.mapLighting()
+	gocv.Subtract(d.bg, d.mapO, &d.pred)
+	gocv.Multiply(d.pred, d.mapIG, &d.pred)
 	d.lo32.SetTo(gocv.NewScalar(float64(black), 0, 0, 0))
 	gocv.Max(d.pred, d.lo32, &d.pred)
 	gocv.Threshold(d.pred, &d.pred, white, 0, gocv.ThresholdTrunc)
@@ -214,16 +233,30 @@ func (d *OpenCV) Detect(y []byte, stride, w, h int) Result {
 	}
 
 	res := Result{Gain: gain, Offset: offset}
-	reset, alpha, update := d.settle(jump, changed, d.active, len(d.boxes))
-	if reset {
+	act, alpha, update := d.settle(jump, changed, d.active, len(d.boxes))
+	switch act {
+	case reset:
 		d.cur.CopyTo(&d.bg)
+	case rebase:
+		// prev is 0/255, which the shared code takes as set
+		d.lt.rebase(cur, bg, prev, &d.rs, black, white)
+	}
+	if act == keep && update {
+		if d.calibrating && d.afterStep {
+			// settling after a light step: what moves stays out
+			gocv.BitwiseNot(d.dil, &d.tmp2)
+			gocv.AccumulatedWeightedWithMask(d.cur, &d.bg, float64(alpha), d.tmp2)
+		} else {
+			gocv.AddWeighted(d.bg, float64(1-alpha), d.cur, float64(alpha), 0, &d.bg)
+		}
+	}
+	// this frame's changes are the next one's moving things
+	d.dil.CopyTo(&d.prev)
+	if act != keep {
 		d.boxes = d.boxes[:0]
 		res.Calibrating, res.Recalibrated = true, true
 		res.Boxes = d.boxes
 		return res
-	}
-	if update {
-		gocv.AddWeighted(d.bg, float64(1-alpha), d.cur, float64(alpha), 0, &d.bg)
 	}
 	res.Calibrating = d.calibrating
 	if d.calibrating {
@@ -238,29 +271,13 @@ func (d *OpenCV) Detect(y []byte, stride, w, h int) Result {
 	return res
 }
 
-// sums gathers the fit's moments with OpenCV reductions over all the
-// included pixels (the Go version samples a quarter of them).
-func (d *OpenCV) sums(robust bool, g, o float32) moments {
-	gocv.InRangeWithScalar(d.cur, gocv.NewScalar(float64(d.fitLo), 0, 0, 0), gocv.NewScalar(float64(d.fitHi), 0, 0, 0), &d.inc)
-	if d.masked {
-		gocv.BitwiseAnd(d.inc, d.notMsk, &d.inc)
-	}
-	if robust {
-		thr := float64(d.cfg.Threshold)
-		gocv.AddWeighted(d.cur, float64(g), d.bg, -1, float64(o), &d.tmp)
-		gocv.InRangeWithScalar(d.tmp, gocv.NewScalar(-thr, 0, 0, 0), gocv.NewScalar(thr, 0, 0, 0), &d.tmp2)
-		gocv.BitwiseAnd(d.inc, d.tmp2, &d.inc)
-	}
-	n := float64(gocv.CountNonZero(d.inc))
-	if n == 0 {
-		return moments{}
-	}
-	m := moments{n: n}
-	m.sx = d.cur.MeanWithMask(d.inc).Val1 * n
-	m.sy = d.bg.MeanWithMask(d.inc).Val1 * n
-	gocv.Multiply(d.cur, d.cur, &d.tmp)
-	m.sxx = d.tmp.MeanWithMask(d.inc).Val1 * n
-	gocv.Multiply(d.cur, d.bg, &d.tmp)
-	m.sxy = d.tmp.MeanWithMask(d.inc).Val1 * n
-	return m
+// mapLighting resizes the tiles' maps to the frame (INTER_LINEAR, the
+// interpolation the Go pipeline computes row by row).
+func (d *OpenCV) mapLighting() {
+	o, _ := d.tileO.DataPtrFloat32()
+	ig, _ := d.tileIG.DataPtrFloat32()
+	copy(o, d.lt.o)
+	copy(ig, d.lt.ig)
+	gocv.Resize(d.tileO, &d.mapO, image.Pt(d.sw, d.sh), 0, 0, gocv.InterpolationLinear)
+	gocv.Resize(d.tileIG, &d.mapIG, image.Pt(d.sw, d.sh), 0, 0, gocv.InterpolationLinear)
 }

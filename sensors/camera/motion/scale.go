@@ -16,14 +16,19 @@ import (
 // stay in registers while walking down an output row's span of input rows
 // (four such words at once, to keep the core busy); adding the even and
 // odd lanes gives the sums of pixel pairs. Column spans start at even
-// pixels so that a pair never straddles two outputs.
+// pixels so that a pair never straddles two outputs. The pair sums are
+// stored as a running (prefix) sum, so that an output pixel is one
+// subtraction whatever its span: spans of 1 and 2 pairs alternating
+// irregularly made a loop over them mispredict at nearly every pixel.
 type scaler struct {
 	w, h, sw, sh int
 	xs, ys       []int     // span boundaries: output x covers input xs[x]..xs[x+1]
+	ps           []int     // the same in pairs (wide) or pixels (narrow), into cum
 	invW         []float32 // 1 / span width, per output column
-	pairs        []uint32  // per input pixel pair: sum over the current row span
+	cum          []uint32  // cum[i]: sum of pairs (pixels when narrow) 0..i-1 over the row span
+	pairs        []uint32  // per pair, for the tail and for spans over 128 rows
 	// narrow: less than 2× horizontal reduction, where pair-aligned spans
-	// would not fit; sums per pixel instead, in pairs[:w].
+	// would not fit; sums per pixel instead.
 	narrow bool
 }
 
@@ -33,7 +38,7 @@ func (s *scaler) init(w, h, sw, sh int) error {
 	}
 	s.w, s.h, s.sw, s.sh = w, h, sw, sh
 	s.narrow = sw > w/2
-	s.xs, s.ys = make([]int, sw+1), make([]int, sh+1)
+	s.xs, s.ys, s.ps = make([]int, sw+1), make([]int, sh+1), make([]int, sw+1)
 	for i := range s.ys {
 		s.ys[i] = i * h / sh
 	}
@@ -45,15 +50,37 @@ func (s *scaler) init(w, h, sw, sh int) error {
 		}
 	}
 	s.xs[sw] = w // an odd last pixel joins the last span
+	for i, x := range s.xs {
+		if s.narrow {
+			s.ps[i] = x
+		} else {
+			s.ps[i] = (x + 1) / 2
+		}
+	}
 	s.invW = make([]float32, sw)
 	for x := range s.invW {
 		s.invW[x] = 1 / float32(s.xs[x+1]-s.xs[x])
 	}
-	s.pairs = make([]uint32, w)
+	s.cum = make([]uint32, w+1)
+	s.pairs = make([]uint32, (w+1)/2)
 	return nil
 }
 
 const lanes = 0x00FF00FF00FF00FF
+
+// put4 appends the four 16-bit lanes of a to the running sum in q[0..3].
+func put4(q []uint32, run uint32, a uint64) uint32 {
+	q = q[:4]
+	run += uint32(a & 0xFFFF)
+	q[0] = run
+	run += uint32(a >> 16 & 0xFFFF)
+	q[1] = run
+	run += uint32(a >> 32 & 0xFFFF)
+	q[2] = run
+	run += uint32(a >> 48)
+	q[3] = run
+	return run
+}
 
 // run downscales src into dst (sw×sh) and fills hist with the histogram of
 // dst's values rounded to integers.
@@ -65,14 +92,14 @@ func (s *scaler) run(src []byte, stride int, dst []float32, hist *[256]int32) {
 	}
 	w := s.w
 	words := w / 8
-	pairs := s.pairs
+	cum := s.cum
 	for oy := 0; oy < s.sh; oy++ {
 		y0, y1 := s.ys[oy], s.ys[oy+1]
-		clear(pairs[4*words:])
 		// rows y0..y1-1, without the bytes after the last row's end
 		rows := src[y0*stride : (y1-1)*stride+w]
 		span := y1 - y0
 		k := 0
+		var run uint32
 		if span <= 128 { // a lane holds 128 rows of pixel pairs (128·510 < 65536)
 			// Four words per iteration: four independent sums in flight.
 			end := span * stride
@@ -89,72 +116,41 @@ func (s *scaler) run(src []byte, stride int, dst []float32, hist *[256]int32) {
 					c += v2&lanes + (v2>>8)&lanes
 					d += v3&lanes + (v3>>8)&lanes
 				}
-				q := pairs[4*k : 4*k+16 : 4*k+16]
-				q[0], q[1], q[2], q[3] = uint32(a&0xFFFF), uint32(a>>16&0xFFFF), uint32(a>>32&0xFFFF), uint32(a>>48)
-				q[4], q[5], q[6], q[7] = uint32(b&0xFFFF), uint32(b>>16&0xFFFF), uint32(b>>32&0xFFFF), uint32(b>>48)
-				q[8], q[9], q[10], q[11] = uint32(c&0xFFFF), uint32(c>>16&0xFFFF), uint32(c>>32&0xFFFF), uint32(c>>48)
-				q[12], q[13], q[14], q[15] = uint32(d&0xFFFF), uint32(d>>16&0xFFFF), uint32(d>>32&0xFFFF), uint32(d>>48)
+				q := cum[4*k+1 : 4*k+17 : 4*k+17]
+				run = put4(q, run, a)
+				run = put4(q[4:], run, b)
+				run = put4(q[8:], run, c)
+				run = put4(q[12:], run, d)
 			}
-		}
-		// The rest (and spans over 128 rows) two words at a time.
-		for ; k+2 <= words; k += 2 {
-			var a0, a1, b0, b1, c0, c1, d0, d1 uint32
-			for y := 0; y < span; {
-				end := min(span, y+128) // a lane holds 128 rows of pixel pairs (128·510 < 65536)
-				var acc, bcc uint64
-				for off := y*stride + 8*k; y < end; y, off = y+1, off+stride {
-					r := rows[off : off+16 : off+16]
-					v := binary.LittleEndian.Uint64(r)
-					u := binary.LittleEndian.Uint64(r[8:])
-					acc += v&lanes + (v>>8)&lanes
-					bcc += u&lanes + (u>>8)&lanes
-				}
-				a0 += uint32(acc & 0xFFFF)
-				a1 += uint32(acc >> 16 & 0xFFFF)
-				b0 += uint32(acc >> 32 & 0xFFFF)
-				b1 += uint32(acc >> 48)
-				c0 += uint32(bcc & 0xFFFF)
-				c1 += uint32(bcc >> 16 & 0xFFFF)
-				d0 += uint32(bcc >> 32 & 0xFFFF)
-				d1 += uint32(bcc >> 48)
-			}
-			q := pairs[4*k : 4*k+8 : 4*k+8]
-			q[0], q[1], q[2], q[3] = a0, a1, b0, b1
-			q[4], q[5], q[6], q[7] = c0, c1, d0, d1
-		}
-		for ; k < words; k++ {
-			var p0, p1, p2, p3 uint32
-			for y := 0; y < span; {
-				end := min(span, y+128)
-				var acc uint64
-				for off := y*stride + 8*k; y < end; y, off = y+1, off+stride {
+			for ; k < words; k++ {
+				var a uint64
+				for off := 8 * k; off < end; off += stride {
 					v := binary.LittleEndian.Uint64(rows[off : off+8 : off+8])
-					acc += v&lanes + (v>>8)&lanes
+					a += v&lanes + (v>>8)&lanes
 				}
-				p0 += uint32(acc & 0xFFFF)
-				p1 += uint32(acc >> 16 & 0xFFFF)
-				p2 += uint32(acc >> 32 & 0xFFFF)
-				p3 += uint32(acc >> 48)
+				run = put4(cum[4*k+1:], run, a)
 			}
-			q := pairs[4*k : 4*k+4 : 4*k+4]
-			q[0], q[1], q[2], q[3] = p0, p1, p2, p3
 		}
+		// The tail after the last whole word, and every pair when spans
+		// are too tall for the lanes (frames over 128× FrameHeight).
+		pairs := s.pairs[4*k:]
+		clear(pairs)
 		for y := y0; y < y1; y++ {
-			row := src[y*stride : y*stride+w]
-			for x := 8 * words; x < w; x++ {
-				pairs[x/2] += uint32(row[x])
+			row := src[y*stride+8*k : y*stride+w]
+			for x, v := range row {
+				pairs[x/2] += uint32(v)
 			}
+		}
+		for i, p := range pairs {
+			run += p
+			cum[4*k+i+1] = run
 		}
 		invH := 1 / float32(y1-y0)
 		out := dst[oy*s.sw : (oy+1)*s.sw]
-		xs := s.xs[:len(out)+1]
+		ps := s.ps[:len(out)+1]
 		invW := s.invW[:len(out)]
 		for ox := range out {
-			var sum uint32
-			for _, c := range pairs[xs[ox]/2 : (xs[ox+1]+1)/2] {
-				sum += c
-			}
-			v := float32(sum) * invW[ox] * invH
+			v := float32(cum[ps[ox+1]]-cum[ps[ox]]) * invW[ox] * invH
 			out[ox] = v
 			hist[uint8(v+0.5)]++
 		}
@@ -164,7 +160,8 @@ func (s *scaler) run(src []byte, stride int, dst []float32, hist *[256]int32) {
 // runNarrow is run for less than 2× horizontal reduction, one pixel at a time.
 func (s *scaler) runNarrow(src []byte, stride int, dst []float32, hist *[256]int32) {
 	w := s.w
-	col := s.pairs[:w]
+	cum := s.cum[:w+1]
+	col := cum[1:]
 	for oy := 0; oy < s.sh; oy++ {
 		y0, y1 := s.ys[oy], s.ys[oy+1]
 		clear(col)
@@ -173,14 +170,16 @@ func (s *scaler) runNarrow(src []byte, stride int, dst []float32, hist *[256]int
 				col[x] += uint32(v)
 			}
 		}
+		var run uint32
+		for x, c := range col {
+			run += c
+			col[x] = run
+		}
 		invH := 1 / float32(y1-y0)
 		out := dst[oy*s.sw : (oy+1)*s.sw]
+		ps := s.ps[:len(out)+1]
 		for ox := range out {
-			var sum uint32
-			for _, c := range col[s.xs[ox]:s.xs[ox+1]] {
-				sum += c
-			}
-			v := float32(sum) * s.invW[ox] * invH
+			v := float32(cum[ps[ox+1]]-cum[ps[ox]]) * s.invW[ox] * invH
 			out[ox] = v
 			hist[uint8(v+0.5)]++
 		}

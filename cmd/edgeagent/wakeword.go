@@ -30,7 +30,7 @@ func init() {
 times (enroll), then check it on recordings of the place it will listen in
 (test). It is speaker-dependent: it recognises the voice that enrolled.`,
 	}
-	ww.AddCommand(wakewordEnrollCmd(), wakewordTestCmd(), wakewordDevicesCmd())
+	ww.AddCommand(wakewordEnrollCmd(), wakewordTestCmd(), wakewordTrainCmd(), wakewordDevicesCmd())
 	rootCmd.AddCommand(ww)
 }
 

@@ -19,6 +19,12 @@ type Options struct {
 	Refractory time.Duration
 	// VAD options for the gate and for utterance ends.
 	VAD vad.Options
+	// Nets are trained, speaker-independent models. They run on every
+	// hop, speech or not, so their state is the same as in training.
+	Nets []*Net
+	// NetThreshold on the nets' calibrated score. Default 0.5, the
+	// point the trainer chose for its target false-accept rate.
+	NetThreshold float64
 }
 
 // DefaultThreshold was chosen on the synthetic benchmark corpus (see
@@ -27,12 +33,22 @@ type Options struct {
 // `edgeagent wakeword test`.
 const DefaultThreshold = 0.8
 
+// DefaultNetThreshold is the calibrated score at which a trained model
+// gives the false-accept rate it was trained for.
+const DefaultNetThreshold = 0.5
+
 func (o *Options) fill() error {
 	if o.Threshold == 0 {
 		o.Threshold = DefaultThreshold
 	}
 	if o.Threshold < 0 || o.Threshold > 1 {
 		return fmt.Errorf("wake word threshold %v outside 0..1", o.Threshold)
+	}
+	if o.NetThreshold == 0 {
+		o.NetThreshold = DefaultNetThreshold
+	}
+	if o.NetThreshold < 0 || o.NetThreshold > 1 {
+		return fmt.Errorf("wake word model threshold %v outside 0..1", o.NetThreshold)
 	}
 	if o.Refractory == 0 {
 		o.Refractory = 1500 * time.Millisecond
@@ -47,8 +63,15 @@ type Detection struct {
 	Score      float64
 	Start, End time.Duration // the matched phrase
 	At         time.Duration // when the decision was made (End + settling)
-	SNR        float64       // SNR of the bank variant that matched, dB (+Inf: clean)
+	SNR        float64       // SNR of the bank variant that matched, dB (+Inf: clean; NaN: a trained model fired)
+	Detector   string        // DetectorModel or DetectorTemplates
 }
+
+// What found a Detection.
+const (
+	DetectorModel     = "model"     // a trained Net
+	DetectorTemplates = "templates" // the enrolled takes (DTW)
+)
 
 const (
 	preRollHops = 30  // features kept while the gate is shut (300 ms): the VAD confirms speech late
@@ -99,6 +122,20 @@ type Spotter struct {
 	builtDB    float64
 	builtAtHop int64
 	built      bool
+
+	nets []*netEntry
+}
+
+// netEntry is one trained model running on the stream.
+type netEntry struct {
+	net  *Net
+	st   *netState
+	pick Picker
+	last float64 // score of the last hop
+	// lastAssist is the last hop at which the model's score reached
+	// assistFloor: templates of the same name only fire near one (see
+	// confirmByNet).
+	lastAssist int64
 }
 
 // NewSpotter makes a spotter for models (none: VAD only).
@@ -114,6 +151,10 @@ func NewSpotter(models []*Model, o Options) (*Spotter, error) {
 		}
 		e := &entry{model: m}
 		s.entries = append(s.entries, e)
+	}
+	for _, n := range o.Nets {
+		s.nets = append(s.nets, &netEntry{net: n, st: newNetState(n), lastAssist: -assistHops - 1,
+			pick: NewPicker(o.NetThreshold, int64(o.Refractory/(10*time.Millisecond)))})
 	}
 	s.rebuild(nil)
 	return s, nil
@@ -188,6 +229,7 @@ func (s *Spotter) processHop(dst []Detection, hop []int16) []Detection {
 		s.silence++
 	}
 
+	dst = s.runNets(dst)
 	if len(s.entries) == 0 {
 		return dst
 	}
@@ -230,13 +272,7 @@ func (s *Spotter) processHop(dst []Detection, hop []int16) []Detection {
 func (s *Spotter) closeGate() {
 	s.gate = false
 	s.nFeat = 0
-	for _, e := range s.entries {
-		for _, vm := range e.ms {
-			for _, m := range vm {
-				m.reset()
-			}
-		}
-	}
+	s.resetMatchers()
 	s.maybeRebuild()
 }
 
@@ -292,10 +328,19 @@ func (s *Spotter) fire(dst []Detection, now int64) []Detection {
 	d := s.peak
 	d.Score = math.Min(1, d.Score)
 	d.At = hopTime(now)
+	d.Detector = DetectorTemplates
 	s.armed = false
-	s.quietTill = now + int64(s.o.Refractory/(10*time.Millisecond))
-	// Partial matches overlapping the phrase just detected must not fire
-	// again after the refractory period.
+	// Partial matches overlapping the phrase just detected (or just
+	// refused) must not fire again.
+	s.resetMatchers()
+	if !s.confirmByNet(d.Name) {
+		return dst
+	}
+	s.quiet(now)
+	return append(dst, d)
+}
+
+func (s *Spotter) resetMatchers() {
 	for _, e := range s.entries {
 		for _, vm := range e.ms {
 			for _, m := range vm {
@@ -303,7 +348,15 @@ func (s *Spotter) fire(dst []Detection, now int64) []Detection {
 			}
 		}
 	}
-	return append(dst, d)
+}
+
+// quiet starts the refractory period after a detection, for every
+// detector: one phrase gives one detection.
+func (s *Spotter) quiet(now int64) {
+	s.quietTill = now + int64(s.o.Refractory/(10*time.Millisecond))
+	for _, e := range s.nets {
+		e.pick.Quiet(s.quietTill)
+	}
 }
 
 // collectNoise extends the current run of background hops. Only

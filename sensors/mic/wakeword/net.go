@@ -1,0 +1,235 @@
+package wakeword
+
+import (
+	"fmt"
+	"math"
+	"time"
+)
+
+// Net is a trained, speaker-independent wake-word model: a causal
+// temporal convolutional network (TCN) over log-mel frames.
+//
+// Why this shape: the phrase lasts about a second, and a stack of causal
+// convolutions with kernel 3 and dilations 1, 2, 4 … 32 sees 127 frames
+// (1.27 s) while costing one column per layer per 10 ms hop: streaming
+// inference is exact (no windows recomputed, no overlap bookkeeping) and
+// a decision comes every hop. Layers after the first are residual, which
+// keeps a deep stack trainable without normalisation layers, so there is
+// no batch statistic to carry into streaming.
+//
+// Layer l computes, for every frame t,
+//
+//	y_t = relu(B + Σ_k W_k · x_{t-(K-1-k)·d})     (x before the stream: 0)
+//	h_t = y_t (first layer) or x_t + y_t (the others)
+//
+// over inputs normalised with the training set's per-band mean and
+// standard deviation, and the output is logit_t = OutW · h_t + OutB. The
+// score is sigmoid(logit − Offset), where Offset was chosen at training so
+// that a score of 0.5 gives the target false-accept rate on held-out
+// negatives: the score is calibrated, and 0.5 is the default threshold.
+type Net struct {
+	Name   string // wake word name, e.g. hey_robot (what a Detection reports)
+	Phrase string // the text it was trained on
+
+	Mean, Std []float32 // per log-mel band
+	Layers    []Conv
+	OutW      []float32
+	OutB      float32
+	Offset    float32 // calibration: score = sigmoid(logit - Offset)
+
+	// Training is the training configuration and its report summary as
+	// JSON, kept with the weights so a model says how it was made.
+	Training string
+	Created  time.Time
+}
+
+// Conv is one causal dilated convolution layer.
+type Conv struct {
+	In, Out, Kernel, Dilation int
+	W                         []float32 // [Kernel][Out][In]
+	B                         []float32 // [Out]
+}
+
+// Mels is the number of log-mel bands the network reads.
+const Mels = numFilters
+
+// Channels is the width of the top layer.
+func (n *Net) Channels() int { return n.Layers[len(n.Layers)-1].Out }
+
+// ReceptiveField is how many frames one output depends on.
+func (n *Net) ReceptiveField() int {
+	rf := 1
+	for _, l := range n.Layers {
+		rf += (l.Kernel - 1) * l.Dilation
+	}
+	return rf
+}
+
+// Params is the number of trained weights.
+func (n *Net) Params() int {
+	p := len(n.OutW) + 1
+	for _, l := range n.Layers {
+		p += len(l.W) + len(l.B)
+	}
+	return p
+}
+
+// validate checks shapes and values, so that a model that loads can run.
+func (n *Net) validate() error {
+	if len(n.Layers) == 0 || len(n.Layers) > maxLayers {
+		return fmt.Errorf("%d layers (want 1..%d)", len(n.Layers), maxLayers)
+	}
+	if len(n.Mean) != Mels || len(n.Std) != Mels {
+		return fmt.Errorf("input normalisation for %d/%d bands, want %d", len(n.Mean), len(n.Std), Mels)
+	}
+	in := Mels
+	for i, l := range n.Layers {
+		switch {
+		case l.In != in:
+			return fmt.Errorf("layer %d reads %d channels, the one before gives %d", i, l.In, in)
+		case l.Out < 1 || l.Out > maxChannels:
+			return fmt.Errorf("layer %d: %d channels (want 1..%d)", i, l.Out, maxChannels)
+		case l.Kernel < 1 || l.Kernel > maxKernel:
+			return fmt.Errorf("layer %d: kernel %d (want 1..%d)", i, l.Kernel, maxKernel)
+		case l.Dilation < 1 || l.Dilation > maxDilation:
+			return fmt.Errorf("layer %d: dilation %d (want 1..%d)", i, l.Dilation, maxDilation)
+		case i > 0 && l.In != l.Out:
+			return fmt.Errorf("layer %d: residual layer must keep its width (%d → %d)", i, l.In, l.Out)
+		case len(l.W) != l.Kernel*l.Out*l.In || len(l.B) != l.Out:
+			return fmt.Errorf("layer %d: %d weights and %d biases for shape %dx%dx%d", i, len(l.W), len(l.B), l.Kernel, l.Out, l.In)
+		}
+		in = l.Out
+	}
+	if len(n.OutW) != in {
+		return fmt.Errorf("output layer reads %d channels, the network gives %d", len(n.OutW), in)
+	}
+	if !finite(n.Mean) || !finite(n.OutW) || !finite([]float32{n.OutB, n.Offset}) {
+		return fmt.Errorf("non-finite weights")
+	}
+	for _, s := range n.Std {
+		if !(s > 0) || math.IsInf(float64(s), 0) {
+			return fmt.Errorf("input standard deviation %v", s)
+		}
+	}
+	for i, l := range n.Layers {
+		if !finite(l.W) || !finite(l.B) {
+			return fmt.Errorf("layer %d: non-finite weights", i)
+		}
+	}
+	return nil
+}
+
+func finite(v []float32) bool {
+	for _, x := range v {
+		if math.IsNaN(float64(x)) || math.IsInf(float64(x), 0) {
+			return false
+		}
+	}
+	return true
+}
+
+// Limits on a model's shape: generous for any model worth running on a Pi,
+// and small enough that a corrupt header cannot ask for gigabytes.
+const (
+	maxLayers   = 16
+	maxChannels = 256
+	maxKernel   = 9
+	maxDilation = 256
+)
+
+// netState runs a Net over a stream, one frame at a time, without
+// allocating: each layer keeps a ring of the inputs its kernel reaches back
+// to.
+type netState struct {
+	n     *Net
+	rings [][]float32 // per layer: span frames × In
+	spans []int
+	pos   int // frames pushed so far (ring index = pos % span)
+	in    []float32
+	acc   []float32
+	pp    [2][]float32 // layer outputs, alternating
+}
+
+func newNetState(n *Net) *netState {
+	s := &netState{n: n, in: make([]float32, Mels)}
+	w := 0
+	for _, l := range n.Layers {
+		span := (l.Kernel-1)*l.Dilation + 1
+		s.spans = append(s.spans, span)
+		s.rings = append(s.rings, make([]float32, span*l.In))
+		w = max(w, l.Out)
+	}
+	s.acc = make([]float32, w)
+	s.pp = [2][]float32{make([]float32, w), make([]float32, w)}
+	return s
+}
+
+// reset forgets the history, as at the start of a stream.
+func (s *netState) reset() {
+	for _, r := range s.rings {
+		clear(r)
+	}
+	s.pos = 0
+}
+
+// step consumes one frame of natural-log mel energies and returns the
+// network's logit for the window ending with it.
+func (s *netState) step(logMel []float64) float32 {
+	n := s.n
+	for i := range s.in {
+		s.in[i] = (float32(logMel[i]) - n.Mean[i]) / n.Std[i]
+	}
+	x := s.in
+	for li := range n.Layers {
+		l := &n.Layers[li]
+		span := s.spans[li]
+		ring := s.rings[li]
+		slot := s.pos % span
+		copy(ring[slot*l.In:(slot+1)*l.In], x)
+		acc := s.acc[:l.Out]
+		copy(acc, l.B)
+		for k := 0; k < l.Kernel; k++ {
+			back := (l.Kernel - 1 - k) * l.Dilation
+			src := ((s.pos-back)%span + span) % span
+			xin := ring[src*l.In : (src+1)*l.In]
+			wk := l.W[k*l.Out*l.In : (k+1)*l.Out*l.In]
+			for o := range acc {
+				acc[o] += dot(wk[o*l.In:(o+1)*l.In], xin)
+			}
+		}
+		out := s.pp[li%2][:l.Out]
+		for o, v := range acc {
+			v = max(v, 0)
+			if li > 0 {
+				v += x[o]
+			}
+			out[o] = v
+		}
+		x = out
+	}
+	s.pos++
+	return dot(n.OutW, x) + n.OutB
+}
+
+// dot is the inner product; unrolled because it is nearly all of the
+// network's time.
+func dot(a, b []float32) float32 {
+	b = b[:len(a)]
+	var s0, s1, s2, s3 float32
+	i := 0
+	for ; i+4 <= len(a); i += 4 {
+		s0 += a[i] * b[i]
+		s1 += a[i+1] * b[i+1]
+		s2 += a[i+2] * b[i+2]
+		s3 += a[i+3] * b[i+3]
+	}
+	for ; i < len(a); i++ {
+		s0 += a[i] * b[i]
+	}
+	return (s0 + s1) + (s2 + s3)
+}
+
+// Score turns a logit into the calibrated score.
+func (n *Net) Score(logit float32) float64 {
+	return 1 / (1 + math.Exp(-float64(logit-n.Offset)))
+}

@@ -1,0 +1,197 @@
+package wakeword
+
+import (
+	"bytes"
+	"errors"
+	"math"
+	"math/rand/v2"
+	"os"
+	"testing"
+
+	"github.com/edgeagent/edgeagent/sensors/mic/audio"
+)
+
+// randomNet makes a network of the shipped shape with random weights:
+// enough to test the file format and streaming, which must not depend on
+// what the weights are.
+func randomNet(seed uint64) *Net {
+	r := rand.New(rand.NewPCG(seed, 1))
+	n := &Net{Name: "test_word", Phrase: "test word", Offset: 0.25, Training: `{"seed":1}`}
+	for i := 0; i < Mels; i++ {
+		n.Mean = append(n.Mean, float32(-8+r.NormFloat64()))
+		n.Std = append(n.Std, float32(1+r.Float64()))
+	}
+	in := Mels
+	for i, d := range []int{1, 2, 4, 8} {
+		c := Conv{In: in, Out: 8, Kernel: 3, Dilation: d}
+		if i == 0 {
+			c.Kernel = 2
+		}
+		for range c.Kernel * c.Out * c.In {
+			c.W = append(c.W, float32(r.NormFloat64()/math.Sqrt(float64(c.Kernel*c.In))))
+		}
+		for range c.Out {
+			c.B = append(c.B, float32(r.NormFloat64()*0.1))
+		}
+		n.Layers = append(n.Layers, c)
+		in = c.Out
+	}
+	for range in {
+		n.OutW = append(n.OutW, float32(r.NormFloat64()))
+	}
+	n.OutB = -0.5
+	return n
+}
+
+func encode(t *testing.T, n *Net) []byte {
+	t.Helper()
+	var b bytes.Buffer
+	if err := WriteNet(&b, n); err != nil {
+		t.Fatal(err)
+	}
+	return b.Bytes()
+}
+
+func TestNetFileRoundTrip(t *testing.T) {
+	n := randomNet(1)
+	got, err := ReadNet(bytes.NewReader(encode(t, n)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Name != n.Name || got.Phrase != n.Phrase || got.Offset != n.Offset || got.Training != n.Training ||
+		got.Params() != n.Params() || got.ReceptiveField() != n.ReceptiveField() {
+		t.Fatalf("header changed: %+v", got)
+	}
+	for i, w := range n.weights() {
+		g := got.weights()[i]
+		for j := range w {
+			if w[j] != g[j] {
+				t.Fatalf("weight block %d[%d]: %v != %v", i, j, g[j], w[j])
+			}
+		}
+	}
+}
+
+// Every truncation, every padding and every single-byte corruption is a
+// clear error wrapping ErrBadModel, never a panic and never a model.
+func TestNetFileCorruptOrTruncated(t *testing.T) {
+	b := encode(t, randomNet(2))
+	for k := 0; k < len(b); k++ {
+		if _, err := ReadNet(bytes.NewReader(b[:k])); !errors.Is(err, ErrBadModel) {
+			t.Fatalf("truncated to %d of %d bytes: err %v", k, len(b), err)
+		}
+	}
+	if _, err := ReadNet(bytes.NewReader(append(append([]byte(nil), b...), 0))); !errors.Is(err, ErrBadModel) {
+		t.Fatalf("padded: err %v", err)
+	}
+	for k := 0; k < len(b); k++ {
+		c := append([]byte(nil), b...)
+		c[k] ^= 0x5a
+		if _, err := ReadNet(bytes.NewReader(c)); !errors.Is(err, ErrBadModel) {
+			t.Fatalf("byte %d flipped: err %v", k, err)
+		}
+	}
+	// A well-formed file with a NaN weight (checksum recomputed) is
+	// refused too: it would run, and score NaN forever.
+	n := randomNet(3)
+	n.Layers[1].W[5] = float32(math.NaN())
+	if err := WriteNet(&bytes.Buffer{}, n); err == nil {
+		t.Fatal("WriteNet accepted a NaN weight")
+	}
+}
+
+func TestLoadNetErrorsNameTheFile(t *testing.T) {
+	p := t.TempDir() + "/bad.eaww"
+	if err := SaveNet(p, randomNet(4)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := LoadNet(p); err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, p, []byte("RIFF not a model"))
+	_, err := LoadNet(p)
+	if !errors.Is(err, ErrBadModel) || !bytes.Contains([]byte(err.Error()), []byte(p)) {
+		t.Fatalf("err %v", err)
+	}
+}
+
+// Streaming equivalence: the scores per hop are the same whether the
+// audio arrives in one piece or in chunks of any size.
+func TestNetScoresIndependentOfChunking(t *testing.T) {
+	n := randomNet(5)
+	sig := make([]int16, audio.Rate*3)
+	audio.NewNoise("pink", -30, 7).Fill(sig)
+	for i := audio.Rate; i < 2*audio.Rate; i++ { // a tone burst, so the scores move
+		sig[i] += int16(8000 * math.Sin(2*math.Pi*440*float64(i)/audio.Rate))
+	}
+	trace := func(chunk func() int) []float64 {
+		sp, err := NewSpotter(nil, Options{Nets: []*Net{n}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []float64
+		rest := sig
+		for len(rest) > 0 {
+			k := min(len(rest), chunk())
+			sp.Process(nil, rest[:k], func(bool) { out = append(out, sp.NetScore(0)) })
+			rest = rest[k:]
+		}
+		return out
+	}
+	whole := trace(func() int { return len(sig) })
+	if len(whole) != len(sig)/HopSamples {
+		t.Fatalf("%d scores for %d hops", len(whole), len(sig)/HopSamples)
+	}
+	lo, hi := 1.0, 0.0
+	for _, v := range whole {
+		lo, hi = min(lo, v), max(hi, v)
+	}
+	if hi-lo < 0.01 {
+		t.Fatalf("scores do not move (%.3f..%.3f): the test would prove nothing", lo, hi)
+	}
+	r := rand.New(rand.NewPCG(9, 9))
+	for _, c := range []func() int{func() int { return 1 }, func() int { return 159 }, func() int { return 161 },
+		func() int { return 1 + r.IntN(2000) }} {
+		got := trace(c)
+		if len(got) != len(whole) {
+			t.Fatalf("%d scores, want %d", len(got), len(whole))
+		}
+		for i := range got {
+			if got[i] != whole[i] {
+				t.Fatalf("hop %d: %v streamed in chunks, %v in one pass", i, got[i], whole[i])
+			}
+		}
+	}
+}
+
+func TestNetStepDoesNotAllocate(t *testing.T) {
+	st := newNetState(randomNet(6))
+	mel := make([]float64, Mels)
+	if a := testing.AllocsPerRun(100, func() { st.step(mel) }); a != 0 {
+		t.Fatalf("%v allocations per frame", a)
+	}
+}
+
+func TestPickerOneDetectionPerPeak(t *testing.T) {
+	p := NewPicker(0.5, 100)
+	scores := []float64{0.1, 0.6, 0.9, 0.7, 0.6, 0.6, 0.6, 0.6, 0.9, 0.2}
+	var fired []int64
+	for h, s := range scores {
+		if ok, peak, at := p.Step(int64(h), s); ok {
+			if peak != 0.9 || at != 2 {
+				t.Fatalf("peak %v at %d", peak, at)
+			}
+			fired = append(fired, int64(h))
+		}
+	}
+	if len(fired) != 1 || fired[0] != 2+settleHops {
+		t.Fatalf("fired at %v", fired)
+	}
+}
+
+func writeFile(t *testing.T, p string, b []byte) {
+	t.Helper()
+	if err := os.WriteFile(p, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -1,0 +1,190 @@
+package wwtrain
+
+import (
+	"context"
+	"math/rand/v2"
+	"sync"
+)
+
+// utt is one synthesised utterance.
+type utt struct {
+	x []int16
+	d Delivery
+}
+
+// corpus is all the speech a training run uses, split by purpose. Training
+// hears only training voices; the calibration and test sets are drawn
+// with their own seeds, and the test positives come per voice group.
+type corpus struct {
+	pos, speech, near []utt // training: the phrase, other speech, confusables and partials
+	calib             []utt // other speech for the threshold
+	testPos           []utt // the phrase, per voice group
+	testSpeech        []utt // other speech for FA/h
+	testNear          []utt // confusables (not partials), for their fire rate
+	confusables       []string
+}
+
+// utterances per minute of other speech (about 2.2 s each, plus pauses).
+const uttPerMinute = 20
+
+func buildCorpus(ctx context.Context, cfg Config, syn *synth, pr *progress) (*corpus, error) {
+	pr.stage("phrase " + `"` + cfg.Phrase + `"`)
+	conf, err := soundsDifferent(ctx, syn, cfg.Phrase, Confusables(cfg.Phrase))
+	if err != nil {
+		return nil, err
+	}
+	parts, err := soundsDifferent(ctx, syn, cfg.Phrase, Partials(cfg.Phrase))
+	if err != nil {
+		return nil, err
+	}
+	pr.stage(fmtList("confusables", conf))
+	pr.stage(fmtList("partials", parts))
+
+	var all []Delivery
+	var spans [][2]int
+	add := func(r *rand.Rand, n int, voice func(*rand.Rand) Voice, text func(*rand.Rand, int) string) {
+		from := len(all)
+		for i := 0; i < n; i++ {
+			all = append(all, randomDelivery(r, voice(r), text(r, i)))
+		}
+		spans = append(spans, [2]int{from, len(all)})
+	}
+	phrase := func(*rand.Rand, int) string { return cfg.Phrase }
+	other := func(r *rand.Rand, _ int) string { return speech(r, cfg.Phrase) }
+	near := append(append([]string(nil), conf...), parts...)
+	r := func(stream uint64) *rand.Rand { return rand.New(rand.NewPCG(cfg.Seed, stream)) }
+	add(r(10), cfg.PosUtterances, trainVoice, phrase)
+	add(r(11), cfg.NegUtterances, trainVoice, other)
+	add(r(12), len(near)*cfg.ConfusableReps, trainVoice, func(_ *rand.Rand, i int) string { return near[i%len(near)] })
+	add(r(13), int(cfg.CalibMinutes*uttPerMinute), anyVoice, other)
+	groups := []func(*rand.Rand) Voice{trainVoice,
+		func(r *rand.Rand) Voice { return Voice{pick(r, trainAccents), pick(r, heldVariants)} },
+		func(r *rand.Rand) Voice {
+			return Voice{pick(r, heldAccents), pick(r, append(append([]string(nil), trainVariants...), heldVariants...))}
+		}}
+	tp := r(14)
+	for _, g := range groups {
+		add(tp, cfg.TestPosPerGroup, g, phrase)
+	}
+	add(r(15), int(cfg.TestNegMinutes*uttPerMinute), anyVoice, other)
+	add(r(16), 2*len(conf), func(r *rand.Rand) Voice {
+		if r.IntN(2) == 0 {
+			return heldVoice(r)
+		}
+		return trainVoice(r)
+	}, func(_ *rand.Rand, i int) string { return conf[i/2] })
+
+	xs, err := syn.sayAll(ctx, all, cfg.Workers, pr.counter("synthesising (espeak-ng)", len(all)))
+	if err != nil {
+		return nil, err
+	}
+	get := func(k int) []utt {
+		var out []utt
+		for i := spans[k][0]; i < spans[k][1]; i++ {
+			out = append(out, utt{x: xs[i], d: all[i]})
+		}
+		return out
+	}
+	c := &corpus{pos: get(0), speech: get(1), near: get(2), calib: get(3),
+		testSpeech: get(7), testNear: get(8), confusables: conf}
+	for g := 4; g <= 6; g++ {
+		c.testPos = append(c.testPos, get(g)...)
+	}
+	return c, nil
+}
+
+// soundsDifferent drops candidates that espeak-ng pronounces exactly like
+// the phrase: "hay robot" is "hey robot", and a negative that is the
+// phrase would teach the model to miss it.
+func soundsDifferent(ctx context.Context, syn *synth, phrase string, cands []string) ([]string, error) {
+	want, err := syn.phonemes(ctx, phrase)
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, c := range cands {
+		p, err := syn.phonemes(ctx, c)
+		if err != nil {
+			return nil, err
+		}
+		if p != want {
+			out = append(out, c)
+		}
+	}
+	return out, nil
+}
+
+func fmtList(what string, xs []string) string {
+	s := what + ":"
+	for i, x := range xs {
+		if i > 0 {
+			s += ","
+		}
+		s += " " + x
+	}
+	return s
+}
+
+// trainingSet mixes the training clips: each positive utterance in
+// PosClips scenes, every other utterance once, and noise alone. Scenes are
+// drawn in order from the seed; rendering runs in parallel into fixed
+// slots.
+func (c *corpus) trainingSet(cfg Config, pr *progress) *dataset {
+	r := rand.New(rand.NewPCG(cfg.Seed, 3))
+	type job struct {
+		sc  scene
+		end int
+	}
+	var jobs []job
+	before := func(sc *scene, end int) {
+		if r.IntN(10) < 3 { // other speech before it
+			placeBefore(r, sc, pick(r, c.speech).x, end-len(sc.parts[0].x))
+		}
+	}
+	for _, u := range c.pos {
+		for range cfg.PosClips {
+			sc := randomScene(r)
+			end := placeEnding(r, &sc, u.x)
+			before(&sc, end)
+			jobs = append(jobs, job{sc, end})
+		}
+	}
+	for _, set := range [][]utt{c.speech, c.near} {
+		for _, u := range set {
+			sc := randomScene(r)
+			end := placeEnding(r, &sc, u.x)
+			before(&sc, end)
+			jobs = append(jobs, job{sc, -1})
+		}
+	}
+	for range cfg.NoiseClips {
+		sc := randomScene(r)
+		sc.noise = pick(r, []string{"white", "pink", "babble"})
+		jobs = append(jobs, job{sc, -1})
+	}
+	babble := make([][]int16, len(c.speech))
+	for i, u := range c.speech {
+		babble[i] = u.x
+	}
+	ds := newDataset(len(jobs))
+	tick := pr.counter("mixing clips", len(jobs))
+	var wg sync.WaitGroup
+	next := make(chan int)
+	for range cfg.Workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				ds.set(i, jobs[i].sc, babble, jobs[i].end)
+				tick()
+			}
+		}()
+	}
+	for i := range jobs {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	ds.npos = len(c.pos) * cfg.PosClips
+	return ds
+}

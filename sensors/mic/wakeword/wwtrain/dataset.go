@@ -1,0 +1,125 @@
+package wwtrain
+
+import (
+	"math"
+	"math/rand/v2"
+
+	"github.com/edgeagent/edgeagent/sensors/mic/wakeword"
+)
+
+// Training clips are clipHops frames long; the loss is taken from frame
+// lossFrom on, where the network's receptive field is (mostly) filled, so
+// every loss frame sees real history as it would in streaming.
+const (
+	clipHops = 200
+	lossFrom = 100
+	clipLen  = clipHops * wakeword.HopSamples
+)
+
+// Frame labels.
+const (
+	labelNeg    int8 = 0
+	labelPos    int8 = 1
+	labelIgnore int8 = -1
+)
+
+// Fire window: the network should fire from just before the phrase's last
+// frame (the final consonant is often already clear) to posAfter hops
+// after it, and must stay quiet until negBefore hops before it, where the
+// phrase is not yet complete ("hey robo").
+const (
+	posBefore = 2
+	posAfter  = 20
+	negBefore = 12
+)
+
+// dataset holds clips as log-mel frames (normalised) and frame labels.
+type dataset struct {
+	x    []float32 // clips × clipHops × Mels
+	y    []int8    // clips × clipHops
+	n    int
+	npos int // clips with the phrase
+}
+
+func (d *dataset) clip(i int) ([]float32, []int8) {
+	return d.x[i*clipHops*wakeword.Mels : (i+1)*clipHops*wakeword.Mels], d.y[i*clipHops : (i+1)*clipHops]
+}
+
+func newDataset(n int) *dataset {
+	return &dataset{x: make([]float32, n*clipHops*wakeword.Mels), y: make([]int8, n*clipHops), n: n}
+}
+
+// set renders a scene into clip i with its frame labels: for a positive
+// scene, phraseEnd is the sample where the phrase ends; -1 for negatives.
+func (d *dataset) set(i int, sc scene, babble [][]int16, phraseEnd int) {
+	x, y := d.clip(i)
+	logMels(x[:0], sc.render(babble))
+	eh := phraseEnd / wakeword.HopSamples
+	for f := range y {
+		l := labelNeg
+		switch {
+		case f < lossFrom:
+			l = labelIgnore
+		case phraseEnd < 0:
+		case f >= eh-posBefore && f <= eh+posAfter:
+			l = labelPos
+		case f > eh-negBefore:
+			l = labelIgnore
+		}
+		y[f] = l
+	}
+}
+
+// normalise computes the per-band mean and standard deviation over all
+// frames and applies them.
+func (d *dataset) normalise() (mean, std []float32) {
+	m := wakeword.Mels
+	sum := make([]float64, m)
+	sq := make([]float64, m)
+	n := len(d.x) / m
+	for f := 0; f < n; f++ {
+		for b := 0; b < m; b++ {
+			v := float64(d.x[f*m+b])
+			sum[b] += v
+			sq[b] += v * v
+		}
+	}
+	mean, std = make([]float32, m), make([]float32, m)
+	for b := range mean {
+		mu := sum[b] / float64(n)
+		mean[b] = float32(mu)
+		std[b] = float32(math.Sqrt(max(sq[b]/float64(n)-mu*mu, 1e-4)))
+	}
+	for f := 0; f < n; f++ {
+		for b := 0; b < m; b++ {
+			d.x[f*m+b] = (d.x[f*m+b] - mean[b]) / std[b]
+		}
+	}
+	return mean, std
+}
+
+// Random scene parameters for training.
+var trainNoises = []string{"", "white", "pink", "pink", "babble", "babble"}
+
+func randomScene(r *rand.Rand) scene {
+	sc := scene{length: clipLen, noise: pick(r, trainNoises), snr: 0 + 25*r.Float64(),
+		reverb: r.IntN(10) < 4, eq: r.IntN(2) == 0, peak: -30 + 27*r.Float64(), seed: r.Uint64()}
+	return sc
+}
+
+// placeEnding puts x so that it ends at a random hop in the loss region,
+// leaving room after it for the fire window; returns the end sample.
+func placeEnding(r *rand.Rand, sc *scene, x []int16) int {
+	endHop := lossFrom + negBefore + 18 + r.IntN(clipHops-lossFrom-negBefore-18-posAfter-5)
+	end := endHop*wakeword.HopSamples + r.IntN(wakeword.HopSamples)
+	at := end - len(x)
+	sc.parts = append(sc.parts, placed{x: x, at: at})
+	return end
+}
+
+// placeBefore puts other speech before the sample `before`, with a pause,
+// as in "… turn it off. Hey robot".
+func placeBefore(r *rand.Rand, sc *scene, x []int16, before int) {
+	gap := 3200 + r.IntN(8000) // 0.2–0.7 s
+	sc.parts = append(sc.parts, placed{x: x, at: before - gap - len(x)})
+}

@@ -1,0 +1,272 @@
+package wwtrain
+
+import (
+	"context"
+	"math"
+	"math/rand/v2"
+	"sort"
+	"sync"
+
+	"github.com/edgeagent/edgeagent/sensors/mic/wakeword"
+)
+
+// Evaluation runs the model exactly as the mic does (wakeword.Spotter, its
+// front end, its picker and refractory period) over audio it never trained
+// on, records the score of every hop once, and replays the picker over
+// those traces for any threshold.
+
+// condition is a noise condition of the evaluation.
+type condition struct {
+	Noise string  `json:"noise"` // "" clean, white, pink, babble
+	SNR   float64 `json:"snr_db"`
+}
+
+func (c condition) String() string {
+	if c.Noise == "" {
+		return "clean"
+	}
+	return c.Noise + " " + itoa(int(c.SNR)) + " dB"
+}
+
+var (
+	posConditions = []condition{{"", 0}, {"pink", 20}, {"pink", 10}, {"pink", 5}, {"babble", 10}, {"white", 10}}
+	negConditions = []condition{{"", 0}, {"pink", 20}, {"pink", 10}, {"white", 10}, {"babble", 10}, {"pink", 5}}
+)
+
+const refractHops = 150 // the mic's default refractory period, 1.5 s
+
+// clip is one evaluation stream with where its phrase is (hops; -1: none).
+type clip struct {
+	x          []int16
+	start, end int
+}
+
+func scoreTraces(ctx context.Context, n *wakeword.Net, clips []clip, workers int, tick func()) ([][]float32, error) {
+	out := make([][]float32, len(clips))
+	var wg sync.WaitGroup
+	next := make(chan int)
+	var errOnce sync.Once
+	var firstErr error
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				sp, err := wakeword.NewSpotter(nil, wakeword.Options{Nets: []*wakeword.Net{n}})
+				if err != nil {
+					errOnce.Do(func() { firstErr = err })
+					continue
+				}
+				tr := make([]float32, 0, len(clips[i].x)/wakeword.HopSamples)
+				sp.Process(nil, clips[i].x, func(bool) { tr = append(tr, float32(sp.NetScore(0))) })
+				out[i] = tr
+				tick()
+			}
+		}()
+	}
+	for i := range clips {
+		if ctx.Err() != nil {
+			break
+		}
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	return out, firstErr
+}
+
+// fires replays the picker over a trace: the hops where it fired and the
+// hops of their peaks.
+func fires(tr []float32, th float64) (at, peaks []int) {
+	p := wakeword.NewPicker(th, refractHops)
+	for h, s := range tr {
+		if ok, _, pk := p.Step(int64(h), float64(s)); ok {
+			at = append(at, h)
+			peaks = append(peaks, int(pk))
+		}
+	}
+	return at, peaks
+}
+
+func countFires(trs [][]float32, th float64) int {
+	n := 0
+	for _, t := range trs {
+		a, _ := fires(t, th)
+		n += len(a)
+	}
+	return n
+}
+
+// pickThreshold is the lowest threshold (on the uncalibrated score) at
+// which the negatives fire at most allowed times.
+func pickThreshold(trs [][]float32, allowed int) float64 {
+	lo, hi := 0.0, 1.0
+	if countFires(trs, hi) > allowed {
+		return hi
+	}
+	for range 40 {
+		mid := (lo + hi) / 2
+		if countFires(trs, mid) > allowed {
+			lo = mid
+		} else {
+			hi = mid
+		}
+	}
+	return hi
+}
+
+// phraseClip puts an utterance 1.5 s into a stream with 1 s after it.
+func phraseClip(u []int16, c condition, seed uint64, babble [][]int16) clip {
+	r := rand.New(rand.NewPCG(seed, 4))
+	lead := 24000
+	sc := scene{length: lead + len(u) + 16000, noise: c.Noise, snr: c.SNR, peak: -24 + 18*r.Float64(), seed: seed,
+		parts: []placed{{x: u, at: lead}}}
+	return clip{x: sc.render(babble), start: lead / wakeword.HopSamples, end: (lead + len(u)) / wakeword.HopSamples}
+}
+
+// speechStreams joins utterances with pauses into minute-long streams,
+// each under one condition, cycling through conds.
+func speechStreams(us []utt, conds []condition, seed uint64, babble [][]int16) []clip {
+	r := rand.New(rand.NewPCG(seed, 5))
+	var out []clip
+	for i := 0; i < len(us); {
+		sc := scene{noise: "", peak: -24 + 18*r.Float64(), seed: r.Uint64()}
+		c := conds[len(out)%len(conds)]
+		sc.noise, sc.snr = c.Noise, c.SNR
+		at := 8000 + r.IntN(16000)
+		for ; i < len(us) && at < 60*16000; i++ {
+			sc.parts = append(sc.parts, placed{x: us[i].x, at: at})
+			at += len(us[i].x) + 4800 + r.IntN(19200) // 0.3–1.5 s pause
+		}
+		sc.length = at
+		out = append(out, clip{x: sc.render(babble), start: -1, end: -1})
+	}
+	return out
+}
+
+func hours(cs []clip) float64 {
+	var n int
+	for _, c := range cs {
+		n += len(c.x)
+	}
+	return float64(n) / 16000 / 3600
+}
+
+func evaluate(ctx context.Context, cfg Config, n *wakeword.Net, c *corpus, pr *progress) (Report, error) {
+	rep := Report{Phrase: cfg.Phrase, TargetFAPerHour: cfg.TargetFAPerHour}
+	babbleOf := func(us []utt) [][]int16 {
+		var b [][]int16
+		for _, u := range us {
+			b = append(b, u.x)
+		}
+		return b
+	}
+	calibBabble, testBabble := babbleOf(c.calib), babbleOf(c.testSpeech)
+	calib := speechStreams(c.calib, negConditions, cfg.Seed+100, calibBabble)
+	var posClips []clip
+	var posMeta []struct {
+		group string
+		cond  condition
+	}
+	for i, u := range c.testPos {
+		for j, cd := range posConditions {
+			posClips = append(posClips, phraseClip(u.x, cd, cfg.Seed*7919+uint64(i*len(posConditions)+j), testBabble))
+			posMeta = append(posMeta, struct {
+				group string
+				cond  condition
+			}{u.d.Voice.Group(), cd})
+		}
+	}
+	negClips := speechStreams(c.testSpeech, negConditions, cfg.Seed+200, testBabble)
+	var nearClips []clip
+	for i, u := range c.testNear {
+		cd := condition{}
+		if i%2 == 1 {
+			cd = condition{"pink", 10}
+		}
+		nearClips = append(nearClips, phraseClip(u.x, cd, cfg.Seed*104729+uint64(i), testBabble))
+	}
+	// Uncalibrated scores: the threshold is chosen on them.
+	raw := *n
+	raw.Offset = 0
+	all := append(append(append(append([]clip(nil), calib...), posClips...), negClips...), nearClips...)
+	trs, err := scoreTraces(ctx, &raw, all, cfg.Workers, pr.counter("evaluating", len(all)))
+	if err != nil {
+		return rep, err
+	}
+	calTr := trs[:len(calib)]
+	posTr := trs[len(calib) : len(calib)+len(posClips)]
+	negTr := trs[len(calib)+len(posClips) : len(calib)+len(posClips)+len(negClips)]
+	nearTr := trs[len(calib)+len(posClips)+len(negClips):]
+
+	rep.CalibHours = round3(hours(calib))
+	allowed := int(math.Floor(cfg.TargetFAPerHour * rep.CalibHours))
+	th := pickThreshold(calTr, allowed)
+	rep.RawThreshold = th
+	rep.CalibFA = countFires(calTr, th)
+	th = math.Min(th, 1-1e-6)
+	n.Offset = float32(math.Log(th / (1 - th)))
+
+	rep.TestNegHours = round3(hours(negClips))
+	rep.TestFA = countFires(negTr, th)
+	rep.FAPerHour = round3(float64(rep.TestFA) / math.Max(rep.TestNegHours, 1e-9))
+
+	type key struct{ g, c string }
+	rows := map[key]*RecallRow{}
+	var keys []key
+	for i, tr := range posTr {
+		m := posMeta[i]
+		k := key{m.group, m.cond.String()}
+		row := rows[k]
+		if row == nil {
+			row = &RecallRow{Group: m.group, Condition: k.c}
+			rows[k] = row
+			keys = append(keys, k)
+		}
+		row.N++
+		at, peaks := fires(tr, th)
+		for j := range at {
+			if peaks[j] >= posClips[i].start-10 && peaks[j] <= posClips[i].end+100 {
+				row.Hits++
+				row.latencies = append(row.latencies, (at[j]+1-posClips[i].end)*10)
+				break
+			}
+		}
+	}
+	for _, k := range keys {
+		row := rows[k]
+		row.Recall = round3(float64(row.Hits) / float64(row.N))
+		if len(row.latencies) > 0 {
+			sort.Ints(row.latencies)
+			row.LatencyMedianMS = row.latencies[len(row.latencies)/2]
+			row.LatencyP90MS = row.latencies[len(row.latencies)*9/10]
+		}
+		rep.Recall = append(rep.Recall, *row)
+	}
+	fired := map[string][2]int{}
+	for i, tr := range nearTr {
+		t := c.testNear[i].d.Text
+		f := fired[t]
+		f[0]++
+		if at, _ := fires(tr, th); len(at) > 0 {
+			f[1]++
+			rep.ConfusableFired++
+		}
+		fired[t] = f
+	}
+	rep.ConfusableN = len(nearTr)
+	for _, t := range c.confusables {
+		if f := fired[t]; f[0] > 0 {
+			rep.Confusables = append(rep.Confusables, ConfusableRow{Text: t, N: f[0], Fired: f[1]})
+		}
+	}
+	if rep.ConfusableN > 0 {
+		rep.ConfusableRate = round3(float64(rep.ConfusableFired) / float64(rep.ConfusableN))
+	}
+	return rep, nil
+}
+
+func round3(v float64) float64 { return math.Round(v*1000) / 1000 }

@@ -1,0 +1,185 @@
+package wwtrain
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+func itoa(i int) string { return strconv.Itoa(i) }
+
+var validPhrase = regexp.MustCompile(`^[a-z]+( [a-z]+){0,4}$`)
+
+// normPhrase lower-cases and checks a wake phrase: 1–5 words of letters,
+// which is what espeak-ng reads the same way every time.
+func normPhrase(p string) (string, error) {
+	p = strings.Join(strings.Fields(strings.ToLower(p)), " ")
+	if !validPhrase.MatchString(p) || len(p) > 60 {
+		return "", fmt.Errorf("wake phrase %q: use 1 to 5 words of letters a–z", p)
+	}
+	return p, nil
+}
+
+// Name is the wake word name for a phrase: hey robot → hey_robot.
+func Name(phrase string) string { return strings.ReplaceAll(phrase, " ", "_") }
+
+// Confusables are phrases that sound close to the wake phrase and must not
+// wake the robot. They are generated, not listed, so that any phrase gets
+// them: another first word ("okay robot", "the robot"), one word with a
+// vowel or a consonant changed ("hey rowboat", "hey robert"), the words in
+// another order, and the phrase inside a longer word sequence that changes
+// its ending ("hey robots"). Partial phrases are separate (Partials).
+func Confusables(phrase string) []string {
+	w := strings.Fields(phrase)
+	seen := map[string]bool{phrase: true}
+	var out []string
+	add := func(ws []string) {
+		s := strings.Join(ws, " ")
+		if !seen[s] && validPhrase.MatchString(s) {
+			seen[s] = true
+			out = append(out, s)
+		}
+	}
+	if len(w) > 1 {
+		for _, f := range firstWords {
+			add(append([]string{f}, w[1:]...))
+		}
+		rev := slices.Clone(w)
+		slices.Reverse(rev)
+		add(rev)
+	}
+	for i := range w {
+		for _, m := range mutations(w[i]) {
+			c := slices.Clone(w)
+			c[i] = m
+			add(c)
+		}
+	}
+	last := len(w) - 1
+	for _, suf := range []string{"s", "y", "er", "ing"} {
+		c := slices.Clone(w)
+		c[last] += suf
+		add(c)
+	}
+	return out
+}
+
+// firstWords replace the first word of a multi-word phrase: greetings and
+// articles are what people say before a noun all day.
+var firstWords = []string{"okay", "hi", "hay", "say", "the", "a", "they", "hello", "play", "pay", "may", "day", "he", "hey there"}
+
+// Sound changes for mutations: vowels and consonants that espeak-ng (and
+// people) confuse.
+var (
+	vowelSubs = map[string][]string{
+		"a": {"e", "o", "u", "ay"}, "e": {"a", "i", "ee"}, "i": {"e", "ee", "a"}, "o": {"oa", "ow", "u", "a", "er"},
+		"u": {"o", "oo", "a"}, "ey": {"ay", "i", "o"}, "oo": {"o", "u"}, "ee": {"i", "ay"},
+	}
+	consSubs = map[byte][]string{
+		'b': {"p", "v", "d"}, 'p': {"b", "t"}, 'd': {"t", "b", "g"}, 't': {"d", "k", "p"}, 'k': {"g", "t"}, 'g': {"k", "d"},
+		'r': {"l", "w"}, 'l': {"r", "w"}, 'm': {"n"}, 'n': {"m"}, 'v': {"f", "b"}, 'f': {"v", "th"}, 's': {"z", "sh"},
+		'h': {"j", "w"}, 'j': {"h", "y", "ch"}, 'w': {"r", "v"}, 'c': {"g", "s"}, 'z': {"s"}, 'y': {"j"},
+	}
+)
+
+// mutations changes one sound of word at a time.
+func mutations(word string) []string {
+	var out []string
+	for i := 0; i < len(word); i++ {
+		for _, vl := range []int{2, 1} { // two-letter vowels first
+			if i+vl > len(word) {
+				continue
+			}
+			for _, s := range vowelSubs[word[i:i+vl]] {
+				out = append(out, word[:i]+s+word[i+vl:])
+			}
+		}
+		for _, s := range consSubs[word[i]] {
+			out = append(out, word[:i]+s+word[i+1:])
+		}
+	}
+	return out
+}
+
+// Partials are pieces of the phrase: each word alone, every run of
+// consecutive words short of the whole, and the phrase with its last
+// syllable-ish cut ("hey robo"). The model must wait for the whole phrase.
+func Partials(phrase string) []string {
+	w := strings.Fields(phrase)
+	var out []string
+	for i := range w {
+		for j := i + 1; j <= len(w); j++ {
+			if i == 0 && j == len(w) {
+				continue
+			}
+			out = append(out, strings.Join(w[i:j], " "))
+		}
+	}
+	last := w[len(w)-1]
+	if len(last) > 3 {
+		cut := strings.Join(append(slices.Clone(w[:len(w)-1]), last[:len(last)*2/3]), " ")
+		out = append(out, cut)
+	}
+	return out
+}
+
+// sentences and words make ordinary speech: commands a robot hears, and
+// random word sequences for sounds the sentences lack.
+var sentences = []string{
+	"turn on the headlight", "what time is it", "move forward two meters", "stop right there",
+	"the battery is almost empty", "please bring me the red cup", "is anybody in the kitchen",
+	"open the garage door", "it is going to rain this afternoon", "play some music in the living room",
+	"how warm is it outside", "the package arrived this morning", "can you hear me now",
+	"set a timer for ten minutes", "I left my keys on the table", "the cat is sleeping on the sofa",
+	"we need more milk and bread", "call me when you get home", "the meeting starts at nine",
+	"look at the camera", "follow the black line on the floor", "turn left at the next corner",
+	"this is a test of the speaker", "good morning everybody", "the door is locked",
+	"where did I put my phone", "lower the volume please", "the garden needs water",
+	"check the temperature in the basement", "go back to the charging station",
+	"hello there how are you", "that robot over there is new", "rob bought a boat yesterday",
+	"every robot needs a charger", "the road was busy today", "he robbed the bank in a movie",
+	"hey can you help me", "okay let us go", "the robot vacuum is stuck again", "hey what are you doing",
+}
+
+var words = strings.Fields(`the a of to and in is it you that he was for on are with as I his they be at one
+have this from or had by word but what some we can out other were all there when up use your how said an each
+she which do their time if will way about many then them write would like so these her long make thing see him
+two has look more day could go come did number sound no most people my over know water than call first who may
+down side been now find any new work part take get place made live where after back little only round man year
+came show every good me give our under name very through just form sentence great think say help low line differ
+turn cause much mean before move right boy old too same tell does set three want air well also play small end put
+home read hand port large spell add even land here must big high such follow act why ask men change went light
+kind off need house picture try us again animal point mother world near build self earth father head stand own
+page should country found answer school grow study still learn plant cover food sun four between state keep eye
+never last let thought city tree cross farm hard start might story saw far sea draw left late run while press
+close night real life few north open seem together next white children begin got walk example ease paper group
+always music those both mark often letter until mile river car feet care second book carry took science eat room
+friend began idea fish mountain stop once base hear horse cut sure watch color face wood main enough plain girl
+usual young ready above ever red list though feel talk bird soon body dog family direct pose leave song measure
+door product black short numeral class wind question happen complete ship area half rock order fire south problem
+piece told knew pass since top whole king space heard best hour better true during hundred five remember step
+early hold west ground interest reach fast verb sing listen six table travel less robin robe bot boat row hay ray`)
+
+// speech makes one utterance of ordinary speech that does not contain the
+// phrase.
+func speech(r *rand.Rand, phrase string) string {
+	for {
+		var s string
+		if r.IntN(2) == 0 {
+			s = pick(r, sentences)
+		} else {
+			n := 3 + r.IntN(8)
+			ws := make([]string, n)
+			for i := range ws {
+				ws[i] = pick(r, words)
+			}
+			s = strings.Join(ws, " ")
+		}
+		if !strings.Contains(" "+strings.ToLower(s)+" ", " "+phrase+" ") {
+			return s
+		}
+	}
+}

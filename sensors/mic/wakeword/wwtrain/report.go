@@ -1,0 +1,120 @@
+package wwtrain
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// Report is a trained model's evaluation on data it did not train on.
+type Report struct {
+	Phrase          string  `json:"phrase"`
+	TargetFAPerHour float64 `json:"target_fa_per_hour"`
+	// RawThreshold is the uncalibrated score chosen on the calibration
+	// negatives; the model's calibrated score is 0.5 there.
+	RawThreshold float64 `json:"raw_threshold"`
+	CalibHours   float64 `json:"calib_hours"`
+	CalibFA      int     `json:"calib_false_accepts"`
+
+	Recall []RecallRow `json:"recall"`
+
+	TestNegHours float64 `json:"test_negative_hours"`
+	TestFA       int     `json:"test_false_accepts"`
+	FAPerHour    float64 `json:"test_fa_per_hour"`
+
+	Confusables     []ConfusableRow `json:"confusables"`
+	ConfusableN     int             `json:"confusable_clips"`
+	ConfusableFired int             `json:"confusable_fired"`
+	ConfusableRate  float64         `json:"confusable_fire_rate"`
+
+	Params        int     `json:"params"`
+	ReceptiveMS   int     `json:"receptive_field_ms"`
+	TrainClips    int     `json:"train_clips"`
+	TrainPosClips int     `json:"train_positive_clips"`
+	FinalLoss     float64 `json:"final_loss"`
+	Timing        Timing  `json:"timing_s"`
+}
+
+// RecallRow is the recall of one voice group in one noise condition.
+type RecallRow struct {
+	Group           string  `json:"group"`
+	Condition       string  `json:"condition"`
+	N               int     `json:"n"`
+	Hits            int     `json:"hits"`
+	Recall          float64 `json:"recall"`
+	LatencyMedianMS int     `json:"latency_median_ms"` // detection after the phrase's end
+	LatencyP90MS    int     `json:"latency_p90_ms"`
+	latencies       []int
+}
+
+// ConfusableRow is how often one confusable phrase fired.
+type ConfusableRow struct {
+	Text  string `json:"text"`
+	N     int    `json:"n"`
+	Fired int    `json:"fired"`
+}
+
+// Timing is where a training run spent its time, in seconds.
+type Timing struct {
+	SynthS float64 `json:"synth"`
+	DataS  float64 `json:"data"`
+	TrainS float64 `json:"train"`
+	EvalS  float64 `json:"eval"`
+}
+
+// Summary is the part of the report the model file keeps.
+type Summary struct {
+	RawThreshold   float64            `json:"raw_threshold"`
+	FAPerHour      float64            `json:"test_fa_per_hour"`
+	TestNegHours   float64            `json:"test_negative_hours"`
+	Recall10dB     map[string]float64 `json:"recall_pink_10db"`
+	ConfusableRate float64            `json:"confusable_fire_rate"`
+}
+
+// Summary extracts the headline numbers.
+func (r Report) Summary() Summary {
+	s := Summary{RawThreshold: r.RawThreshold, FAPerHour: r.FAPerHour, TestNegHours: r.TestNegHours,
+		ConfusableRate: r.ConfusableRate, Recall10dB: map[string]float64{}}
+	for _, row := range r.Recall {
+		if row.Condition == "pink 10 dB" {
+			s.Recall10dB[row.Group] = row.Recall
+		}
+	}
+	return s
+}
+
+// Markdown renders the report as tables.
+func (r Report) Markdown() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "# Wake word %q\n\n", r.Phrase)
+	fmt.Fprintf(&b, "%d parameters, receptive field %d ms; %d training clips (%d with the phrase); final loss %.4f.\n\n",
+		r.Params, r.ReceptiveMS, r.TrainClips, r.TrainPosClips, r.FinalLoss)
+	fmt.Fprintf(&b, "Threshold: uncalibrated score %.4f (calibrated 0.5), chosen for ≤ %.2g false accepts/h on %.2f h of held-out speech (%d there).\n\n",
+		r.RawThreshold, r.TargetFAPerHour, r.CalibHours, r.CalibFA)
+	fmt.Fprintf(&b, "False accepts on %.2f h of other speech (a separate draw, all voices, mixed noise): %d = **%.2f per hour**.\n\n",
+		r.TestNegHours, r.TestFA, r.FAPerHour)
+	b.WriteString("## Recall by voice group and noise\n\n| voices | condition | n | recall | latency median | p90 |\n|---|---|---:|---:|---:|---:|\n")
+	for _, row := range r.Recall {
+		fmt.Fprintf(&b, "| %s | %s | %d | %.1f %% | %d ms | %d ms |\n", row.Group, row.Condition, row.N, 100*row.Recall,
+			row.LatencyMedianMS, row.LatencyP90MS)
+	}
+	fmt.Fprintf(&b, "\n## Confusable phrases\n\n%d of %d clips fired (**%.1f %%**), clean and in pink noise at 10 dB, half in held-out voices.\n\n| phrase | clips | fired |\n|---|---:|---:|\n",
+		r.ConfusableFired, r.ConfusableN, 100*r.ConfusableRate)
+	for _, c := range r.Confusables {
+		fmt.Fprintf(&b, "| %s | %d | %d |\n", c.Text, c.N, c.Fired)
+	}
+	fmt.Fprintf(&b, "\nTime: synthesis %.0f s, mixing %.0f s, training %.0f s, evaluation %.0f s.\n",
+		r.Timing.SynthS, r.Timing.DataS, r.Timing.TrainS, r.Timing.EvalS)
+	return b.String()
+}
+
+func (r Report) write(dir string, cfg Config) error {
+	if err := os.WriteFile(filepath.Join(dir, "report.md"), []byte(r.Markdown()), 0o644); err != nil {
+		return err
+	}
+	return saveJSON(filepath.Join(dir, "report.json"), struct {
+		Config Config `json:"config"`
+		Report Report `json:"report"`
+	}{cfg, r})
+}

@@ -1,0 +1,259 @@
+package wwtrain
+
+import (
+	"math"
+	"math/rand/v2"
+
+	"github.com/edgeagent/edgeagent/sensors/mic/wakeword"
+)
+
+// tcn is the trainable form of wakeword.Net: the same layers, with all
+// weights in one slice (so Adam and gradient sums are single loops) and a
+// whole-clip forward and backward pass. The streaming pass in package
+// wakeword must give the same logits; a test checks it.
+type tcn struct {
+	layers []tlayer
+	params []float32
+	outW   []float32 // views into params
+	outB   []float32
+}
+
+type tlayer struct {
+	in, out, kernel, dil int
+	w, b                 []float32 // views into params (or into a gradient buffer)
+}
+
+// newTCN makes the network with He initialisation; residual layers start
+// small so the stack begins close to the identity.
+func newTCN(channels, kernel int, dilations []int, r *rand.Rand) *tcn {
+	t := &tcn{}
+	size := 0
+	in := wakeword.Mels
+	for _, d := range dilations {
+		t.layers = append(t.layers, tlayer{in: in, out: channels, kernel: kernel, dil: d})
+		size += kernel*channels*in + channels
+		in = channels
+	}
+	size += channels + 1
+	t.params = make([]float32, size)
+	t.bind(t.params)
+	for i, l := range t.layers {
+		std := math.Sqrt(2 / float64(l.kernel*l.in))
+		if i > 0 {
+			std *= 0.5
+		}
+		for j := range l.w {
+			l.w[j] = float32(r.NormFloat64() * std)
+		}
+	}
+	for j := range t.outW {
+		t.outW[j] = float32(r.NormFloat64() * 0.1 / math.Sqrt(float64(channels)))
+	}
+	t.outB[0] = -2 // most frames are not the phrase
+	return t
+}
+
+// bind points the layer views at p (params or a same-shaped gradient).
+func (t *tcn) bind(p []float32) {
+	o := 0
+	take := func(n int) []float32 { v := p[o : o+n : o+n]; o += n; return v }
+	for i := range t.layers {
+		l := &t.layers[i]
+		l.w = take(l.kernel * l.out * l.in)
+		l.b = take(l.out)
+	}
+	t.outW = take(len(p) - o - 1)
+	t.outB = take(1)
+}
+
+// view returns a copy of t's shape whose weights are p.
+func (t *tcn) view(p []float32) *tcn {
+	v := &tcn{layers: append([]tlayer(nil), t.layers...), params: p}
+	v.bind(p)
+	return v
+}
+
+// work holds one clip's activations and gradients; one per worker.
+type work struct {
+	z, h   [][]float32 // per layer, T × out: pre-activation and output
+	dh, dz []float32
+	dx     []float32
+	logit  []float32
+}
+
+func (t *tcn) newWork(frames int) *work {
+	w := &work{logit: make([]float32, frames)}
+	c := 0
+	for _, l := range t.layers {
+		w.z = append(w.z, make([]float32, frames*l.out))
+		w.h = append(w.h, make([]float32, frames*l.out))
+		c = max(c, l.out, l.in)
+	}
+	w.dh = make([]float32, frames*c)
+	w.dz = make([]float32, frames*c)
+	w.dx = make([]float32, frames*c)
+	return w
+}
+
+// forward computes the logits of every frame of x (T × Mels, normalised).
+func (t *tcn) forward(w *work, x []float32, frames int) {
+	in := x
+	for li, l := range t.layers {
+		z, h := w.z[li], w.h[li]
+		for f := 0; f < frames; f++ {
+			zf := z[f*l.out : (f+1)*l.out]
+			copy(zf, l.b)
+			for k := 0; k < l.kernel; k++ {
+				src := f - (l.kernel-1-k)*l.dil
+				if src < 0 {
+					continue
+				}
+				xin := in[src*l.in : (src+1)*l.in]
+				wk := l.w[k*l.out*l.in:]
+				for o := range zf {
+					zf[o] += dot(wk[o*l.in:(o+1)*l.in], xin)
+				}
+			}
+			hf := h[f*l.out : (f+1)*l.out]
+			for o, v := range zf {
+				v = max(v, 0)
+				if li > 0 {
+					v += in[f*l.in+o]
+				}
+				hf[o] = v
+			}
+		}
+		in = h
+	}
+	c := t.layers[len(t.layers)-1].out
+	for f := 0; f < frames; f++ {
+		w.logit[f] = dot(t.outW, in[f*c:(f+1)*c]) + t.outB[0]
+	}
+}
+
+// backward accumulates into g (a tcn view of a gradient buffer) the
+// gradient for dlogit per frame, after forward on the same x.
+func (t *tcn) backward(w *work, g *tcn, x []float32, dlogit []float32, frames int) {
+	L := len(t.layers)
+	c := t.layers[L-1].out
+	top := w.h[L-1]
+	dh := w.dh[:frames*c]
+	clear(dh)
+	for f := 0; f < frames; f++ {
+		d := dlogit[f]
+		if d == 0 {
+			continue
+		}
+		g.outB[0] += d
+		axpy(g.outW, d, top[f*c:(f+1)*c])
+		axpy(dh[f*c:(f+1)*c], d, t.outW)
+	}
+	for li := L - 1; li >= 0; li-- {
+		l, gl := t.layers[li], g.layers[li]
+		in := x
+		if li > 0 {
+			in = w.h[li-1]
+		}
+		z := w.z[li]
+		dz := w.dz[:frames*l.out]
+		for i, v := range z[:frames*l.out] {
+			if v > 0 {
+				dz[i] = dh[i]
+			} else {
+				dz[i] = 0
+			}
+		}
+		var dx []float32
+		if li > 0 {
+			// The residual passes dh straight through.
+			dx = w.dx[:frames*l.in]
+			copy(dx, dh[:frames*l.in])
+		}
+		for f := 0; f < frames; f++ {
+			dzf := dz[f*l.out : (f+1)*l.out]
+			for o, d := range dzf {
+				gl.b[o] += d
+			}
+			for k := 0; k < l.kernel; k++ {
+				src := f - (l.kernel-1-k)*l.dil
+				if src < 0 {
+					continue
+				}
+				xin := in[src*l.in : (src+1)*l.in]
+				base := k * l.out * l.in
+				for o, d := range dzf {
+					if d == 0 {
+						continue
+					}
+					axpy(gl.w[base+o*l.in:base+(o+1)*l.in], d, xin)
+					if dx != nil {
+						axpy(dx[src*l.in:(src+1)*l.in], d, l.w[base+o*l.in:base+(o+1)*l.in])
+					}
+				}
+			}
+		}
+		if dx != nil {
+			copy(dh[:frames*l.in], dx)
+		}
+	}
+}
+
+func dot(a, b []float32) float32 {
+	b = b[:len(a)]
+	var s0, s1, s2, s3 float32
+	i := 0
+	for ; i+4 <= len(a); i += 4 {
+		s0 += a[i] * b[i]
+		s1 += a[i+1] * b[i+1]
+		s2 += a[i+2] * b[i+2]
+		s3 += a[i+3] * b[i+3]
+	}
+	for ; i < len(a); i++ {
+		s0 += a[i] * b[i]
+	}
+	return (s0 + s1) + (s2 + s3)
+}
+
+// axpy adds a·x to y.
+func axpy(y []float32, a float32, x []float32) {
+	x = x[:len(y)]
+	for i := range y {
+		y[i] += a * x[i]
+	}
+}
+
+// adam is the Adam optimiser over one parameter slice.
+type adam struct {
+	m, v   []float32
+	t      int
+	b1, b2 float64
+}
+
+func newAdam(n int) *adam {
+	return &adam{m: make([]float32, n), v: make([]float32, n), b1: 0.9, b2: 0.999}
+}
+
+func (a *adam) step(p, g []float32, lr float64) {
+	a.t++
+	c1 := 1 - math.Pow(a.b1, float64(a.t))
+	c2 := 1 - math.Pow(a.b2, float64(a.t))
+	b1, b2 := float32(a.b1), float32(a.b2)
+	for i := range p {
+		gi := g[i]
+		a.m[i] = b1*a.m[i] + (1-b1)*gi
+		a.v[i] = b2*a.v[i] + (1-b2)*gi*gi
+		mh := float64(a.m[i]) / c1
+		vh := float64(a.v[i]) / c2
+		p[i] -= float32(lr * mh / (math.Sqrt(vh) + 1e-8))
+	}
+}
+
+// net converts the trained network to the detector's form.
+func (t *tcn) net(mean, std []float32) *wakeword.Net {
+	n := &wakeword.Net{Mean: mean, Std: std, OutW: append([]float32(nil), t.outW...), OutB: t.outB[0]}
+	for _, l := range t.layers {
+		n.Layers = append(n.Layers, wakeword.Conv{In: l.in, Out: l.out, Kernel: l.kernel, Dilation: l.dil,
+			W: append([]float32(nil), l.w...), B: append([]float32(nil), l.b...)})
+	}
+	return n
+}

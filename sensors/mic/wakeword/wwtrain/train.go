@@ -1,0 +1,291 @@
+// Package wwtrain trains a wake-word model (wakeword.Net) for any phrase
+// from nothing but espeak-ng: it synthesises the phrase in many voices and
+// deliveries, builds negatives (confusable phrases generated from the
+// phrase, partial phrases, ordinary speech, noise), mixes everything into
+// rooms with noise, trains a small TCN with hand-written backpropagation
+// and Adam, picks the threshold for a target false-accept rate on held-out
+// negatives, and evaluates on voices it never trained on.
+//
+// Everything is deterministic for a seed: random draws come from seeded
+// generators in a fixed order, parallel work is split and summed in a
+// fixed order, and synthesis results are indexed, not appended.
+package wwtrain
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/edgeagent/edgeagent/sensors/mic/wakeword"
+)
+
+// Config is everything that decides the model. It is stored in the model
+// file, so a model says how it was made.
+type Config struct {
+	Phrase string `json:"phrase"`
+	Seed   uint64 `json:"seed"`
+
+	// Data: utterances synthesised, and augmented clips made from each.
+	PosUtterances  int `json:"pos_utterances"`
+	NegUtterances  int `json:"neg_utterances"`  // ordinary speech
+	ConfusableReps int `json:"confusable_reps"` // utterances per confusable or partial phrase
+	PosClips       int `json:"pos_clips"`       // clips per positive utterance
+	NoiseClips     int `json:"noise_clips"`
+
+	// Network.
+	Channels  int   `json:"channels"`
+	Kernel    int   `json:"kernel"`
+	Dilations []int `json:"dilations"`
+
+	// Optimisation.
+	Epochs int     `json:"epochs"`
+	Batch  int     `json:"batch"`
+	LR     float64 `json:"lr"`
+
+	// Threshold and evaluation.
+	TargetFAPerHour float64 `json:"target_fa_per_hour"`
+	CalibMinutes    float64 `json:"calib_minutes"`      // held-out negatives for the threshold
+	TestPosPerGroup int     `json:"test_pos_per_group"` // utterances per voice group
+	TestNegMinutes  float64 `json:"test_neg_minutes"`   // other speech for FA/h
+
+	Workers int `json:"-"` // parallelism; does not change the result
+}
+
+// DefaultConfig trains the shipped model's recipe for phrase.
+func DefaultConfig(phrase string) Config {
+	return Config{Phrase: phrase, Seed: 1,
+		PosUtterances: 1500, NegUtterances: 1500, ConfusableReps: 12, PosClips: 3, NoiseClips: 400,
+		Channels: 32, Kernel: 3, Dilations: []int{1, 2, 4, 8, 16, 32},
+		Epochs: 12, Batch: 32, LR: 3e-3,
+		TargetFAPerHour: 0.5, CalibMinutes: 30, TestPosPerGroup: 150, TestNegMinutes: 60,
+		Workers: 2}
+}
+
+func (c *Config) check() error {
+	p, err := normPhrase(c.Phrase)
+	if err != nil {
+		return err
+	}
+	c.Phrase = p
+	switch {
+	case c.PosUtterances < 1 || c.NegUtterances < 1 || c.PosClips < 1 || c.ConfusableReps < 1:
+		return fmt.Errorf("training needs positive and negative utterances")
+	case c.Channels < 1 || c.Kernel < 1 || len(c.Dilations) == 0:
+		return fmt.Errorf("network shape: channels %d, kernel %d, %d layers", c.Channels, c.Kernel, len(c.Dilations))
+	case c.Epochs < 1 || c.Batch < 1 || !(c.LR > 0):
+		return fmt.Errorf("optimiser: epochs %d, batch %d, lr %v", c.Epochs, c.Batch, c.LR)
+	case !(c.TargetFAPerHour > 0) || !(c.CalibMinutes > 0) || c.TestPosPerGroup < 1 || !(c.TestNegMinutes > 0):
+		return fmt.Errorf("evaluation sizes must be positive")
+	}
+	c.Workers = max(1, c.Workers)
+	return nil
+}
+
+// Result is a trained model and its evaluation.
+type Result struct {
+	Net    *wakeword.Net
+	Report Report
+	Path   string // the model file written
+}
+
+// Train makes a model under dir: dir/cache holds synthesised speech (a
+// rerun reuses it), dir/NAME.eaww the model, dir/report.md and
+// dir/report.json the evaluation. Progress goes to progress.
+func Train(ctx context.Context, cfg Config, dir string, created time.Time, progress io.Writer) (*Result, error) {
+	if err := cfg.check(); err != nil {
+		return nil, err
+	}
+	syn, err := newSynth(filepath.Join(dir, "cache"))
+	if err != nil {
+		return nil, err
+	}
+	t0 := time.Now()
+	pr := newProgress(progress)
+	corp, err := buildCorpus(ctx, cfg, syn, pr)
+	if err != nil {
+		return nil, err
+	}
+	tSynth := time.Since(t0)
+	pr.stage("mixing training clips")
+	ds := corp.trainingSet(cfg, pr)
+	mean, std := ds.normalise()
+	tData := time.Since(t0)
+	r := rand.New(rand.NewPCG(cfg.Seed, 2))
+	net := newTCN(cfg.Channels, cfg.Kernel, cfg.Dilations, r)
+	loss := fit(ctx, cfg, net, ds, r, pr)
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	tTrain := time.Since(t0)
+	n := net.net(mean, std)
+	n.Name, n.Phrase, n.Created = Name(cfg.Phrase), cfg.Phrase, created.UTC()
+	rep, err := evaluate(ctx, cfg, n, corp, pr)
+	if err != nil {
+		return nil, err
+	}
+	rep.Params, rep.ReceptiveMS = n.Params(), n.ReceptiveField()*10
+	rep.TrainClips, rep.TrainPosClips, rep.FinalLoss = ds.n, ds.npos, loss
+	rep.Timing = Timing{SynthS: round1(tSynth.Seconds()), DataS: round1((tData - tSynth).Seconds()),
+		TrainS: round1((tTrain - tData).Seconds()), EvalS: round1((time.Since(t0) - tTrain).Seconds())}
+	rec, err := json.Marshal(struct {
+		Config Config  `json:"config"`
+		Report Summary `json:"report"`
+	}{cfg, rep.Summary()})
+	if err != nil {
+		return nil, err
+	}
+	n.Training = string(rec)
+	path := filepath.Join(dir, n.Name+".eaww")
+	if err := wakeword.SaveNet(path, n); err != nil {
+		return nil, err
+	}
+	if err := rep.write(dir, cfg); err != nil {
+		return nil, err
+	}
+	pr.done(fmt.Sprintf("model %s (%d parameters) in %.0f s", path, n.Params(), time.Since(t0).Seconds()))
+	return &Result{Net: n, Report: rep, Path: path}, nil
+}
+
+func round1(v float64) float64 { return math.Round(v*10) / 10 }
+
+// fit trains net on ds: minibatches of clips in a seeded order, loss = the
+// mean cross-entropy of the positive frames plus that of the negative
+// frames (so the rare positives weigh as much as the many negatives),
+// gradients summed over workers in a fixed order, Adam with a cosine
+// learning-rate decay. It returns the last epoch's mean loss.
+func fit(ctx context.Context, cfg Config, net *tcn, ds *dataset, r *rand.Rand, pr *progress) float64 {
+	// The batch is cut into a fixed number of shards, whatever the number
+	// of workers, and their gradients are summed in shard order: float
+	// sums depend on their order, and the model must not depend on the
+	// machine.
+	const shards = 4
+	nw := min(cfg.Workers, shards)
+	grads := make([][]float32, shards)
+	works := make([]*work, nw)
+	losses := make([]float64, shards)
+	for i := range grads {
+		grads[i] = make([]float32, len(net.params))
+	}
+	for i := range works {
+		works[i] = net.newWork(clipHops)
+	}
+	opt := newAdam(len(net.params))
+	steps := cfg.Epochs * ((ds.n + cfg.Batch - 1) / cfg.Batch)
+	step := 0
+	order := make([]int, ds.n)
+	var epochLoss float64
+	for ep := 0; ep < cfg.Epochs; ep++ {
+		for i := range order {
+			order[i] = i
+		}
+		r.Shuffle(len(order), func(i, j int) { order[i], order[j] = order[j], order[i] })
+		epochLoss = 0
+		batches := 0
+		for b := 0; b < ds.n; b += cfg.Batch {
+			if ctx.Err() != nil {
+				return 0
+			}
+			batch := order[b:min(ds.n, b+cfg.Batch)]
+			var npos, nneg int
+			for _, c := range batch {
+				_, y := ds.clip(c)
+				for _, l := range y {
+					switch l {
+					case labelPos:
+						npos++
+					case labelNeg:
+						nneg++
+					}
+				}
+			}
+			wp, wn := float32(0), float32(0)
+			if npos > 0 {
+				wp = 1 / float32(npos)
+			}
+			if nneg > 0 {
+				wn = 1 / float32(nneg)
+			}
+			var wg sync.WaitGroup
+			for wk := 0; wk < nw; wk++ {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					for k := wk; k < shards; k += nw {
+						lo, hi := k*len(batch)/shards, (k+1)*len(batch)/shards
+						losses[k] = backprop(net, works[wk], grads[k], ds, batch[lo:hi], wp, wn)
+					}
+				}()
+			}
+			wg.Wait()
+			for k := 1; k < shards; k++ {
+				axpy(grads[0], 1, grads[k])
+			}
+			var bl float64
+			for _, l := range losses {
+				bl += l
+			}
+			lr := cfg.LR * (0.02 + 0.98*0.5*(1+math.Cos(math.Pi*float64(step)/float64(steps))))
+			opt.step(net.params, grads[0], lr)
+			step++
+			epochLoss += bl
+			batches++
+			pr.bar(fmt.Sprintf("training epoch %d/%d", ep+1, cfg.Epochs), step, steps, fmt.Sprintf("loss %.3f", epochLoss/float64(batches)))
+		}
+		epochLoss /= float64(max(1, batches))
+	}
+	return epochLoss
+}
+
+// backprop runs the clips through net and writes their gradient into g
+// (cleared first); it returns their share of the loss.
+func backprop(net *tcn, w *work, g []float32, ds *dataset, clips []int, wp, wn float32) float64 {
+	clear(g)
+	gv := net.view(g)
+	dl := make([]float32, clipHops)
+	var loss float64
+	for _, c := range clips {
+		x, y := ds.clip(c)
+		net.forward(w, x, clipHops)
+		for f, l := range y {
+			dl[f] = 0
+			if l == labelIgnore {
+				continue
+			}
+			z := float64(w.logit[f])
+			p := 1 / (1 + math.Exp(-z))
+			if l == labelPos {
+				loss += float64(wp) * softplus(-z)
+				dl[f] = wp * float32(p-1)
+			} else {
+				loss += float64(wn) * softplus(z)
+				dl[f] = wn * float32(p)
+			}
+		}
+		net.backward(w, gv, x, dl, clipHops)
+	}
+	return loss
+}
+
+// softplus is log(1+e^z) without overflow.
+func softplus(z float64) float64 {
+	if z > 30 {
+		return z
+	}
+	return math.Log1p(math.Exp(z))
+}
+
+// save writes v as indented JSON.
+func saveJSON(path string, v any) error {
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(path, append(b, '\n'), 0o644)
+}

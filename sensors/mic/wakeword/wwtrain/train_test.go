@@ -1,0 +1,207 @@
+package wwtrain
+
+import (
+	"bytes"
+	"context"
+	"math"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/edgeagent/edgeagent/sensors/mic/audio"
+	"github.com/edgeagent/edgeagent/sensors/mic/wakeword"
+)
+
+// tinyConfig trains in a few seconds: enough to exercise every stage, not
+// to make a useful model.
+func tinyConfig() Config {
+	return Config{Phrase: "hey robot", Seed: 7,
+		PosUtterances: 12, NegUtterances: 12, ConfusableReps: 1, PosClips: 2, NoiseClips: 4,
+		Channels: 6, Kernel: 3, Dilations: []int{1, 2, 4},
+		Epochs: 2, Batch: 8, LR: 3e-3,
+		TargetFAPerHour: 0.5, CalibMinutes: 0.5, TestPosPerGroup: 2, TestNegMinutes: 0.5, Workers: 2}
+}
+
+func needEspeak(t *testing.T) {
+	t.Helper()
+	if _, err := exec.LookPath("espeak-ng"); err != nil {
+		t.Skip("espeak-ng not installed (apt-get install espeak-ng): training synthesises its data with it")
+	}
+}
+
+// The same seed gives the same model, byte for byte, whether the speech
+// is synthesised afresh or read from the cache, and whatever the number
+// of workers; another seed gives another model.
+func TestTrainingIsDeterministic(t *testing.T) {
+	needEspeak(t)
+	ctx := context.Background()
+	when := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	run := func(dir string, cfg Config) []byte {
+		t.Helper()
+		res, err := Train(ctx, cfg, dir, when, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := os.ReadFile(res.Path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	d1 := t.TempDir()
+	a := run(d1, tinyConfig())
+	b := run(d1, tinyConfig()) // resumed: every utterance from the cache
+	one := tinyConfig()
+	one.Workers = 1
+	c := run(t.TempDir(), one)
+	if !bytes.Equal(a, b) || !bytes.Equal(a, c) {
+		t.Fatal("same seed, different models")
+	}
+	other := tinyConfig()
+	other.Seed = 8
+	if bytes.Equal(a, run(d1, other)) {
+		t.Fatal("another seed gave the same model")
+	}
+	n, err := wakeword.ReadNet(bytes.NewReader(a))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n.Name != "hey_robot" || n.Training == "" || !n.Created.Equal(when) {
+		t.Fatalf("model header: %q %q %v", n.Name, n.Training, n.Created)
+	}
+	for _, f := range []string{"report.md", "report.json"} {
+		if _, err := os.Stat(filepath.Join(d1, f)); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// The trainer's whole-clip forward pass and the detector's streaming pass
+// compute the same logits.
+func TestTrainingForwardMatchesStreaming(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	net := newTCN(8, 3, []int{1, 2, 4, 8}, r)
+	for i := range net.params { // not the initial small residuals: every path matters
+		net.params[i] += float32(r.NormFloat64() * 0.05)
+	}
+	x := make([]int16, clipLen)
+	audio.NewNoise("pink", -25, 3).Fill(x)
+	mel := logMels(nil, x)
+	mean, std := make([]float32, wakeword.Mels), make([]float32, wakeword.Mels)
+	for i := range mean {
+		mean[i], std[i] = -10, 3
+	}
+	norm := make([]float32, len(mel))
+	for i, v := range mel {
+		norm[i] = (v - mean[i%wakeword.Mels]) / std[i%wakeword.Mels]
+	}
+	w := net.newWork(clipHops)
+	net.forward(w, norm, clipHops)
+
+	n := net.net(mean, std)
+	n.Name = "t"
+	sp, err := wakeword.NewSpotter(nil, wakeword.Options{Nets: []*wakeword.Net{n}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := 0
+	sp.Process(nil, x, func(bool) {
+		want := n.Score(w.logit[h])
+		if got := sp.NetScore(0); math.Abs(got-want) > 1e-5 {
+			t.Fatalf("hop %d: streaming %v, training %v", h, got, want)
+		}
+		h++
+	})
+	if h != clipHops {
+		t.Fatalf("%d hops", h)
+	}
+}
+
+// The hand-written gradient agrees with finite differences.
+func TestGradientMatchesFiniteDifferences(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	net := newTCN(4, 3, []int{1, 2}, r)
+	for i := range net.params {
+		net.params[i] += float32(r.NormFloat64() * 0.1)
+	}
+	const frames = 12
+	x := make([]float32, frames*wakeword.Mels)
+	for i := range x {
+		x[i] = float32(r.NormFloat64())
+	}
+	target := make([]float32, frames)
+	for i := range target {
+		target[i] = float32(r.IntN(2))
+	}
+	lossOf := func() float64 {
+		w := net.newWork(frames)
+		net.forward(w, x, frames)
+		var l float64
+		for f, z := range w.logit {
+			if target[f] == 1 {
+				l += softplus(-float64(z))
+			} else {
+				l += softplus(float64(z))
+			}
+		}
+		return l
+	}
+	w := net.newWork(frames)
+	net.forward(w, x, frames)
+	dl := make([]float32, frames)
+	for f, z := range w.logit {
+		dl[f] = float32(1/(1+math.Exp(-float64(z)))) - target[f]
+	}
+	g := make([]float32, len(net.params))
+	net.backward(w, net.view(g), x, dl, frames)
+	checked := 0
+	for i := 0; i < len(net.params); i += 7 {
+		p := net.params[i]
+		// Small: a larger step crosses ReLU kinks of some parameters.
+		const eps = 1e-4
+		net.params[i] = p + eps
+		up := lossOf()
+		net.params[i] = p - eps
+		down := lossOf()
+		net.params[i] = p
+		num := (up - down) / (2 * eps)
+		if math.Abs(num-float64(g[i])) > 2e-2*math.Max(1, math.Abs(num)) {
+			t.Fatalf("param %d: backprop %v, finite difference %v", i, g[i], num)
+		}
+		checked++
+	}
+	if checked < 20 {
+		t.Fatalf("only %d parameters checked", checked)
+	}
+}
+
+func TestConfusablesAndPartials(t *testing.T) {
+	c := Confusables("hey robot")
+	for _, want := range []string{"okay robot", "the robot", "hey rowbot", "hey robots"} {
+		found := false
+		for _, x := range c {
+			found = found || x == want
+		}
+		if !found {
+			t.Errorf("confusables of hey robot lack %q: %v", want, c)
+		}
+	}
+	for _, x := range c {
+		if x == "hey robot" {
+			t.Fatal("the phrase is its own confusable")
+		}
+	}
+	p := Partials("hey robot")
+	if len(p) != 3 || p[0] != "hey" || p[1] != "robot" || p[2] != "hey rob" {
+		t.Fatalf("partials %v", p)
+	}
+	if _, err := normPhrase("Hey, Robot!"); err == nil {
+		t.Fatal("punctuation accepted")
+	}
+	if p, err := normPhrase("  Hey   Jarvis "); err != nil || p != "hey jarvis" {
+		t.Fatalf("%q %v", p, err)
+	}
+}

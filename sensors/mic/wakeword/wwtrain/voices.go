@@ -1,0 +1,94 @@
+package wwtrain
+
+import (
+	"math/rand/v2"
+	"slices"
+	"strings"
+)
+
+// espeak-ng voices are an accent (a language file) plus a variant (a
+// speaker: pitch range, formant shifts, breathiness, the Klatt
+// synthesiser). Held-out voices are whole accents and whole variants that
+// training never hears, so the report's recall on them says something
+// about speakers the model has not met. They include every voice that
+// scripts/gen-audio-corpus.sh uses as "unseen", so its benchmark corpus is
+// held out too.
+var (
+	trainAccents = []string{"en-us", "en-gb", "en", "en-gb-x-rp", "en-gb-x-gbclan", "en-gb-x-gbcwmd", "en-us-nyc"}
+	heldAccents  = []string{"en-gb-scotland", "en-029"}
+
+	trainVariants = []string{"m2", "m3", "m4", "m6", "m8", "f3", "f5", "klatt", "klatt2", "klatt4",
+		"Alex", "Andrea", "Andy", "anika", "aunty", "belinda", "benjamin", "caleb", "david", "Denis",
+		"ed", "Gene", "grandma", "grandpa", "Hugo", "iven", "iven3", "Jacky", "john", "Lee", "Marco",
+		"max", "Michael", "Mike", "norbert", "paul", "pedro", "quincy", "rob", "robert", "RicishayMax",
+		"shelby", "steph2", "travis", "Tweaky", "victor", "zac", "adam", "announcer", "boris"}
+	heldVariants = []string{"m1", "m5", "m7", "f1", "f2", "f4", "Annie", "edward", "klatt3", "linda", "steph"}
+)
+
+// Voice is one espeak-ng voice.
+type Voice struct{ Accent, Variant string }
+
+func (v Voice) String() string { return v.Accent + "+" + v.Variant }
+
+// Group says how much of a voice training has heard: "seen" (accent and
+// variant both trained on, new utterances), "new speaker" (held-out
+// variant), "new accent" (held-out accent, any variant).
+func (v Voice) Group() string {
+	switch {
+	case slices.Contains(heldAccents, v.Accent):
+		return GroupNewAccent
+	case slices.Contains(heldVariants, v.Variant):
+		return GroupNewSpeaker
+	}
+	return GroupSeen
+}
+
+// Voice groups in reports.
+const (
+	GroupSeen       = "seen voices"
+	GroupNewSpeaker = "held-out speakers"
+	GroupNewAccent  = "held-out accents"
+)
+
+func pick[T any](r *rand.Rand, xs []T) T { return xs[r.IntN(len(xs))] }
+
+func trainVoice(r *rand.Rand) Voice { return Voice{pick(r, trainAccents), pick(r, trainVariants)} }
+
+// heldVoice draws a voice with at least one held-out half, alternating
+// between new speakers and new accents.
+func heldVoice(r *rand.Rand) Voice {
+	if r.IntN(2) == 0 {
+		return Voice{pick(r, trainAccents), pick(r, heldVariants)}
+	}
+	all := append(append([]string(nil), trainVariants...), heldVariants...)
+	return Voice{pick(r, heldAccents), pick(r, all)}
+}
+
+// anyVoice draws from every voice, for negatives: other people talk in
+// the room whoever says the wake word.
+func anyVoice(r *rand.Rand) Voice {
+	if r.IntN(3) == 0 {
+		return heldVoice(r)
+	}
+	return trainVoice(r)
+}
+
+// Delivery is how one utterance is spoken.
+type Delivery struct {
+	Voice Voice
+	Speed int // words per minute
+	Pitch int // 0..99
+	Amp   int // espeak amplitude 0..200
+	Gap   int // extra pause between words, 10 ms units
+	Text  string
+}
+
+func randomDelivery(r *rand.Rand, v Voice, text string) Delivery {
+	return Delivery{Voice: v, Speed: 115 + r.IntN(101), Pitch: 15 + r.IntN(71), Amp: 60 + r.IntN(101),
+		Gap: r.IntN(8), Text: text}
+}
+
+// key names a delivery in the synthesis cache.
+func (d Delivery) key() string {
+	return strings.Join([]string{d.Voice.String(), itoa(d.Speed), itoa(d.Pitch), itoa(d.Amp), itoa(d.Gap), d.Text}, "|")
+}

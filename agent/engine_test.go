@@ -145,25 +145,11 @@ func (g goodModel) answer(req llm.Request) llmtest.Reply {
 		}
 		return llmtest.Reply{Content: g.params[m[1]]}
 	case "plan":
-		var sch struct {
-			Properties struct {
-				Steps struct {
-					Items struct {
-						AnyOf []struct {
-							Properties struct {
-								Tool struct {
-									Enum []string `json:"enum"`
-								} `json:"tool"`
-							} `json:"properties"`
-						} `json:"anyOf"`
-					} `json:"items"`
-				} `json:"steps"`
-			} `json:"properties"`
-		}
-		if err := json.Unmarshal(req.Schema, &sch); err != nil {
+		names, err := llmtest.PlanTools(req.Schema)
+		if err != nil {
 			return llmtest.Reply{Err: err}
 		}
-		tool := sch.Properties.Steps.Items.AnyOf[0].Properties.Tool.Enum[0]
+		tool := names[0]
 		return llmtest.Reply{Content: fmt.Sprintf(`{"steps":[{"id":"a","tool":%q,"params":%s,"depends_on":[]}]}`, tool, g.params[tool])}
 	}
 	return llmtest.Reply{Err: errors.New("fake: unexpected purpose " + req.Purpose)}

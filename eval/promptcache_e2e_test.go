@@ -3,7 +3,6 @@ package eval_test
 import (
 	"bufio"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -18,6 +17,7 @@ import (
 	"github.com/edgeagent/edgeagent/agent"
 	"github.com/edgeagent/edgeagent/board"
 	"github.com/edgeagent/edgeagent/llm"
+	"github.com/edgeagent/edgeagent/llm/llmtest"
 	"github.com/edgeagent/edgeagent/llm/local"
 	"github.com/edgeagent/edgeagent/node"
 	"github.com/edgeagent/edgeagent/worldmodel"
@@ -199,22 +199,8 @@ func (s steered) Generate(ctx context.Context, req llm.Request) (llm.Response, e
 			resp.Content = steeredParams[m[1]]
 		}
 	case "plan":
-		var sch struct {
-			Properties struct {
-				Steps struct {
-					Items struct {
-						AnyOf []struct {
-							Properties struct {
-								Tool struct{ Enum []string } `json:"tool"`
-							} `json:"properties"`
-						} `json:"anyOf"`
-					} `json:"items"`
-				} `json:"steps"`
-			} `json:"properties"`
-		}
-		_ = json.Unmarshal(req.Schema, &sch)
-		if alts := sch.Properties.Steps.Items.AnyOf; len(alts) > 0 && len(alts[0].Properties.Tool.Enum) > 0 {
-			tool := alts[0].Properties.Tool.Enum[0]
+		if names, _ := llmtest.PlanTools(req.Schema); len(names) > 0 {
+			tool := names[0]
 			resp.Content = fmt.Sprintf(`{"steps":[{"id":"1","tool":%q,"params":%s,"depends_on":[]}]}`, tool, steeredParams[tool])
 		}
 	}

@@ -2,7 +2,6 @@ package eval
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -11,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/edgeagent/edgeagent/llm/llmtest"
 	"github.com/edgeagent/edgeagent/llm/local/ollamatest"
 )
 
@@ -34,22 +34,9 @@ func fakeModel(intents, params map[string]string) func(ollamatest.Request) ollam
 			}
 			return ollamatest.Answer{Content: intents[m[1]]}
 		case strings.Contains(format, `"steps"`):
-			var sch struct {
-				Properties struct {
-					Steps struct {
-						Items struct {
-							AnyOf []struct {
-								Properties struct {
-									Tool struct{ Enum []string } `json:"tool"`
-								} `json:"properties"`
-							} `json:"anyOf"`
-						} `json:"items"`
-					} `json:"steps"`
-				} `json:"properties"`
-			}
-			_ = json.Unmarshal(r.Chat.Format, &sch)
-			for _, alt := range sch.Properties.Steps.Items.AnyOf {
-				if tool := alt.Properties.Tool.Enum[0]; params[tool] != "" {
+			names, _ := llmtest.PlanTools(r.Chat.Format)
+			for _, tool := range names {
+				if params[tool] != "" {
 					return ollamatest.Answer{Content: fmt.Sprintf(`{"steps":[{"id":"1","tool":%q,"params":%s,"depends_on":[]}]}`, tool, params[tool])}
 				}
 			}

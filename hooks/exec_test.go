@@ -13,6 +13,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/edgeagent/edgeagent/internal/syncbuf"
 )
 
 var errBoom = errors.New("boom")
@@ -367,7 +369,7 @@ func (p *afterActOnly) AfterAct(context.Context, ActionResult) error { return p.
 // OnError handler failures are logged, never fed back into OnError.
 func TestOnErrorDoesNotRecurse(t *testing.T) {
 	var calls atomic.Int32
-	var logs syncBuffer
+	var logs syncbuf.Buffer
 	m := NewManager(slog.New(slog.NewTextHandler(&logs, nil)))
 	err := m.AddAll(
 		&onlyErrors{info: Info{Name: "bad"}, fn: func(context.Context, Failure) error { calls.Add(1); return errBoom }},
@@ -443,7 +445,7 @@ func TestParallelRunsAfterPreemption(t *testing.T) {
 }
 
 func TestPanicInChain(t *testing.T) {
-	var logs syncBuffer
+	var logs syncbuf.Buffer
 	var fs failures
 	m := NewManager(slog.New(slog.NewTextHandler(&logs, nil)))
 	var ranAfter atomic.Bool
@@ -609,23 +611,6 @@ func (o *onlyErrors) OnError(ctx context.Context, f Failure) error {
 		return nil
 	}
 	return o.fn(ctx, f)
-}
-
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
 
 func waitTimeout(t *testing.T, wg *sync.WaitGroup) {

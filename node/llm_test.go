@@ -1,7 +1,6 @@
 package node
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -17,6 +16,8 @@ import (
 
 	"github.com/edgeagent/edgeagent/agent"
 	"github.com/edgeagent/edgeagent/board"
+	"github.com/edgeagent/edgeagent/internal/syncbuf"
+	"github.com/edgeagent/edgeagent/llm/llmtest"
 	"github.com/edgeagent/edgeagent/llm/local"
 	"github.com/edgeagent/edgeagent/llm/local/ollamatest"
 	"github.com/edgeagent/edgeagent/tools"
@@ -39,26 +40,9 @@ plugins:
       - {name: lamp, description: how to use the lamp, file: %DIR%/lamp.md, tools: ["lamp.*"]}
 `
 
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 type llmNode struct {
 	*Node
-	log   *syncBuffer
+	log   *syncbuf.Buffer
 	mu    sync.Mutex
 	calls []string
 	lamp  atomic.Bool
@@ -75,7 +59,7 @@ func newLLMNode(t testing.TB, enabled bool, host, embed string) *llmNode {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ln := &llmNode{log: &syncBuffer{}}
+	ln := &llmNode{log: &syncbuf.Buffer{}}
 	n, err := New(cfg, Options{Log: slog.New(slog.NewTextHandler(ln.log, &slog.HandlerOptions{Level: slog.LevelDebug})), ConfigDir: dir})
 	if err != nil {
 		t.Fatal(err)
@@ -136,21 +120,8 @@ func script(intents map[string]string, params map[string]string) func(ollamatest
 			}
 			return ollamatest.Answer{Content: intents[m[1]]}
 		case strings.Contains(format, `"steps"`):
-			var sch struct {
-				Properties struct {
-					Steps struct {
-						Items struct {
-							AnyOf []struct {
-								Properties struct {
-									Tool struct{ Enum []string } `json:"tool"`
-								} `json:"properties"`
-							} `json:"anyOf"`
-						} `json:"items"`
-					} `json:"steps"`
-				} `json:"properties"`
-			}
-			_ = json.Unmarshal(r.Chat.Format, &sch)
-			tool := sch.Properties.Steps.Items.AnyOf[0].Properties.Tool.Enum[0]
+			names, _ := llmtest.PlanTools(r.Chat.Format)
+			tool := names[0]
 			return ollamatest.Answer{Content: fmt.Sprintf(`{"steps":[{"id":"1","tool":%q,"params":%s,"depends_on":[]}]}`, tool, params[tool])}
 		}
 		for tool, p := range params {

@@ -39,6 +39,7 @@ import (
 	"github.com/ollama/ollama/api"
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
+	"github.com/edgeagent/edgeagent/internal/syncbuf"
 	"github.com/edgeagent/edgeagent/llm"
 )
 
@@ -311,25 +312,10 @@ func readFile(path string) string {
 type ollamaServer struct {
 	bin, models, addr string
 	cmd               *exec.Cmd
-	log               syncBuffer // the server's and its runner's output
+	log               syncbuf.Buffer // the server's and its runner's output
 }
 
-type syncBuffer struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *ollamaServer) logText() string {
-	s.log.mu.Lock()
-	defer s.log.mu.Unlock()
-	return s.log.b.String()
-}
+func (s *ollamaServer) logText() string { return s.log.String() }
 
 func ownServer(t *testing.T) *ollamaServer {
 	t.Helper()

@@ -1,7 +1,6 @@
 package mqttsub
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"log/slog"
@@ -10,7 +9,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -18,6 +16,7 @@ import (
 	paho "github.com/eclipse/paho.mqtt.golang"
 	"golang.org/x/crypto/bcrypt"
 
+	"github.com/edgeagent/edgeagent/internal/syncbuf"
 	"github.com/edgeagent/edgeagent/mqtt"
 	"github.com/edgeagent/edgeagent/sensors"
 	"github.com/edgeagent/edgeagent/sensors/i2c/i2ckit/kittest"
@@ -283,13 +282,13 @@ func start(t testing.TB, cfg sensors.Config, out sensors.Sink) (*Sensor, func())
 }
 
 // startLogged also captures the sensor's log.
-func startLogged(t testing.TB, cfg sensors.Config, out sensors.Sink) (*Sensor, func(), *syncBuffer) {
+func startLogged(t testing.TB, cfg sensors.Config, out sensors.Sink) (*Sensor, func(), *syncbuf.Buffer) {
 	t.Helper()
 	ss, err := New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, logs := ss.(*Sensor), &syncBuffer{}
+	s, logs := ss.(*Sensor), &syncbuf.Buffer{}
 	s.log = slog.New(slog.NewTextHandler(logs, nil))
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
@@ -320,24 +319,6 @@ func (c countSink) Observe(o worldmodel.Observation) {
 	}
 }
 func (countSink) Raise(worldmodel.Event) {}
-
-// syncBuffer is a log destination the sensor's goroutines may share.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 func startEmbedded(t testing.TB, listen string, users []mqtt.User) *mqtt.Broker {
 	t.Helper()

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/edgeagent/edgeagent/board"
+	"github.com/edgeagent/edgeagent/internal/syncbuf"
 	"github.com/edgeagent/edgeagent/llm/local/ollamatest"
 	"github.com/edgeagent/edgeagent/node"
 	_ "github.com/edgeagent/edgeagent/plugin/engine"
@@ -94,7 +95,7 @@ func TestAbsentWithoutVisionModel(t *testing.T) {
 		"llm.enabled is false": "llm: {enabled: false, vision_model: moondream}\n" + camera,
 		"no camera":            "llm: {enabled: true, host: http://127.0.0.1:1, vision_model: moondream}\n",
 	} {
-		var logs syncBuffer
+		var logs syncbuf.Buffer
 		n, err := node.New(parse(t, "plugins: {mqtt: {enabled: false}}\n"+src), node.Options{Log: slog.New(slog.NewTextHandler(&logs, nil)), NoStore: true})
 		if err != nil {
 			t.Fatal(err)
@@ -258,23 +259,6 @@ func TestOnMotion(t *testing.T) {
 			t.Fatalf("the model got a %d×%d picture (%v)", cfg.Width, cfg.Height, err)
 		}
 	}
-}
-
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
 
 // TestE2EVisionModel asks a real multimodal model on the Ollama server at

@@ -39,6 +39,15 @@ func init() {
 			if pct := n.Board.Agent.GCPercent; pct != 100 && os.Getenv("GOGC") == "" {
 				debug.SetGCPercent(pct)
 			}
+			if addr := os.Getenv(pprofEnv); addr != "" {
+				wait, err := servePprof(ctx, addr, log)
+				if err != nil {
+					_ = n.Close()
+					return err
+				}
+				defer wait()
+				defer stop() // ends the profile server before waiting for it
+			}
 			var current atomic.Pointer[node.Node]
 			current.Store(n)
 			done := make(chan struct{})

@@ -152,25 +152,31 @@ func New(cfg *board.Config, o Options) (*Node, error) {
 	return n, nil
 }
 
-// liveRing is the ring of a camera's live frames (<name>.live) unless the
-// board sets one: the dashboard shows the newest, and each held frame is a
-// JPEG kept alive.
-const liveRing = 2
+// Small rings for the costly sources a sensor produces only while watched,
+// unless the board sets them: a camera's live frames (<name>.live: the
+// dashboard shows the newest; each held frame is a JPEG kept alive) and a
+// microphone's audio (<name>.audio: 250 ms chunks of 8 KB for the
+// recorder, which reads them as they come; 16 are 4 s).
+var watchedRings = map[string]struct {
+	suffix string
+	size   int
+}{"camera": {".live", 2}, "mic": {".audio", 16}}
 
-// capacities are the board's ring capacities, with a small ring for each
-// camera's live frames. The kind is spelled out, not imported: the node
-// does not import sensor drivers.
+// capacities are the board's ring capacities and the watched sources'.
+// Kinds are spelled out, not imported: the node does not import sensor
+// drivers.
 func capacities(cfg *board.Config) map[string]int {
 	caps := maps.Clone(cfg.World.Capacities)
 	for _, s := range cfg.Sensors {
-		if s.Kind != "camera" {
+		ring, ok := watchedRings[s.Kind]
+		if !ok {
 			continue
 		}
 		if caps == nil {
 			caps = map[string]int{}
 		}
-		if _, set := caps[s.Name+".live"]; !set {
-			caps[s.Name+".live"] = liveRing
+		if _, set := caps[s.Name+ring.suffix]; !set {
+			caps[s.Name+ring.suffix] = ring.size
 		}
 	}
 	return caps

@@ -13,6 +13,7 @@
 //	/llm/<plugin>            edgeagent.Record: full prompt, raw answer, usage
 //	/actuator/<name>         edgeagent.Record: the state as applied
 //	/health/<component>      edgeagent.Record
+//	/audio/<mic>.audio       edgeagent.Audio: raw PCM around speech (only with audio: true)
 //	/recorder/stats          written, dropped, missed, frames skipped (every flush)
 //
 // Metadata "edgeagent" holds the build (version, VCS revision, Go) and the
@@ -39,6 +40,7 @@
 //	    motion: true        # … every snapshot while the camera sees motion
 //	    max_width: 320      # re-encoded at most this wide (0: as the camera encoded them)
 //	    quality: 60
+//	  audio: false          # the microphones' audio around speech (VAD-gated; 32 KB/s of speech)
 //
 // Tools (admin): record.start {name?} records into rotating files in dir,
 // or into dir/<name>.mcap; record.stop completes the file; record.status

@@ -20,6 +20,7 @@ const (
 	KindImage       = "image"
 	KindAnnotations = "annotations"
 	KindStats       = "stats"
+	KindAudio       = "audio"
 )
 
 // Message is one message of a recording, encoded, before it is written.
@@ -38,6 +39,7 @@ func obsTopic(source string) string          { return "/obs/" + source }
 func eventTopic(source string) string        { return "/events/" + source }
 func recordTopic(kind, source string) string { return "/" + kind + "/" + source }
 func annotationTopic(camera string) string   { return "/annotations/" + camera }
+func audioTopic(source string) string        { return "/audio/" + source }
 
 // TopicDecisions holds the agent's decisions (events of kind "decision",
 // their trace in data.trace).
@@ -123,6 +125,9 @@ func (e *encoder) observation(dst []Message, o *worldmodel.Observation) []Messag
 		if o.Blob.MIME == "image/jpeg" {
 			return e.frame(dst, o)
 		}
+		if strings.HasPrefix(o.Blob.MIME, "audio/") {
+			return e.audio(dst, o)
+		}
 		m.Schema = SchemaBlob
 		m.Data = marshal(struct {
 			Seq    uint64 `json:"seq"`
@@ -134,6 +139,25 @@ func (e *encoder) observation(dst []Message, o *worldmodel.Observation) []Messag
 		return dst
 	}
 	return append(dst, m)
+}
+
+// audio keeps a microphone's chunk whole: its MIME type (rate, channels,
+// sample format) and its bytes, base64 as in foxglove.CompressedImage.
+func (e *encoder) audio(dst []Message, o *worldmodel.Observation) []Message {
+	b := make([]byte, 0, 96+len(o.Source)+len(o.Blob.MIME)+base64.StdEncoding.EncodedLen(len(o.Blob.Data)))
+	b = append(b, `{"timestamp":`...)
+	b = appendStamp(b, o.Time)
+	b = append(b, `,"seq":`...)
+	b = strconv.AppendUint(b, o.Seq, 10)
+	b = append(b, `,"source":`...)
+	b = appendString(b, o.Source)
+	b = append(b, `,"mime":`...)
+	b = appendString(b, o.Blob.MIME)
+	b = append(b, `,"data":"`...)
+	b = base64.StdEncoding.AppendEncode(b, o.Blob.Data)
+	b = append(b, `"}`...)
+	return append(dst, Message{Topic: audioTopic(o.Source), Schema: SchemaAudio, Kind: KindAudio, Source: o.Source,
+		Time: o.Time, Seq: o.Seq, Data: b})
 }
 
 // cameraOf is the camera a snapshot source belongs to: "front_cam" for

@@ -35,6 +35,11 @@ type Options struct {
 	QueueBytes int64 `yaml:"queue_bytes"`
 	// Frames decides which camera snapshots are kept.
 	Frames FrameOptions `yaml:"frames"`
+	// Audio records each microphone's audio around speech (its VAD opens
+	// and closes it; <mic>.audio in the world model, produced only while
+	// the recorder watches it), at 32 KB per second of speech. Off by
+	// default: it is what people in the room said.
+	Audio bool `yaml:"audio"`
 	// Retry is how long a recorder whose disk failed (full, read-only,
 	// gone) waits before it tries a new file.
 	Retry time.Duration `yaml:"retry"`

@@ -60,6 +60,11 @@ func newPlugin(h plugin.Host) (*recorderPlugin, error) {
 	if err != nil {
 		return nil, err
 	}
+	for _, s := range b.Sensors {
+		if s.Kind == "mic" { // spelled out: the recorder does not import drivers
+			r.audio = append(r.audio, s.Name+".audio")
+		}
+	}
 	p := &recorderPlugin{r: r, dir: dir}
 	if o.Enabled {
 		r.StartDir(dir)

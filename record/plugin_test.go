@@ -3,6 +3,7 @@ package record_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"log/slog"
 	"os"
@@ -18,6 +19,7 @@ import (
 	"github.com/edgeagent/edgeagent/worldmodel"
 
 	_ "github.com/edgeagent/edgeagent/record"
+	_ "github.com/edgeagent/edgeagent/sensors/mic"
 )
 
 func loadBoard(t *testing.T, yaml string) (*board.Config, error) {
@@ -100,5 +102,79 @@ func TestRecordOptionsAreStrict(t *testing.T) {
 	cfg, _ = loadBoard(t, "device: {id: bot, platform: sim}\nrecord: {compression: brotli}\n")
 	if _, err = node.New(cfg, node.Options{Log: slog.New(slog.NewTextHandler(io.Discard, nil)), NoStore: true}); err == nil || !strings.Contains(err.Error(), "want lz4 or zstd") {
 		t.Fatalf("err = %v", err)
+	}
+}
+
+// With record.audio the microphone's audio around speech is in the file:
+// the sim microphone says "hey robot" once, and the recording holds that
+// (with the pre-roll and the tail), not the room noise around it. Without
+// it, no audio at all.
+func TestRecordsAudioAroundSpeech(t *testing.T) {
+	speech, err := filepath.Abs("../sensors/mic/testdata/speech/pos/enrolled_a.wav")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, audio := range []bool{true, false} {
+		cfg, err := loadBoard(t, fmt.Sprintf(`device: {id: bot, platform: sim}
+data_dir: state
+plugins: {mqtt: {enabled: false}}
+record: {dir: rec, audio: %v}
+sensors:
+  - name: mic
+    kind: mic
+    interval: 100ms
+    options:
+      source: sim
+      sim: {noise: pink, noise_dbfs: -60, period: 0s, utterances: [{file: %q, at: 1s}]}
+      wakeword: {detector: off}
+`, audio, speech))
+		if err != nil {
+			t.Fatal(err)
+		}
+		n, err := node.New(cfg, node.Options{Log: slog.New(slog.NewTextHandler(io.Discard, nil)), NoStore: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		path := filepath.Join(t.TempDir(), "run.mcap")
+		rec, ok := node.Find[interface{ RecordFile(string) }](n)
+		if !ok {
+			t.Fatal("no recorder")
+		}
+		rec.RecordFile(path)
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan error, 1)
+		go func() { done <- n.Run(ctx, time.Now()) }()
+		<-n.Ready()
+		time.Sleep(4 * time.Second) // the phrase (~1 s) at 1 s, and the tail
+		cancel()
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+		var samples int
+		in, err := recording.Read(path, func(m recording.Msg) error {
+			if m.Channel.Topic != "/audio/mic.audio" {
+				return nil
+			}
+			var a struct {
+				MIME string `json:"mime"`
+				Data []byte `json:"data"`
+			}
+			if err := json.Unmarshal(m.Data, &a); err != nil || a.MIME != "audio/L16;rate=16000;channels=1" {
+				return fmt.Errorf("audio message %s: %v", a.MIME, err)
+			}
+			samples += len(a.Data) / 2
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		secs := float64(samples) / 16000
+		t.Logf("audio: %v, %.2f s of audio recorded in a %v run", audio, secs, in.Duration().Round(time.Millisecond))
+		switch {
+		case !audio && in.Channel("/audio/mic.audio") != nil:
+			t.Fatal("audio recorded without record.audio")
+		case audio && (secs < 0.8 || secs > 2.5):
+			t.Fatalf("%.2f s of audio: want the phrase with its pre-roll and tail (1–2 s), not the whole run", secs)
+		}
 	}
 }

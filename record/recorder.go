@@ -26,6 +26,10 @@ type Recorder struct {
 	header func() Header
 	device string
 	q      *queue
+	// audio are the microphones' audio sources (<mic>.audio) the recorder
+	// watches while a session records, with Options.Audio: a microphone
+	// produces them only while someone watches.
+	audio []string
 
 	mu       sync.Mutex
 	sess     *session // nil: not recording
@@ -177,7 +181,15 @@ func (r *Recorder) pump(ctx context.Context, fromStart bool) {
 		items []worldmodel.Item
 		msgs  []Message
 		seen  uint64 // cur.Missed already counted
+		stops []func()
 	)
+	unwatch := func() {
+		for _, stop := range stops {
+			stop()
+		}
+		stops = stops[:0]
+	}
+	defer unwatch()
 	// read queues the next batch of the stream; it returns how many items
 	// it read.
 	read := func() int {
@@ -209,6 +221,12 @@ func (r *Recorder) pump(ctx context.Context, fromStart bool) {
 	for {
 		if s := r.session(); s != sess {
 			sess, cur, enc = s, nil, nil
+			unwatch()
+			if s != nil && r.opts.Audio {
+				for _, src := range r.audio {
+					stops = append(stops, r.world.Watch(src))
+				}
+			}
 			if s != nil {
 				cur, seen = r.world.NewCursor(fromStart), 0
 				enc = newEncoder(r.opts.Frames)

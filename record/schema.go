@@ -17,9 +17,14 @@ const (
 	SchemaStats       = "edgeagent.RecorderStats"
 	SchemaImage       = "foxglove.CompressedImage"
 	SchemaAnnotations = "foxglove.ImageAnnotations"
+	SchemaAudio       = "edgeagent.Audio"
 )
 
 var schemas = map[string]string{
+	SchemaAudio: `{"title":"edgeagent.Audio","description":"A microphone's audio around speech: raw samples as the MIME type says (audio/L16: 16-bit big-endian PCM, rate and channels as parameters)","type":"object",
+"properties":{"timestamp":{"type":"object","properties":{"sec":{"type":"integer","minimum":0},"nsec":{"type":"integer","minimum":0,"maximum":999999999}}},
+"seq":{"type":"integer"},"source":{"type":"string"},"mime":{"type":"string"},"data":{"type":"string","contentEncoding":"base64"}},
+"required":["timestamp","seq","source","mime","data"]}`,
 	SchemaReading: `{"title":"edgeagent.Reading","description":"A numeric sensor reading","type":"object",
 "properties":{"seq":{"type":"integer"},"source":{"type":"string"},"value":{"type":"number"},"unit":{"type":"string"}},
 "required":["seq","source","value"]}`,

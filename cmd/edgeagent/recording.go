@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"encoding/binary"
 	"encoding/csv"
 	"encoding/json"
 	"fmt"
@@ -15,7 +16,10 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/edgeagent/edgeagent/record"
 	"github.com/edgeagent/edgeagent/record/recording"
+	"github.com/edgeagent/edgeagent/sensors/mic"
+	"github.com/edgeagent/edgeagent/sensors/mic/audio"
 )
 
 func init() {
@@ -39,18 +43,20 @@ func init() {
 	var channel, format, out string
 	export := &cobra.Command{
 		Use:   "export FILE --channel TOPIC",
-		Short: "Write one channel's messages as CSV or JSON lines",
+		Short: "Write one channel's messages as CSV or JSON lines (an audio channel as WAV)",
 		Long: `Write one channel's messages as CSV (a time column, then one column per
 top-level field; nested values as JSON) or as JSON lines
-({"time":…,"topic":…,"message":{…}}). The topics are listed by
-'edgeagent recording info'.`,
+({"time":…,"topic":…,"message":{…}}). An audio channel (/audio/<mic>.audio,
+recorded with record.audio) exports as a WAV file with --format wav: the
+speech segments one after the other, without the silences between them.
+The topics are listed by 'edgeagent recording info'.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if channel == "" {
 				return fmt.Errorf("--channel is required (the topics are listed by 'edgeagent recording info %s')", args[0])
 			}
-			if format != "csv" && format != "jsonl" {
-				return fmt.Errorf("--format %q: want csv or jsonl", format)
+			if format != "csv" && format != "jsonl" && format != "wav" {
+				return fmt.Errorf("--format %q: want csv, jsonl or wav", format)
 			}
 			w := cmd.OutOrStdout()
 			if out != "" && out != "-" {
@@ -65,7 +71,7 @@ top-level field; nested values as JSON) or as JSON lines
 		},
 	}
 	export.Flags().StringVar(&channel, "channel", "", "the topic to export, e.g. /obs/env.temperature")
-	export.Flags().StringVar(&format, "format", "csv", "csv or jsonl")
+	export.Flags().StringVar(&format, "format", "csv", "csv, jsonl, or wav (audio channels)")
 	export.Flags().StringVar(&out, "out", "", "write to this new file instead of stdout")
 	cmd.AddCommand(export)
 	rootCmd.AddCommand(cmd)
@@ -147,6 +153,9 @@ func exportChannel(w io.Writer, path, topic, format string) error {
 	defer bw.Flush()
 	var in *recording.Info
 	var err error
+	if format == "wav" {
+		return exportWAV(bw, path, topic, onTopic)
+	}
 	if format == "jsonl" {
 		in, err = onTopic(func(m recording.Msg) error {
 			line := struct {
@@ -234,4 +243,32 @@ func cell(v json.RawMessage) string {
 		}
 	}
 	return string(v)
+}
+
+// exportWAV writes an audio channel's chunks as one WAV file.
+func exportWAV(w io.Writer, path, topic string, onTopic func(func(recording.Msg) error) (*recording.Info, error)) error {
+	var samples []int16
+	in, err := onTopic(func(m recording.Msg) error {
+		var a struct {
+			MIME string `json:"mime"`
+			Data []byte `json:"data"`
+		}
+		if err := json.Unmarshal(m.Data, &a); err != nil || m.Channel.Kind != record.KindAudio {
+			return fmt.Errorf("%s is not an audio channel (message at %s)", topic, m.Time.UTC().Format(time.RFC3339Nano))
+		}
+		if a.MIME != mic.AudioMIME {
+			return fmt.Errorf("audio at %s is %q; this export writes %s", m.Time.UTC().Format(time.RFC3339Nano), a.MIME, mic.AudioMIME)
+		}
+		for i := 0; i+1 < len(a.Data); i += 2 {
+			samples = append(samples, int16(binary.BigEndian.Uint16(a.Data[i:])))
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	if in.Channel(topic) == nil {
+		return fmt.Errorf("%s has no channel %s (see 'edgeagent recording info %s')", path, topic, path)
+	}
+	return audio.WriteWAV(w, audio.Rate, samples)
 }

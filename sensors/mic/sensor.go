@@ -166,6 +166,7 @@ type pipeline struct {
 	lastLdn time.Time
 	dropped uint64
 	capture *capture
+	tap     *tap // <name>.audio, while watched
 	ctx     context.Context
 	wg      *sync.WaitGroup
 }
@@ -182,7 +183,7 @@ func (s *Sensor) newPipeline(out sensors.Sink) (*pipeline, error) {
 		return nil, err
 	}
 	p := &pipeline{s: s, out: out, spot: spot, buf: make([]int16, 1600),
-		window: max(wakeword.HopSamples, int(s.interval.Seconds()*audio.Rate))}
+		window: max(wakeword.HopSamples, int(s.interval.Seconds()*audio.Rate)), tap: newTap(s.name+".audio", out)}
 	if s.o.WakeWord.Detector == "wyoming" {
 		p.remote = newRemoteWake(s.o.WakeWord.Wyoming, s.o.WakeWord.WyomingNames, s.o.Reconnect, s.log)
 	}
@@ -243,6 +244,7 @@ func (p *pipeline) process(samples []int16, now time.Time) {
 		p.capture.add(samples)
 	}
 	p.dets = p.spot.Process(p.dets[:0], samples, p.onHop)
+	p.tap.add(samples, now, p.out)
 	for _, d := range p.dets {
 		if p.remote != nil && p.remote.up.Load() {
 			continue // the server is the detector while it is reachable
@@ -274,6 +276,7 @@ func snrData(v float64) any {
 func round3(v float64) float64 { return math.Round(v*1000) / 1000 }
 
 func (p *pipeline) onHop(speech bool) {
+	p.tap.hop(speech)
 	p.hops++
 	if speech {
 		p.speech++

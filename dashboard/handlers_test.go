@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/http/cookiejar"
 	"os"
@@ -364,6 +365,43 @@ func TestTuningThroughConfigReload(t *testing.T) {
 	}
 	if code, out := c.do("POST", "/api/camera/cam/tuning", `{}`); code != 400 {
 		t.Fatalf("an empty tuning: %d %v", code, out)
+	}
+}
+
+// A port already taken leaves the agent running without its dashboard,
+// and agent.status says why.
+func TestPortTaken(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	dir := t.TempDir()
+	path := filepath.Join(dir, "b.yaml")
+	y := strings.Replace(fmt.Sprintf(testBoard, filepath.Join(dir, "data"), ""), "127.0.0.1:0", ln.Addr().String(), 1)
+	if err := os.WriteFile(path, []byte(y), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := board.Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, err := node.New(cfg, node.Options{Log: slog.New(slog.NewTextHandler(io.Discard, nil)), ConfigDir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- n.Run(ctx, time.Now()) }()
+	defer func() { cancel(); <-done }()
+	select {
+	case <-n.Ready():
+	case err := <-done:
+		t.Fatalf("the agent did not start: %v", err)
+	}
+	st, _ := json.Marshal(n.Agent.Status().Components["dashboard"])
+	if !strings.Contains(string(st), "address already in use") {
+		t.Fatalf("dashboard status %s", st)
 	}
 }
 

@@ -143,6 +143,8 @@ func (s *server) handleStatus(w http.ResponseWriter, _ *http.Request, _ session)
 
 // dashStatus is the dashboard's component of agent.status.
 type dashStatus struct {
+	URL     string `json:"url,omitempty"`
+	Error   string `json:"error,omitempty"` // why it is not serving
 	Clients int    `json:"live_clients"`
 	Streams int64  `json:"camera_streams"`
 	Sent    uint64 `json:"live_sent"`

@@ -244,7 +244,7 @@ function ensurePlot(src, unit, t, v) {
     // the x axis is always the last window up to now (a single point
     // would otherwise stretch it over years)
     scales: { x: { time: true, range: (u, lo) => { const now = Date.now() / 1000; return [Math.max(now - S.window, Math.min(lo ?? now, now - 60)), now]; } } },
-    axes: [{ size: 24, font: "10px system-ui" }, { size: 48, font: "10px system-ui" }],
+    axes: [{ size: 24, font: "10px system-ui" }, { size: 60, font: "10px system-ui" }],
     series: [{}, { stroke: "#2563eb", width: 1.5 }], // points show where data is sparse
     hooks: {
       draw: [(u) => {

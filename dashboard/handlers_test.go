@@ -3,10 +3,18 @@ package dashboard_test
 import (
 	"bufio"
 	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
 	"encoding/json"
+	"encoding/pem"
 	"fmt"
 	"io"
 	"log/slog"
+	"math/big"
 	"net"
 	"net/http"
 	"net/http/cookiejar"
@@ -413,4 +421,45 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 		}
 	}
 	t.Fatalf("%s: not within 10s", what)
+}
+
+// With cert and key the dashboard speaks HTTPS, and its cookie is Secure.
+func TestTLS(t *testing.T) {
+	dir := t.TempDir()
+	key, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "robot"},
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
+		IPAddresses: []net.IP{net.ParseIP("127.0.0.1")}, KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kb, _ := x509.MarshalECPrivateKey(key)
+	certPath, keyPath := filepath.Join(dir, "cert.pem"), filepath.Join(dir, "key.pem")
+	_ = os.WriteFile(certPath, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o600)
+	_ = os.WriteFile(keyPath, pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: kb}), 0o600)
+	_, base := start(t, fmt.Sprintf("  tls: {cert: %s, key: %s}\n", certPath, keyPath))
+	if !strings.HasPrefix(base, "https://") {
+		t.Fatalf("url %s", base)
+	}
+	cert, _ := x509.ParseCertificate(der)
+	pool := x509.NewCertPool()
+	pool.AddCert(cert)
+	c := newClient(t, base)
+	c.http.Transport = &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}
+	req, _ := http.NewRequest("GET", base+"/api/session", nil)
+	res, err := c.http.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	var secure bool
+	for _, ck := range res.Cookies() {
+		if ck.Name == "edgeagent_session" {
+			secure = ck.Secure && ck.HttpOnly && ck.SameSite == http.SameSiteStrictMode
+		}
+	}
+	if res.StatusCode != 200 || !secure {
+		t.Fatalf("https session: %d, secure HttpOnly SameSite=Strict cookie: %v", res.StatusCode, secure)
+	}
 }

@@ -341,7 +341,9 @@ function camera(name, m, box) {
     const body = { threshold: Number(thr.value), min_area: Number(area.value), masks: cam.masks.map((p) => p.flat().join(",")) };
     msg.textContent = "saving…";
     const { data } = await api("/api/camera/" + encodeURIComponent(name) + "/tuning", body);
-    msg.textContent = data.ok ? "accepted: the agent is being rebuilt with it" : data.error;
+    // config.reload applies the config to the running agent; the board
+    // file on the robot stays as it is until someone copies it there.
+    msg.textContent = data.ok ? "accepted: the agent is being rebuilt with it. It lasts until the next restart: the Config tab shows the YAML to keep in the board file." : data.error;
     msg.className = data.ok ? "muted" : "error";
   });
   box.append(el("div", { class: "camera", "data-camera": name },

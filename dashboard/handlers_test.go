@@ -279,6 +279,27 @@ func TestRoles(t *testing.T) {
 	if code, out := admin.do("POST", "/api/invoke", `{"tool":"estop.reset"}`); code != 200 {
 		t.Fatalf("admin reset: %d %v", code, out)
 	}
+	// Any session may press the E-STOP, a viewer too (as the physical
+	// button); it needs the CSRF token like every state change.
+	csrf := viewer.csrf
+	viewer.csrf = ""
+	if code, _ := viewer.do("POST", "/api/estop", ""); code != 403 {
+		t.Fatalf("an E-STOP without the CSRF token: %d", code)
+	}
+	viewer.csrf = csrf
+	if code, out := viewer.do("POST", "/api/estop", ""); code != 200 || out["latched"] != true {
+		t.Fatalf("a viewer's E-STOP: %d %v", code, out)
+	}
+	if code, _ := viewer.do("POST", "/api/invoke", `{"tool":"estop.reset"}`); code != 403 {
+		t.Fatal("a viewer reset the e-stop")
+	}
+	code, out = admin.do("POST", "/api/invoke", `{"tool":"audit.query","params":{"safety":true}}`)
+	if code != 200 || !strings.Contains(fmt.Sprint(out["result"]), "estop:web") {
+		t.Fatalf("the audit does not show the dashboard's e-stop: %d %v", code, out)
+	}
+	if code, out := admin.do("POST", "/api/invoke", `{"tool":"estop.reset"}`); code != 200 {
+		t.Fatalf("admin reset: %d %v", code, out)
+	}
 	// The config page hides the password hashes and the token.
 	_, cfg := admin.do("GET", "/api/config", "")
 	if y := fmt.Sprint(cfg["yaml"]); strings.Contains(y, string(hash)) || strings.Contains(y, "9f86d0") || !strings.Contains(y, "redacted") {

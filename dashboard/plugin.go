@@ -111,10 +111,10 @@ func (p *Plugin) OnAgentStop(ctx context.Context) error {
 	srv, done := p.srv, p.done
 	p.srv = nil
 	p.mu.Unlock()
-	if srv == nil {
-		return nil
-	}
 	p.s.close() // long-lived responses (SSE, MJPEG) return, so Shutdown need not wait for them
+	if srv == nil {
+		return nil // it never listened
+	}
 	err := srv.Shutdown(ctx)
 	if err != nil {
 		err = errors.Join(err, srv.Close())

@@ -42,7 +42,11 @@ async function api(path, body) {
     opt.headers["X-CSRF-Token"] = S.csrf;
     opt.body = JSON.stringify(body);
   }
-  const r = await fetch(path, opt);
+  let r;
+  try { r = await fetch(path, opt); } catch (_) {
+    // the agent is restarting (a config reload) or the network is gone
+    return { status: 0, data: { ok: false, error: "the robot does not answer" } };
+  }
   let data = null;
   try { data = await r.json(); } catch (_) { data = { ok: false, error: "HTTP " + r.status }; }
   if (r.status === 401 && path !== "/api/session" && path !== "/api/login") showLogin();
@@ -195,9 +199,10 @@ function renderEStop() {
   $("#estop-reset").classList.toggle("hidden", !latched || S.role !== "admin");
 }
 $("#estop").addEventListener("click", async () => {
-  const { data } = await api("/api/invoke", { tool: "estop.trigger", params: { reason: "dashboard E-STOP button" } });
+  const { data } = await api("/api/estop", {});
   if (!data.ok) toast("E-STOP: " + data.error, true);
-  else { S.health.estop = "latched"; renderEStop(); toast("E-STOP latched: every actuator stopped"); }
+  else if (data.latched) { S.health.estop = "latched"; renderEStop(); toast("E-STOP latched: every actuator stopped"); }
+  else toast("E-STOP sent, but no actuator set reported a latch (does this board have actuators?)", true);
 });
 $("#estop-reset").addEventListener("click", async () => {
   if (!confirm("Release the e-stop? Nothing restarts by itself.")) return;
@@ -307,7 +312,7 @@ function camera(name, m, box) {
   const detEl = el("span", { class: "muted" });
   const frameEl = el("span", { class: "muted" });
   const cam = { name, img, cv, boxes: [], w: m.width || 0, h: m.height || 0, masks: (m.masks || []).map(parseMask), draft: [], drawing: false, frames: 0 };
-  const tuneBtn = el("button", { text: "Tune motion…", "data-act": "tune" });
+  const tuneBtn = el("button", { text: "Tune motion…", "data-act": "tune", class: "admin-only", title: "admins only: saved through config.reload" });
   const tuning = el("div", { class: "tuning hidden" });
   const thr = el("input", { type: "range", min: 1, max: 255, value: m.threshold ?? 30, name: "threshold" });
   const thrOut = el("output", { text: String(thr.value) });

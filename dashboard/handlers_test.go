@@ -347,6 +347,33 @@ func TestLiveAndCamera(t *testing.T) {
 		t.Fatalf("no probe reading on the live channel: %v", sc.Err())
 	}
 
+	// A big journal record (an LLM exchange) goes with its large fields as
+	// sizes; the whole is one request away.
+	long := strings.Repeat("prompt ", 2000)
+	data, _ := json.Marshal(map[string]any{"purpose": "intent", "system": long, "answer": "{}", "duration_ms": 12.5})
+	rec := n.World.Note(worldmodel.Record{Kind: "llm", Source: "llm", Data: data})
+	found = false
+	for sc.Scan() {
+		line := sc.Text()
+		if strings.Contains(line, fmt.Sprintf(`"seq":%d,`, rec.Seq)) {
+			if !strings.Contains(line, `"system":{"omitted_bytes":14002}`) || !strings.Contains(line, `"purpose":"intent"`) {
+				t.Fatalf("live llm record: %s", line)
+			}
+			found = true
+			break
+		}
+	}
+	if !found {
+		t.Fatal("no llm record on the live channel")
+	}
+	code, full := c.do("GET", fmt.Sprintf("/api/record/%d", rec.Seq), "")
+	if code != 200 || !strings.Contains(fmt.Sprint(full["data"]), long[:100]) {
+		t.Fatalf("full record: %d", code)
+	}
+	if code, _ := c.do("GET", "/api/record/999999999", ""); code != 404 {
+		t.Fatalf("unknown record: %d", code)
+	}
+
 	if n.World.Watched("cam.live") {
 		t.Fatal("live frames watched before any stream")
 	}

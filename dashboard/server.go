@@ -90,6 +90,7 @@ func (s *server) routes() http.Handler {
 	mux.Handle("GET /api/tools", s.read(s.handleTools))
 	mux.Handle("GET /api/status", s.read(s.handleStatus))
 	mux.Handle("GET /api/config", s.read(s.handleConfig))
+	mux.Handle("GET /api/record/{seq}", s.read(s.handleRecord))
 	mux.Handle("GET /api/camera/{name}/stream", s.read(s.handleStream))
 	mux.Handle("GET /api/camera/{name}/snapshot", s.read(s.handleSnapshot))
 	mux.Handle("POST /api/invoke", s.write(s.handleInvoke))

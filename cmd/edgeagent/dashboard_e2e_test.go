@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"log/slog"
 	"os"
@@ -21,6 +22,7 @@ import (
 
 	"github.com/edgeagent/edgeagent/board"
 	"github.com/edgeagent/edgeagent/node"
+	"github.com/edgeagent/edgeagent/worldmodel"
 )
 
 // dashChromium finds the browser: $EDGEAGENT_CHROMIUM, or Debian's chromium.
@@ -279,6 +281,17 @@ func TestBrowser(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitJS(t, ctx, "an expanded trace", `document.querySelector('#events .trace')`, 5*time.Second)
+	// An exchange with the model (as the engine journals it; this board
+	// runs without one): listed with its sizes, opened in full.
+	x, _ := json.Marshal(map[string]any{"purpose": "intent", "system": strings.Repeat("You are a robot. ", 400),
+		"messages": []map[string]string{{"role": "user", "content": "turn on the headlight"}}, "answer": `{"action":"turn on","object":"headlight"}`,
+		"usage": map[string]any{"model": "tiny", "prompt_tokens": 812, "eval_tokens": 14}, "duration_ms": 84.2})
+	n.World.Note(worldmodel.Record{Kind: "llm", Source: "llm", Data: x})
+	waitJS(t, ctx, "the llm exchange listed", `document.querySelector('#events li[data-kind="llm"]')?.textContent.includes('812 → 14 tokens')`, 10*time.Second)
+	if err := chromedp.Run(ctx, chromedp.Click(`#events li[data-kind="llm"] summary`)); err != nil {
+		t.Fatal(err)
+	}
+	waitJS(t, ctx, "the llm exchange in full", `[...document.querySelectorAll('#events li[data-kind="llm"] pre')].some(p => p.textContent.includes('"object":"headlight"'))`, 10*time.Second)
 	screenshot(t, ctx, dir, "events")
 
 	// E-STOP latches; MQTT's retained state says so.

@@ -181,6 +181,14 @@ function onRecord(m, initial) {
     if (!initial) { renderHealth(); renderEStop(); }
     return;
   }
+  if (m.kind === "llm") { // an exchange with the model: listed with the events
+    const d = m.data || {}, u = d.usage || {};
+    const size = (v) => (v && v.omitted_bytes !== undefined ? v.omitted_bytes : json(v ?? "").length);
+    const msg = (d.purpose || "call") + ": prompt " + (size(d.system) + size(d.messages)) + " B → answer " + size(d.answer) + " B, " +
+      (u.prompt_tokens ?? "?") + " → " + (u.eval_tokens ?? "?") + " tokens, " + fmtNum(d.duration_ms) + " ms" + (d.error ? " — " + d.error : "") + (u.model ? " (" + u.model + ")" : "");
+    onEvent({ t: "r", seq: m.seq, ts: m.ts, src: m.src, kind: "llm", prio: "low", msg, record: true }, initial);
+    return;
+  }
   if (m.kind === "tool_call") {
     S.calls.push(m);
     if (S.calls.length > 300) S.calls.splice(0, S.calls.length - 300);
@@ -426,7 +434,19 @@ function renderEvents() {
 function eventItem(m) {
   const meta = el("span", { class: "meta", text: fmtTime(m.ts) + " · " + m.prio + " · " + m.src });
   const li = el("li", { class: "p-" + m.prio + " k-" + m.kind, "data-kind": m.kind });
-  if (m.kind === "decision" && m.data) {
+  if (m.record) { // the full exchange is fetched when opened
+    const d = el("details", {}, el("summary", {}, meta, el("b", { text: m.kind + " " }), m.msg));
+    d.addEventListener("toggle", async () => {
+      if (!d.open || d.children.length > 1) return;
+      const { data } = await api("/api/record/" + m.seq);
+      const x = data.data || {};
+      const pre = (label, text) => el("div", {}, el("b", { text: label }), el("pre", { text: typeof text === "string" ? text : JSON.stringify(text, null, 2) }));
+      d.append(data.ok === false ? el("p", { class: "error", text: data.error }) :
+        el("div", { class: "trace" }, pre("system", x.system || ""), pre("messages", (x.messages || []).map((mm) => mm.role + ": " + mm.content).join("\n\n")),
+          x.schema ? pre("format (JSON Schema)", x.schema) : null, pre("answer", x.answer || ""), x.error ? pre("error", x.error) : null));
+    });
+    li.append(d);
+  } else if (m.kind === "decision" && m.data) {
     const d = el("details", {}, el("summary", {}, meta, el("b", { text: "decision " }), m.msg));
     d.addEventListener("toggle", () => { if (d.open && d.children.length === 1) d.append(traceView(m.data)); }, { once: false });
     li.append(d);

@@ -21,6 +21,10 @@
 //	  client_buffer: 256            # live messages queued per client; a slower client loses the excess
 //	  max_clients: 16               # live channels at once
 //
+// The E-STOP button works for every session, viewers included, as a
+// robot's physical e-stop does: it raises the Critical "estop" event, as the
+// MQTT e-stop topic does. Only an admin resets it.
+//
 // The UI is one more caller of the tools registry, named "web" in the
 // journal and the audit log: the same schema validation, safety envelope,
 // permissions and audit as MQTT. A viewer is granted "read", an admin "*";

@@ -3,10 +3,19 @@ package dashboard_test
 import (
 	"bufio"
 	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
 	"encoding/json"
+	"encoding/pem"
 	"fmt"
 	"io"
 	"log/slog"
+	"math/big"
+	"net"
 	"net/http"
 	"net/http/cookiejar"
 	"os"
@@ -270,6 +279,27 @@ func TestRoles(t *testing.T) {
 	if code, out := admin.do("POST", "/api/invoke", `{"tool":"estop.reset"}`); code != 200 {
 		t.Fatalf("admin reset: %d %v", code, out)
 	}
+	// Any session may press the E-STOP, a viewer too (as the physical
+	// button); it needs the CSRF token like every state change.
+	csrf := viewer.csrf
+	viewer.csrf = ""
+	if code, _ := viewer.do("POST", "/api/estop", ""); code != 403 {
+		t.Fatalf("an E-STOP without the CSRF token: %d", code)
+	}
+	viewer.csrf = csrf
+	if code, out := viewer.do("POST", "/api/estop", ""); code != 200 || out["latched"] != true {
+		t.Fatalf("a viewer's E-STOP: %d %v", code, out)
+	}
+	if code, _ := viewer.do("POST", "/api/invoke", `{"tool":"estop.reset"}`); code != 403 {
+		t.Fatal("a viewer reset the e-stop")
+	}
+	code, out = admin.do("POST", "/api/invoke", `{"tool":"audit.query","params":{"safety":true}}`)
+	if code != 200 || !strings.Contains(fmt.Sprint(out["result"]), "estop:web") {
+		t.Fatalf("the audit does not show the dashboard's e-stop: %d %v", code, out)
+	}
+	if code, out := admin.do("POST", "/api/invoke", `{"tool":"estop.reset"}`); code != 200 {
+		t.Fatalf("admin reset: %d %v", code, out)
+	}
 	// The config page hides the password hashes and the token.
 	_, cfg := admin.do("GET", "/api/config", "")
 	if y := fmt.Sprint(cfg["yaml"]); strings.Contains(y, string(hash)) || strings.Contains(y, "9f86d0") || !strings.Contains(y, "redacted") {
@@ -315,6 +345,33 @@ func TestLiveAndCamera(t *testing.T) {
 	}
 	if !found {
 		t.Fatalf("no probe reading on the live channel: %v", sc.Err())
+	}
+
+	// A big journal record (an LLM exchange) goes with its large fields as
+	// sizes; the whole is one request away.
+	long := strings.Repeat("prompt ", 2000)
+	data, _ := json.Marshal(map[string]any{"purpose": "intent", "system": long, "answer": "{}", "duration_ms": 12.5})
+	rec := n.World.Note(worldmodel.Record{Kind: "llm", Source: "llm", Data: data})
+	found = false
+	for sc.Scan() {
+		line := sc.Text()
+		if strings.Contains(line, fmt.Sprintf(`"seq":%d,`, rec.Seq)) {
+			if !strings.Contains(line, `"system":{"omitted_bytes":14002}`) || !strings.Contains(line, `"purpose":"intent"`) {
+				t.Fatalf("live llm record: %s", line)
+			}
+			found = true
+			break
+		}
+	}
+	if !found {
+		t.Fatal("no llm record on the live channel")
+	}
+	code, full := c.do("GET", fmt.Sprintf("/api/record/%d", rec.Seq), "")
+	if code != 200 || !strings.Contains(fmt.Sprint(full["data"]), long[:100]) {
+		t.Fatalf("full record: %d", code)
+	}
+	if code, _ := c.do("GET", "/api/record/999999999", ""); code != 404 {
+		t.Fatalf("unknown record: %d", code)
 	}
 
 	if n.World.Watched("cam.live") {
@@ -367,6 +424,43 @@ func TestTuningThroughConfigReload(t *testing.T) {
 	}
 }
 
+// A port already taken leaves the agent running without its dashboard,
+// and agent.status says why.
+func TestPortTaken(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	dir := t.TempDir()
+	path := filepath.Join(dir, "b.yaml")
+	y := strings.Replace(fmt.Sprintf(testBoard, filepath.Join(dir, "data"), ""), "127.0.0.1:0", ln.Addr().String(), 1)
+	if err := os.WriteFile(path, []byte(y), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := board.Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, err := node.New(cfg, node.Options{Log: slog.New(slog.NewTextHandler(io.Discard, nil)), ConfigDir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- n.Run(ctx, time.Now()) }()
+	defer func() { cancel(); <-done }()
+	select {
+	case <-n.Ready():
+	case err := <-done:
+		t.Fatalf("the agent did not start: %v", err)
+	}
+	st, _ := json.Marshal(n.Agent.Status().Components["dashboard"])
+	if !strings.Contains(string(st), "address already in use") {
+		t.Fatalf("dashboard status %s", st)
+	}
+}
+
 func waitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()
 	for end := time.Now().Add(10 * time.Second); time.Now().Before(end); time.Sleep(20 * time.Millisecond) {
@@ -375,4 +469,45 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 		}
 	}
 	t.Fatalf("%s: not within 10s", what)
+}
+
+// With cert and key the dashboard speaks HTTPS, and its cookie is Secure.
+func TestTLS(t *testing.T) {
+	dir := t.TempDir()
+	key, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "robot"},
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
+		IPAddresses: []net.IP{net.ParseIP("127.0.0.1")}, KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kb, _ := x509.MarshalECPrivateKey(key)
+	certPath, keyPath := filepath.Join(dir, "cert.pem"), filepath.Join(dir, "key.pem")
+	_ = os.WriteFile(certPath, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o600)
+	_ = os.WriteFile(keyPath, pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: kb}), 0o600)
+	_, base := start(t, fmt.Sprintf("  tls: {cert: %s, key: %s}\n", certPath, keyPath))
+	if !strings.HasPrefix(base, "https://") {
+		t.Fatalf("url %s", base)
+	}
+	cert, _ := x509.ParseCertificate(der)
+	pool := x509.NewCertPool()
+	pool.AddCert(cert)
+	c := newClient(t, base)
+	c.http.Transport = &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}
+	req, _ := http.NewRequest("GET", base+"/api/session", nil)
+	res, err := c.http.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	var secure bool
+	for _, ck := range res.Cookies() {
+		if ck.Name == "edgeagent_session" {
+			secure = ck.Secure && ck.HttpOnly && ck.SameSite == http.SameSiteStrictMode
+		}
+	}
+	if res.StatusCode != 200 || !secure {
+		t.Fatalf("https session: %d, secure HttpOnly SameSite=Strict cookie: %v", res.StatusCode, secure)
+	}
 }

@@ -141,9 +141,14 @@ func (h *hub) broadcast(msg []byte) {
 }
 
 // maxRecordData bounds a journal record on the live channel: an LLM
-// exchange carries its whole prompt, which the page does not show (the
-// decision trace has the sizes and durations).
-const maxRecordData = 4 << 10
+// exchange carries its whole prompt and answer, so a bigger record goes
+// with its large fields replaced by their sizes, and the page asks for the
+// whole record (/api/record/{seq}) when it is opened. Client queues are
+// bounded in messages; this bounds them in bytes too.
+const (
+	maxRecordData = 4 << 10
+	maxFieldData  = 256
+)
 
 // encodeItem appends one stream item as a live message; blobs (frames go
 // by the camera stream) give nothing.
@@ -182,17 +187,31 @@ func encodeItem(b []byte, it *worldmodel.Item) []byte {
 		b = append(b, `,"kind":`...)
 		b = appendJSON(b, r.Kind)
 		b = append(b, `,"data":`...)
-		if len(r.Data) <= maxRecordData && json.Valid(r.Data) {
-			b = append(b, r.Data...)
-		} else {
-			b = append(b, `{"omitted_bytes":`...)
-			b = strconv.AppendInt(b, int64(len(r.Data)), 10)
-			b = append(b, '}')
-		}
+		b = appendRecordData(b, r.Data)
 	default:
 		return b
 	}
 	return append(b, '}')
+}
+
+// appendRecordData appends a record's data, its large fields replaced by
+// {"omitted_bytes": n} when the whole is too big for the live channel.
+func appendRecordData(b []byte, data json.RawMessage) []byte {
+	if len(data) <= maxRecordData && json.Valid(data) {
+		return append(b, data...)
+	}
+	var fields map[string]json.RawMessage
+	if err := json.Unmarshal(data, &fields); err != nil {
+		b = append(b, `{"omitted_bytes":`...)
+		b = strconv.AppendInt(b, int64(len(data)), 10)
+		return append(b, '}')
+	}
+	for k, v := range fields {
+		if len(v) > maxFieldData {
+			fields[k] = json.RawMessage(`{"omitted_bytes":` + strconv.Itoa(len(v)) + `}`)
+		}
+	}
+	return appendJSON(b, fields)
 }
 
 func head(b []byte, typ string, seq uint64, t time.Time, src string) []byte {

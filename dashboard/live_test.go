@@ -138,8 +138,8 @@ func TestEncodeItem(t *testing.T) {
 			`{"t":"e","seq":4,"ts":1700000000123,"src":"cam","kind":"motion_start","prio":"high","msg":"m","data":{"boxes":[[1,2,3,4]]}}`},
 		{worldmodel.Item{Kind: worldmodel.ItemRecord, Record: worldmodel.Record{Seq: 5, Time: ts, Source: "pan.set_angle", Kind: "tool_call", Data: json.RawMessage(`{"caller":"web"}`)}},
 			`{"t":"r","seq":5,"ts":1700000000123,"src":"pan.set_angle","kind":"tool_call","data":{"caller":"web"}}`},
-		{worldmodel.Item{Kind: worldmodel.ItemRecord, Record: worldmodel.Record{Seq: 6, Time: ts, Source: "llm", Kind: "llm", Data: json.RawMessage(`{"prompt":"` + string(make([]byte, 0)) + `` + longString(5000) + `"}`)}},
-			`{"t":"r","seq":6,"ts":1700000000123,"src":"llm","kind":"llm","data":{"omitted_bytes":5013}}`},
+		{worldmodel.Item{Kind: worldmodel.ItemRecord, Record: worldmodel.Record{Seq: 6, Time: ts, Source: "llm", Kind: "llm", Data: json.RawMessage(`{"prompt":"` + longString(5000) + `","ms":12.5}`)}},
+			`{"t":"r","seq":6,"ts":1700000000123,"src":"llm","kind":"llm","data":{"ms":12.5,"prompt":{"omitted_bytes":5002}}}`},
 		{worldmodel.Item{Kind: worldmodel.ItemObservation, Obs: worldmodel.Observation{Seq: 7, Time: ts, Source: "cam.live", Kind: worldmodel.BlobRef, Blob: &worldmodel.Blob{MIME: "image/jpeg", Data: []byte{1}}}}, ``},
 	} {
 		got := string(encodeItem(nil, &c.it))

@@ -22,10 +22,11 @@ type Plugin struct {
 	s   *server
 	log *slog.Logger
 
-	mu   sync.Mutex
-	srv  *http.Server
-	done chan struct{}
-	url  string
+	mu     sync.Mutex
+	srv    *http.Server
+	done   chan struct{}
+	url    string
+	failed string // why it is not serving
 }
 
 func newPlugin(h plugin.Host) (*Plugin, error) {
@@ -59,13 +60,19 @@ func (p *Plugin) URL() string {
 	return p.url
 }
 
-// OnAgentStart listens, so that a port already taken fails the start with
-// a clear error, then serves in the background.
+// OnAgentStart listens and serves in the background. A port already taken
+// (another agent, another web server) leaves the robot running without its
+// dashboard, and says so in the log and in agent.status: a robot must not
+// stay down for want of a web page.
 func (p *Plugin) OnAgentStart(context.Context) error {
 	o := p.s.opts
 	ln, err := net.Listen("tcp", o.Listen)
 	if err != nil {
-		return err
+		p.log.Error("dashboard not started: set dashboard.listen to a free address", "listen", o.Listen, "err", err)
+		p.mu.Lock()
+		p.failed = err.Error()
+		p.mu.Unlock()
+		return nil
 	}
 	scheme := "http"
 	if o.TLS.Cert != "" {
@@ -104,10 +111,10 @@ func (p *Plugin) OnAgentStop(ctx context.Context) error {
 	srv, done := p.srv, p.done
 	p.srv = nil
 	p.mu.Unlock()
-	if srv == nil {
-		return nil
-	}
 	p.s.close() // long-lived responses (SSE, MJPEG) return, so Shutdown need not wait for them
+	if srv == nil {
+		return nil // it never listened
+	}
 	err := srv.Shutdown(ctx)
 	if err != nil {
 		err = errors.Join(err, srv.Close())
@@ -117,4 +124,11 @@ func (p *Plugin) OnAgentStop(ctx context.Context) error {
 }
 
 // Status is the dashboard component of agent.status.
-func (p *Plugin) Status() any { return p.s.status() }
+func (p *Plugin) Status() any {
+	p.mu.Lock()
+	url, failed := p.url, p.failed
+	p.mu.Unlock()
+	st := p.s.status()
+	st.URL, st.Error = url, failed
+	return st
+}

@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"log/slog"
 	"net/http"
+	"strings"
 	"sync/atomic"
 
 	"github.com/edgeagent/edgeagent/board"
@@ -67,7 +68,14 @@ func (s *server) close() {
 func (s *server) routes() http.Handler {
 	mux := http.NewServeMux()
 	static, _ := fs.Sub(staticFS, "static") // the directory is embedded: Sub cannot fail
-	mux.Handle("GET /static/", http.StripPrefix("/static/", http.FileServerFS(static)))
+	files := http.StripPrefix("/static/", http.FileServerFS(static))
+	mux.Handle("GET /static/", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if strings.HasSuffix(r.URL.Path, "/") { // files, not listings
+			http.NotFound(w, r)
+			return
+		}
+		files.ServeHTTP(w, r)
+	}))
 	mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Cache-Control", "no-cache")
 		http.ServeFileFS(w, r, static, "index.html")
@@ -82,10 +90,12 @@ func (s *server) routes() http.Handler {
 	mux.Handle("GET /api/tools", s.read(s.handleTools))
 	mux.Handle("GET /api/status", s.read(s.handleStatus))
 	mux.Handle("GET /api/config", s.read(s.handleConfig))
+	mux.Handle("GET /api/record/{seq}", s.read(s.handleRecord))
 	mux.Handle("GET /api/camera/{name}/stream", s.read(s.handleStream))
 	mux.Handle("GET /api/camera/{name}/snapshot", s.read(s.handleSnapshot))
 	mux.Handle("POST /api/invoke", s.write(s.handleInvoke))
 	mux.Handle("POST /api/command", s.write(s.handleCommand))
+	mux.Handle("POST /api/estop", s.write(s.handleEStop))
 	mux.Handle("POST /api/camera/{name}/tuning", s.write(s.handleTuning))
 	return s.guard(mux)
 }

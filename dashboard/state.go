@@ -68,6 +68,23 @@ func (s *server) handleState(w http.ResponseWriter, _ *http.Request, _ session) 
 	})
 }
 
+// handleRecord is one journal record in full (an LLM exchange's prompt and
+// answer, which the live channel leaves out).
+func (s *server) handleRecord(w http.ResponseWriter, r *http.Request, _ session) {
+	seq, err := strconv.ParseUint(r.PathValue("seq"), 10, 64)
+	if err != nil || seq == 0 {
+		httpError(w, http.StatusBadRequest, "seq: a record's sequence number")
+		return
+	}
+	recs := s.world.Records(seq-1, 0)
+	if len(recs) == 0 || recs[0].Seq != seq {
+		httpError(w, http.StatusNotFound, "no such record (the journal keeps the newest ones)")
+		return
+	}
+	rec := recs[0]
+	writeJSON(w, http.StatusOK, map[string]any{"seq": rec.Seq, "ts": rec.Time.UnixMilli(), "kind": rec.Kind, "src": rec.Source, "data": rec.Data})
+}
+
 // rawList writes already-encoded JSON objects as an array.
 type rawList [][]byte
 
@@ -143,6 +160,8 @@ func (s *server) handleStatus(w http.ResponseWriter, _ *http.Request, _ session)
 
 // dashStatus is the dashboard's component of agent.status.
 type dashStatus struct {
+	URL     string `json:"url,omitempty"`
+	Error   string `json:"error,omitempty"` // why it is not serving
 	Clients int    `json:"live_clients"`
 	Streams int64  `json:"camera_streams"`
 	Sent    uint64 `json:"live_sent"`

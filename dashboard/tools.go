@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/edgeagent/edgeagent/agent"
+	"github.com/edgeagent/edgeagent/worldmodel"
 )
 
 // webCaller is the dashboard's name in the tools registry: the journal and
@@ -107,4 +108,16 @@ func (s *server) handleCommand(w http.ResponseWriter, r *http.Request, sess sess
 		return
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"ok": true, "outcome": out})
+}
+
+// handleEStop is the E-STOP button: any session may press it, viewers
+// included, as anyone may hit a robot's physical e-stop and anyone who may
+// publish to the MQTT e-stop topic may stop it. It raises the Critical
+// "estop" event, whose handlers stop every actuator before Raise returns
+// (audited as estop:web); only an admin resets it (estop.reset).
+func (s *server) handleEStop(w http.ResponseWriter, _ *http.Request, sess session) {
+	s.log.Warn("E-STOP pressed on the dashboard", "user", sess.User, "role", sess.Role)
+	s.host.Raise(worldmodel.Event{Kind: "estop", Source: webCaller, Priority: worldmodel.Critical,
+		Message: "E-STOP pressed on the dashboard by " + sess.User})
+	writeJSON(w, http.StatusOK, map[string]any{"ok": true, "latched": s.world.Health()["estop"] == "latched"})
 }

@@ -140,10 +140,13 @@ func runCase(ctx context.Context, cfg *board.Config, s *Suite, c Case, o Options
 	if err != nil {
 		return fail(err)
 	}
-	// The control plane would open a broker port and announce the robot.
-	if err := n.UnloadPlugin(ctx, "mqtt"); err != nil && !errors.Is(err, node.ErrPlugin) {
-		_ = n.Close()
-		return fail(err)
+	// The control plane would open a broker port and announce the robot,
+	// the dashboard open the robot's web port.
+	for _, p := range []string{"mqtt", "dashboard"} {
+		if err := n.UnloadPlugin(ctx, p); err != nil && !errors.Is(err, node.ErrPlugin) {
+			_ = n.Close()
+			return fail(err)
+		}
 	}
 	runCtx, stop := context.WithCancel(ctx)
 	done := make(chan error, 1)

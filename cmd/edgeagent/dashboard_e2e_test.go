@@ -2,16 +2,19 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"log/slog"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	cdplog "github.com/chromedp/cdproto/log"
 	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
 	paho "github.com/eclipse/paho.mqtt.golang"
@@ -19,6 +22,7 @@ import (
 
 	"github.com/edgeagent/edgeagent/board"
 	"github.com/edgeagent/edgeagent/node"
+	"github.com/edgeagent/edgeagent/worldmodel"
 )
 
 // dashChromium finds the browser: $EDGEAGENT_CHROMIUM, or Debian's chromium.
@@ -202,6 +206,32 @@ func TestBrowser(t *testing.T) {
 	defer mc.Disconnect(100)
 	mc.Subscribe("edgeagent/sim-bot/state/estop", 1, func(_ paho.Client, m paho.Message) { estop <- string(m.Payload()) }).WaitTimeout(5 * time.Second)
 
+	// Every uncaught exception and every script or CSP error the page
+	// logs fails the test (a lost connection during the reload is fine).
+	var jsErrs []string
+	var jsMu sync.Mutex
+	chromedp.ListenTarget(ctx, func(ev any) {
+		jsMu.Lock()
+		defer jsMu.Unlock()
+		switch ev := ev.(type) {
+		case *runtime.EventExceptionThrown:
+			jsErrs = append(jsErrs, ev.ExceptionDetails.Error())
+		case *cdplog.EventEntryAdded:
+			if ev.Entry.Level == cdplog.LevelError && ev.Entry.Source != cdplog.SourceNetwork {
+				jsErrs = append(jsErrs, string(ev.Entry.Source)+": "+ev.Entry.Text)
+			}
+		}
+	})
+	defer func() {
+		jsMu.Lock()
+		defer jsMu.Unlock()
+		if len(jsErrs) > 0 {
+			t.Errorf("the page had errors:\n%s", strings.Join(jsErrs, "\n"))
+		}
+	}()
+	if err := chromedp.Run(ctx, cdplog.Enable()); err != nil {
+		t.Fatal(err)
+	}
 	dashLogin(t, ctx, url, "admin", "admin-secret")
 
 	// The camera: frames arrive (the overlay counts them) and the image changes.
@@ -216,6 +246,11 @@ func TestBrowser(t *testing.T) {
 	waitJS(t, ctx, "imu plot points", `Number(document.querySelector('[data-src="imu.accel_z"]')?.dataset.points || 0) >= 5`, 15*time.Second)
 	waitJS(t, ctx, "temperature plot", `Number(document.querySelector('[data-src="env.temperature"]')?.dataset.points || 0) >= 1`, 15*time.Second)
 	screenshot(t, ctx, dir, "overview")
+	// A degraded sensor is marked on its plots.
+	n.World.SetHealth("light", "degraded: unplugged (test)")
+	waitJS(t, ctx, "light marked degraded", `document.querySelector('[data-src="light.illuminance"]')?.classList.contains('degraded')`, 10*time.Second)
+	n.World.SetHealth("light", "ok")
+	waitJS(t, ctx, "light healthy again", `!document.querySelector('[data-src="light.illuminance"]').classList.contains('degraded')`, 10*time.Second)
 
 	// A tool form moves the pan servo, as caller web.
 	dashTab(t, ctx, "tools")
@@ -246,6 +281,17 @@ func TestBrowser(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitJS(t, ctx, "an expanded trace", `document.querySelector('#events .trace')`, 5*time.Second)
+	// An exchange with the model (as the engine journals it; this board
+	// runs without one): listed with its sizes, opened in full.
+	x, _ := json.Marshal(map[string]any{"purpose": "intent", "system": strings.Repeat("You are a robot. ", 400),
+		"messages": []map[string]string{{"role": "user", "content": "turn on the headlight"}}, "answer": `{"action":"turn on","object":"headlight"}`,
+		"usage": map[string]any{"model": "tiny", "prompt_tokens": 812, "eval_tokens": 14}, "duration_ms": 84.2})
+	n.World.Note(worldmodel.Record{Kind: "llm", Source: "llm", Data: x})
+	waitJS(t, ctx, "the llm exchange listed", `document.querySelector('#events li[data-kind="llm"]')?.textContent.includes('812 → 14 tokens')`, 10*time.Second)
+	if err := chromedp.Run(ctx, chromedp.Click(`#events li[data-kind="llm"] summary`)); err != nil {
+		t.Fatal(err)
+	}
+	waitJS(t, ctx, "the llm exchange in full", `[...document.querySelectorAll('#events li[data-kind="llm"] pre')].some(p => p.textContent.includes('"object":"headlight"'))`, 10*time.Second)
 	screenshot(t, ctx, dir, "events")
 
 	// E-STOP latches; MQTT's retained state says so.
@@ -333,6 +379,13 @@ func TestBrowser(t *testing.T) {
 	dashTab(t, ctx, "tools")
 	waitJS(t, ctx, "viewer's pan.set_angle form disabled", `document.querySelector('form[data-tool="pan.set_angle"] button[type=submit][disabled]')`, 10*time.Second)
 	screenshot(t, ctx, dir, "viewer-tools")
+	// On a phone.
+	if err := chromedp.Run(ctx, chromedp.EmulateViewport(390, 844)); err != nil {
+		t.Fatal(err)
+	}
+	dashTab(t, ctx, "overview")
+	time.Sleep(1500 * time.Millisecond) // the plots redraw once a second
+	screenshot(t, ctx, dir, "phone")
 	before := n.World.Actuators()["pan"]
 	var status int
 	if err := chromedp.Run(ctx, chromedp.Evaluate(`fetch('/api/invoke', {method: 'POST', headers: {'Content-Type': 'application/json',
@@ -346,6 +399,17 @@ func TestBrowser(t *testing.T) {
 	time.Sleep(300 * time.Millisecond)
 	if st := n.World.Actuators()["pan"]; st != before {
 		t.Fatalf("pan moved to %q after a viewer's call", st)
+	}
+	// Yet a viewer may stop the robot, as with its physical e-stop.
+	if err := chromedp.Run(ctx, chromedp.Click(`#estop`)); err != nil {
+		t.Fatal(err)
+	}
+	waitJS(t, ctx, "the viewer's e-stop latched", `document.body.dataset.estop === 'latched'`, 10*time.Second)
+	if h := n.World.Health()["estop"]; h != "latched" {
+		t.Fatalf("after a viewer's E-STOP, health estop = %q", h)
+	}
+	if !jsEval[bool](t, ctx, `document.querySelector('#estop-reset').classList.contains('hidden')`) {
+		t.Fatal("a viewer is offered the e-stop reset")
 	}
 }
 

@@ -75,10 +75,13 @@ decision is made here, on a copy without the store's history).`,
 			if err != nil {
 				return err
 			}
-			// A one-off decision is not the robot's control plane (see invoke).
-			if err := n.UnloadPlugin(ctx, "mqtt"); err != nil && !errors.Is(err, hooks.ErrNotFound) {
-				_ = n.Close()
-				return err
+			// A one-off decision is not the robot's control plane (see
+			// invoke), nor its dashboard.
+			for _, p := range []string{"mqtt", "dashboard"} {
+				if err := n.UnloadPlugin(ctx, p); err != nil && !errors.Is(err, hooks.ErrNotFound) {
+					_ = n.Close()
+					return err
+				}
 			}
 			runCtx, cancel := context.WithCancel(ctx)
 			done := make(chan error, 1)

@@ -99,7 +99,11 @@ func smokeRun(t *testing.T, argv, env []string, scale time.Duration) smokeResult
 	if cfg == string(sim) {
 		t.Fatal("sim.yaml no longer has 'listen: 127.0.0.1:1883'; update the smoke test")
 	}
-	cfg = "data_dir: " + data + "\n" + cfg
+	web := strings.Replace(cfg, "listen: 127.0.0.1:8080", fmt.Sprintf("listen: 127.0.0.1:%d", freePort(t)), 1)
+	if web == cfg {
+		t.Fatal("sim.yaml no longer has the dashboard on 'listen: 127.0.0.1:8080'; update the smoke test")
+	}
+	cfg = "data_dir: " + data + "\n" + web
 	// Next to sim.yaml, so relative paths in it resolve the same way.
 	boardPath := filepath.Join("../../board-configs", fmt.Sprintf(".smoke-%d.yaml", os.Getpid()))
 	if err := os.WriteFile(boardPath, []byte(cfg), 0o644); err != nil {

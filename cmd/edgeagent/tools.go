@@ -89,9 +89,11 @@ user when the broker has users).`,
 			// A one-off call is not the robot's control plane: with MQTT it
 			// would take over the agent's persistent session (and the
 			// commands queued for it) and announce the robot to Home
-			// Assistant.
-			if err := n.UnloadPlugin(ctx, "mqtt"); err != nil && !errors.Is(err, node.ErrPlugin) {
-				return err
+			// Assistant. Nor does it serve the dashboard (the agent's port).
+			for _, p := range []string{"mqtt", "dashboard"} {
+				if err := n.UnloadPlugin(ctx, p); err != nil && !errors.Is(err, node.ErrPlugin) {
+					return err
+				}
 			}
 			runCtx, cancel := context.WithCancel(ctx)
 			done := make(chan error, 1)

@@ -42,7 +42,11 @@ async function api(path, body) {
     opt.headers["X-CSRF-Token"] = S.csrf;
     opt.body = JSON.stringify(body);
   }
-  const r = await fetch(path, opt);
+  let r;
+  try { r = await fetch(path, opt); } catch (_) {
+    // the agent is restarting (a config reload) or the network is gone
+    return { status: 0, data: { ok: false, error: "the robot does not answer" } };
+  }
   let data = null;
   try { data = await r.json(); } catch (_) { data = { ok: false, error: "HTTP " + r.status }; }
   if (r.status === 401 && path !== "/api/session" && path !== "/api/login") showLogin();
@@ -177,6 +181,14 @@ function onRecord(m, initial) {
     if (!initial) { renderHealth(); renderEStop(); }
     return;
   }
+  if (m.kind === "llm") { // an exchange with the model: listed with the events
+    const d = m.data || {}, u = d.usage || {};
+    const size = (v) => (v && v.omitted_bytes !== undefined ? v.omitted_bytes : json(v ?? "").length);
+    const msg = (d.purpose || "call") + ": prompt " + (size(d.system) + size(d.messages)) + " B → answer " + size(d.answer) + " B, " +
+      (u.prompt_tokens ?? "?") + " → " + (u.eval_tokens ?? "?") + " tokens, " + fmtNum(d.duration_ms) + " ms" + (d.error ? " — " + d.error : "") + (u.model ? " (" + u.model + ")" : "");
+    onEvent({ t: "r", seq: m.seq, ts: m.ts, src: m.src, kind: "llm", prio: "low", msg, record: true }, initial);
+    return;
+  }
   if (m.kind === "tool_call") {
     S.calls.push(m);
     if (S.calls.length > 300) S.calls.splice(0, S.calls.length - 300);
@@ -195,9 +207,10 @@ function renderEStop() {
   $("#estop-reset").classList.toggle("hidden", !latched || S.role !== "admin");
 }
 $("#estop").addEventListener("click", async () => {
-  const { data } = await api("/api/invoke", { tool: "estop.trigger", params: { reason: "dashboard E-STOP button" } });
+  const { data } = await api("/api/estop", {});
   if (!data.ok) toast("E-STOP: " + data.error, true);
-  else { S.health.estop = "latched"; renderEStop(); toast("E-STOP latched: every actuator stopped"); }
+  else if (data.latched) { S.health.estop = "latched"; renderEStop(); toast("E-STOP latched: every actuator stopped"); }
+  else toast("E-STOP sent, but no actuator set reported a latch (does this board have actuators?)", true);
 });
 $("#estop-reset").addEventListener("click", async () => {
   if (!confirm("Release the e-stop? Nothing restarts by itself.")) return;
@@ -244,7 +257,7 @@ function ensurePlot(src, unit, t, v) {
     // the x axis is always the last window up to now (a single point
     // would otherwise stretch it over years)
     scales: { x: { time: true, range: (u, lo) => { const now = Date.now() / 1000; return [Math.max(now - S.window, Math.min(lo ?? now, now - 60)), now]; } } },
-    axes: [{ size: 24, font: "10px system-ui" }, { size: 48, font: "10px system-ui" }],
+    axes: [{ size: 24, font: "10px system-ui" }, { size: 60, font: "10px system-ui" }],
     series: [{}, { stroke: "#2563eb", width: 1.5 }], // points show where data is sparse
     hooks: {
       draw: [(u) => {
@@ -307,7 +320,7 @@ function camera(name, m, box) {
   const detEl = el("span", { class: "muted" });
   const frameEl = el("span", { class: "muted" });
   const cam = { name, img, cv, boxes: [], w: m.width || 0, h: m.height || 0, masks: (m.masks || []).map(parseMask), draft: [], drawing: false, frames: 0 };
-  const tuneBtn = el("button", { text: "Tune motion…", "data-act": "tune" });
+  const tuneBtn = el("button", { text: "Tune motion…", "data-act": "tune", class: "admin-only", title: "admins only: saved through config.reload" });
   const tuning = el("div", { class: "tuning hidden" });
   const thr = el("input", { type: "range", min: 1, max: 255, value: m.threshold ?? 30, name: "threshold" });
   const thrOut = el("output", { text: String(thr.value) });
@@ -341,7 +354,9 @@ function camera(name, m, box) {
     const body = { threshold: Number(thr.value), min_area: Number(area.value), masks: cam.masks.map((p) => p.flat().join(",")) };
     msg.textContent = "saving…";
     const { data } = await api("/api/camera/" + encodeURIComponent(name) + "/tuning", body);
-    msg.textContent = data.ok ? "accepted: the agent is being rebuilt with it" : data.error;
+    // config.reload applies the config to the running agent; the board
+    // file on the robot stays as it is until someone copies it there.
+    msg.textContent = data.ok ? "accepted: the agent is being rebuilt with it. It lasts until the next restart: the Config tab shows the YAML to keep in the board file." : data.error;
     msg.className = data.ok ? "muted" : "error";
   });
   box.append(el("div", { class: "camera", "data-camera": name },
@@ -419,7 +434,19 @@ function renderEvents() {
 function eventItem(m) {
   const meta = el("span", { class: "meta", text: fmtTime(m.ts) + " · " + m.prio + " · " + m.src });
   const li = el("li", { class: "p-" + m.prio + " k-" + m.kind, "data-kind": m.kind });
-  if (m.kind === "decision" && m.data) {
+  if (m.record) { // the full exchange is fetched when opened
+    const d = el("details", {}, el("summary", {}, meta, el("b", { text: m.kind + " " }), m.msg));
+    d.addEventListener("toggle", async () => {
+      if (!d.open || d.children.length > 1) return;
+      const { data } = await api("/api/record/" + m.seq);
+      const x = data.data || {};
+      const pre = (label, text) => el("div", {}, el("b", { text: label }), el("pre", { text: typeof text === "string" ? text : JSON.stringify(text, null, 2) }));
+      d.append(data.ok === false ? el("p", { class: "error", text: data.error }) :
+        el("div", { class: "trace" }, pre("system", x.system || ""), pre("messages", (x.messages || []).map((mm) => mm.role + ": " + mm.content).join("\n\n")),
+          x.schema ? pre("format (JSON Schema)", x.schema) : null, pre("answer", x.answer || ""), x.error ? pre("error", x.error) : null));
+    });
+    li.append(d);
+  } else if (m.kind === "decision" && m.data) {
     const d = el("details", {}, el("summary", {}, meta, el("b", { text: "decision " }), m.msg));
     d.addEventListener("toggle", () => { if (d.open && d.children.length === 1) d.append(traceView(m.data)); }, { once: false });
     li.append(d);

@@ -230,6 +230,7 @@ func prepare(cfg *board.Config, dir, llmMode string, srv *ollama) error {
 	}
 	cfg.DataDir = dir
 	cfg.Record = board.Options{}
+	cfg.Dashboard = board.Options{}        // a replay serves no web page on the robot's port
 	cfg.Agent.Heartbeat = 1000 * time.Hour // the loop's own ticker runs on the wall clock
 	off, err := board.Parse(filepath.Join(dir, "replay.yaml"), []byte("device: {id: replay, platform: sim}\nplugins: {mqtt: {enabled: false}}\n"))
 	if err != nil {

@@ -1,6 +1,9 @@
 package motion
 
-import "encoding/binary"
+import (
+	"encoding/binary"
+	"math"
+)
 
 // The blur is the separable binomial kernel [1 4 6 4 1]/16, a Gaussian
 // of σ≈1 and radius 2 as in Frigate (and OpenCV's fixed 5-tap kernel),
@@ -34,20 +37,16 @@ func hblur5(r, o []float32) {
 //	blurred = blur5(diff)
 //	bin = |blurred| > thr
 //
-// It returns the number of pixels set. tmp holds w×h values; row, o and ig
-// w.
-func diffBlurThreshold(cur, bg, tmp, row []float32, bin []uint8, w, h int, lt *lighting, o, ig []float32, black, white, thr float32) int {
+// It returns the number of pixels set. tmp holds w×h values, row w.
+func diffBlurThreshold(cur, bg, tmp, row []float32, bin []uint8, w, h int, lt *lighting, black, white, thr float32) int {
 	n := w * h
-	cur, bg, tmp, bin, row, o, ig = cur[:n], bg[:n], tmp[:n], bin[:n], row[:w], o[:w], ig[:w]
+	cur, bg, tmp, bin, row = cur[:n], bg[:n], tmp[:n], bin[:n], row[:w]
 	for y := 0; y < h; y++ {
-		lt.row(y, o, ig)
-		c, b := cur[y*w:(y+1)*w], bg[y*w:(y+1)*w]
-		for x, v := range c {
-			row[x] = v - min(max((b[x]-o[x])*ig[x], black), white)
-		}
+		lt.diffRow(y, cur[y*w:(y+1)*w], bg[y*w:(y+1)*w], row, black, white)
 		hblur5(row, tmp[y*w:(y+1)*w])
 	}
 	count := 0
+	tb := math.Float32bits(thr)
 	for y := 0; y < h; y++ {
 		r0 := tmp[clampi(y-2, h)*w:][:w]
 		r1 := tmp[clampi(y-1, h)*w:][:w]
@@ -57,10 +56,10 @@ func diffBlurThreshold(cur, bg, tmp, row []float32, bin []uint8, w, h int, lt *l
 		o := bin[y*w:][:w]
 		for x := range o {
 			e := k0*(r0[x]+r4[x]) + k1*(r1[x]+r3[x]) + k2*r2[x]
-			var v uint8
-			if e > thr || e < -thr {
-				v = 1
-			}
+			// |e| > thr without branches: the bits of non-negative
+			// floats order as the floats do, and tb − |e|'s bits wraps
+			// into the sign bit exactly when |e| is the larger
+			v := uint8((tb - math.Float32bits(e)&0x7FFFFFFF) >> 31)
 			o[x] = v
 			count += int(v)
 		}

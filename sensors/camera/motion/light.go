@@ -38,6 +38,7 @@ type lighting struct {
 	// INTER_LINEAR resize of the tile grid to the frame would do it
 	colT, rowT []int32
 	colF, rowF []float32
+	segs       []segment
 	rowO       []float32 // the current row's parameters, per tile column
 	rowIG      []float32
 }
@@ -67,6 +68,7 @@ func (l *lighting) init(sw, sh int, mask []uint8) {
 	l.o, l.ig = make([]float32, n), make([]float32, n)
 	l.ok, l.grew = make([]bool, n), make([]bool, n)
 	l.colT, l.colF = interp(sw, l.tx)
+	l.segs = segments(l.colT, l.colF, l.tx, sw)
 	l.rowT, l.rowF = interp(sh, l.ty)
 	l.rowO, l.rowIG = make([]float32, l.tx), make([]float32, l.tx)
 	l.identity()
@@ -259,9 +261,9 @@ func (l *lighting) sums(ms []moments, cur, bg []float32, moving, mask []uint8, l
 	}
 }
 
-// row fills o and ig (sw long) with the map's parameters for row y,
-// interpolated between the tile centres.
-func (l *lighting) row(y int, o, ig []float32) {
+// rowParams interpolates the tiles' maps to row y, per tile column, into
+// l.rowO and l.rowIG.
+func (l *lighting) rowParams(y int) {
 	t0, f := int(l.rowT[y]), l.rowF[y]
 	t1 := min(t0+1, l.ty-1)
 	a, b := t0*l.tx, t1*l.tx
@@ -269,6 +271,12 @@ func (l *lighting) row(y int, o, ig []float32) {
 		l.rowO[i] = l.o[a+i] + f*(l.o[b+i]-l.o[a+i])
 		l.rowIG[i] = l.ig[a+i] + f*(l.ig[b+i]-l.ig[a+i])
 	}
+}
+
+// row fills o and ig (sw long) with the map's parameters for row y,
+// interpolated between the tile centres.
+func (l *lighting) row(y int, o, ig []float32) {
+	l.rowParams(y)
 	last := l.tx - 1
 	o, ig = o[:l.sw], ig[:l.sw]
 	colT, colF := l.colT[:l.sw], l.colF[:l.sw]
@@ -278,6 +286,63 @@ func (l *lighting) row(y int, o, ig []float32) {
 		o[x] = l.rowO[t0] + f*(l.rowO[t1]-l.rowO[t0])
 		ig[x] = l.rowIG[t0] + f*(l.rowIG[t1]-l.rowIG[t0])
 	}
+}
+
+// diffRow is row y of the difference between the frame (cur) and the
+// background mapped into its lighting, clipped at the frame's black and
+// white: out = cur − clamp((bg − o)·ig, black, white). Between two tile
+// centres the map is linear in x, so it is stepped by one addition per
+// pixel rather than interpolated.
+func (l *lighting) diffRow(y int, cur, bg, out []float32, black, white float32) {
+	l.rowParams(y)
+	sw := l.sw
+	cur, bg, out = cur[:sw], bg[:sw], out[:sw]
+	for _, sg := range l.segs {
+		t0, t1 := sg.t, min(sg.t+1, l.tx-1)
+		do, di := l.rowO[t1]-l.rowO[t0], l.rowIG[t1]-l.rowIG[t0]
+		o, ig := l.rowO[t0]+sg.f0*do, l.rowIG[t0]+sg.f0*di
+		do, di = do*sg.df, di*sg.df
+		c, b, d := cur[sg.x0:sg.x1], bg[sg.x0:sg.x1], out[sg.x0:sg.x1]
+		for x, v := range c {
+			p := (b[x] - o) * ig
+			// comparisons, not min and max: those handle NaN and −0,
+			// four instructions each
+			if p < black {
+				p = black
+			}
+			if p > white {
+				p = white
+			}
+			d[x] = v - p
+			o += do
+			ig += di
+		}
+	}
+}
+
+// segment is a run of columns between two tile centres (or beyond the
+// first or last), where the lighting map is linear in x: at column x0 it
+// is tile t's plus f0 of the way to tile t+1's, and each column adds df.
+type segment struct {
+	x0, x1, t int
+	f0, df    float32
+}
+
+func segments(colT []int32, colF []float32, tiles, n int) []segment {
+	var segs []segment
+	for x := 0; x < n; {
+		end := x + 1
+		for end < n && colT[end] == colT[x] && (colF[end] == 0) == (colF[x] == 0) && (colF[end] == 1) == (colF[x] == 1) {
+			end++
+		}
+		sg := segment{x0: x, x1: end, t: int(colT[x]), f0: colF[x]}
+		if colF[x] != 0 && colF[x] != 1 || end-x > 1 && colF[x+1] != colF[x] {
+			sg.df = float32(tiles) / float32(n)
+		}
+		segs = append(segs, sg)
+		x = end
+	}
+	return segs
 }
 
 // moments are the sums of a least-squares fit of y ≈ gain·x + offset.

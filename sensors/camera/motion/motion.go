@@ -357,7 +357,6 @@ func (d *Detector) setup(w, h int) error {
 	}
 	d.masked = d.active < n
 	d.lt.init(sw, sh, d.mask)
-	d.orow, d.igrow = make([]float32, sw), make([]float32, sw)
 	d.frames = 0
 	return nil
 }
@@ -410,7 +409,7 @@ func (d *Detector) Detect(y []byte, stride, w, h int) Result {
 	jump := d.jump(gain, offset, mean)
 
 	changed := diffBlurThreshold(d.cur, d.bg, d.tmp, d.row, d.bin, d.sw, d.sh,
-		&d.lt, d.orow, d.igrow, black, white, float32(d.cfg.Threshold))
+		&d.lt, black, white, float32(d.cfg.Threshold))
 	if d.masked {
 		for i, m := range d.mask[:len(d.bin)] {
 			changed -= int(m & d.bin[i])

@@ -27,6 +27,7 @@ type scaler struct {
 	invW         []float32 // 1 / span width, per output column
 	cum          []uint32  // cum[i]: sum of pairs (pixels when narrow) 0..i-1 over the row span
 	pairs        []uint32  // per pair, for the tail and for spans over 128 rows
+	p16          []uint16  // per pair, from pairSums
 	// narrow: less than 2× horizontal reduction, where pair-aligned spans
 	// would not fit; sums per pixel instead.
 	narrow bool
@@ -63,10 +64,17 @@ func (s *scaler) init(w, h, sw, sh int) error {
 	}
 	s.cum = make([]uint32, w+1)
 	s.pairs = make([]uint32, (w+1)/2)
+	s.p16 = make([]uint16, (w+1)/2)
 	return nil
 }
 
 const lanes = 0x00FF00FF00FF00FF
+
+// pairSums, where the CPU has a vector unit for it (AVX2 on amd64), sums
+// each pair of adjacent pixels of blocks 32-byte blocks along a row over
+// rows rows (1..128) into 16·blocks uint16: sixteen pairs per instruction
+// where the 64-bit lanes below do four. Nil elsewhere.
+var pairSums func(dst []uint16, src []byte, stride, rows, blocks int)
 
 // put4 appends the four 16-bit lanes of a to the running sum in q[0..3].
 func put4(q []uint32, run uint32, a uint64) uint32 {
@@ -100,6 +108,15 @@ func (s *scaler) run(src []byte, stride int, dst []float32, hist *[256]int32) {
 		span := y1 - y0
 		k := 0
 		var run uint32
+		if blocks := w / 32; pairSums != nil && span <= 128 && blocks > 0 {
+			p16 := s.p16[:16*blocks]
+			pairSums(p16, rows, stride, span, blocks)
+			for i, p := range p16 {
+				run += uint32(p)
+				cum[i+1] = run
+			}
+			k = 4 * blocks
+		}
 		if span <= 128 { // a lane holds 128 rows of pixel pairs (128·510 < 65536)
 			// Four words per iteration: four independent sums in flight.
 			end := span * stride

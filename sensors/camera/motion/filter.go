@@ -46,23 +46,33 @@ func diffBlurThreshold(cur, bg, tmp, row []float32, bin []uint8, w, h int, lt *l
 		hblur5(row, tmp[y*w:(y+1)*w])
 	}
 	count := 0
-	tb := math.Float32bits(thr)
 	for y := 0; y < h; y++ {
-		r0 := tmp[clampi(y-2, h)*w:][:w]
-		r1 := tmp[clampi(y-1, h)*w:][:w]
-		r2 := tmp[y*w:][:w]
-		r3 := tmp[clampi(y+1, h)*w:][:w]
-		r4 := tmp[clampi(y+2, h)*w:][:w]
-		o := bin[y*w:][:w]
-		for x := range o {
-			e := k0*(r0[x]+r4[x]) + k1*(r1[x]+r3[x]) + k2*r2[x]
-			// |e| > thr without branches: the bits of non-negative
-			// floats order as the floats do, and tb − |e|'s bits wraps
-			// into the sign bit exactly when |e| is the larger
-			v := uint8((tb - math.Float32bits(e)&0x7FFFFFFF) >> 31)
-			o[x] = v
-			count += int(v)
-		}
+		count += vblurThreshold(
+			tmp[clampi(y-2, h)*w:][:w], tmp[clampi(y-1, h)*w:][:w], tmp[y*w:][:w],
+			tmp[clampi(y+1, h)*w:][:w], tmp[clampi(y+2, h)*w:][:w],
+			bin[y*w:][:w], thr)
+	}
+	return count
+}
+
+// vblurThreshold is the vertical blur of five rows and the threshold, into
+// o (0 or 1) with the count of ones; a vector version replaces it where the
+// CPU has one, with the same results.
+var vblurThreshold = vblurThresholdGo
+
+func vblurThresholdGo(r0, r1, r2, r3, r4 []float32, o []uint8, thr float32) int {
+	w := len(o)
+	r0, r1, r2, r3, r4 = r0[:w], r1[:w], r2[:w], r3[:w], r4[:w]
+	tb := math.Float32bits(thr)
+	count := 0
+	for x := range o {
+		e := k0*(r0[x]+r4[x]) + k1*(r1[x]+r3[x]) + k2*r2[x]
+		// |e| > thr without branches: the bits of non-negative floats
+		// order as the floats do, and tb − |e|'s bits wraps into the
+		// sign bit exactly when |e| is the larger
+		v := uint8((tb - math.Float32bits(e)&0x7FFFFFFF) >> 31)
+		o[x] = v
+		count += int(v)
 	}
 	return count
 }
@@ -86,7 +96,22 @@ func dilate3(bin, tmp []uint8, w, h int) {
 	for y := 0; y < h; y++ {
 		r := bin[y*w:][:w]
 		o := tmp[y*w:][:w]
-		for x := range o {
+		// horizontal: eight pixels at a time, each or-ed with its
+		// neighbours by shifting the word a byte either way; the bytes
+		// shifted in come from the words before and after
+		x := 0
+		for ; x+8 <= w; x += 8 {
+			v := binary.LittleEndian.Uint64(r[x:])
+			u := v | v<<8 | v>>8
+			if x > 0 {
+				u |= uint64(r[x-1])
+			}
+			if x+8 < w {
+				u |= uint64(r[x+8]) << 56
+			}
+			binary.LittleEndian.PutUint64(o[x:], u)
+		}
+		for ; x < w; x++ {
 			v := r[x]
 			if x > 0 {
 				v |= r[x-1]

@@ -34,3 +34,39 @@ func TestDiffRowMatchesInterpolation(t *testing.T) {
 		}
 	}
 }
+
+// The vector blur-and-threshold, where there is one, gives what the Go one
+// does (up to rounding right at the threshold, should the compiler fuse
+// multiply-adds).
+func TestVblurThresholdVectorMatchesGo(t *testing.T) {
+	rnd := rand.New(rand.NewPCG(7, 8))
+	for _, w := range []int{1, 7, 8, 9, 133, 178, 1000} {
+		rows := make([][]float32, 5)
+		for i := range rows {
+			rows[i] = make([]float32, w)
+			for x := range rows[i] {
+				rows[i][x] = float32(rnd.NormFloat64() * 40)
+			}
+		}
+		a, b := make([]uint8, w), make([]uint8, w)
+		na := vblurThreshold(rows[0], rows[1], rows[2], rows[3], rows[4], a, 30)
+		nb := vblurThresholdGo(rows[0], rows[1], rows[2], rows[3], rows[4], b, 30)
+		for x := range a {
+			if a[x] != b[x] {
+				e := k0*(rows[0][x]+rows[4][x]) + k1*(rows[1][x]+rows[3][x]) + k2*rows[2][x]
+				if math.Abs(math.Abs(float64(e))-30) > 1e-3 {
+					t.Fatalf("w %d x %d: %d, want %d (e %v)", w, x, a[x], b[x], e)
+				}
+			}
+		}
+		ones := func(o []uint8) (n int) {
+			for _, v := range o {
+				n += int(v)
+			}
+			return n
+		}
+		if na != ones(a) || nb != ones(b) {
+			t.Fatalf("w %d: counts %d and %d, of %d and %d ones", w, na, nb, ones(a), ones(b))
+		}
+	}
+}

@@ -315,8 +315,14 @@ func testScalerAveragesAreas(t *testing.T) {
 			t.Fatal(err)
 		}
 		dst := make([]float32, sw*sh)
-		var hist [256]int32
+		var hist, want [256]int32
 		s.run(src, w, dst, &hist)
+		for _, v := range dst {
+			want[uint8(v+0.5)]++
+		}
+		if hist != want {
+			t.Fatalf("%v: histogram %v, want %v", sz, hist, want)
+		}
 		for oy := range sh {
 			for ox := range sw {
 				var sum, n float64

@@ -15,6 +15,8 @@ TEXT ·pairSumsAVX2(SB), NOSPLIT, $0-40
 	MOVQ blocks+32(FP), R9
 	VPCMPEQB Y15, Y15, Y15
 	VPABSB   Y15, Y15 // bytes of 1
+	MOVQ     R8, R12
+	IMULQ    DX, R12 // rows·stride: the same block of the next span
 
 block:
 	TESTQ R9, R9
@@ -24,6 +26,7 @@ block:
 	MOVQ  R8, CX
 
 row:
+	PREFETCHT0 (AX)(R12*1)
 	VMOVDQU    (AX), Y1
 	VPMADDUBSW Y15, Y1, Y1
 	VPADDW     Y1, Y0, Y0

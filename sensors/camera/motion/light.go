@@ -39,6 +39,7 @@ type lighting struct {
 	colT, rowT []int32
 	colF, rowF []float32
 	segs       []segment
+	lin        []linear  // per segment, for the current row
 	rowO       []float32 // the current row's parameters, per tile column
 	rowIG      []float32
 }
@@ -69,6 +70,7 @@ func (l *lighting) init(sw, sh int, mask []uint8) {
 	l.ok, l.grew = make([]bool, n), make([]bool, n)
 	l.colT, l.colF = interp(sw, l.tx)
 	l.segs = segments(l.colT, l.colF, l.tx, sw)
+	l.lin = make([]linear, len(l.segs))
 	l.rowT, l.rowF = interp(sh, l.ty)
 	l.rowO, l.rowIG = make([]float32, l.tx), make([]float32, l.tx)
 	l.identity()
@@ -291,19 +293,43 @@ func (l *lighting) row(y int, o, ig []float32) {
 // diffRow is row y of the difference between the frame (cur) and the
 // background mapped into its lighting, clipped at the frame's black and
 // white: out = cur − clamp((bg − o)·ig, black, white). Between two tile
-// centres the map is linear in x, so it is stepped by one addition per
-// pixel rather than interpolated.
+// centres the map is linear in x, so each segment's map is two numbers per
+// parameter, and the pixels (diffSegs) are plain vector work.
 func (l *lighting) diffRow(y int, cur, bg, out []float32, black, white float32) {
 	l.rowParams(y)
-	sw := l.sw
-	cur, bg, out = cur[:sw], bg[:sw], out[:sw]
-	for _, sg := range l.segs {
+	for i, sg := range l.segs {
 		t0, t1 := sg.t, min(sg.t+1, l.tx-1)
 		do, di := l.rowO[t1]-l.rowO[t0], l.rowIG[t1]-l.rowIG[t0]
-		o, ig := l.rowO[t0]+sg.f0*do, l.rowIG[t0]+sg.f0*di
-		do, di = do*sg.df, di*sg.df
-		c, b, d := cur[sg.x0:sg.x1], bg[sg.x0:sg.x1], out[sg.x0:sg.x1]
+		l.lin[i] = linear{
+			x0: int32(sg.x0), n: int32(sg.x1 - sg.x0),
+			o0: l.rowO[t0] + sg.f0*do, do: do * sg.df,
+			ig0: l.rowIG[t0] + sg.f0*di, di: di * sg.df,
+		}
+	}
+	diffSegs(cur, bg, out, l.lin, black, white)
+}
+
+// linear is the lighting map along one segment of a row: at the
+// segment's i-th pixel, o0 + i·do and ig0 + i·di.
+type linear struct {
+	x0, n   int32
+	o0, do  float32
+	ig0, di float32
+}
+
+// diffSegs computes diffRow's pixels, segment by segment; a vector version
+// replaces it where the CPU has one, with the same float32 operations.
+// cur, bg and out must have 8 values of slack after the row's last pixel:
+// the vector version works in eights and lets a segment's last eight run
+// into the next segment, which then overwrites them.
+var diffSegs = diffSegsGo
+
+func diffSegsGo(cur, bg, out []float32, segs []linear, black, white float32) {
+	for _, sg := range segs {
+		c, b, d := cur[sg.x0:sg.x0+sg.n], bg[sg.x0:sg.x0+sg.n], out[sg.x0:sg.x0+sg.n]
 		for x, v := range c {
+			i := float32(x)
+			o, ig := sg.o0+i*sg.do, sg.ig0+i*sg.di
 			p := (b[x] - o) * ig
 			// comparisons, not min and max: those handle NaN and −0,
 			// four instructions each
@@ -314,8 +340,6 @@ func (l *lighting) diffRow(y int, cur, bg, out []float32, black, white float32) 
 				p = white
 			}
 			d[x] = v - p
-			o += do
-			ig += di
 		}
 	}
 }

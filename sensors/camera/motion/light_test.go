@@ -17,7 +17,8 @@ func TestDiffRowMatchesInterpolation(t *testing.T) {
 		for i := range l.o {
 			l.o[i], l.ig[i] = float32(rnd.NormFloat64()*10), float32(0.8+0.4*rnd.Float64())
 		}
-		cur, bg, out := make([]float32, sw), make([]float32, sw), make([]float32, sw)
+		// eight values of slack, as diffRow wants
+		cur, bg, out := make([]float32, sw, sw+8), make([]float32, sw, sw+8), make([]float32, sw, sw+8)
 		o, ig := make([]float32, sw), make([]float32, sw)
 		for y := range sh {
 			for x := range cur {
@@ -67,6 +68,44 @@ func TestVblurThresholdVectorMatchesGo(t *testing.T) {
 		}
 		if na != ones(a) || nb != ones(b) {
 			t.Fatalf("w %d: counts %d and %d, of %d and %d ones", w, na, nb, ones(a), ones(b))
+		}
+	}
+}
+
+// The vector difference and horizontal blur, where there are, give what
+// the Go loops do (up to rounding, should the compiler fuse multiply-adds).
+func TestVectorDiffAndBlurMatchGo(t *testing.T) {
+	rnd := rand.New(rand.NewPCG(9, 10))
+	for _, sz := range [][2]int{{133, 100}, {178, 100}, {5, 3}, {16, 16}, {47, 9}} {
+		sw, sh := sz[0], sz[1]
+		var l lighting
+		l.init(sw, sh, make([]uint8, sw*sh))
+		for i := range l.o {
+			l.o[i], l.ig[i] = float32(rnd.NormFloat64()*10), float32(0.8+0.4*rnd.Float64())
+		}
+		cur, bg := make([]float32, sw, sw+8), make([]float32, sw, sw+8)
+		a, b := make([]float32, sw, sw+8), make([]float32, sw, sw+8)
+		for y := range sh {
+			for x := range cur {
+				cur[x], bg[x] = float32(rnd.IntN(256)), float32(rnd.IntN(256))
+			}
+			l.diffRow(y, cur, bg, a, 10, 240)
+			diffSegsGo(cur, bg, b, l.lin, 10, 240)
+			for x := range a {
+				if d := math.Abs(float64(a[x] - b[x])); d > 1e-3 {
+					t.Fatalf("%dx%d row %d col %d: %v, want %v", sw, sh, y, x, a[x], b[x])
+				}
+			}
+			ha, hb := make([]float32, sw), make([]float32, sw)
+			hblur5(a, ha)
+			for x := range hb {
+				hb[x] = k0*(a[clampi(x-2, sw)]+a[clampi(x+2, sw)]) + k1*(a[clampi(x-1, sw)]+a[clampi(x+1, sw)]) + k2*a[x]
+			}
+			for x := range ha {
+				if d := math.Abs(float64(ha[x] - hb[x])); d > 1e-3 {
+					t.Fatalf("%dx%d row %d col %d: blur %v, want %v", sw, sh, y, x, ha[x], hb[x])
+				}
+			}
 		}
 	}
 }

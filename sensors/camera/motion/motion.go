@@ -331,10 +331,11 @@ func (d *Detector) setup(w, h int) error {
 	}
 	n := sw * sh
 	d.w, d.h, d.sw, d.sh = w, h, sw, sh
-	d.cur = make([]float32, n)
-	d.row = make([]float32, sw)
+	// eight values of slack after the last row: diffSegs works in eights
+	d.cur = make([]float32, n, n+8)
+	d.row = make([]float32, sw, sw+8)
 	d.tmp = make([]float32, n)
-	d.bg = make([]float32, n)
+	d.bg = make([]float32, n, n+8)
 	d.bin = make([]uint8, n)
 	d.bin2 = make([]uint8, n)
 	d.prev = make([]uint8, n)

@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"image"
 	"image/jpeg"
 	"io"
 	"os"
@@ -20,6 +21,7 @@ import (
 func init() {
 	var (
 		boardPath, camName, annotate string
+		truthPath                    string
 		asJSON, quiet                bool
 		threshold, minArea           int
 		masks                        []string
@@ -31,11 +33,20 @@ func init() {
 or YUV4MPEG2) as fast as possible, with a camera's settings from a board file
 (--board, --camera) or the defaults, and prints for every frame whether there
 was motion, the changed area in percent of the frame and the boxes
-(x0,y0,x1,y1 in frame pixels), then a summary line. --annotate DIR writes
-every frame as a JPEG with the boxes drawn (red: motion, yellow: calibrating).`,
+(x0,y0,x1,y1 in frame pixels) and the share of the frame inside a box, then a
+summary line. --annotate DIR writes every frame as a JPEG with the boxes drawn
+(red: motion, yellow: calibrating).
+
+--truth FILE scores the boxes against ground truth, a JSON array of
+{"frame": N, "boxes": [[x0,y0,x1,y1], ...]} (frames counted from 0; frames
+the file does not list are not scored): a detected box and a true one match
+one to one when their intersection over union is at least 0.3, and the
+summary gives the precision (matched / detected) and recall (matched / true)
+over the scored frames, calibrating frames included (a blind detector misses).`,
 		Example: `  edgeagent motion porch.mjpeg
   edgeagent motion porch.mjpeg --board board-configs/rpi4.yaml --camera front_cam --annotate /tmp/seen
-  edgeagent motion porch.mjpeg --threshold 40 --mask 0,0,640,0,640,80,0,80 --json`,
+  edgeagent motion porch.mjpeg --threshold 40 --mask 0,0,640,0,640,80,0,80 --json
+  edgeagent motion labelled.y4m --truth labelled.json -q`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			cfg, from, err := motionConfig(boardPath, camName)
@@ -49,6 +60,12 @@ every frame as a JPEG with the boxes drawn (red: motion, yellow: calibrating).`,
 				cfg.MinArea = minArea
 			}
 			cfg.Masks = append(cfg.Masks, masks...)
+			var truth map[int][]image.Rectangle
+			if truthPath != "" {
+				if truth, err = readTruth(truthPath); err != nil {
+					return err
+				}
+			}
 			if annotate != "" {
 				if err := os.MkdirAll(annotate, 0o755); err != nil {
 					return err
@@ -60,9 +77,11 @@ every frame as a JPEG with the boxes drawn (red: motion, yellow: calibrating).`,
 					args[0], from, cfg.Threshold, cfg.MinArea, cfg.FrameHeight, len(cfg.Masks), cfg.CompensateLighting)
 			}
 			enc := json.NewEncoder(out)
+			var q boxQuality
 			st, err := camera.DetectClip(cmd.Context(), args[0], cfg, func(f *camera.Frame, r motion.Result) error {
+				fs := q.add(f, r, truth)
 				if !quiet {
-					if err := printFrame(out, enc, asJSON, f, r); err != nil {
+					if err := printFrame(out, enc, asJSON, f, r, fs); err != nil {
 						return err
 					}
 				}
@@ -74,7 +93,10 @@ every frame as a JPEG with the boxes drawn (red: motion, yellow: calibrating).`,
 			if err != nil {
 				return err
 			}
-			return printSummary(out, enc, asJSON, st)
+			if truth != nil && q.scored == 0 {
+				return fmt.Errorf("%s: none of its frames is in %s (%d frames)", truthPath, args[0], st.Frames)
+			}
+			return printSummary(out, enc, asJSON, st, q, truth != nil)
 		},
 	}
 	cmd.Flags().StringVar(&boardPath, "board", "", "board file whose camera settings to use (default: the detector's defaults)")
@@ -85,6 +107,7 @@ every frame as a JPEG with the boxes drawn (red: motion, yellow: calibrating).`,
 	cmd.Flags().IntVar(&threshold, "threshold", 0, "override the threshold (luma difference, 1..255)")
 	cmd.Flags().IntVar(&minArea, "min-area", 0, "override min_area (pixels at frame_height)")
 	cmd.Flags().StringArrayVar(&masks, "mask", nil, "add a mask polygon x1,y1,x2,y2,... (repeatable)")
+	cmd.Flags().StringVar(&truthPath, "truth", "", "score the boxes against ground-truth boxes from this JSON file (see above)")
 	rootCmd.AddCommand(cmd)
 }
 
@@ -130,22 +153,82 @@ func motionConfig(boardPath, camName string) (motion.Config, string, error) {
 	return o.Motion.Config, fmt.Sprintf("%s's %s settings", boardPath, s.Name), nil
 }
 
-type frameJSON struct {
-	Frame       uint64   `json:"frame"`
-	Motion      bool     `json:"motion"`
-	Calibrating bool     `json:"calibrating,omitempty"`
-	AreaPct     float64  `json:"area_pct"`
-	Boxes       [][4]int `json:"boxes"`
+// minIoU is the overlap at which a detected box matches a true one.
+const minIoU = 0.3
+
+func readTruth(path string) (map[int][]image.Rectangle, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	t, err := motion.ReadTruth(f)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return t, nil
 }
 
-func printFrame(out io.Writer, enc *json.Encoder, asJSON bool, f *camera.Frame, r motion.Result) error {
+// boxQuality sums up the boxes over a clip: how much of the frame they
+// cover and, against ground truth, how well they match it.
+type boxQuality struct {
+	frames   int
+	boxedSum float64 // percent of the frame inside a box, summed over frames
+	scored   int
+	score    motion.Score
+}
+
+// frameScore is one frame's box quality.
+type frameScore struct {
+	boxedPct   float64
+	scored     bool
+	tp, fp, fn int
+}
+
+func (q *boxQuality) add(f *camera.Frame, r motion.Result, truth map[int][]image.Rectangle) frameScore {
+	fs := frameScore{boxedPct: 100 * float64(motion.UnionArea(r.Boxes)) / float64(f.Width*f.Height)}
+	q.frames++
+	q.boxedSum += fs.boxedPct
+	if t, ok := truth[int(f.Seq)]; ok {
+		var s motion.Score
+		s.Add(r.Boxes, t, minIoU)
+		q.score.TP += s.TP
+		q.score.FP += s.FP
+		q.score.FN += s.FN
+		q.scored++
+		fs.scored, fs.tp, fs.fp, fs.fn = true, s.TP, s.FP, s.FN
+	}
+	return fs
+}
+
+type frameJSON struct {
+	Frame       uint64     `json:"frame"`
+	Motion      bool       `json:"motion"`
+	Calibrating bool       `json:"calibrating,omitempty"`
+	AreaPct     float64    `json:"area_pct"`
+	BoxedPct    float64    `json:"boxed_pct"`
+	Boxes       [][4]int   `json:"boxes"`
+	Truth       *scoreJSON `json:"truth,omitempty"`
+}
+
+type scoreJSON struct {
+	TP int `json:"tp"`
+	FP int `json:"fp"`
+	FN int `json:"fn"`
+}
+
+func printFrame(out io.Writer, enc *json.Encoder, asJSON bool, f *camera.Frame, r motion.Result, fs frameScore) error {
 	boxes := make([][4]int, len(r.Boxes))
 	for i, b := range r.Boxes {
 		boxes[i] = [4]int{b.Min.X, b.Min.Y, b.Max.X, b.Max.Y}
 	}
 	if asJSON {
-		return enc.Encode(frameJSON{Frame: f.Seq, Motion: r.Motion, Calibrating: r.Calibrating,
-			AreaPct: motionRound(r.Area), Boxes: boxes})
+		fj := frameJSON{Frame: f.Seq, Motion: r.Motion, Calibrating: r.Calibrating,
+			AreaPct: motionRound(r.Area), BoxedPct: motionRound(fs.boxedPct), Boxes: boxes}
+		if fs.scored {
+			fj.Truth = &scoreJSON{TP: fs.tp, FP: fs.fp, FN: fs.fn}
+		}
+		return enc.Encode(fj)
 	}
 	state := "-"
 	switch {
@@ -158,12 +241,15 @@ func printFrame(out io.Writer, enc *json.Encoder, asJSON bool, f *camera.Frame, 
 	for _, x := range boxes {
 		fmt.Fprintf(&b, " %d,%d,%d,%d", x[0], x[1], x[2], x[3])
 	}
-	_, err := fmt.Fprintf(out, "%6d  %-11s %6.2f%%%s\n", f.Seq, state, r.Area, b.String())
+	if fs.scored {
+		fmt.Fprintf(&b, "  (truth: %d matched, %d false, %d missed)", fs.tp, fs.fp, fs.fn)
+	}
+	_, err := fmt.Fprintf(out, "%6d  %-11s %6.2f%% boxed %6.2f%%%s\n", f.Seq, state, r.Area, fs.boxedPct, b.String())
 	return err
 }
 
-func printSummary(out io.Writer, enc *json.Encoder, asJSON bool, st camera.ClipStats) error {
-	fps, detMS, pct := 0.0, 0.0, 0.0
+func printSummary(out io.Writer, enc *json.Encoder, asJSON bool, st camera.ClipStats, q boxQuality, scored bool) error {
+	fps, detMS, pct, boxed := 0.0, 0.0, 0.0, 0.0
 	if st.Elapsed > 0 {
 		fps = float64(st.Frames) / st.Elapsed.Seconds()
 	}
@@ -171,15 +257,32 @@ func printSummary(out io.Writer, enc *json.Encoder, asJSON bool, st camera.ClipS
 		detMS = st.Detect.Seconds() * 1000 / float64(st.Frames)
 		pct = 100 * float64(st.Motion) / float64(st.Frames)
 	}
+	if q.frames > 0 {
+		boxed = q.boxedSum / float64(q.frames)
+	}
 	if asJSON {
-		return enc.Encode(map[string]any{"summary": map[string]any{
+		sum := map[string]any{
 			"frames": st.Frames, "motion_frames": st.Motion, "motion_pct": motionRound(pct),
 			"calibrating_frames": st.Calibrating, "seconds": motionRound(st.Elapsed.Seconds()),
-			"fps": motionRound(fps), "detect_ms_per_frame": detMS,
-		}})
+			"fps": motionRound(fps), "detect_ms_per_frame": detMS, "boxed_pct_mean": motionRound(boxed),
+		}
+		if scored {
+			sum["truth"] = map[string]any{
+				"frames": q.scored, "min_iou": minIoU, "tp": q.score.TP, "fp": q.score.FP, "fn": q.score.FN,
+				"precision": q.score.Precision(), "recall": q.score.Recall(),
+			}
+		}
+		return enc.Encode(map[string]any{"summary": sum})
 	}
-	_, err := fmt.Fprintf(out, "frames %d, motion %d (%.1f%%), calibrating %d, %.2f s, %.0f fps (detector %.3f ms/frame)\n",
-		st.Frames, st.Motion, pct, st.Calibrating, st.Elapsed.Seconds(), fps, detMS)
+	if _, err := fmt.Fprintf(out, "frames %d, motion %d (%.1f%%), calibrating %d, boxed %.2f%% of the frame on average, %.2f s, %.0f fps (detector %.3f ms/frame)\n",
+		st.Frames, st.Motion, pct, st.Calibrating, boxed, st.Elapsed.Seconds(), fps, detMS); err != nil {
+		return err
+	}
+	if !scored {
+		return nil
+	}
+	_, err := fmt.Fprintf(out, "boxes against the truth over %d frames (IoU ≥ %.1f): precision %.3f, recall %.3f (%d matched, %d false, %d missed)\n",
+		q.scored, minIoU, q.score.Precision(), q.score.Recall(), q.score.TP, q.score.FP, q.score.FN)
 	return err
 }
 

@@ -1,6 +1,9 @@
 package motion
 
-import "encoding/binary"
+import (
+	"encoding/binary"
+	"math"
+)
 
 // The blur is the separable binomial kernel [1 4 6 4 1]/16, a Gaussian
 // of σ≈1 and radius 2 as in Frigate (and OpenCV's fixed 5-tap kernel),
@@ -19,13 +22,18 @@ func hblur5(r, o []float32) {
 	}
 	o[0] = k0*r[0] + k1*r[0] + k2*r[0] + k1*r[1] + k0*r[2]
 	o[1] = k0*r[0] + k1*r[0] + k2*r[1] + k1*r[2] + k0*r[3]
-	for x := 2; x < w-2; x++ {
+	for x := hblurInterior(r, o); x < w-2; x++ {
 		s := r[x-2 : x+3 : x+3]
 		o[x] = k0*(s[0]+s[4]) + k1*(s[1]+s[3]) + k2*s[2]
 	}
 	o[w-2] = k0*r[w-4] + k1*r[w-3] + k2*r[w-2] + k1*r[w-1] + k0*r[w-1]
 	o[w-1] = k0*r[w-3] + k1*r[w-2] + k2*r[w-1] + k1*r[w-1] + k0*r[w-1]
 }
+
+// hblurInterior blurs what it can of a row's interior with a vector unit,
+// where the CPU has one (the same float32 operations as hblur5), and
+// returns the first pixel it left to the caller.
+var hblurInterior = func(r, o []float32) int { return 2 }
 
 // diffBlurThreshold is three steps fused into two passes, so that the
 // difference and its blurred copy never go through memory whole:
@@ -34,36 +42,42 @@ func hblur5(r, o []float32) {
 //	blurred = blur5(diff)
 //	bin = |blurred| > thr
 //
-// It returns the number of pixels set. tmp holds w×h values; row, o and ig
-// w.
-func diffBlurThreshold(cur, bg, tmp, row []float32, bin []uint8, w, h int, lt *lighting, o, ig []float32, black, white, thr float32) int {
+// It returns the number of pixels set. tmp holds w×h values, row w.
+func diffBlurThreshold(cur, bg, tmp, row []float32, bin []uint8, w, h int, lt *lighting, black, white, thr float32) int {
 	n := w * h
-	cur, bg, tmp, bin, row, o, ig = cur[:n], bg[:n], tmp[:n], bin[:n], row[:w], o[:w], ig[:w]
+	cur, bg, tmp, bin, row = cur[:n], bg[:n], tmp[:n], bin[:n], row[:w]
 	for y := 0; y < h; y++ {
-		lt.row(y, o, ig)
-		c, b := cur[y*w:(y+1)*w], bg[y*w:(y+1)*w]
-		for x, v := range c {
-			row[x] = v - min(max((b[x]-o[x])*ig[x], black), white)
-		}
+		lt.diffRow(y, cur[y*w:(y+1)*w], bg[y*w:(y+1)*w], row, black, white)
 		hblur5(row, tmp[y*w:(y+1)*w])
 	}
 	count := 0
 	for y := 0; y < h; y++ {
-		r0 := tmp[clampi(y-2, h)*w:][:w]
-		r1 := tmp[clampi(y-1, h)*w:][:w]
-		r2 := tmp[y*w:][:w]
-		r3 := tmp[clampi(y+1, h)*w:][:w]
-		r4 := tmp[clampi(y+2, h)*w:][:w]
-		o := bin[y*w:][:w]
-		for x := range o {
-			e := k0*(r0[x]+r4[x]) + k1*(r1[x]+r3[x]) + k2*r2[x]
-			var v uint8
-			if e > thr || e < -thr {
-				v = 1
-			}
-			o[x] = v
-			count += int(v)
-		}
+		count += vblurThreshold(
+			tmp[clampi(y-2, h)*w:][:w], tmp[clampi(y-1, h)*w:][:w], tmp[y*w:][:w],
+			tmp[clampi(y+1, h)*w:][:w], tmp[clampi(y+2, h)*w:][:w],
+			bin[y*w:][:w], thr)
+	}
+	return count
+}
+
+// vblurThreshold is the vertical blur of five rows and the threshold, into
+// o (0 or 1) with the count of ones; a vector version replaces it where the
+// CPU has one, with the same results.
+var vblurThreshold = vblurThresholdGo
+
+func vblurThresholdGo(r0, r1, r2, r3, r4 []float32, o []uint8, thr float32) int {
+	w := len(o)
+	r0, r1, r2, r3, r4 = r0[:w], r1[:w], r2[:w], r3[:w], r4[:w]
+	tb := math.Float32bits(thr)
+	count := 0
+	for x := range o {
+		e := k0*(r0[x]+r4[x]) + k1*(r1[x]+r3[x]) + k2*r2[x]
+		// |e| > thr without branches: the bits of non-negative floats
+		// order as the floats do, and tb − |e|'s bits wraps into the
+		// sign bit exactly when |e| is the larger
+		v := uint8((tb - math.Float32bits(e)&0x7FFFFFFF) >> 31)
+		o[x] = v
+		count += int(v)
 	}
 	return count
 }
@@ -87,7 +101,22 @@ func dilate3(bin, tmp []uint8, w, h int) {
 	for y := 0; y < h; y++ {
 		r := bin[y*w:][:w]
 		o := tmp[y*w:][:w]
-		for x := range o {
+		// horizontal: eight pixels at a time, each or-ed with its
+		// neighbours by shifting the word a byte either way; the bytes
+		// shifted in come from the words before and after
+		x := 0
+		for ; x+8 <= w; x += 8 {
+			v := binary.LittleEndian.Uint64(r[x:])
+			u := v | v<<8 | v>>8
+			if x > 0 {
+				u |= uint64(r[x-1])
+			}
+			if x+8 < w {
+				u |= uint64(r[x+8]) << 56
+			}
+			binary.LittleEndian.PutUint64(o[x:], u)
+		}
+		for ; x < w; x++ {
 			v := r[x]
 			if x > 0 {
 				v |= r[x-1]

@@ -38,6 +38,8 @@ type lighting struct {
 	// INTER_LINEAR resize of the tile grid to the frame would do it
 	colT, rowT []int32
 	colF, rowF []float32
+	segs       []segment
+	lin        []linear  // per segment, for the current row
 	rowO       []float32 // the current row's parameters, per tile column
 	rowIG      []float32
 }
@@ -67,6 +69,8 @@ func (l *lighting) init(sw, sh int, mask []uint8) {
 	l.o, l.ig = make([]float32, n), make([]float32, n)
 	l.ok, l.grew = make([]bool, n), make([]bool, n)
 	l.colT, l.colF = interp(sw, l.tx)
+	l.segs = segments(l.colT, l.colF, l.tx, sw)
+	l.lin = make([]linear, len(l.segs))
 	l.rowT, l.rowF = interp(sh, l.ty)
 	l.rowO, l.rowIG = make([]float32, l.tx), make([]float32, l.tx)
 	l.identity()
@@ -259,9 +263,9 @@ func (l *lighting) sums(ms []moments, cur, bg []float32, moving, mask []uint8, l
 	}
 }
 
-// row fills o and ig (sw long) with the map's parameters for row y,
-// interpolated between the tile centres.
-func (l *lighting) row(y int, o, ig []float32) {
+// rowParams interpolates the tiles' maps to row y, per tile column, into
+// l.rowO and l.rowIG.
+func (l *lighting) rowParams(y int) {
 	t0, f := int(l.rowT[y]), l.rowF[y]
 	t1 := min(t0+1, l.ty-1)
 	a, b := t0*l.tx, t1*l.tx
@@ -269,6 +273,12 @@ func (l *lighting) row(y int, o, ig []float32) {
 		l.rowO[i] = l.o[a+i] + f*(l.o[b+i]-l.o[a+i])
 		l.rowIG[i] = l.ig[a+i] + f*(l.ig[b+i]-l.ig[a+i])
 	}
+}
+
+// row fills o and ig (sw long) with the map's parameters for row y,
+// interpolated between the tile centres.
+func (l *lighting) row(y int, o, ig []float32) {
+	l.rowParams(y)
 	last := l.tx - 1
 	o, ig = o[:l.sw], ig[:l.sw]
 	colT, colF := l.colT[:l.sw], l.colF[:l.sw]
@@ -278,6 +288,85 @@ func (l *lighting) row(y int, o, ig []float32) {
 		o[x] = l.rowO[t0] + f*(l.rowO[t1]-l.rowO[t0])
 		ig[x] = l.rowIG[t0] + f*(l.rowIG[t1]-l.rowIG[t0])
 	}
+}
+
+// diffRow is row y of the difference between the frame (cur) and the
+// background mapped into its lighting, clipped at the frame's black and
+// white: out = cur − clamp((bg − o)·ig, black, white). Between two tile
+// centres the map is linear in x, so each segment's map is two numbers per
+// parameter, and the pixels (diffSegs) are plain vector work.
+func (l *lighting) diffRow(y int, cur, bg, out []float32, black, white float32) {
+	l.rowParams(y)
+	for i, sg := range l.segs {
+		t0, t1 := sg.t, min(sg.t+1, l.tx-1)
+		do, di := l.rowO[t1]-l.rowO[t0], l.rowIG[t1]-l.rowIG[t0]
+		l.lin[i] = linear{
+			x0: int32(sg.x0), n: int32(sg.x1 - sg.x0),
+			o0: l.rowO[t0] + sg.f0*do, do: do * sg.df,
+			ig0: l.rowIG[t0] + sg.f0*di, di: di * sg.df,
+		}
+	}
+	diffSegs(cur, bg, out, l.lin, black, white)
+}
+
+// linear is the lighting map along one segment of a row: at the
+// segment's i-th pixel, o0 + i·do and ig0 + i·di.
+type linear struct {
+	x0, n   int32
+	o0, do  float32
+	ig0, di float32
+}
+
+// diffSegs computes diffRow's pixels, segment by segment; a vector version
+// replaces it where the CPU has one, with the same float32 operations.
+// cur, bg and out must have 8 values of slack after the row's last pixel:
+// the vector version works in eights and lets a segment's last eight run
+// into the next segment, which then overwrites them.
+var diffSegs = diffSegsGo
+
+func diffSegsGo(cur, bg, out []float32, segs []linear, black, white float32) {
+	for _, sg := range segs {
+		c, b, d := cur[sg.x0:sg.x0+sg.n], bg[sg.x0:sg.x0+sg.n], out[sg.x0:sg.x0+sg.n]
+		for x, v := range c {
+			i := float32(x)
+			o, ig := sg.o0+i*sg.do, sg.ig0+i*sg.di
+			p := (b[x] - o) * ig
+			// comparisons, not min and max: those handle NaN and −0,
+			// four instructions each
+			if p < black {
+				p = black
+			}
+			if p > white {
+				p = white
+			}
+			d[x] = v - p
+		}
+	}
+}
+
+// segment is a run of columns between two tile centres (or beyond the
+// first or last), where the lighting map is linear in x: at column x0 it
+// is tile t's plus f0 of the way to tile t+1's, and each column adds df.
+type segment struct {
+	x0, x1, t int
+	f0, df    float32
+}
+
+func segments(colT []int32, colF []float32, tiles, n int) []segment {
+	var segs []segment
+	for x := 0; x < n; {
+		end := x + 1
+		for end < n && colT[end] == colT[x] && (colF[end] == 0) == (colF[x] == 0) && (colF[end] == 1) == (colF[x] == 1) {
+			end++
+		}
+		sg := segment{x0: x, x1: end, t: int(colT[x]), f0: colF[x]}
+		if colF[x] != 0 && colF[x] != 1 || end-x > 1 && colF[x+1] != colF[x] {
+			sg.df = float32(tiles) / float32(n)
+		}
+		segs = append(segs, sg)
+		x = end
+	}
+	return segs
 }
 
 // moments are the sums of a least-squares fit of y ≈ gain·x + offset.

@@ -331,10 +331,11 @@ func (d *Detector) setup(w, h int) error {
 	}
 	n := sw * sh
 	d.w, d.h, d.sw, d.sh = w, h, sw, sh
-	d.cur = make([]float32, n)
-	d.row = make([]float32, sw)
+	// eight values of slack after the last row: diffSegs works in eights
+	d.cur = make([]float32, n, n+8)
+	d.row = make([]float32, sw, sw+8)
 	d.tmp = make([]float32, n)
-	d.bg = make([]float32, n)
+	d.bg = make([]float32, n, n+8)
 	d.bin = make([]uint8, n)
 	d.bin2 = make([]uint8, n)
 	d.prev = make([]uint8, n)
@@ -357,7 +358,6 @@ func (d *Detector) setup(w, h int) error {
 	}
 	d.masked = d.active < n
 	d.lt.init(sw, sh, d.mask)
-	d.orow, d.igrow = make([]float32, sw), make([]float32, sw)
 	d.frames = 0
 	return nil
 }
@@ -410,7 +410,7 @@ func (d *Detector) Detect(y []byte, stride, w, h int) Result {
 	jump := d.jump(gain, offset, mean)
 
 	changed := diffBlurThreshold(d.cur, d.bg, d.tmp, d.row, d.bin, d.sw, d.sh,
-		&d.lt, d.orow, d.igrow, black, white, float32(d.cfg.Threshold))
+		&d.lt, black, white, float32(d.cfg.Threshold))
 	if d.masked {
 		for i, m := range d.mask[:len(d.bin)] {
 			changed -= int(m & d.bin[i])

@@ -291,8 +291,20 @@ func TestConfigValidation(t *testing.T) {
 
 func TestScalerAveragesAreas(t *testing.T) {
 	// Each output pixel is the mean of exactly its input span, for widths
-	// that are and are not multiples of eight, and spans over 256 rows.
-	for _, sz := range [][4]int{{64, 48, 16, 12}, {333, 251, 100, 75}, {13, 600, 2, 2}, {160, 120, 133, 100}, {9, 9, 9, 9}} {
+	// that are and are not multiples of eight (and of 32, the vector
+	// path's blocks), and spans over 256 rows; with and without the vector
+	// path where the CPU has one.
+	vector := pairSums
+	defer func() { pairSums = vector }()
+	for _, ps := range []func([]uint16, []byte, int, int, int){vector, nil} {
+		pairSums = ps
+		testScalerAveragesAreas(t)
+	}
+}
+
+func testScalerAveragesAreas(t *testing.T) {
+	for _, sz := range [][4]int{{64, 48, 16, 12}, {333, 251, 100, 75}, {13, 600, 2, 2}, {160, 120, 133, 100}, {9, 9, 9, 9},
+		{480, 360, 133, 100}, {650, 360, 180, 100}, {100, 3000, 20, 16}} {
 		w, h, sw, sh := sz[0], sz[1], sz[2], sz[3]
 		src := make([]byte, w*h)
 		for i := range src {
@@ -303,8 +315,14 @@ func TestScalerAveragesAreas(t *testing.T) {
 			t.Fatal(err)
 		}
 		dst := make([]float32, sw*sh)
-		var hist [256]int32
+		var hist, want [256]int32
 		s.run(src, w, dst, &hist)
+		for _, v := range dst {
+			want[uint8(v+0.5)]++
+		}
+		if hist != want {
+			t.Fatalf("%v: histogram %v, want %v", sz, hist, want)
+		}
 		for oy := range sh {
 			for ox := range sw {
 				var sum, n float64

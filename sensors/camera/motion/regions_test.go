@@ -85,3 +85,32 @@ func TestLabellerMatchesFloodFill(t *testing.T) {
 		}
 	}
 }
+
+func TestDilateMatchesDefinition(t *testing.T) {
+	rnd := rand.New(rand.NewPCG(5, 6))
+	for range 200 {
+		w, h := 1+rnd.IntN(40), 1+rnd.IntN(12)
+		bin := make([]uint8, w*h)
+		for i := range bin {
+			if rnd.IntN(6) == 0 {
+				bin[i] = 1
+			}
+		}
+		want := make([]uint8, w*h)
+		for y := range h {
+			for x := range w {
+				for dy := -1; dy <= 1; dy++ {
+					for dx := -1; dx <= 1; dx++ {
+						if xx, yy := x+dx, y+dy; xx >= 0 && yy >= 0 && xx < w && yy < h {
+							want[y*w+x] |= bin[yy*w+xx]
+						}
+					}
+				}
+			}
+		}
+		dilate3(bin, make([]uint8, w*h), w, h)
+		if !slices.Equal(bin, want) {
+			t.Fatalf("%dx%d: got %v, want %v", w, h, bin, want)
+		}
+	}
+}

@@ -14,6 +14,7 @@ import (
 	"io"
 
 	"github.com/edgeagent/edgeagent/sensors/camera"
+	"github.com/edgeagent/edgeagent/sensors/camera/motion"
 )
 
 // Clip is a sequence of luma planes, W bytes per row, with optional
@@ -83,22 +84,15 @@ func (c *Clip) WriteY4M(w io.Writer) error {
 	return nil
 }
 
-// TruthFrame is one frame's ground truth in the JSON that
-// `edgeagent motion --truth` reads: boxes as [x0, y0, x1, y1] in frame
-// pixels, x1 and y1 exclusive.
-type TruthFrame struct {
-	Frame int      `json:"frame"`
-	Boxes [][4]int `json:"boxes"`
-}
-
-// WriteTruth writes the clip's ground truth as a JSON array of TruthFrame.
+// WriteTruth writes the clip's ground truth as a JSON array of
+// motion.TruthFrame, the file `edgeagent motion --truth` reads.
 func (c *Clip) WriteTruth(w io.Writer) error {
 	if c.Truth == nil {
 		return errors.New("motiontest: the clip has no ground truth")
 	}
-	out := make([]TruthFrame, len(c.Truth))
+	out := make([]motion.TruthFrame, len(c.Truth))
 	for i, bs := range c.Truth {
-		out[i] = TruthFrame{Frame: i, Boxes: make([][4]int, len(bs))}
+		out[i] = motion.TruthFrame{Frame: i, Boxes: make([][4]int, len(bs))}
 		for j, b := range bs {
 			out[i].Boxes[j] = [4]int{b.Min.X, b.Min.Y, b.Max.X, b.Max.Y}
 		}

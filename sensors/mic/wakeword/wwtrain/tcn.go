@@ -79,6 +79,7 @@ type work struct {
 	dh, dz []float32
 	dx     []float32
 	logit  []float32
+	masked []float32 // SpecAugment's copy of the input
 }
 
 func (t *tcn) newWork(frames int) *work {

@@ -234,26 +234,31 @@ type summaryJSON struct {
 func wakewordTestCmd() *cobra.Command {
 	var (
 		templates, boardPath, micName string
+		model, labelsPath             string
 		names                         []string
-		threshold                     float64
+		threshold, modelThreshold     float64
 		asJSON                        bool
 	)
 	cmd := &cobra.Command{
-		Use:   "test [--board B | --templates DIR] FILE.wav…",
+		Use:   "test [--board B | --model FILE | --templates DIR] [--labels L.tsv] FILE.wav…",
 		Short: "Run the VAD and the wake-word detector over recordings and print what fires",
 		Long: `Runs the voice activity detector and the wake-word detector over WAV
 recordings as fast as possible, as the mic sensor would run them live, and
 prints each detection with its time and score, then a summary line per file
-(audio seconds, speech seconds, detections, real-time factor).
+(audio seconds, speech seconds, detections, real-time factor). With
+--labels, a TSV of FILE<TAB>N lines (N: how many times FILE says the wake
+phrase; 0 for recordings of other sound), it ends with the recall and the
+false accepts per hour over all labelled files.
 
 Use it to choose a threshold before trusting one: record the phrase in the
 room (it should fire once per utterance) and an hour of the room's ordinary
 sound — television, talk, kitchen (it should not fire). Start recordings with
 two or three seconds of the room's background: the VAD learns the noise floor
 from it, and the detector re-mixes the templates with it, as it does live.`,
-		Example: `  edgeagent wakeword test --templates board-configs/wakewords kitchen.wav
+		Example: `  edgeagent wakeword test --model builtin kitchen.wav
+  edgeagent wakeword test --model builtin --labels recordings/labels.tsv
+  edgeagent wakeword test --templates board-configs/wakewords kitchen.wav
   edgeagent wakeword test --board board-configs/rpi5.yaml --threshold 0.85 evening.wav`,
-		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			out := cmd.OutOrStdout()
 			var o mic.Opts
@@ -275,14 +280,24 @@ from it, and the detector re-mixes the templates with it, as it does live.`,
 			} else {
 				o = mic.DefaultOpts()
 			}
-			if templates == "" {
-				return errors.New("--templates DIR or --board with a mic")
+			if model == "" {
+				model = o.WakeWord.Model
+			}
+			if model == "" && templates == "" {
+				return errors.New("--model FILE|builtin, --templates DIR, or --board with a mic")
 			}
 			if !cmd.Flags().Changed("threshold") {
 				threshold = o.WakeWord.Threshold
 			}
+			if !cmd.Flags().Changed("model-threshold") {
+				modelThreshold = o.WakeWord.ModelThreshold
+			}
+			nets, err := mic.LoadNets(mic.WakeWordOpts{Model: model})
+			if err != nil {
+				return err
+			}
 			var models []*wakeword.Model
-			if len(names) == 0 {
+			if templates != "" && len(names) == 0 {
 				ms, err := wakeword.LoadAll(templates)
 				if err != nil {
 					return err
@@ -297,7 +312,19 @@ from it, and the detector re-mixes the templates with it, as it does live.`,
 				models = append(models, m)
 			}
 			opts := wakeword.Options{Threshold: threshold, Refractory: o.WakeWord.Refractory,
-				VAD: o.VADOptions()}
+				VAD: o.VADOptions(), Nets: nets, NetThreshold: modelThreshold}
+			var lab labels
+			if labelsPath != "" {
+				lab, err = readLabels(labelsPath)
+				if err != nil {
+					return err
+				}
+				args = append(args, lab.files...)
+			}
+			if len(args) == 0 {
+				return errors.New("give WAV files or --labels")
+			}
+			var tally labelTally
 			enc := json.NewEncoder(out)
 			for _, f := range args {
 				samples, err := audio.ReadWAVFile(f)
@@ -310,10 +337,13 @@ from it, and the detector re-mixes the templates with it, as it does live.`,
 				}
 				if !asJSON {
 					var ns []string
-					for _, m := range models {
-						ns = append(ns, m.Name)
+					for _, n := range nets {
+						ns = append(ns, fmt.Sprintf("%s (model %s, threshold %.2f)", n.Name, model, opts.NetThreshold))
 					}
-					fmt.Fprintf(out, "# %s: %s from %s, threshold %.2f (%s)\n", f, strings.Join(ns, ", "), templates, sp.Threshold(), from)
+					for _, m := range models {
+						ns = append(ns, fmt.Sprintf("%s (templates %s, threshold %.2f)", m.Name, templates, sp.Threshold()))
+					}
+					fmt.Fprintf(out, "# %s: %s (%s)\n", f, strings.Join(ns, ", "), from)
 				}
 				speech := 0
 				t0 := time.Now()
@@ -324,9 +354,15 @@ from it, and the detector re-mixes the templates with it, as it does live.`,
 				})
 				cpu := time.Since(t0)
 				secs := float64(len(samples)) / audio.Rate
+				if want, ok := lab.want[f]; ok {
+					tally.add(want, len(dets), secs)
+				}
 				for _, d := range dets {
 					bank := "clean"
-					if !math.IsInf(d.SNR, 1) {
+					switch {
+					case d.Detector == wakeword.DetectorModel:
+						bank = "-"
+					case !math.IsInf(d.SNR, 1):
 						bank = fmt.Sprintf("%g dB", d.SNR)
 					}
 					if asJSON {
@@ -334,8 +370,8 @@ from it, and the detector re-mixes the templates with it, as it does live.`,
 							StartS: d.Start.Seconds(), EndS: d.End.Seconds(), Bank: bank})
 						continue
 					}
-					fmt.Fprintf(out, "%9.2f s  %-16s score %.3f  phrase %.2f–%.2f s  bank %s\n",
-						d.At.Seconds(), d.Name, d.Score, d.Start.Seconds(), d.End.Seconds(), bank)
+					fmt.Fprintf(out, "%9.2f s  %-16s %-9s score %.3f  phrase %.2f–%.2f s  bank %s\n",
+						d.At.Seconds(), d.Name, d.Detector, d.Score, d.Start.Seconds(), d.End.Seconds(), bank)
 				}
 				sum := summaryJSON{File: f, AudioS: round3(secs), SpeechS: float64(speech) / 100, Detections: len(dets),
 					RTF: cpu.Seconds() / secs, Threshold: sp.Threshold()}
@@ -346,10 +382,16 @@ from it, and the detector re-mixes the templates with it, as it does live.`,
 				fmt.Fprintf(out, "%s: %.1f s of audio (%.1f s speech), %d detection(s), real-time factor %.4f\n",
 					f, sum.AudioS, sum.SpeechS, sum.Detections, sum.RTF)
 			}
+			if labelsPath != "" {
+				tally.print(out, asJSON)
+			}
 			return nil
 		},
 	}
 	cmd.Flags().StringVar(&templates, "templates", "", "templates directory (default: the board mic's wakeword.templates)")
+	cmd.Flags().StringVar(&model, "model", "", "trained model file, or builtin (default: the board mic's wakeword.model)")
+	cmd.Flags().Float64Var(&modelThreshold, "model-threshold", 0, "threshold on the model's calibrated score (default: the board's, else 0.5)")
+	cmd.Flags().StringVar(&labelsPath, "labels", "", "TSV of FILE<TAB>N (how many wake phrases FILE holds; 0 for other speech): report recall and false accepts per hour")
 	cmd.Flags().StringVar(&boardPath, "board", "", "board file whose mic settings (templates, threshold, VAD) to use")
 	cmd.Flags().StringVar(&micName, "mic", "", "the mic sensor's name, when the board has several")
 	cmd.Flags().StringSliceVar(&names, "name", nil, "wake words to test (default: all enrolled)")

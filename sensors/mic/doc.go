@@ -21,9 +21,12 @@
 //	      vad: {onset_db: 6, hangover: 250ms, quiet_dbfs: -65}
 //	      wakeword:
 //	        detector: builtin        # builtin | wyoming | off
-//	        templates: wakewords     # enrolled wake words, relative to this file
+//	        model: builtin           # trained model: builtin ("hey robot") | FILE (wakeword train) | none;
+//	                                 #   default builtin without templates, none with templates only
+//	        model_threshold: 0.5     # calibrated: 0.5 = the FA/h the model was trained for
+//	        templates: ""            # enrolled takes (DTW), relative to this file; with a model they personalise it
 //	        names: []                # built-in: [] = every wake word enrolled there
-//	        threshold: 0.8           # score 0..1; check with `edgeagent wakeword test`
+//	        threshold: 0.8           # templates' score 0..1; check with `edgeagent wakeword test`
 //	        refractory: 1.5s
 //	        wyoming: ""              # detector wyoming: e.g. 127.0.0.1:10400 (wyoming-openwakeword)
 //	        wyoming_names: []        # the server's wake words, e.g. [ok_nabu]; [] = its default
@@ -77,12 +80,17 @@
 //
 // and raises wake_word (high unless the block's priority says otherwise: it
 // preempts what the agent is doing; data:
-// name, detector, score, stt), voice_command (normal; data: text, which the
+// name, detector, by, score, stt), voice_command (normal; data: text, which the
 // agent takes as a text command), voice_command_failed (low: no speech,
 // STT unreachable …), loud_noise, sensor_fault and sensor_recovered.
 //
-// The built-in wake-word detector is speaker-dependent and recognises the
-// voice that enrolled (see package wakeword and docs/benchmarks.md). With
+// The built-in detector runs a trained, speaker-independent model (the
+// shipped "hey robot", or one made with `edgeagent wakeword train --phrase
+// "…"`), the enrolled templates (speaker-dependent: the voice that
+// enrolled), or both: then a template match counts only where the model
+// agrees a little, so the owner's takes help without the templates'
+// near-miss false accepts (see package wakeword and docs/benchmarks.md).
+// wake_word's data say which fired (by: model | templates). With
 // detector: wyoming, a server such as wyoming-openwakeword decides while it
 // is reachable, and the built-in detector takes over (with a logged
 // warning) while it is not.

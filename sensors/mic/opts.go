@@ -109,8 +109,18 @@ type WakeWordOpts struct {
 	// enroll`), wyoming (a server such as wyoming-openwakeword, with the
 	// built-in detector as the fallback when it is unreachable), or off.
 	Detector string `yaml:"detector"`
+	// Model is a trained, speaker-independent model (a file made by
+	// `edgeagent wakeword train`, relative to the board file), "builtin"
+	// for the shipped "hey robot" model, or "none". Default: builtin when
+	// no templates are given, else none (the board asked for the
+	// by-example detector alone).
+	Model string `yaml:"model"`
+	// ModelThreshold on the model's calibrated score, 0..1. Default 0.5,
+	// where the model gives the false-accept rate it was trained for.
+	ModelThreshold float64 `yaml:"model_threshold"`
 	// Templates is the directory of enrolled wake words, relative to the
-	// board file; each subdirectory is one wake word.
+	// board file; each subdirectory is one wake word. With a model, the
+	// templates personalise it (see package wakeword) and may be absent.
 	Templates string `yaml:"templates"`
 	// Names restricts the enrolled wake words the built-in detector uses.
 	// Empty: every one in Templates.
@@ -125,6 +135,12 @@ type WakeWordOpts struct {
 	// [ok_nabu]); empty: whatever the server detects by default.
 	WyomingNames []string `yaml:"wyoming_names"`
 }
+
+// Special values of WakeWordOpts.Model.
+const (
+	ModelBuiltin = "builtin" // the shipped model (wakeword.Builtin)
+	ModelNone    = "none"
+)
 
 // HalfDuplexOpts say what the wake-word detector does while the robot's
 // speaker plays (see package duplex) and for Tail after: mute ignores every
@@ -169,7 +185,6 @@ func DefaultOpts() Opts {
 		LoudCooldown: 2 * time.Second,
 		WakeWord: WakeWordOpts{
 			Detector:   "builtin",
-			Templates:  "wakewords",
 			Threshold:  0, // the detector's default
 			Refractory: 1500 * time.Millisecond,
 		},
@@ -258,6 +273,20 @@ func (o *Opts) validate(cfg sensors.Config) error {
 	}
 	if t := o.WakeWord.Threshold; t < 0 || t > 1 {
 		bad("wakeword.threshold %v: want 0..1", t)
+	}
+	if t := o.WakeWord.ModelThreshold; t < 0 || t > 1 {
+		bad("wakeword.model_threshold %v: want 0..1", t)
+	}
+	switch o.WakeWord.Model {
+	case "":
+		if o.WakeWord.Templates == "" {
+			o.WakeWord.Model = ModelBuiltin
+		} else {
+			o.WakeWord.Model = ModelNone
+		}
+	case ModelBuiltin, ModelNone:
+	default:
+		o.WakeWord.Model = rel(o.WakeWord.Model)
 	}
 	o.WakeWord.Templates = rel(o.WakeWord.Templates)
 	if o.STT.EndSilence < 200*time.Millisecond || o.STT.MaxCommand < time.Second || o.STT.NoSpeechTimeout <= 0 || o.STT.Timeout <= 0 {

@@ -41,6 +41,7 @@ type Sensor struct {
 	src      Source
 	interval time.Duration
 	models   []*wakeword.Model
+	nets     []*wakeword.Net
 	loudPrio worldmodel.Priority
 	wakePrio worldmodel.Priority
 	line     *duplex.Line // the robot's speaker, for half-duplex
@@ -70,10 +71,17 @@ func New(cfg sensors.Config) (sensors.Sensor, error) {
 	// cycle) unless the board's priority for this sensor says otherwise.
 	s.wakePrio = cfg.PriorityOr(worldmodel.High)
 	if o.WakeWord.Detector != "off" {
+		nets, err := LoadNets(o.WakeWord)
+		if err != nil {
+			return nil, err // a broken model file is refused at start
+		}
+		s.nets = nets
 		models, err := loadModels(o.WakeWord)
 		switch {
 		case err == nil:
 			s.models = models
+		case len(nets) > 0 && errors.Is(err, wakeword.ErrNotEnrolled):
+			s.log.Info("no enrolled takes to personalise the wake word model", "templates", o.WakeWord.Templates)
 		case o.WakeWord.Detector == "builtin":
 			return nil, err
 		default:
@@ -85,7 +93,29 @@ func New(cfg sensors.Config) (sensors.Sensor, error) {
 	return s, nil
 }
 
+// LoadNets loads the trained model the options name (none for "none").
+func LoadNets(o WakeWordOpts) ([]*wakeword.Net, error) {
+	switch o.Model {
+	case ModelNone, "":
+		return nil, nil
+	case ModelBuiltin:
+		n, err := wakeword.Builtin()
+		if err != nil {
+			return nil, err
+		}
+		return []*wakeword.Net{n}, nil
+	}
+	n, err := wakeword.LoadNet(o.Model)
+	if err != nil {
+		return nil, fmt.Errorf("wakeword.model: %w", err)
+	}
+	return []*wakeword.Net{n}, nil
+}
+
 func loadModels(o WakeWordOpts) ([]*wakeword.Model, error) {
+	if o.Templates == "" {
+		return nil, wakeword.ErrNotEnrolled
+	}
 	if len(o.Names) == 0 {
 		return wakeword.LoadAll(o.Templates)
 	}
@@ -108,6 +138,9 @@ func (s *Sensor) Opts() Opts { return s.o }
 
 // Models are the enrolled wake words in use by the built-in detector.
 func (s *Sensor) Models() []*wakeword.Model { return s.models }
+
+// Nets are the trained wake-word models in use by the built-in detector.
+func (s *Sensor) Nets() []*wakeword.Net { return s.nets }
 
 // Source is the configured source.
 func (s *Sensor) Source() Source { return s.src }
@@ -172,12 +205,13 @@ type pipeline struct {
 }
 
 func (s *Sensor) newPipeline(out sensors.Sink) (*pipeline, error) {
-	models := s.models
+	models, nets := s.models, s.nets
 	if s.o.WakeWord.Detector == "off" {
-		models = nil
+		models, nets = nil, nil
 	}
 	spot, err := wakeword.NewSpotter(models, wakeword.Options{
 		Threshold: s.o.WakeWord.Threshold, Refractory: s.o.WakeWord.Refractory, VAD: s.o.VADOptions(),
+		Nets: nets, NetThreshold: s.o.WakeWord.ModelThreshold,
 	})
 	if err != nil {
 		return nil, err
@@ -252,8 +286,12 @@ func (p *pipeline) process(samples []int16, now time.Time) {
 		if p.selfHeard(now, d.Score) {
 			continue
 		}
-		p.wake(now, d.Name, "builtin", map[string]any{"score": round3(d.Score), "snr_db": snrData(d.SNR),
-			"phrase_s": round3((d.End - d.Start).Seconds())})
+		data := map[string]any{"score": round3(d.Score), "by": d.Detector}
+		if d.Detector == wakeword.DetectorTemplates {
+			data["snr_db"] = snrData(d.SNR)
+			data["phrase_s"] = round3((d.End - d.Start).Seconds())
+		}
+		p.wake(now, d.Name, "builtin", data)
 	}
 	// Levels.
 	for len(samples) > 0 {

@@ -190,6 +190,9 @@ func Load(dir, name string) (*Model, error) {
 	return m, nil
 }
 
+// ErrNotEnrolled is wrapped by LoadAll when dir holds no enrolment.
+var ErrNotEnrolled = errors.New("no wake word enrolled")
+
 // LoadAll loads every wake word enrolled under dir.
 func LoadAll(dir string) ([]*Model, error) {
 	ms, err := filepath.Glob(filepath.Join(dir, "*", manifestFile))
@@ -197,7 +200,7 @@ func LoadAll(dir string) ([]*Model, error) {
 		return nil, err
 	}
 	if len(ms) == 0 {
-		return nil, fmt.Errorf("no wake word enrolled in %s (run: edgeagent wakeword enroll --name NAME --templates %s FILE.wav…)", dir, dir)
+		return nil, fmt.Errorf("%w in %s (run: edgeagent wakeword enroll --name NAME --templates %s FILE.wav…)", ErrNotEnrolled, dir, dir)
 	}
 	sort.Strings(ms)
 	var out []*Model

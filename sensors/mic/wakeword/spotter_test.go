@@ -269,7 +269,29 @@ func TestSaveLoad(t *testing.T) {
 // almost all the time (the VAD gate is open and every matcher runs), in
 // noise (the bank has all its variants). Report: rtf (target ≤ 0.05).
 func BenchmarkSpotterRealtimeFactor(b *testing.B) {
-	m := testModel(b)
+	benchRTF(b, []*Model{testModel(b)}, nil)
+}
+
+// BenchmarkNetRealtimeFactor is the same for the shipped trained model
+// alone (it runs on every hop, speech or not), and
+// BenchmarkBothRealtimeFactor for the model personalised by templates.
+func BenchmarkNetRealtimeFactor(b *testing.B) {
+	benchRTF(b, nil, []*Net{builtinNet(b)})
+}
+
+func BenchmarkBothRealtimeFactor(b *testing.B) {
+	benchRTF(b, []*Model{testModel(b)}, []*Net{builtinNet(b)})
+}
+
+func builtinNet(tb testing.TB) *Net {
+	n, err := Builtin()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return n
+}
+
+func benchRTF(b *testing.B, models []*Model, nets []*Net) {
 	var cs [][]int16
 	var at []time.Duration
 	tm := 3 * time.Second
@@ -284,7 +306,7 @@ func BenchmarkSpotterRealtimeFactor(b *testing.B) {
 	}
 	sig, _ := scene(tm+time.Second, background{"pink", 10}, 1, cs, at)
 	secs := float64(len(sig)) / audio.Rate
-	sp, err := NewSpotter([]*Model{m}, Options{})
+	sp, err := NewSpotter(models, Options{Nets: nets})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -5,7 +5,13 @@
 // detection latency after the end of the phrase.
 //
 //	scripts/gen-audio-corpus.sh bench /tmp/ww-corpus 60
-//	go run ./sensors/mic/wakeword/wwbench -corpus /tmp/ww-corpus
+//	go run ./sensors/mic/wakeword/wwbench -corpus /tmp/ww-corpus                  # enrolled templates (DTW)
+//	go run ./sensors/mic/wakeword/wwbench -corpus /tmp/ww-corpus -detector model  # the shipped trained model
+//	go run ./sensors/mic/wakeword/wwbench -corpus /tmp/ww-corpus -detector both   # model personalised by the templates
+//
+// With the model, the threshold searched is the model's (calibrated)
+// threshold; with both, the templates keep their default and the model's
+// is searched.
 //
 // It is a measurement, not a test: it passes or fails nothing.
 package main
@@ -31,13 +37,15 @@ func main() {
 	corpus := flag.String("corpus", "", "corpus directory (scripts/gen-audio-corpus.sh bench DIR)")
 	faPerHour := flag.Float64("fa", 0.5, "false accepts per hour allowed when choosing the threshold")
 	fixed := flag.Float64("threshold", 0, "also report at this threshold (0: the detector's default)")
+	detector := flag.String("detector", "templates", "templates (enrolled takes, DTW), model (-model), or both")
+	modelPath := flag.String("model", "builtin", "trained model file, or builtin")
 	flag.Parse()
 	if *corpus == "" {
 		fmt.Fprintln(os.Stderr, "usage: wwbench -corpus DIR")
 		os.Exit(2)
 	}
 	runtime.GOMAXPROCS(1) // the budget is for one core
-	if err := run(*corpus, *faPerHour, *fixed); err != nil {
+	if err := run(*corpus, *faPerHour, *fixed, *detector, *modelPath); err != nil {
 		fmt.Fprintln(os.Stderr, "wwbench:", err)
 		os.Exit(1)
 	}
@@ -53,7 +61,28 @@ type negFile struct {
 	samples    []int16
 }
 
-func run(dir string, faPerHour, fixed float64) error {
+// det is the detector under test; th is the threshold being searched.
+type det struct {
+	models []*wakeword.Model
+	nets   []*wakeword.Net
+}
+
+func (d det) opts(th float64) wakeword.Options {
+	if len(d.nets) > 0 {
+		return wakeword.Options{Nets: d.nets, NetThreshold: th}
+	}
+	return wakeword.Options{Threshold: th}
+}
+
+// low is the threshold below which nothing counts as a candidate.
+func (d det) low() float64 {
+	if len(d.nets) > 0 {
+		return 0.01
+	}
+	return 0.3
+}
+
+func run(dir string, faPerHour, fixed float64, detector, modelPath string) error {
 	var takes [][]int16
 	for i := 1; ; i++ {
 		s, err := audio.ReadWAVFile(filepath.Join(dir, fmt.Sprintf("enroll/hey_robot_%d.wav", i)))
@@ -62,9 +91,28 @@ func run(dir string, faPerHour, fixed float64) error {
 		}
 		takes = append(takes, s)
 	}
-	model, err := wakeword.Enroll("hey_robot", takes)
+	enrolled, err := wakeword.Enroll("hey_robot", takes)
 	if err != nil {
 		return err
+	}
+	var model det
+	if detector == "templates" || detector == "both" {
+		model.models = []*wakeword.Model{enrolled}
+	}
+	if detector == "model" || detector == "both" {
+		var n *wakeword.Net
+		if modelPath == "builtin" {
+			n, err = wakeword.Builtin()
+		} else {
+			n, err = wakeword.LoadNet(modelPath)
+		}
+		if err != nil {
+			return err
+		}
+		model.nets = []*wakeword.Net{n}
+	}
+	if len(model.models)+len(model.nets) == 0 {
+		return fmt.Errorf("-detector %q: want templates, model or both", detector)
 	}
 	ps, err := readPositives(filepath.Join(dir, "pos/manifest.tsv"))
 	if err != nil {
@@ -86,7 +134,7 @@ func run(dir string, faPerHour, fixed float64) error {
 	var negScores []float64
 	byCond := map[string][]float64{}
 	for _, n := range negs {
-		for _, d := range scan(model, n.samples, 0.3) {
+		for _, d := range scan(model, n.samples, model.low()) {
 			negScores = append(negScores, d.Score)
 			byCond[n.cond] = append(byCond[n.cond], d.Score)
 		}
@@ -104,7 +152,7 @@ func run(dir string, faPerHour, fixed float64) error {
 	// The lowest threshold with at most `allowed` false accepts. Events at a
 	// low threshold do not map one to one onto events at a higher one (peak
 	// picking and the refractory period interact), so search by re-running.
-	lo, hi := 0.3, 1.0001
+	lo, hi := model.low(), 1.0001
 	if countFA(lo) <= allowed {
 		hi = lo
 	}
@@ -126,13 +174,16 @@ func run(dir string, faPerHour, fixed float64) error {
 
 	if fixed == 0 {
 		fixed = wakeword.DefaultThreshold
+		if len(model.nets) > 0 {
+			fixed = wakeword.DefaultNetThreshold
+		}
 	}
 	for _, t := range []float64{th, fixed} {
 		fa := countFA(t)
 		fmt.Printf("\n== threshold %.3f: %d false accepts in %.2f h (%.2f/h)\n", t, fa, hours, float64(fa)/hours)
 		report(model, dir, ps, t)
 	}
-	fmt.Printf("\nfalse-accept candidates (score ≥ 0.3) per negative condition: ")
+	fmt.Printf("\nfalse-accept candidates (score ≥ %.2f) per negative condition: ", model.low())
 	var conds []string
 	for c := range byCond {
 		conds = append(conds, c)
@@ -155,15 +206,15 @@ func fmtScores(s []float64, n int) string {
 	return strings.Join(b, " ")
 }
 
-func scan(m *wakeword.Model, s []int16, th float64) []wakeword.Detection {
-	sp, err := wakeword.NewSpotter([]*wakeword.Model{m}, wakeword.Options{Threshold: th})
+func scan(m det, s []int16, th float64) []wakeword.Detection {
+	sp, err := wakeword.NewSpotter(m.models, m.opts(th))
 	if err != nil {
 		panic(err)
 	}
 	return sp.Process(nil, s, nil)
 }
 
-func report(m *wakeword.Model, dir string, ps []pos, th float64) {
+func report(m det, dir string, ps []pos, th float64) {
 	type agg struct {
 		n, miss int
 		lat     []float64

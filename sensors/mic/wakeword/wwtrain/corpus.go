@@ -50,13 +50,14 @@ func buildCorpus(ctx context.Context, cfg Config, syn *synth, pr *progress) (*co
 		spans = append(spans, [2]int{from, len(all)})
 	}
 	phrase := func(*rand.Rand, int) string { return cfg.Phrase }
-	other := func(r *rand.Rand, _ int) string { return speech(r, cfg.Phrase) }
+	other := func(r *rand.Rand, _ int) string { return speech(r, cfg.Phrase, false) }
+	otherHeld := func(r *rand.Rand, _ int) string { return speech(r, cfg.Phrase, true) }
 	near := append(append([]string(nil), conf...), parts...)
 	r := func(stream uint64) *rand.Rand { return rand.New(rand.NewPCG(cfg.Seed, stream)) }
 	add(r(10), cfg.PosUtterances, trainVoice, phrase)
 	add(r(11), cfg.NegUtterances, trainVoice, other)
 	add(r(12), len(near)*cfg.ConfusableReps, trainVoice, func(_ *rand.Rand, i int) string { return near[i%len(near)] })
-	add(r(13), int(cfg.CalibMinutes*uttPerMinute), anyVoice, other)
+	add(r(13), int(cfg.CalibMinutes*uttPerMinute), anyVoice, otherHeld)
 	groups := []func(*rand.Rand) Voice{trainVoice,
 		func(r *rand.Rand) Voice { return Voice{pick(r, trainAccents), pick(r, heldVariants)} },
 		func(r *rand.Rand) Voice {
@@ -66,7 +67,7 @@ func buildCorpus(ctx context.Context, cfg Config, syn *synth, pr *progress) (*co
 	for _, g := range groups {
 		add(tp, cfg.TestPosPerGroup, g, phrase)
 	}
-	add(r(15), int(cfg.TestNegMinutes*uttPerMinute), anyVoice, other)
+	add(r(15), int(cfg.TestNegMinutes*uttPerMinute), anyVoice, otherHeld)
 	add(r(16), 2*len(conf), func(r *rand.Rand) Voice {
 		if r.IntN(2) == 0 {
 			return heldVoice(r)

@@ -39,6 +39,7 @@ const refractHops = 150 // the mic's default refractory period, 1.5 s
 type clip struct {
 	x          []int16
 	start, end int
+	cond       condition
 }
 
 func scoreTraces(ctx context.Context, n *wakeword.Net, clips []clip, workers int, tick func()) ([][]float32, error) {
@@ -142,7 +143,7 @@ func speechStreams(us []utt, conds []condition, seed uint64, babble [][]int16) [
 			at += len(us[i].x) + 4800 + r.IntN(19200) // 0.3–1.5 s pause
 		}
 		sc.length = at
-		out = append(out, clip{x: sc.render(babble), start: -1, end: -1})
+		out = append(out, clip{x: sc.render(babble), start: -1, end: -1, cond: c})
 	}
 	return out
 }
@@ -213,6 +214,17 @@ func evaluate(ctx context.Context, cfg Config, n *wakeword.Net, c *corpus, pr *p
 	rep.TestNegHours = round3(hours(negClips))
 	rep.TestFA = countFires(negTr, th)
 	rep.FAPerHour = round3(float64(rep.TestFA) / math.Max(rep.TestNegHours, 1e-9))
+	for _, cd := range negConditions {
+		row := FARow{Condition: cd.String()}
+		for i, cl := range negClips {
+			if cl.cond == cd {
+				row.Hours += hours(negClips[i : i+1])
+				row.FA += countFires(negTr[i:i+1], th)
+			}
+		}
+		row.Hours = round3(row.Hours)
+		rep.FAByCondition = append(rep.FAByCondition, row)
+	}
 
 	type key struct{ g, c string }
 	rows := map[key]*RecallRow{}

@@ -164,12 +164,17 @@ piece told knew pass since top whole king space heard best hour better true duri
 early hold west ground interest reach fast verb sing listen six table travel less robin robe bot boat row hay ray`)
 
 // speech makes one utterance of ordinary speech that does not contain the
-// phrase.
-func speech(r *rand.Rand, phrase string) string {
+// phrase. Training (heldOut false) never uses every third sentence, so the
+// evaluation's speech is partly text the model has not heard.
+func speech(r *rand.Rand, phrase string, heldOut bool) string {
 	for {
 		var s string
 		if r.IntN(2) == 0 {
-			s = pick(r, sentences)
+			i := r.IntN(len(sentences))
+			if !heldOut && i%3 == 2 {
+				continue
+			}
+			s = sentences[i]
 		} else {
 			n := 3 + r.IntN(8)
 			ws := make([]string, n)

@@ -22,6 +22,8 @@ type Report struct {
 	TestNegHours float64 `json:"test_negative_hours"`
 	TestFA       int     `json:"test_false_accepts"`
 	FAPerHour    float64 `json:"test_fa_per_hour"`
+	// FAByCondition splits TestFA by the streams' noise.
+	FAByCondition []FARow `json:"test_fa_by_condition"`
 
 	Confusables     []ConfusableRow `json:"confusables"`
 	ConfusableN     int             `json:"confusable_clips"`
@@ -46,6 +48,13 @@ type RecallRow struct {
 	LatencyMedianMS int     `json:"latency_median_ms"` // detection after the phrase's end
 	LatencyP90MS    int     `json:"latency_p90_ms"`
 	latencies       []int
+}
+
+// FARow is the false accepts in one noise condition.
+type FARow struct {
+	Condition string  `json:"condition"`
+	Hours     float64 `json:"hours"`
+	FA        int     `json:"false_accepts"`
 }
 
 // ConfusableRow is how often one confusable phrase fired.
@@ -94,6 +103,11 @@ func (r Report) Markdown() string {
 		r.RawThreshold, r.TargetFAPerHour, r.CalibHours, r.CalibFA)
 	fmt.Fprintf(&b, "False accepts on %.2f h of other speech (a separate draw, all voices, mixed noise): %d = **%.2f per hour**.\n\n",
 		r.TestNegHours, r.TestFA, r.FAPerHour)
+	b.WriteString("| condition | hours | false accepts |\n|---|---:|---:|\n")
+	for _, f := range r.FAByCondition {
+		fmt.Fprintf(&b, "| %s | %.2f | %d |\n", f.Condition, f.Hours, f.FA)
+	}
+	b.WriteString("\n")
 	b.WriteString("## Recall by voice group and noise\n\n| voices | condition | n | recall | latency median | p90 |\n|---|---|---:|---:|---:|---:|\n")
 	for _, row := range r.Recall {
 		fmt.Fprintf(&b, "| %s | %s | %d | %.1f %% | %d ms | %d ms |\n", row.Group, row.Condition, row.N, 100*row.Recall,

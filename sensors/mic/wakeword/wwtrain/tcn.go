@@ -4,6 +4,9 @@ import (
 	"math"
 	"math/rand/v2"
 
+	"gonum.org/v1/gonum/blas"
+	"gonum.org/v1/gonum/blas/blas32"
+
 	"github.com/edgeagent/edgeagent/sensors/mic/wakeword"
 )
 
@@ -79,6 +82,7 @@ type work struct {
 	dh, dz []float32
 	dx     []float32
 	logit  []float32
+	masked []float32 // SpecAugment's copy of the input
 }
 
 func (t *tcn) newWork(frames int) *work {
@@ -95,33 +99,38 @@ func (t *tcn) newWork(frames int) *work {
 	return w
 }
 
+// The convolutions run as matrix products (gonum's blas32, whose inner
+// loops are vectorised): for each tap k, the frames shifted by that tap's
+// delay times the tap's weight matrix. Products of the same shapes in the
+// same order give the same sums, so training stays deterministic.
+
+func mat(rows, cols int, data []float32) blas32.General {
+	return blas32.General{Rows: rows, Cols: cols, Stride: cols, Data: data[:rows*cols]}
+}
+
 // forward computes the logits of every frame of x (T × Mels, normalised).
 func (t *tcn) forward(w *work, x []float32, frames int) {
 	in := x
 	for li, l := range t.layers {
-		z, h := w.z[li], w.h[li]
+		z, h := w.z[li][:frames*l.out], w.h[li][:frames*l.out]
 		for f := 0; f < frames; f++ {
-			zf := z[f*l.out : (f+1)*l.out]
-			copy(zf, l.b)
-			for k := 0; k < l.kernel; k++ {
-				src := f - (l.kernel-1-k)*l.dil
-				if src < 0 {
-					continue
-				}
-				xin := in[src*l.in : (src+1)*l.in]
-				wk := l.w[k*l.out*l.in:]
-				for o := range zf {
-					zf[o] += dot(wk[o*l.in:(o+1)*l.in], xin)
-				}
+			copy(z[f*l.out:(f+1)*l.out], l.b)
+		}
+		for k := 0; k < l.kernel; k++ {
+			back := (l.kernel - 1 - k) * l.dil
+			if back >= frames {
+				continue
 			}
-			hf := h[f*l.out : (f+1)*l.out]
-			for o, v := range zf {
-				v = max(v, 0)
-				if li > 0 {
-					v += in[f*l.in+o]
-				}
-				hf[o] = v
+			n := frames - back
+			wk := l.w[k*l.out*l.in : (k+1)*l.out*l.in]
+			blas32.Gemm(blas.NoTrans, blas.Trans, 1, mat(n, l.in, in), mat(l.out, l.in, wk), 1, mat(n, l.out, z[back*l.out:]))
+		}
+		for i, v := range z {
+			v = max(v, 0)
+			if li > 0 {
+				v += in[i]
 			}
+			h[i] = v
 		}
 		in = h
 	}
@@ -163,33 +172,27 @@ func (t *tcn) backward(w *work, g *tcn, x []float32, dlogit []float32, frames in
 				dz[i] = 0
 			}
 		}
+		for f := 0; f < frames; f++ {
+			axpy(gl.b, 1, dz[f*l.out:(f+1)*l.out])
+		}
 		var dx []float32
 		if li > 0 {
 			// The residual passes dh straight through.
 			dx = w.dx[:frames*l.in]
 			copy(dx, dh[:frames*l.in])
 		}
-		for f := 0; f < frames; f++ {
-			dzf := dz[f*l.out : (f+1)*l.out]
-			for o, d := range dzf {
-				gl.b[o] += d
+		for k := 0; k < l.kernel; k++ {
+			back := (l.kernel - 1 - k) * l.dil
+			if back >= frames {
+				continue
 			}
-			for k := 0; k < l.kernel; k++ {
-				src := f - (l.kernel-1-k)*l.dil
-				if src < 0 {
-					continue
-				}
-				xin := in[src*l.in : (src+1)*l.in]
-				base := k * l.out * l.in
-				for o, d := range dzf {
-					if d == 0 {
-						continue
-					}
-					axpy(gl.w[base+o*l.in:base+(o+1)*l.in], d, xin)
-					if dx != nil {
-						axpy(dx[src*l.in:(src+1)*l.in], d, l.w[base+o*l.in:base+(o+1)*l.in])
-					}
-				}
+			n := frames - back
+			wk := l.w[k*l.out*l.in : (k+1)*l.out*l.in]
+			gk := gl.w[k*l.out*l.in : (k+1)*l.out*l.in]
+			dzs := mat(n, l.out, dz[back*l.out:])
+			blas32.Gemm(blas.Trans, blas.NoTrans, 1, dzs, mat(n, l.in, in), 1, mat(l.out, l.in, gk))
+			if dx != nil {
+				blas32.Gemm(blas.NoTrans, blas.NoTrans, 1, dzs, mat(l.out, l.in, wk), 1, mat(n, l.in, dx))
 			}
 		}
 		if dx != nil {

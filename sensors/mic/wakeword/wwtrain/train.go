@@ -48,6 +48,9 @@ type Config struct {
 	Epochs int     `json:"epochs"`
 	Batch  int     `json:"batch"`
 	LR     float64 `json:"lr"`
+	// SpecAugment masks a random band range and a random stretch of
+	// frames in each clip at each step.
+	SpecAugment bool `json:"spec_augment"`
 
 	// Threshold and evaluation.
 	TargetFAPerHour float64 `json:"target_fa_per_hour"`
@@ -62,8 +65,8 @@ type Config struct {
 func DefaultConfig(phrase string) Config {
 	return Config{Phrase: phrase, Seed: 1,
 		PosUtterances: 1500, NegUtterances: 1500, ConfusableReps: 12, PosClips: 3, NoiseClips: 400,
-		Channels: 32, Kernel: 3, Dilations: []int{1, 2, 4, 8, 16, 32},
-		Epochs: 12, Batch: 32, LR: 3e-3,
+		Channels: 48, Kernel: 3, Dilations: []int{1, 2, 4, 8, 16, 32},
+		Epochs: 16, Batch: 32, LR: 4e-3, SpecAugment: true,
 		TargetFAPerHour: 0.5, CalibMinutes: 30, TestPosPerGroup: 150, TestNegMinutes: 60,
 		Workers: 2}
 }
@@ -177,6 +180,7 @@ func fit(ctx context.Context, cfg Config, net *tcn, ds *dataset, r *rand.Rand, p
 		works[i] = net.newWork(clipHops)
 	}
 	opt := newAdam(len(net.params))
+	masks := maskPlan{on: cfg.SpecAugment, seed: cfg.Seed}
 	steps := cfg.Epochs * ((ds.n + cfg.Batch - 1) / cfg.Batch)
 	step := 0
 	order := make([]int, ds.n)
@@ -193,25 +197,7 @@ func fit(ctx context.Context, cfg Config, net *tcn, ds *dataset, r *rand.Rand, p
 				return 0
 			}
 			batch := order[b:min(ds.n, b+cfg.Batch)]
-			var npos, nneg int
-			for _, c := range batch {
-				_, y := ds.clip(c)
-				for _, l := range y {
-					switch l {
-					case labelPos:
-						npos++
-					case labelNeg:
-						nneg++
-					}
-				}
-			}
-			wp, wn := float32(0), float32(0)
-			if npos > 0 {
-				wp = 1 / float32(npos)
-			}
-			if nneg > 0 {
-				wn = 1 / float32(nneg)
-			}
+			wt := batchWeights(ds, batch)
 			var wg sync.WaitGroup
 			for wk := 0; wk < nw; wk++ {
 				wg.Add(1)
@@ -219,7 +205,7 @@ func fit(ctx context.Context, cfg Config, net *tcn, ds *dataset, r *rand.Rand, p
 					defer wg.Done()
 					for k := wk; k < shards; k += nw {
 						lo, hi := k*len(batch)/shards, (k+1)*len(batch)/shards
-						losses[k] = backprop(net, works[wk], grads[k], ds, batch[lo:hi], wp, wn)
+						losses[k] = backprop(net, works[wk], grads[k], ds, batch[lo:hi], wt, masks.at(step))
 					}
 				}()
 			}
@@ -245,14 +231,28 @@ func fit(ctx context.Context, cfg Config, net *tcn, ds *dataset, r *rand.Rand, p
 
 // backprop runs the clips through net and writes their gradient into g
 // (cleared first); it returns their share of the loss.
-func backprop(net *tcn, w *work, g []float32, ds *dataset, clips []int, wp, wn float32) float64 {
+//
+// The loss follows what makes a detection: a clip with the phrase counts
+// as found if the score peaks high somewhere in its fire window, and a
+// false accept happens wherever a negative frame peaks. So besides the
+// mean cross-entropy of every labelled frame (weight frameWeight for the
+// positives: they need not all be high), each clip adds the cross-entropy
+// of its highest positive-window frame and of its highest negative frame
+// (max-pooling loss, Sun et al. 2016). wp and wn weigh positive and
+// negative frames, cp and cn positive and negative clips, so that each of
+// the four terms is a mean over the batch.
+func backprop(net *tcn, w *work, g []float32, ds *dataset, clips []int, wt lossWeights, mask *masker) float64 {
 	clear(g)
 	gv := net.view(g)
 	dl := make([]float32, clipHops)
 	var loss float64
 	for _, c := range clips {
 		x, y := ds.clip(c)
+		if mask != nil {
+			x = mask.apply(w, x, c)
+		}
 		net.forward(w, x, clipHops)
+		bestPos, bestNeg := -1, -1
 		for f, l := range y {
 			dl[f] = 0
 			if l == labelIgnore {
@@ -261,16 +261,70 @@ func backprop(net *tcn, w *work, g []float32, ds *dataset, clips []int, wp, wn f
 			z := float64(w.logit[f])
 			p := 1 / (1 + math.Exp(-z))
 			if l == labelPos {
-				loss += float64(wp) * softplus(-z)
-				dl[f] = wp * float32(p-1)
+				loss += float64(wt.pos*frameWeight) * softplus(-z)
+				dl[f] = wt.pos * frameWeight * float32(p-1)
+				if bestPos < 0 || w.logit[f] > w.logit[bestPos] {
+					bestPos = f
+				}
 			} else {
-				loss += float64(wn) * softplus(z)
-				dl[f] = wn * float32(p)
+				loss += float64(wt.neg) * softplus(z)
+				dl[f] = wt.neg * float32(p)
+				if bestNeg < 0 || w.logit[f] > w.logit[bestNeg] {
+					bestNeg = f
+				}
 			}
+		}
+		if bestPos >= 0 {
+			z := float64(w.logit[bestPos])
+			loss += float64(wt.posClip) * softplus(-z)
+			dl[bestPos] += wt.posClip * float32(1/(1+math.Exp(-z))-1)
+		}
+		if bestNeg >= 0 {
+			z := float64(w.logit[bestNeg])
+			loss += float64(wt.negClip) * softplus(z)
+			dl[bestNeg] += wt.negClip * float32(1/(1+math.Exp(-z)))
 		}
 		net.backward(w, gv, x, dl, clipHops)
 	}
 	return loss
+}
+
+// frameWeight is the weight of positive frames against the positive
+// clip's peak.
+const frameWeight = 0.25
+
+// lossWeights make each loss term a mean over the batch.
+type lossWeights struct{ pos, neg, posClip, negClip float32 }
+
+func batchWeights(ds *dataset, batch []int) lossWeights {
+	var npos, nneg, cpos, cneg int
+	for _, c := range batch {
+		_, y := ds.clip(c)
+		var hp, hn bool
+		for _, l := range y {
+			switch l {
+			case labelPos:
+				npos++
+				hp = true
+			case labelNeg:
+				nneg++
+				hn = true
+			}
+		}
+		if hp {
+			cpos++
+		}
+		if hn {
+			cneg++
+		}
+	}
+	inv := func(n int) float32 {
+		if n == 0 {
+			return 0
+		}
+		return 1 / float32(n)
+	}
+	return lossWeights{pos: inv(npos), neg: inv(nneg), posClip: inv(cpos), negClip: inv(cneg)}
 }
 
 // softplus is log(1+e^z) without overflow.

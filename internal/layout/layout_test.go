@@ -43,7 +43,7 @@ var rules = []struct {
 		"sensors/mic/audio", "sensors/mic/duplex", "sensors/mic/wyoming"}},
 	{"tools/vision", []string{"plugin", "tools", "tools/cameras", "worldmodel", "hooks", "clock", "llm", "llm/local"}},
 	// The camera tools' shared "camera" argument.
-	{"tools/cameras", []string{"plugin"}},
+	{"tools/cameras", []string{"plugin", "tools"}},
 	{"sensors", []string{"worldmodel"}},
 	{"sensors/simcurve", nil},
 	{"sensors/periphhost", nil},

@@ -9,6 +9,7 @@ import (
 	"slices"
 
 	"github.com/edgeagent/edgeagent/plugin"
+	"github.com/edgeagent/edgeagent/tools"
 )
 
 // kind is the camera sensor kind, spelled out: a tool does not import a
@@ -41,11 +42,30 @@ func (s Set) Touches(suffixes ...string) []string {
 	return out
 }
 
-// Property is the "camera" entry of a tool's params schema properties: one
-// of the cameras, optional on a board with one.
-func (s Set) Property() string {
+// Spec is a camera tool's spec: read permission, the scenarios a camera
+// serves, each camera's sources with the suffixes as what it touches, and
+// params of an object with the "camera" argument (one of the cameras,
+// optional on a board with one) besides props, the tool's own properties
+// (JSON object members, without braces or a leading comma).
+func (s Set) Spec(name, description, props string, suffixes ...string) tools.Spec {
 	names, _ := json.Marshal([]string(s)) // a []string always marshals
-	return fmt.Sprintf(`"camera": {"type": "string", "enum": %s, "description": "which camera; may be left out when the board has only one"}`, names)
+	if props != "" {
+		props = ",\n    " + props
+	}
+	return tools.Spec{
+		Name:        name,
+		Description: description,
+		Permission:  "read",
+		Scenarios:   []string{"security", "interaction", "maintenance"},
+		Touches:     s.Touches(suffixes...),
+		Params: json.RawMessage(fmt.Sprintf(`{
+  "type": "object",
+  "properties": {
+    "camera": {"type": "string", "enum": %s, "description": "which camera; may be left out when the board has only one"}%s
+  },
+  "additionalProperties": false
+}`, names, props)),
+	}
 }
 
 // Pick returns the camera a call names, or the only one when it names none.

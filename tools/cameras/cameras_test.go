@@ -42,16 +42,30 @@ func TestTouches(t *testing.T) {
 	}
 }
 
-func TestPropertyIsTheCameraEnum(t *testing.T) {
-	var props map[string]struct {
-		Type string   `json:"type"`
-		Enum []string `json:"enum"`
+func TestSpecHasTheCameraArgument(t *testing.T) {
+	spec := Set{"front", "back"}.Spec("camera.look", "Look.", `"zoom": {"type": "number"}`, ".snapshot")
+	if spec.Name != "camera.look" || spec.Permission != "read" || !slices.Equal(spec.Touches, []string{"front.snapshot", "back.snapshot"}) {
+		t.Fatalf("spec %+v", spec)
 	}
-	if err := json.Unmarshal([]byte("{"+Set{"front", "back"}.Property()+"}"), &props); err != nil {
-		t.Fatal(err)
+	var params struct {
+		Type       string `json:"type"`
+		Properties map[string]struct {
+			Type string   `json:"type"`
+			Enum []string `json:"enum"`
+		} `json:"properties"`
+		AdditionalProperties *bool `json:"additionalProperties"`
 	}
-	if c := props["camera"]; c.Type != "string" || !slices.Equal(c.Enum, []string{"front", "back"}) {
+	if err := json.Unmarshal(spec.Params, &params); err != nil {
+		t.Fatalf("%v in %s", err, spec.Params)
+	}
+	if c := params.Properties["camera"]; c.Type != "string" || !slices.Equal(c.Enum, []string{"front", "back"}) {
 		t.Fatalf("camera property %+v", c)
+	}
+	if params.Type != "object" || params.Properties["zoom"].Type != "number" || params.AdditionalProperties == nil || *params.AdditionalProperties {
+		t.Fatalf("params %s", spec.Params)
+	}
+	if spec := (Set{"front"}).Spec("camera.look", "Look.", "", ".snapshot"); !json.Valid(spec.Params) {
+		t.Fatalf("no props of its own: %s", spec.Params)
 	}
 }
 

@@ -67,24 +67,13 @@ type params struct {
 
 // Tools implements tools.Provider.
 func (p *Plugin) Tools() []tools.Tool {
-	spec := tools.Spec{
-		Name: "camera.snapshot",
-		Description: "Get a camera's picture as a JPEG: the latest frame, or the frame at the last motion start. " +
+	spec := p.cameras.Spec("camera.snapshot",
+		"Get a camera's picture as a JPEG: the latest frame, or the frame at the last motion start. "+
 			"Returns it in base64, or publishes it (base64) on an MQTT topic allowed by mqtt.publish_allow.",
-		Permission: "read",
-		Scenarios:  []string{"security", "interaction", "maintenance"},
-		Touches:    p.cameras.Touches(".snapshot", ".motion_snapshot"),
-		Params: json.RawMessage(`{
-  "type": "object",
-  "properties": {
-    ` + p.cameras.Property() + `,
-    "which": {"type": "string", "enum": ["latest", "motion"], "default": "latest", "description": "latest frame, or the frame at the last motion start"},
+		`"which": {"type": "string", "enum": ["latest", "motion"], "default": "latest", "description": "latest frame, or the frame at the last motion start"},
     "topic": {"type": "string", "minLength": 1, "maxLength": 256, "description": "publish on this MQTT topic instead of returning the picture"},
-    "max_bytes": {"type": "integer", "minimum": 4096, "maximum": 1048576, "default": 262144, "description": "largest JPEG; bigger pictures are scaled down"}
-  },
-  "additionalProperties": false
-}`),
-	}
+    "max_bytes": {"type": "integer", "minimum": 4096, "maximum": 1048576, "default": 262144, "description": "largest JPEG; bigger pictures are scaled down"}`,
+		".snapshot", ".motion_snapshot")
 	return []tools.Tool{tools.Typed(spec, p.snapshot)}
 }
 

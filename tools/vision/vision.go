@@ -31,7 +31,6 @@ package vision
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -156,22 +155,11 @@ type params struct {
 
 // Tools implements tools.Provider.
 func (p *Plugin) Tools() []tools.Tool {
-	spec := tools.Spec{
-		Name: "camera.describe",
-		Description: "Look through a camera and say what is there, or answer a question about it (is someone at the door? " +
+	spec := p.cameras.Spec("camera.describe",
+		"Look through a camera and say what is there, or answer a question about it (is someone at the door? "+
 			"what is on the table?). Takes seconds. The answer is also remembered as <camera>.description.",
-		Permission: "read",
-		Scenarios:  []string{"security", "interaction", "maintenance"},
-		Touches:    p.cameras.Touches(".snapshot", ".description"),
-		Params: json.RawMessage(`{
-  "type": "object",
-  "properties": {
-    ` + p.cameras.Property() + `,
-    "question": {"type": "string", "maxLength": 300, "description": "what to ask about the picture; by default: what is in front of the camera"}
-  },
-  "additionalProperties": false
-}`),
-	}
+		`"question": {"type": "string", "maxLength": 300, "description": "what to ask about the picture; by default: what is in front of the camera"}`,
+		".snapshot", ".description")
 	return []tools.Tool{tools.Typed(spec, func(ctx context.Context, a params) (tools.Result, error) {
 		d, err := p.Describe(ctx, a.Camera, a.Question)
 		if err != nil {

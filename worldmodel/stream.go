@@ -2,6 +2,7 @@ package worldmodel
 
 import (
 	"cmp"
+	"context"
 	"slices"
 )
 
@@ -79,6 +80,33 @@ func (c *Cursor) Missed() uint64 { return c.missed }
 // Wait returns a channel that is closed at the model's next change. Call it
 // before Read: what a Read after it misses, the channel announces.
 func (c *Cursor) Wait() <-chan struct{} { return c.m.wake.wait() }
+
+// followBatch bounds one Read of Follow, so a burst of items is handed out
+// in pages rather than one slice as long as the rings.
+const followBatch = 256
+
+// Follow hands fn each item after the cursor, in sequence order, as the
+// model changes, until ctx ends: the loop of a consumer that reacts to the
+// stream (a wake word stops speech, a motion start asks for a description).
+// A burst of items costs a Read per page, not a goroutine each. fn runs on
+// the caller's goroutine and must not block for long: items wait meanwhile.
+func (c *Cursor) Follow(ctx context.Context, fn func(Item)) {
+	var items []Item
+	for ctx.Err() == nil {
+		wake := c.Wait() // before Read: what the Read misses, wake announces
+		items = c.Read(items[:0], followBatch)
+		for _, it := range items {
+			fn(it)
+		}
+		if len(items) == followBatch {
+			continue // a full page: more may be there already
+		}
+		select {
+		case <-ctx.Done():
+		case <-wake:
+		}
+	}
+}
 
 // Read appends to dst the items after the cursor, in sequence order, at
 // most limit of them (limit <= 0: all), and moves the cursor past them.

@@ -1,6 +1,7 @@
 package worldmodel
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"sync"
@@ -138,6 +139,53 @@ func TestJournalDoesNotChangeVersion(t *testing.T) {
 	}
 	if recs := m.Records(0, 0); len(recs) != 2 || recs[1].Kind != RecordActuator {
 		t.Fatalf("records %+v", recs)
+	}
+}
+
+// Follow hands over what is appended after it starts, in order, and
+// returns when its context ends.
+func TestFollowUntilCancelled(t *testing.T) {
+	m := New(Config{})
+	c := m.NewCursor(false)
+	ctx, cancel := context.WithCancel(t.Context())
+	got := make(chan Item)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		c.Follow(ctx, func(it Item) { got <- it })
+	}()
+	var last uint64
+	for i := range 300 {
+		m.Append(Observation{Source: "a.v", Kind: Reading, Value: float64(i)})
+		it := <-got
+		if it.Kind != ItemObservation || it.Obs.Value != float64(i) || it.Seq() <= last {
+			t.Fatalf("item %d: %+v after seq %d", i, it, last)
+		}
+		last = it.Seq()
+	}
+	m.Record(Event{Kind: "e"})
+	if it := <-got; it.Kind != ItemEvent || it.Event.Kind != "e" {
+		t.Fatalf("event %+v", it)
+	}
+	// A burst longer than a page arrives whole with no further change.
+	for i := range 2*followBatch + 10 {
+		m.Note(Record{Kind: "r", Source: fmt.Sprint(i)})
+	}
+	for i := range 2*followBatch + 10 {
+		select {
+		case it := <-got:
+			if it.Kind != ItemRecord || it.Record.Source != fmt.Sprint(i) {
+				t.Fatalf("burst item %d: %+v", i, it)
+			}
+		case <-time.After(5 * time.Second):
+			t.Fatalf("burst: %d items of %d arrived", i, 2*followBatch+10)
+		}
+	}
+	cancel()
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second):
+		t.Fatal("Follow did not return after its context ended")
 	}
 }
 

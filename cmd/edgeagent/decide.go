@@ -75,29 +75,12 @@ decision is made here, on a copy without the store's history).`,
 			if err != nil {
 				return err
 			}
-			// A one-off decision is not the robot's control plane (see
-			// invoke), nor its dashboard.
-			for _, p := range []string{"mqtt", "dashboard"} {
-				if err := n.UnloadPlugin(ctx, p); err != nil && !errors.Is(err, hooks.ErrNotFound) {
-					_ = n.Close()
-					return err
-				}
-			}
-			runCtx, cancel := context.WithCancel(ctx)
-			done := make(chan error, 1)
-			go func() { done <- n.Run(runCtx, processStart) }()
-			select {
-			case <-n.Ready():
-			case err := <-done:
-				cancel()
+			var out agent.Outcome
+			err = runOnce(ctx, n, func(ctx context.Context) (err error) {
+				out, err = decideOnce(ctx, n, text, dryRun, wait)
 				return err
-			}
-			out, derr := decideOnce(ctx, n, text, dryRun, wait)
-			cancel()
-			if err := <-done; err != nil && derr == nil {
-				derr = err
-			}
-			return report(cmd, out, derr, asJSON)
+			})
+			return report(cmd, out, err, asJSON)
 		},
 	}
 	cmd.Flags().StringVar(&boardPath, "board", defaultBoard, "board config file")

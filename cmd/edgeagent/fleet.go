@@ -93,6 +93,19 @@ fleet: {name, groups} block (mqtt/README.md, "Fleets").`,
 		}
 		return fleet.Dial(ctx, o)
 	}
+
+	// session runs fn with a client connected for at most d.
+	session := func(cmd *cobra.Command, d time.Duration, fn func(context.Context, *fleet.Client) error) error {
+		ctx, cancel := context.WithTimeout(cmd.Context(), d)
+		defer cancel()
+		c, err := dial(ctx)
+		if err != nil {
+			return err
+		}
+		defer c.Close()
+		return fn(ctx, c)
+	}
+
 	printJSON := func(v any) error {
 		enc := json.NewEncoder(os.Stdout)
 		enc.SetIndent("", "  ")
@@ -104,21 +117,16 @@ fleet: {name, groups} block (mqtt/README.md, "Fleets").`,
 		Short: "List the robots on the broker: status, e-stop, board, version, fleet and groups",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			ctx, cancel := context.WithTimeout(cmd.Context(), timeout+window)
-			defer cancel()
-			c, err := dial(ctx)
-			if err != nil {
-				return err
-			}
-			defer c.Close()
-			robots, err := c.List(ctx, window)
-			if err != nil {
-				return err
-			}
-			if asJSON {
-				return printJSON(robots)
-			}
-			return fleet.WriteRobots(os.Stdout, robots)
+			return session(cmd, timeout+window, func(ctx context.Context, c *fleet.Client) error {
+				robots, err := c.List(ctx, window)
+				if err != nil {
+					return err
+				}
+				if asJSON {
+					return printJSON(robots)
+				}
+				return fleet.WriteRobots(os.Stdout, robots)
+			})
 		},
 	}
 	ls.Flags().DurationVar(&window, "wait", 500*time.Millisecond, "how long to listen for announcements")
@@ -140,34 +148,29 @@ fleet: {name, groups} block (mqtt/README.md, "Fleets").`,
 					return errors.New("PARAMS_JSON is not valid JSON")
 				}
 			}
-			ctx, cancel := context.WithTimeout(cmd.Context(), timeout)
-			defer cancel()
-			c, err := dial(ctx)
-			if err != nil {
-				return err
-			}
-			defer c.Close()
-			robots, err := c.List(ctx, 300*time.Millisecond)
-			if err != nil {
-				return err
-			}
-			members := fleet.Members(robots, to)
-			answers, dups, err := c.Call(ctx, to, args[1], params, len(members))
-			if asJSON {
-				return errors.Join(printJSON(map[string]any{"expected": members, "answers": answers, "duplicates": dups}), err)
-			}
-			if werr := fleet.WriteAnswers(os.Stdout, answers, members); werr != nil {
-				return werr
-			}
-			fmt.Printf("%d of %d online members answered", len(answers), len(members))
-			if dups > 0 {
-				fmt.Printf("; %d duplicate answers", dups)
-			}
-			fmt.Println()
-			if len(answers) < len(members) {
-				return fmt.Errorf("%d members did not answer within %v", len(members)-len(answers), timeout)
-			}
-			return nil
+			return session(cmd, timeout, func(ctx context.Context, c *fleet.Client) error {
+				robots, err := c.List(ctx, 300*time.Millisecond)
+				if err != nil {
+					return err
+				}
+				members := fleet.Members(robots, to)
+				answers, dups, err := c.Call(ctx, to, args[1], params, len(members))
+				if asJSON {
+					return errors.Join(printJSON(map[string]any{"expected": members, "answers": answers, "duplicates": dups}), err)
+				}
+				if werr := fleet.WriteAnswers(os.Stdout, answers, members); werr != nil {
+					return werr
+				}
+				fmt.Printf("%d of %d online members answered", len(answers), len(members))
+				if dups > 0 {
+					fmt.Printf("; %d duplicate answers", dups)
+				}
+				fmt.Println()
+				if len(answers) < len(members) {
+					return fmt.Errorf("%d members did not answer within %v", len(members)-len(answers), timeout)
+				}
+				return nil
+			})
 		},
 	}
 	call.Flags().StringVar(&fleetName, "fleet", "", `the fleet to address when GROUP is "-"`)
@@ -177,27 +180,22 @@ fleet: {name, groups} block (mqtt/README.md, "Fleets").`,
 		Short: "Stop every robot of a fleet (each latches as its own e-stop does) and wait for their acknowledgements",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			ctx, cancel := context.WithTimeout(cmd.Context(), timeout)
-			defer cancel()
-			c, err := dial(ctx)
-			if err != nil {
+			return session(cmd, timeout, func(ctx context.Context, c *fleet.Client) error {
+				robots, err := c.List(ctx, 300*time.Millisecond)
+				if err != nil {
+					return err
+				}
+				members := fleet.Members(robots, fleet.Target{Fleet: args[0]})
+				answers, err := c.EStop(ctx, args[0], len(members))
+				if asJSON {
+					return errors.Join(printJSON(map[string]any{"expected": members, "answers": answers}), err)
+				}
+				if werr := fleet.WriteAnswers(os.Stdout, answers, members); werr != nil {
+					return werr
+				}
+				fmt.Printf("%d of %d online robots of %s acknowledged the e-stop\n", len(answers), len(members), args[0])
 				return err
-			}
-			defer c.Close()
-			robots, err := c.List(ctx, 300*time.Millisecond)
-			if err != nil {
-				return err
-			}
-			members := fleet.Members(robots, fleet.Target{Fleet: args[0]})
-			answers, err := c.EStop(ctx, args[0], len(members))
-			if asJSON {
-				return errors.Join(printJSON(map[string]any{"expected": members, "answers": answers}), err)
-			}
-			if werr := fleet.WriteAnswers(os.Stdout, answers, members); werr != nil {
-				return werr
-			}
-			fmt.Printf("%d of %d online robots of %s acknowledged the e-stop\n", len(answers), len(members), args[0])
-			return err
+			})
 		},
 	}
 
@@ -206,21 +204,16 @@ fleet: {name, groups} block (mqtt/README.md, "Fleets").`,
 		Short: "Show one robot's agent.status",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			ctx, cancel := context.WithTimeout(cmd.Context(), timeout)
-			defer cancel()
-			c, err := dial(ctx)
-			if err != nil {
-				return err
-			}
-			defer c.Close()
-			r, err := c.Status(ctx, args[0])
-			if err != nil {
-				return err
-			}
-			if !r.OK {
-				return fmt.Errorf("%s: %s", r.Code, r.Error)
-			}
-			return printJSON(r.Result)
+			return session(cmd, timeout, func(ctx context.Context, c *fleet.Client) error {
+				r, err := c.Status(ctx, args[0])
+				if err != nil {
+					return err
+				}
+				if !r.OK {
+					return fmt.Errorf("%s: %s", r.Code, r.Error)
+				}
+				return printJSON(r.Result)
+			})
 		},
 	}
 	root.AddCommand(ls, call, estop, status)

@@ -16,7 +16,6 @@ import (
 
 	"github.com/edgeagent/edgeagent/board"
 	"github.com/edgeagent/edgeagent/mqtt"
-	"github.com/edgeagent/edgeagent/node"
 	"github.com/edgeagent/edgeagent/plugin/mqttplane"
 	"github.com/edgeagent/edgeagent/store"
 	"github.com/edgeagent/edgeagent/tools"
@@ -86,29 +85,11 @@ user when the broker has users).`,
 			if err != nil {
 				return err
 			}
-			// A one-off call is not the robot's control plane: with MQTT it
-			// would take over the agent's persistent session (and the
-			// commands queued for it) and announce the robot to Home
-			// Assistant. Nor does it serve the dashboard (the agent's port).
-			for _, p := range []string{"mqtt", "dashboard"} {
-				if err := n.UnloadPlugin(ctx, p); err != nil && !errors.Is(err, node.ErrPlugin) {
-					return err
-				}
-			}
-			runCtx, cancel := context.WithCancel(ctx)
-			done := make(chan error, 1)
-			go func() { done <- n.Run(runCtx, processStart) }()
-			select {
-			case <-n.Ready():
-			case err := <-done:
-				cancel()
+			var res tools.Result
+			ierr := runOnce(ctx, n, func(ctx context.Context) (err error) {
+				res, err = n.Tools.Invoke(ctx, tools.Call{Caller: "cli", Tool: args[0], Params: params})
 				return err
-			}
-			res, ierr := n.Tools.Invoke(ctx, tools.Call{Caller: "cli", Tool: args[0], Params: params})
-			cancel()
-			if err := <-done; err != nil && ierr == nil {
-				ierr = err
-			}
+			})
 			if ierr != nil {
 				if te, ok := ierr.(*tools.Error); ok && len(te.Paths) > 0 {
 					return fmt.Errorf("%w (paths: %s)", ierr, strings.Join(te.Paths, ", "))

@@ -35,13 +35,15 @@ var rules = []struct {
 	{"llm/local/...", []string{"llm"}},
 	{"tools", []string{"hooks", "worldmodel"}},
 	{"tools/actuator/...", []string{"tools", "worldmodel", "clock", "hooks", "tools/actuator/..."}},
-	{"tools/snapshot", []string{"plugin", "tools", "worldmodel", "hooks"}},
+	{"tools/snapshot", []string{"plugin", "tools", "tools/cameras", "worldmodel", "hooks"}},
 	// say speaks through the microphone's audio format, half-duplex gate and
 	// Wyoming client (protocols, not drivers) so the wake word hears it
 	// muted; it reads its plugin options from the board.
 	{"tools/say", []string{"plugin", "tools", "worldmodel", "hooks", "clock", "board", "sensors",
 		"sensors/mic/audio", "sensors/mic/duplex", "sensors/mic/wyoming"}},
-	{"tools/vision", []string{"plugin", "tools", "worldmodel", "hooks", "clock", "llm", "llm/local"}},
+	{"tools/vision", []string{"plugin", "tools", "tools/cameras", "worldmodel", "hooks", "clock", "llm", "llm/local"}},
+	// The camera tools' shared "camera" argument.
+	{"tools/cameras", []string{"plugin", "tools"}},
 	{"sensors", []string{"worldmodel"}},
 	{"sensors/simcurve", nil},
 	{"sensors/periphhost", nil},

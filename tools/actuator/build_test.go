@@ -1,9 +1,10 @@
 package actuator_test
 
 import (
-	"github.com/edgeagent/edgeagent/store"
 	"strings"
 	"testing"
+
+	"github.com/edgeagent/edgeagent/store"
 
 	"github.com/edgeagent/edgeagent/tools/actuator"
 )

@@ -41,24 +41,13 @@ func (p *Plugin) OnAgentStop(context.Context) error {
 	return nil
 }
 
-// watch reads the stream for wake words: barge-in. Events come in Seq
-// order from one cursor, so a burst of sensor readings costs a read, not a
-// goroutine each.
+// watch reads the stream for wake words: barge-in.
 func (p *Plugin) watch(ctx context.Context, cur *worldmodel.Cursor) {
-	var items []worldmodel.Item
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-cur.Wait():
+	cur.Follow(ctx, func(it worldmodel.Item) {
+		if it.Kind == worldmodel.ItemEvent && it.Event.Kind == wakeWordKind {
+			p.speaker.Stop("wake word")
 		}
-		items = cur.Read(items[:0], 256)
-		for _, it := range items {
-			if it.Kind == worldmodel.ItemEvent && it.Event.Kind == wakeWordKind {
-				p.speaker.Stop("wake word")
-			}
-		}
-	}
+	})
 }
 
 // HandleCritical cuts speech off on an e-stop, before the agent loop sees

@@ -18,18 +18,14 @@ import (
 	"fmt"
 	"image"
 	"image/jpeg"
-	"slices"
 	"time"
 
 	"github.com/edgeagent/edgeagent/hooks"
 	"github.com/edgeagent/edgeagent/plugin"
 	"github.com/edgeagent/edgeagent/tools"
+	"github.com/edgeagent/edgeagent/tools/cameras"
 	"github.com/edgeagent/edgeagent/worldmodel"
 )
-
-// cameraKind is the sensor kind whose snapshots this serves. Spelled out
-// rather than imported: a skill does not import a sensor driver.
-const cameraKind = "camera"
 
 // publishTool is the MQTT control plane's skill the snapshot is published
 // through, so that its topic allowlist and the caller's permissions apply.
@@ -43,19 +39,14 @@ func init() { plugin.Register("camera", New) }
 
 // Plugin provides camera.snapshot for the board's cameras.
 type Plugin struct {
-	cameras []string
+	cameras cameras.Set
 	world   *worldmodel.Model
 	reg     *tools.Registry
 }
 
 // New builds the plugin for a host; it declines on a board without camera.
 func New(h plugin.Host) (hooks.Plugin, error) {
-	p := &Plugin{world: h.World(), reg: h.Tools()}
-	for _, s := range h.Board().Sensors {
-		if s.Kind == cameraKind && s.Enabled {
-			p.cameras = append(p.cameras, s.Name)
-		}
-	}
+	p := &Plugin{cameras: cameras.Of(h), world: h.World(), reg: h.Tools()}
 	if len(p.cameras) == 0 {
 		return nil, hooks.Decline("no camera on this board")
 	}
@@ -76,42 +67,20 @@ type params struct {
 
 // Tools implements tools.Provider.
 func (p *Plugin) Tools() []tools.Tool {
-	names, _ := json.Marshal(p.cameras)
-	var touches []string
-	for _, c := range p.cameras {
-		touches = append(touches, c+".snapshot", c+".motion_snapshot")
-	}
-	spec := tools.Spec{
-		Name: "camera.snapshot",
-		Description: "Get a camera's picture as a JPEG: the latest frame, or the frame at the last motion start. " +
+	spec := p.cameras.Spec("camera.snapshot",
+		"Get a camera's picture as a JPEG: the latest frame, or the frame at the last motion start. "+
 			"Returns it in base64, or publishes it (base64) on an MQTT topic allowed by mqtt.publish_allow.",
-		Permission: "read",
-		Scenarios:  []string{"security", "interaction", "maintenance"},
-		Touches:    touches,
-		Params: json.RawMessage(fmt.Sprintf(`{
-  "type": "object",
-  "properties": {
-    "camera": {"type": "string", "enum": %s, "description": "which camera; may be left out when the board has only one"},
-    "which": {"type": "string", "enum": ["latest", "motion"], "default": "latest", "description": "latest frame, or the frame at the last motion start"},
+		`"which": {"type": "string", "enum": ["latest", "motion"], "default": "latest", "description": "latest frame, or the frame at the last motion start"},
     "topic": {"type": "string", "minLength": 1, "maxLength": 256, "description": "publish on this MQTT topic instead of returning the picture"},
-    "max_bytes": {"type": "integer", "minimum": 4096, "maximum": 1048576, "default": 262144, "description": "largest JPEG; bigger pictures are scaled down"}
-  },
-  "additionalProperties": false
-}`, names)),
-	}
+    "max_bytes": {"type": "integer", "minimum": 4096, "maximum": 1048576, "default": 262144, "description": "largest JPEG; bigger pictures are scaled down"}`,
+		".snapshot", ".motion_snapshot")
 	return []tools.Tool{tools.Typed(spec, p.snapshot)}
 }
 
 func (p *Plugin) snapshot(ctx context.Context, a params) (tools.Result, error) {
-	cam := a.Camera
-	if cam == "" {
-		if len(p.cameras) != 1 {
-			return tools.Result{}, fmt.Errorf("this board has %d cameras (%v): say which", len(p.cameras), p.cameras)
-		}
-		cam = p.cameras[0]
-	}
-	if !slices.Contains(p.cameras, cam) {
-		return tools.Result{}, fmt.Errorf("no camera %q (cameras: %v)", cam, p.cameras)
+	cam, err := p.cameras.Pick(a.Camera)
+	if err != nil {
+		return tools.Result{}, err
 	}
 	source := cam + ".snapshot"
 	if a.Which == "motion" {

@@ -8,7 +8,6 @@ import (
 	"image"
 	"math"
 	"regexp"
-	"slices"
 	"strings"
 	"time"
 
@@ -76,14 +75,9 @@ func (p *Plugin) Describe(ctx context.Context, cam, question string) (Descriptio
 // describe is Describe of the picture in source (default
 // <cam>.snapshot), cropped to region (fractions of the frame) when given.
 func (p *Plugin) describe(ctx context.Context, cam, question, source string, region *image.Rectangle) (Description, error) {
-	if cam == "" {
-		if len(p.cameras) != 1 {
-			return Description{}, fmt.Errorf("this board has %d cameras (%v): say which", len(p.cameras), p.cameras)
-		}
-		cam = p.cameras[0]
-	}
-	if !slices.Contains(p.cameras, cam) {
-		return Description{}, fmt.Errorf("no camera %q (cameras: %v)", cam, p.cameras)
+	cam, err := p.cameras.Pick(cam)
+	if err != nil {
+		return Description{}, err
 	}
 	if source == "" {
 		source = cam + ".snapshot"

@@ -31,7 +31,6 @@ package vision
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -45,12 +44,9 @@ import (
 	"github.com/edgeagent/edgeagent/llm/local"
 	"github.com/edgeagent/edgeagent/plugin"
 	"github.com/edgeagent/edgeagent/tools"
+	"github.com/edgeagent/edgeagent/tools/cameras"
 	"github.com/edgeagent/edgeagent/worldmodel"
 )
-
-// cameraKind is the camera sensor kind, spelled out: a skill does not
-// import a sensor driver.
-const cameraKind = "camera"
 
 func init() { plugin.Register("vision", New) }
 
@@ -74,7 +70,7 @@ type OnMotion struct {
 // Plugin is the vision plugin.
 type Plugin struct {
 	o       Options
-	cameras []string
+	cameras cameras.Set
 	model   llm.LLM
 	client  *local.Client
 	name    string // the model's name
@@ -95,12 +91,7 @@ type Plugin struct {
 // images.
 func New(h plugin.Host) (hooks.Plugin, error) {
 	b := h.Board()
-	var cams []string
-	for _, s := range b.Sensors {
-		if s.Kind == cameraKind && s.Enabled {
-			cams = append(cams, s.Name)
-		}
-	}
+	cams := cameras.Of(h)
 	switch {
 	case len(cams) == 0:
 		return nil, hooks.Decline("no camera on this board: camera.describe is absent")
@@ -164,27 +155,11 @@ type params struct {
 
 // Tools implements tools.Provider.
 func (p *Plugin) Tools() []tools.Tool {
-	names, _ := json.Marshal(p.cameras)
-	var touches []string
-	for _, c := range p.cameras {
-		touches = append(touches, c+".snapshot", c+".description")
-	}
-	spec := tools.Spec{
-		Name: "camera.describe",
-		Description: "Look through a camera and say what is there, or answer a question about it (is someone at the door? " +
+	spec := p.cameras.Spec("camera.describe",
+		"Look through a camera and say what is there, or answer a question about it (is someone at the door? "+
 			"what is on the table?). Takes seconds. The answer is also remembered as <camera>.description.",
-		Permission: "read",
-		Scenarios:  []string{"security", "interaction", "maintenance"},
-		Touches:    touches,
-		Params: json.RawMessage(fmt.Sprintf(`{
-  "type": "object",
-  "properties": {
-    "camera": {"type": "string", "enum": %s, "description": "which camera; may be left out when the board has only one"},
-    "question": {"type": "string", "maxLength": 300, "description": "what to ask about the picture; by default: what is in front of the camera"}
-  },
-  "additionalProperties": false
-}`, names)),
-	}
+		`"question": {"type": "string", "maxLength": 300, "description": "what to ask about the picture; by default: what is in front of the camera"}`,
+		".snapshot", ".description")
 	return []tools.Tool{tools.Typed(spec, func(ctx context.Context, a params) (tools.Result, error) {
 		d, err := p.Describe(ctx, a.Camera, a.Question)
 		if err != nil {
@@ -229,40 +204,31 @@ func (p *Plugin) OnAgentStop(context.Context) error {
 // once per min_interval per camera and one at a time: on a Pi a
 // description costs seconds of the CPU the rest of the agent needs.
 func (p *Plugin) watchMotion(ctx context.Context, cur *worldmodel.Cursor) {
-	var items []worldmodel.Item
-	for {
-		select {
-		case <-ctx.Done():
+	cur.Follow(ctx, func(it worldmodel.Item) {
+		if it.Kind != worldmodel.ItemEvent || it.Event.Kind != "motion_start" || !slices.Contains(p.cameras, it.Event.Source) {
 			return
-		case <-cur.Wait():
 		}
-		items = cur.Read(items[:0], 256)
-		for _, it := range items {
-			if it.Kind != worldmodel.ItemEvent || it.Event.Kind != "motion_start" || !slices.Contains(p.cameras, it.Event.Source) {
-				continue
-			}
-			cam, now, ev := it.Event.Source, p.clock.Now(), it.Event
-			p.mu.Lock()
-			due := !p.busy && (p.lastAuto[cam].IsZero() || now.Sub(p.lastAuto[cam]) >= p.o.OnMotion.MinInterval)
-			if due {
-				p.busy, p.lastAuto[cam] = true, now
-				p.wg.Add(1)
-			}
-			p.mu.Unlock()
-			if !due {
-				continue
-			}
-			go func() {
-				defer p.wg.Done()
-				defer func() { p.mu.Lock(); p.busy = false; p.mu.Unlock() }()
-				source, _ := ev.Data["snapshot"].(string)
-				if source != cam+".motion_snapshot" {
-					source = "" // only the camera's own frames
-				}
-				if _, err := p.describe(ctx, cam, p.o.OnMotion.Question, source, motionRegion(ev.Data)); err != nil && ctx.Err() == nil {
-					p.log.Warn("describing the motion failed", "camera", cam, "err", err)
-				}
-			}()
+		cam, now, ev := it.Event.Source, p.clock.Now(), it.Event
+		p.mu.Lock()
+		due := !p.busy && (p.lastAuto[cam].IsZero() || now.Sub(p.lastAuto[cam]) >= p.o.OnMotion.MinInterval)
+		if due {
+			p.busy, p.lastAuto[cam] = true, now
+			p.wg.Add(1)
 		}
-	}
+		p.mu.Unlock()
+		if !due {
+			return
+		}
+		go func() {
+			defer p.wg.Done()
+			defer func() { p.mu.Lock(); p.busy = false; p.mu.Unlock() }()
+			source, _ := ev.Data["snapshot"].(string)
+			if source != cam+".motion_snapshot" {
+				source = "" // only the camera's own frames
+			}
+			if _, err := p.describe(ctx, cam, p.o.OnMotion.Question, source, motionRegion(ev.Data)); err != nil && ctx.Err() == nil {
+				p.log.Warn("describing the motion failed", "camera", cam, "err", err)
+			}
+		}()
+	})
 }

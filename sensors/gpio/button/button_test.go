@@ -131,18 +131,10 @@ func TestEStopFailSafe(t *testing.T) {
 }
 
 func TestOptionErrors(t *testing.T) {
-	for _, c := range []struct{ block, want string }{
+	kittest.Refused(t, "sim", []kittest.Refusal{
 		{`- {name: b, kind: button, pins: {signal: "sim:1"}, options: {event: "Door Bell"}}`, `options.event: "Door Bell"`},
 		{`- {name: b, kind: button}`, "pins.signal: required"},
 		{`- {name: b, kind: estop, pins: {signal: "sim:1"}, options: {pull: down}}`, "options.pull: unknown key"},
 		{`- {name: b, kind: estop, pins: {signal: "sim:1"}, options: {sim: {bounce: 99}}}`, "bounce: must be 0..50"},
-	} {
-		cfg, err := kittest.ParseBoard("sim", c.block)
-		if err == nil {
-			_, err = sensors.New(cfg)
-		}
-		if err == nil || !strings.Contains(err.Error(), c.want) {
-			t.Errorf("%s\n  err = %v\n want %q", c.block, err, c.want)
-		}
-	}
+	})
 }

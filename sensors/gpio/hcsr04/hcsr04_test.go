@@ -153,19 +153,11 @@ func TestUnpluggedFaultCycle(t *testing.T) {
 }
 
 func TestOptionErrors(t *testing.T) {
-	for _, c := range []struct{ block, want string }{
+	kittest.Refused(t, "sim", []kittest.Refusal{
 		{`- {name: r, kind: hcsr04, pins: {trigger: "sim:1"}}`, "pins.echo: required"},
 		{`- {name: r, kind: hcsr04, pins: {trigger: "sim:1", echo: "sim:2"}, options: {samples: 0}}`, "samples: 0"},
 		{`- {name: r, kind: hcsr04, pins: {trigger: "sim:1", echo: "sim:2"}, options: {max_distance: 10}}`, "max_distance: 10"},
-	} {
-		cfg, err := kittest.ParseBoard("sim", c.block)
-		if err == nil {
-			_, err = sensors.New(cfg)
-		}
-		if err == nil || !strings.Contains(err.Error(), c.want) {
-			t.Errorf("%s\n  err = %v\n want %q", c.block, err, c.want)
-		}
-	}
+	})
 }
 
 // pollLog records when the echo line was polled and what it read.

@@ -77,17 +77,11 @@ func New(cfg sensors.Config) (sensors.Sensor, error) {
 	if !ok {
 		errs = append(errs, fmt.Errorf("options.resolution: %q is not high, high2 or low", opts.Resolution))
 	}
-	if opts.Sim == nil {
-		s := defaultSim
-		opts.Sim = &s
+	sim := defaultSim
+	if opts.Sim != nil {
+		sim = *opts.Sim
 	}
-	sim := *opts.Sim
-	if err := sim.Illuminance.Validate(); err != nil {
-		errs = append(errs, fmt.Errorf("options.sim.illuminance: %w", err))
-	}
-	if err := i2csim.ValidateFaults(sim.Faults); err != nil {
-		errs = append(errs, fmt.Errorf("options.sim: %w", err))
-	}
+	errs = append(errs, i2ckit.CheckSim(map[string]i2csim.Curve{"illuminance": sim.Illuminance}, sim.Faults)...)
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
 	}

@@ -95,17 +95,12 @@ func New(cfg sensors.Config, humidity bool) (sensors.Sensor, error) {
 	if err != nil {
 		return nil, err
 	}
-	if opts.Sim == nil {
-		s := defaultSim
-		opts.Sim = &s
+	sim := defaultSim
+	if opts.Sim != nil {
+		sim = *opts.Sim
 	}
-	for name, c := range map[string]i2csim.Curve{"temperature": opts.Sim.Temperature, "pressure": opts.Sim.Pressure, "humidity": opts.Sim.Humidity} {
-		if err := c.Validate(); err != nil {
-			return nil, fmt.Errorf("options.sim.%s: %w", name, err)
-		}
-	}
-	if err := i2csim.ValidateFaults(opts.Sim.Faults); err != nil {
-		return nil, fmt.Errorf("options.sim: %w", err)
+	if err := errors.Join(i2ckit.CheckSim(map[string]i2csim.Curve{"temperature": sim.Temperature, "pressure": sim.Pressure, "humidity": sim.Humidity}, sim.Faults)...); err != nil {
+		return nil, err
 	}
 	cfg.Address = i2ckit.Address(cfg, 0x76)
 	if cfg.Address != 0x76 && cfg.Address != 0x77 {
@@ -115,7 +110,6 @@ func New(cfg sensors.Config, humidity bool) (sensors.Sensor, error) {
 		cfg: cfg, opts: bopts, wantHumidity: humidity && bopts.Humidity != bmxx80.Off,
 		srcT: cfg.Name + ".temperature", srcP: cfg.Name + ".pressure", srcH: cfg.Name + ".humidity",
 	}
-	sim := *opts.Sim
 	chip := "bme280"
 	if !humidity {
 		chip = "bmp280"

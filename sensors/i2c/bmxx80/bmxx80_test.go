@@ -168,7 +168,7 @@ func TestThresholdOnSimCurve(t *testing.T) {
 }
 
 func TestOptionErrors(t *testing.T) {
-	for _, c := range []struct{ block, want string }{
+	cases := []kittest.Refusal{
 		{`- {name: e, kind: bme280, options: {oversampling: {pressure: 3}}}`, "options.oversampling.pressure: 3 is not one of"},
 		{`- {name: e, kind: bme280, options: {oversampling: {temperature: 0}}}`, "temperature: must be at least 1"},
 		{`- {name: e, kind: bme280, options: {filter: 5}}`, "options.filter: 5"},
@@ -176,16 +176,10 @@ func TestOptionErrors(t *testing.T) {
 		{`- {name: e, kind: bme280, options: {oversampeling: {}}}`, "test.yaml:5:39: sensors[0].options.oversampeling: unknown key"},
 		{`- {name: e, kind: bme280, options: {sim: {temperature: {amplitude: 1}}}}`, "options.sim.temperature: curve: amplitude needs a period"},
 		{`- {name: e, kind: bme280, options: {sim: {faults: [{mode: melt, for: 1s}]}}}`, "unknown fault \"melt\""},
-	} {
-		cfg, err := kittest.ParseBoard("sim", c.block)
-		if err == nil {
-			_, err = sensors.New(cfg)
-		}
-		if err == nil || !strings.Contains(err.Error(), c.want) {
-			t.Errorf("%s\n  err = %v\n want %q", c.block, err, c.want)
-		}
+	}
+	for i, err := range kittest.Refused(t, "sim", cases) {
 		var be *board.Error
-		if strings.HasPrefix(c.want, "test.yaml") && !errors.As(err, &be) {
+		if strings.HasPrefix(cases[i][1], "test.yaml") && !errors.As(err, &be) {
 			t.Errorf("unknown option key not reported by the board decoder: %v", err)
 		}
 	}

@@ -2,11 +2,9 @@ package generic_test
 
 import (
 	"math"
-	"strings"
 	"testing"
 	"time"
 
-	"github.com/edgeagent/edgeagent/sensors"
 	"github.com/edgeagent/edgeagent/sensors/i2c/generic"
 	"github.com/edgeagent/edgeagent/sensors/i2c/i2ckit/kittest"
 	"github.com/edgeagent/edgeagent/sensors/i2c/i2csim"
@@ -168,7 +166,7 @@ func TestGenericCommandWithDelay(t *testing.T) {
 }
 
 func TestGenericOptionErrors(t *testing.T) {
-	for _, c := range []struct{ block, want string }{
+	kittest.Refused(t, "sim", []kittest.Refusal{
 		{`- {name: g, kind: generic, options: {readings: [{name: t, length: 2}]}}`, "address: required"},
 		{`- {name: g, kind: generic, address: 0x48}`, "at least one reading"},
 		{`- {name: g, kind: generic, address: 0x48, options: {readings: [{name: T, length: 2}]}}`, `readings[0].name: "T"`},
@@ -177,15 +175,7 @@ func TestGenericOptionErrors(t *testing.T) {
 		{`- {name: g, kind: generic, address: 0x48, options: {readings: [{name: t, length: 2, endian: big}]}}`, "options.readings[0].endian: unknown key"},
 		{`- {name: g, kind: generic, address: 0x48, options: {readings: [{name: t, length: 1}], sim: {readings: {x: {base: 1}}}}}`, "sim.readings.x: no such reading"},
 		{`- {name: g, kind: generic, address: 0x48, options: {readings: [{name: t, length: 1, register: 256}]}}`, "256 does not fit"},
-	} {
-		cfg, err := kittest.ParseBoard("sim", c.block)
-		if err == nil {
-			_, err = sensors.New(cfg)
-		}
-		if err == nil || !strings.Contains(err.Error(), c.want) {
-			t.Errorf("%s\n  err = %v\n want %q", c.block, err, c.want)
-		}
-	}
+	})
 }
 
 func BenchmarkDecode(b *testing.B) {

@@ -91,19 +91,11 @@ func New(cfg sensors.Config) (sensors.Sensor, error) {
 	if opts.BusRange != 16 && opts.BusRange != 32 {
 		errs = append(errs, fmt.Errorf("options.bus_range: %d must be 16 or 32", opts.BusRange))
 	}
-	if opts.Sim == nil {
-		s := defaultSim
-		opts.Sim = &s
+	sim := defaultSim
+	if opts.Sim != nil {
+		sim = *opts.Sim
 	}
-	sim := *opts.Sim
-	for name, c := range map[string]i2csim.Curve{"bus_voltage": sim.BusVoltage, "current": sim.Current} {
-		if err := c.Validate(); err != nil {
-			errs = append(errs, fmt.Errorf("options.sim.%s: %w", name, err))
-		}
-	}
-	if err := i2csim.ValidateFaults(sim.Faults); err != nil {
-		errs = append(errs, fmt.Errorf("options.sim: %w", err))
-	}
+	errs = append(errs, i2ckit.CheckSim(map[string]i2csim.Curve{"bus_voltage": sim.BusVoltage, "current": sim.Current}, sim.Faults)...)
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
 	}

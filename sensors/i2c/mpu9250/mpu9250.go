@@ -101,26 +101,18 @@ func New(cfg sensors.Config) (sensors.Sensor, error) {
 	if !ok {
 		errs = append(errs, fmt.Errorf("options.gyro_range: %d is not 250, 500, 1000 or 2000", opts.GyroRange))
 	}
-	if opts.Sim == nil {
-		s := defaultSim
-		opts.Sim = &s
+	sim := defaultSim
+	if opts.Sim != nil {
+		sim = *opts.Sim
 	}
-	sim := *opts.Sim
 	temp := i2csim.Curve{Base: 31, Noise: 0.02}
 	if sim.Temperature != nil {
 		temp = *sim.Temperature
 	}
-	for name, c := range map[string]i2csim.Curve{
+	errs = append(errs, i2ckit.CheckSim(map[string]i2csim.Curve{
 		"accel.x": sim.Accel.X, "accel.y": sim.Accel.Y, "accel.z": sim.Accel.Z,
 		"gyro.x": sim.Gyro.X, "gyro.y": sim.Gyro.Y, "gyro.z": sim.Gyro.Z, "temperature": temp,
-	} {
-		if err := c.Validate(); err != nil {
-			errs = append(errs, fmt.Errorf("options.sim.%s: %w", name, err))
-		}
-	}
-	if err := i2csim.ValidateFaults(sim.Faults); err != nil {
-		errs = append(errs, fmt.Errorf("options.sim: %w", err))
-	}
+	}, sim.Faults)...)
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
 	}

@@ -76,19 +76,11 @@ func New(cfg sensors.Config) (sensors.Sensor, error) {
 	if cfg.Address != scd4x.SensorAddress {
 		errs = append(errs, fmt.Errorf("address %#x: an SCD4x answers at 0x62 only", cfg.Address))
 	}
-	if opts.Sim == nil {
-		s := defaultSim
-		opts.Sim = &s
+	sim := defaultSim
+	if opts.Sim != nil {
+		sim = *opts.Sim
 	}
-	sim := *opts.Sim
-	for name, c := range map[string]i2csim.Curve{"co2": sim.CO2, "temperature": sim.Temperature, "humidity": sim.Humidity} {
-		if err := c.Validate(); err != nil {
-			errs = append(errs, fmt.Errorf("options.sim.%s: %w", name, err))
-		}
-	}
-	if err := i2csim.ValidateFaults(sim.Faults); err != nil {
-		errs = append(errs, fmt.Errorf("options.sim: %w", err))
-	}
+	errs = append(errs, i2ckit.CheckSim(map[string]i2csim.Curve{"co2": sim.CO2, "temperature": sim.Temperature, "humidity": sim.Humidity}, sim.Faults)...)
 	if sim.MeasurementInterval < 0 {
 		errs = append(errs, errors.New("options.sim.measurement_interval: must be >= 0"))
 	}

@@ -221,3 +221,27 @@ func Start(t testing.TB, cfg sensors.Config, out sensors.Sink) (stop func()) {
 	t.Cleanup(stop)
 	return stop
 }
+
+// Refusal is {block, want}: a sensor block that must not build, and a part
+// of the error it must be refused with.
+type Refusal = [2]string
+
+// Refused checks that each block is refused on platform, by the board
+// loader or by the kind, with an error containing its want. It returns
+// the errors in the order of cases, for checks of their type.
+func Refused(t testing.TB, platform string, cases []Refusal) []error {
+	t.Helper()
+	errs := make([]error, len(cases))
+	for i, c := range cases {
+		block, want := c[0], c[1]
+		cfg, err := ParseBoard(platform, block)
+		if err == nil {
+			_, err = sensors.New(cfg)
+		}
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s\n  err = %v\n want %q", block, err, want)
+		}
+		errs[i] = err
+	}
+	return errs
+}

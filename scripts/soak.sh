@@ -5,7 +5,10 @@
 # anonymous part) every minute and, at the end, the least-squares slope of
 # RSS over the second half of the run, in MB per hour.
 #   scripts/soak.sh [MINUTES] [BINARY]      defaults: 60, a fresh build
-# TAGS=gocv builds the cgo camera backend (the Pi build).
+# TAGS=gocv builds the cgo camera backend (the Pi build). PROFILES=DIR saves
+# a heap profile after the first minute and one at the end (through
+# EDGEAGENT_PPROF); compare them with
+#   go tool pprof -sample_index=inuse_space -top -base DIR/heap-first.pb.gz BINARY DIR/heap-last.pb.gz
 set -euo pipefail
 cd "$(dirname "$0")/.."
 minutes=${1:-60}
@@ -20,7 +23,13 @@ cfg=board-configs/.soak-$$.yaml
 log=$(mktemp)
 sed "s|^device:|data_dir: $data\ndevice:|; s|listen: 127.0.0.1:1883|listen: 127.0.0.1:$port|; s|listen: 127.0.0.1:8080|listen: 127.0.0.1:0|" \
   board-configs/sim.yaml >"$cfg"
-OLLAMA_HOST=${OLLAMA_HOST:-http://127.0.0.1:1} "$bin" run --board "$cfg" 2>"$log" &
+pprof=
+if [ -n "${PROFILES:-}" ]; then
+  mkdir -p "$PROFILES"
+  pprof=127.0.0.1:$(python3 -c 'import socket;s=socket.socket();s.bind(("127.0.0.1",0));print(s.getsockname()[1])')
+fi
+heap() { [ -z "$pprof" ] || curl -sf "http://$pprof/debug/pprof/heap?gc=1" -o "$PROFILES/heap-$1.pb.gz"; }
+EDGEAGENT_PPROF=$pprof OLLAMA_HOST=${OLLAMA_HOST:-http://127.0.0.1:1} "$bin" run --board "$cfg" 2>"$log" &
 pid=$!
 stream=
 cleanup() {
@@ -51,7 +60,9 @@ for m in $(seq 1 "$minutes"); do
   anon=$(awk '/^RssAnon/{print $2}' /proc/$pid/status)
   samples+=("$m $rss")
   echo "$m $rss $anon"
+  [ "$m" -ne 1 ] || heap first
 done
+heap last
 printf '%s\n' "${samples[@]}" | awk -v n="$minutes" '
   $1 > n/2 { x=$1/60; y=$2/1024; sx+=x; sy+=y; sxx+=x*x; sxy+=x*y; k++ }
   END { if (k < 2) { print "slope: too few samples"; exit }

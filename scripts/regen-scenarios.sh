@@ -10,12 +10,13 @@
 #   scripts/regen-scenarios.sh estop      # one
 set -euo pipefail
 cd "$(dirname "$0")/.."
-declare -A seconds=([motion-reflex]=22 [estop]=9 [threshold]=14 [sensor-fault]=10 [llm-estop]=8)
+declare -A seconds=([motion-reflex]=22 [estop]=9 [threshold]=14 [sensor-fault]=10 [llm-estop]=8 [wake-command]=7)
 names=("$@")
-[ ${#names[@]} -gt 0 ] || names=(motion-reflex estop threshold sensor-fault llm-estop)
+[ ${#names[@]} -gt 0 ] || names=(motion-reflex estop threshold sensor-fault llm-estop wake-command)
 tmp=$(mktemp -d)
 ollama_pid=
-trap 'rm -rf "$tmp"; [ -z "$ollama_pid" ] || kill "$ollama_pid"' EXIT
+stt_pid=
+trap 'rm -rf "$tmp"; [ -z "$ollama_pid" ] || kill "$ollama_pid"; [ -z "$stt_pid" ] || kill "$stt_pid"' EXIT
 go build -o "$tmp/edgeagent" ./cmd/edgeagent
 for name in "${names[@]}"; do
 	dur=${seconds[$name]:?unknown scenario $name}
@@ -24,6 +25,15 @@ for name in "${names[@]}"; do
 	# in a recording and would make the replay differ.
 	mkdir "$tmp/$name"
 	cp "testdata/scenarios/$name.yaml" "$tmp/$name/"
+	if [ "$name" = wake-command ] && [ -z "$stt_pid" ]; then
+		# Speech-to-text: a Wyoming server with a fixed transcript stands in
+		# for Whisper (the wake word is the mic's own detector).
+		go build -o "$tmp/fakestt" ./scripts/fakestt
+		"$tmp/fakestt" "turn on the headlight" >"$tmp/stt.addr" &
+		stt_pid=$!
+		for _ in $(seq 50); do [ -s "$tmp/stt.addr" ] && break; sleep 0.1; done
+		sed -i "s|STT_ADDRESS|$(head -1 "$tmp/stt.addr")|; s|REPO/|$PWD/|g" "$tmp/$name/$name.yaml"
+	fi
 	if [ "$name" = llm-estop ] && [ -z "$ollama_pid" ]; then
 		# A real Ollama with a slow random-weight model, so that the e-stop
 		# arrives while the call is in flight (its answer is never used).

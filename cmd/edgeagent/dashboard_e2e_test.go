@@ -368,7 +368,9 @@ func TestBrowser(t *testing.T) {
 
 	// A viewer sees everything and cannot actuate: the form is disabled,
 	// and a call made anyway is refused by the registry.
-	if err := chromedp.Run(ctx, chromedp.Click(`#logout`)); err != nil {
+	// Logging out reloads the page: wait for the login form it shows, or
+	// the next navigation races the reload (net::ERR_ABORTED under load).
+	if err := chromedp.Run(ctx, chromedp.Click(`#logout`), chromedp.WaitVisible(`#login-form`)); err != nil {
 		t.Fatal(err)
 	}
 	dashLogin(t, ctx, url, "guest", "viewer-secret")

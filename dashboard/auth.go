@@ -30,6 +30,7 @@ const (
 	keyBucket  = "dashboard"
 	keyName    = "session_key"
 	localUser  = "local" // the visitor when no login is configured
+	tokenUser  = "token" // a session opened with a bearer token
 )
 
 // session is who makes a request.
@@ -125,7 +126,7 @@ func (a *auth) verify(cookie string) (session, bool) {
 	}
 	// A login whose user was removed from the board (or given another
 	// role) does not outlive the change.
-	if a.opts.authRequired() && s.User != "token" {
+	if a.opts.authRequired() && s.User != tokenUser {
 		if u, ok := a.users[s.User]; !ok || u.Role != s.Role {
 			return session{}, false
 		}
@@ -156,7 +157,7 @@ func (a *auth) token(tok string) (string, bool) {
 func (a *auth) who(r *http.Request) (session, bool) {
 	if tok, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer "); ok {
 		role, ok := a.token(strings.TrimSpace(tok))
-		return session{User: "token", Role: role, bearer: true}, ok
+		return session{User: tokenUser, Role: role, bearer: true}, ok
 	}
 	if c, err := r.Cookie(cookieName); err == nil {
 		if s, ok := a.verify(c.Value); ok {
@@ -175,7 +176,7 @@ func (a *auth) login(user, password, token string) (session, error) {
 	defer a.loginMu.Unlock()
 	if token != "" {
 		if role, ok := a.token(token); ok {
-			return a.issue("token", role), nil
+			return a.issue(tokenUser, role), nil
 		}
 		return session{}, errors.New("unknown token")
 	}

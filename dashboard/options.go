@@ -82,6 +82,8 @@ func decodeOptions(b *board.Config) (Options, error) {
 		k := fmt.Sprintf("users[%d]", i)
 		if !userRE.MatchString(u.Name) {
 			bad(k+".name", "%q: want 1-64 letters, digits, _.@-", u.Name)
+		} else if u.Name == tokenUser || u.Name == localUser {
+			bad(k+".name", "%q is reserved (token logins and the local visitor)", u.Name)
 		} else if seen[u.Name] {
 			bad(k+".name", "%q twice", u.Name)
 		}

@@ -49,13 +49,13 @@ func TestOptions(t *testing.T) {
 }
 
 func TestRedact(t *testing.T) {
-	y := redact([]byte("mqtt:\n  password: hunter2\n  users:\n    - {username: a, password_bcrypt: \"$2a$10$x\"}\ndashboard:\n  tokens: [{sha256: abc, role: admin}]\n  tls: {cert: c, key: k}\n"))
+	y := redact([]byte("llm:\n  max_tokens: 77\nmqtt:\n  password: hunter2\n  users:\n    - {username: a, password_bcrypt: \"$2a$10$x\"}\ndashboard:\n  tokens: [{sha256: abc, role: admin}]\n  tls: {cert: c, key: k}\n"))
 	for _, secret := range []string{"hunter2", "$2a$10$x", "abc"} {
 		if strings.Contains(y, secret) {
 			t.Errorf("redacted config still shows %q:\n%s", secret, y)
 		}
 	}
-	if !strings.Contains(y, "username: a") && !strings.Contains(y, "username: \"a\"") {
+	if !strings.Contains(y, "max_tokens: 77") || (!strings.Contains(y, "username: a") && !strings.Contains(y, "username: \"a\"")) {
 		t.Errorf("redaction removed more than secrets:\n%s", y)
 	}
 }

@@ -234,8 +234,8 @@ func redact(y []byte) string {
 		case map[string]any:
 			for k, c := range t {
 				lk := strings.ToLower(k)
-				if strings.Contains(lk, "password") || strings.Contains(lk, "token") || strings.Contains(lk, "sha256") ||
-					strings.Contains(lk, "secret") || lk == "key" {
+				if strings.Contains(lk, "password") || strings.Contains(lk, "secret") || lk == "token" ||
+					strings.HasSuffix(lk, "_token") || lk == "sha256" || lk == "key" {
 					if c != nil && c != "" {
 						t[k] = "(redacted)"
 					}

@@ -94,6 +94,17 @@ func (e *encoder) encode(dst []Message, it worldmodel.Item) []Message {
 }
 
 func (e *encoder) observation(dst []Message, o *worldmodel.Observation) []Message {
+	// A camera's live frames and their overlays (<camera>.live,
+	// <camera>.live_motion) exist only while a dashboard watches: a
+	// recording does not depend on whether someone looked. Its snapshots
+	// are recorded by the frame rule instead.
+	if strings.HasSuffix(o.Source, ".live") {
+		e.skipped++
+		return dst
+	}
+	if strings.HasSuffix(o.Source, ".live_motion") {
+		return dst
+	}
 	m := Message{Topic: obsTopic(o.Source), Kind: KindObservation, Source: o.Source, Time: o.Time, Seq: o.Seq}
 	switch o.Kind {
 	case worldmodel.Reading:

@@ -177,6 +177,16 @@ func TestFrameRate(t *testing.T) {
 	if e.skipped != 25-5+10-2 {
 		t.Errorf("skipped %d", e.skipped)
 	}
+	// Live frames (and their overlays) exist only while a dashboard
+	// watches: never recorded, even during motion.
+	e.encode(nil, worldmodel.Item{Kind: worldmodel.ItemEvent, Event: worldmodel.Event{Time: t0.Add(10 * time.Second), Kind: "motion_start", Source: "cam"}})
+	ev := &worldmodel.Event{Kind: "live_motion", Source: "cam", Data: map[string]any{"boxes": [][4]int{{1, 2, 3, 4}}}}
+	for _, o := range []worldmodel.Observation{{Time: t0.Add(10 * time.Second), Source: "cam.live", Kind: worldmodel.BlobRef, Blob: img},
+		{Time: t0.Add(10 * time.Second), Source: "cam.live_motion", Kind: worldmodel.EventRef, Event: ev}} {
+		if msgs := e.encode(nil, worldmodel.Item{Kind: worldmodel.ItemObservation, Obs: o}); len(msgs) != 0 {
+			t.Errorf("%s recorded: %v", o.Source, msgs)
+		}
+	}
 }
 
 // messages lists a file's messages as topic/seq strings, in file order.

@@ -159,8 +159,16 @@ func screenshot(t *testing.T, ctx context.Context, dir, name string) {
 
 func dashLogin(t *testing.T, ctx context.Context, url, user, password string) {
 	t.Helper()
-	err := chromedp.Run(ctx, chromedp.Navigate(url),
-		chromedp.WaitVisible(`#login-form`),
+	if err := chromedp.Run(ctx, chromedp.Navigate(url)); err != nil {
+		t.Fatal(err)
+	}
+	fillLogin(t, ctx, user, password)
+}
+
+// fillLogin logs in on the login form the page shows.
+func fillLogin(t *testing.T, ctx context.Context, user, password string) {
+	t.Helper()
+	err := chromedp.Run(ctx, chromedp.WaitVisible(`#login-form`),
 		chromedp.SendKeys(`#login-form input[name=user]`, user),
 		chromedp.SendKeys(`#login-form input[name=password]`, password),
 		chromedp.Click(`#login-form button[type=submit]`),
@@ -368,12 +376,11 @@ func TestBrowser(t *testing.T) {
 
 	// A viewer sees everything and cannot actuate: the form is disabled,
 	// and a call made anyway is refused by the registry.
-	// Logging out reloads the page: wait for the login form it shows, or
-	// the next navigation races the reload (net::ERR_ABORTED under load).
-	if err := chromedp.Run(ctx, chromedp.Click(`#logout`), chromedp.WaitVisible(`#login-form`)); err != nil {
+	// Logging out reloads the page, which then shows the login form.
+	if err := chromedp.Run(ctx, chromedp.Click(`#logout`)); err != nil {
 		t.Fatal(err)
 	}
-	dashLogin(t, ctx, url, "guest", "viewer-secret")
+	fillLogin(t, ctx, "guest", "viewer-secret")
 	waitJS(t, ctx, "viewer role", `document.body.dataset.role === 'viewer'`, 5*time.Second)
 	if !jsEval[bool](t, ctx, `document.querySelector('#estop-reset').classList.contains('hidden')`) {
 		t.Fatal("a viewer sees the e-stop reset")

@@ -42,6 +42,16 @@ func (m *Model) Watch(source string) (stop func()) {
 	}
 }
 
+// onDemand reports whether source was ever watched: it is produced on
+// demand, not all the time.
+func (m *Model) onDemand(source string) bool {
+	d := &m.demand
+	d.mu.RLock()
+	defer d.mu.RUnlock()
+	_, ok := d.counts[source]
+	return ok
+}
+
 // Watched reports whether some consumer holds a Watch on source.
 func (m *Model) Watched(source string) bool {
 	d := &m.demand

@@ -36,7 +36,10 @@ func (m *Model) Summary(maxBytes int) string { return m.SummaryAt(time.Now(), ma
 // keeps a prefix of its own order (events: newest first). A final "… N more"
 // line counts the items left out, if it fits.
 func (m *Model) SummaryAt(now time.Time, maxBytes int) string {
-	sensors := m.LatestAll()
+	// Sources produced only while watched (a camera's live frames, a
+	// microphone's audio) are left out: what the agent is told must not
+	// depend on whether someone had a page open.
+	sensors := slices.DeleteFunc(m.LatestAll(), func(o Observation) bool { return m.onDemand(o.Source) })
 	unhealthy, actuators := m.stateLines()
 	events, urgent, other, logged := m.recentEvents(maxBytes)
 

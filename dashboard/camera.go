@@ -112,10 +112,12 @@ type tuning struct {
 }
 
 // handleTuning saves a camera's motion settings the way an administrator
-// reloads the board: the running config with these keys changed goes to
-// config.reload, which validates it (as `edgeagent check` does) and
-// rebuilds the agent from it, or refuses it and keeps the running one.
-// The dashboard writes no file itself.
+// reloads the board: the board file with these keys changed goes to
+// config.reload {save: true}, which validates it (as `edgeagent check`
+// does), writes it (keeping the old file as .bak) and rebuilds the agent
+// from it, or refuses it and keeps the running one. An agent not started
+// from a file (a test, a replay) gets the running config with the keys
+// changed, applied until it stops. The dashboard writes no file itself.
 func (s *server) handleTuning(w http.ResponseWriter, r *http.Request, sess session) {
 	cam, ok := s.camera(w, r)
 	if !ok {
@@ -126,12 +128,23 @@ func (s *server) handleTuning(w http.ResponseWriter, r *http.Request, sess sessi
 		httpError(w, http.StatusBadRequest, err.Error())
 		return
 	}
-	doc, err := s.tunedConfig(cam, t)
+	if t.Threshold == nil && t.MinArea == nil && t.Masks == nil {
+		httpError(w, http.StatusBadRequest, "nothing to change: give threshold, min_area or masks")
+		return
+	}
+	var doc string
+	var err error
+	file := s.host.BoardFile()
+	if file != "" {
+		doc, err = tunedFile(file, cam, t)
+	} else {
+		doc, err = s.tunedConfig(cam, t)
+	}
 	if err != nil {
 		httpError(w, http.StatusBadRequest, err.Error())
 		return
 	}
-	params, _ := json.Marshal(map[string]string{"yaml": doc}) // a string always encodes
+	params, _ := json.Marshal(map[string]any{"yaml": doc, "save": file != ""}) // a string and a bool always encode
 	s.invoke(w, r, sess, "config.reload", params)
 }
 
@@ -189,9 +202,6 @@ func (s *server) cameraMotion() map[string]map[string]any {
 // tunedConfig is the running board's YAML with the camera's motion keys
 // set.
 func (s *server) tunedConfig(cam string, t tuning) (string, error) {
-	if t.Threshold == nil && t.MinArea == nil && t.Masks == nil {
-		return "", errors.New("nothing to change: give threshold, min_area or masks")
-	}
 	doc, err := s.boardDoc()
 	if err != nil {
 		return "", err

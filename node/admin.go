@@ -26,6 +26,7 @@ import (
 type Reload struct {
 	Config *board.Config
 	Dir    string
+	File   string // the board file the new node saves to (Options.ConfigFile)
 }
 
 // ReloadRequests delivers the board configs accepted by config.reload.
@@ -62,11 +63,12 @@ func (n *Node) adminTools() []tools.Tool {
 				return n.pluginResult(ctx, a.Plugin, false, n.UnloadPlugin(ctx, a.Plugin))
 			}),
 		tools.Typed(tools.Spec{Name: "config.reload",
-			Description: "Validate a board config and, if valid, rebuild the agent from it. Give path (a board file in the running board's directory) or yaml (the file's content).",
+			Description: "Validate a board config and, if valid, rebuild the agent from it. Give path (a board file in the running board's directory) or yaml (the file's content); with yaml, save: true also writes it to the board file the agent runs (the previous one kept as .bak).",
 			Permission:  "admin",
 			Params: json.RawMessage(`{"type":"object","properties":{
   "path":{"type":"string","minLength":1,"maxLength":256,"description":"a board file in the running board's directory"},
-  "yaml":{"type":"string","minLength":1,"maxLength":262144,"description":"a board file's content"}},
+  "yaml":{"type":"string","minLength":1,"maxLength":262144,"description":"a board file's content"},
+  "save":{"type":"boolean","description":"with yaml: write it to the running board file once it is accepted, so it outlives a restart"}},
   "additionalProperties":false}`)},
 			n.reload),
 	)
@@ -103,6 +105,7 @@ func (n *Node) pluginResult(ctx context.Context, name string, load bool, err err
 type reloadArgs struct {
 	Path string `json:"path"`
 	YAML string `json:"yaml"`
+	Save bool   `json:"save"`
 }
 
 // reload validates a board config and hands it to whoever runs the node. A
@@ -125,6 +128,10 @@ func (n *Node) reload(ctx context.Context, a reloadArgs) (tools.Result, error) {
 	switch {
 	case (a.Path == "") == (a.YAML == ""):
 		return tools.Result{}, &tools.Error{Code: tools.CodeInvalidParams, Msg: "config.reload: give path (a board file on the robot) or yaml (the file's content), not both"}
+	case a.Save && a.YAML == "":
+		return tools.Result{}, &tools.Error{Code: tools.CodeInvalidParams, Msg: "config.reload: save goes with yaml (a path names a file that is saved already)"}
+	case a.Save && n.file == "":
+		return refuse("config refused, the running one is kept: this agent was not started from a board file, so there is none to save to")
 	case a.Path != "":
 		path, perr := n.confine(a.Path)
 		if perr != nil {
@@ -141,18 +148,66 @@ func (n *Node) reload(ctx context.Context, a reloadArgs) (tools.Result, error) {
 	if err != nil {
 		return refuse("config refused, the running one is kept:\n%v", err)
 	}
+	if a.Save {
+		if err := saveBoard(n.file, []byte(a.YAML)); err != nil {
+			return refuse("config valid but not saved, the running one is kept: %v", err)
+		}
+		n.Log.Info("board file saved", "file", n.file, "backup", n.file+".bak", "by", tools.CallerOf(ctx))
+	}
 	t := time.NewTimer(200 * time.Millisecond)
 	defer t.Stop()
 	select {
-	case n.reloads <- Reload{Config: cfg, Dir: dir}:
+	case n.reloads <- Reload{Config: cfg, Dir: dir, File: n.file}:
 		n.Log.Info("board config reload accepted: the node restarts with it", "device", cfg.Device.ID, "by", tools.CallerOf(ctx))
-		return tools.Result{Value: map[string]any{"applied": true, "device": cfg.Device.ID,
-			"note": "the node is being rebuilt from the new config; tool history and disabled tools are kept, the world model starts afresh"}}, nil
+		v := map[string]any{"applied": true, "device": cfg.Device.ID,
+			"note": "the node is being rebuilt from the new config; tool history and disabled tools are kept, the world model starts afresh"}
+		if a.Save {
+			v["saved"] = n.file
+		}
+		return tools.Result{Value: v}, nil
 	case <-t.C:
 		return refuse("the config is valid, but this process does not apply reloads: restart edgeagent with it")
 	case <-ctx.Done():
 		return tools.Result{}, ctx.Err()
 	}
+}
+
+// saveBoard replaces the board file with data: the old file is kept as
+// file.bak, and the new one is written beside it, synced and renamed over
+// it, so a power cut leaves either file whole. Errors name the step, not
+// the content.
+func saveBoard(file string, data []byte) error {
+	old, err := os.ReadFile(file)
+	if err != nil {
+		return errors.New("the board file cannot be read for its backup")
+	}
+	if err := writeSynced(file+".bak", old); err != nil {
+		return fmt.Errorf("the backup %s cannot be written: %w", filepath.Base(file)+".bak", err)
+	}
+	tmp := file + ".new"
+	if err := writeSynced(tmp, data); err != nil {
+		return fmt.Errorf("the new board file cannot be written: %w", err)
+	}
+	if err := os.Rename(tmp, file); err != nil {
+		_ = os.Remove(tmp)
+		return errors.New("the new board file cannot replace the old one")
+	}
+	return nil
+}
+
+func writeSynced(path string, data []byte) error {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
+	if err != nil {
+		return errors.Unwrap(err) // the *PathError's cause, without the path twice
+	}
+	_, err = f.Write(data)
+	if serr := f.Sync(); err == nil {
+		err = serr
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
 }
 
 // confine resolves a reload path inside the board's directory. The errors

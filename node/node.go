@@ -43,6 +43,7 @@ type Node struct {
 	reflexes *agent.Reflexes
 	ready    chan struct{}
 	dir      string
+	file     string // the board file, "" when the board did not come from one
 	clock    clock.Clock
 	reloads  chan Reload
 
@@ -72,6 +73,9 @@ type Options struct {
 	// ConfigDir is the board file's directory: sensors resolve relative
 	// paths (clips, templates) against it.
 	ConfigDir string
+	// ConfigFile is the board file itself when the board comes from one:
+	// config.reload {save: true} writes an accepted config to it.
+	ConfigFile string
 	// NoStore keeps history in memory and leaves the store file alone, so
 	// `edgeagent check` and `tools` work while an agent holds the store.
 	NoStore bool
@@ -87,7 +91,7 @@ func New(cfg *board.Config, o Options) (*Node, error) {
 	if log == nil {
 		log = slog.Default()
 	}
-	n := &Node{Board: cfg, Log: log, dir: o.ConfigDir, clock: o.Clock, ready: make(chan struct{}), reloads: make(chan Reload),
+	n := &Node{Board: cfg, Log: log, dir: o.ConfigDir, file: o.ConfigFile, clock: o.Clock, ready: make(chan struct{}), reloads: make(chan Reload),
 		owned: map[string][]sensors.Sensor{}, runs: map[string]*sensorRun{}}
 	if n.clock == nil {
 		n.clock = clock.Real()

@@ -22,6 +22,7 @@ type host struct{ n *Node }
 
 func (h host) Board() *board.Config     { return h.n.Board }
 func (h host) Dir() string              { return h.n.dir }
+func (h host) BoardFile() string        { return h.n.file }
 func (h host) World() *worldmodel.Model { return h.n.World }
 func (h host) Tools() *tools.Registry   { return h.n.Tools }
 func (h host) Agent() *agent.Loop       { return h.n.Agent }

@@ -29,6 +29,10 @@ type Host interface {
 	// directory relative paths in it resolve against.
 	Board() *board.Config
 	Dir() string
+	// BoardFile is the file the board was loaded from ("" when it was not
+	// loaded from one): what a plugin that offers to save settings edits,
+	// through config.reload {save: true}, never by writing it itself.
+	BoardFile() string
 	// World is the world model: its rings, its event log and the stream
 	// of records every consumer (MQTT, dashboard, recorder) reads by cursor.
 	World() *worldmodel.Model

@@ -71,7 +71,7 @@ func loadNode(path string, noStore bool, adjust ...func(*board.Config)) (*node.N
 	if err != nil {
 		return nil, nil, err
 	}
-	n, err := node.New(cfg, node.Options{Log: log, ConfigDir: filepath.Dir(path), NoStore: noStore})
+	n, err := node.New(cfg, node.Options{Log: log, ConfigDir: filepath.Dir(path), ConfigFile: path, NoStore: noStore})
 	if err != nil {
 		return nil, nil, err
 	}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -41,7 +42,7 @@ func dashChromium(t *testing.T) string {
 
 // dashSimNode runs the sim board with the dashboard on a free port, logins for
 // an admin and a viewer, and its embedded broker on another free port.
-func dashSimNode(t *testing.T) (current *atomic.Pointer[node.Node], url, broker string) {
+func dashSimNode(t *testing.T) (current *atomic.Pointer[node.Node], url, broker, boardFile string) {
 	src, err := os.ReadFile("../../board-configs/sim.yaml")
 	if err != nil {
 		t.Fatal(err)
@@ -68,7 +69,13 @@ func dashSimNode(t *testing.T) (current *atomic.Pointer[node.Node], url, broker 
 	if err != nil {
 		t.Fatal(err)
 	}
-	n, err := node.New(cfg, node.Options{ConfigDir: filepath.Dir(abs)})
+	// The board file the tuning panel saves to: a copy of the text, in a
+	// directory of the test's (relative paths still resolve in board-configs).
+	boardFile = filepath.Join(t.TempDir(), "board.yaml")
+	if err := os.WriteFile(boardFile, []byte(y), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	n, err := node.New(cfg, node.Options{ConfigDir: filepath.Dir(abs), ConfigFile: boardFile})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -77,7 +84,7 @@ func dashSimNode(t *testing.T) (current *atomic.Pointer[node.Node], url, broker 
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	// As `run` does: a config reload (the camera tuning panel) rebuilds the node.
-	go func() { done <- runNodes(ctx, n, filepath.Dir(abs), current, slog.Default()) }()
+	go func() { done <- runNodes(ctx, n, filepath.Dir(abs), boardFile, current, slog.Default()) }()
 	t.Cleanup(func() {
 		cancel()
 		if err := <-done; err != nil {
@@ -89,7 +96,7 @@ func dashSimNode(t *testing.T) (current *atomic.Pointer[node.Node], url, broker 
 	case err := <-done:
 		t.Fatalf("node did not start: %v", err)
 	}
-	return current, fmt.Sprintf("http://127.0.0.1:%d/", web), fmt.Sprintf("tcp://127.0.0.1:%d", mq)
+	return current, fmt.Sprintf("http://127.0.0.1:%d/", web), fmt.Sprintf("tcp://127.0.0.1:%d", mq), boardFile
 }
 
 // headlessBrowser is a headless chromium with a fresh profile.
@@ -201,7 +208,7 @@ func TestBrowser(t *testing.T) {
 		t.Skip("browser test: not in -short")
 	}
 	dashChromium(t)
-	current, url, broker := dashSimNode(t)
+	current, url, broker, boardFile := dashSimNode(t)
 	n := current.Load()
 	dir := screenshotDir(t)
 	ctx := headlessBrowser(t)
@@ -372,6 +379,18 @@ func TestBrowser(t *testing.T) {
 	masks, _ := motion["masks"].([]any)
 	if len(masks) != 1 || len(strings.Split(masks[0].(string), ",")) != 8 {
 		t.Fatalf("tuned masks %v, want one 4-point polygon", motion["masks"])
+	}
+	// Saved to the board file, its comments kept, the old file as .bak.
+	saved, err := os.ReadFile(boardFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if old, err := os.ReadFile(boardFile + ".bak"); err != nil || bytes.Equal(old, saved) {
+		t.Fatalf("no backup of the board file before the save: %v", err)
+	}
+	if !strings.Contains(string(saved), "threshold: 42") || !strings.Contains(string(saved), "masks:") ||
+		!strings.Contains(string(saved), "# Plugins: settings per plugin.") {
+		t.Fatalf("the saved board file lacks the tuning or its comments:\n%s", saved)
 	}
 
 	// A viewer sees everything and cannot actuate: the form is disabled,

@@ -53,7 +53,7 @@ func init() {
 			done := make(chan struct{})
 			defer close(done)
 			go superviseWithSystemd(&current, log, done)
-			return runNodes(ctx, n, filepath.Dir(boardPath), &current, log)
+			return runNodes(ctx, n, filepath.Dir(boardPath), boardPath, &current, log)
 		},
 	}
 	cmd.Flags().StringVar(&boardPath, "board", defaultBoard, "board config file")
@@ -64,7 +64,7 @@ func init() {
 // runNodes runs n until ctx ends. A board reload accepted over MQTT (already
 // validated) stops the running node and starts one built from the new
 // config; if that cannot be built, the previous config comes back.
-func runNodes(ctx context.Context, n *node.Node, dir string, current *atomic.Pointer[node.Node], log *slog.Logger) error {
+func runNodes(ctx context.Context, n *node.Node, dir, file string, current *atomic.Pointer[node.Node], log *slog.Logger) error {
 	started := processStart
 	for {
 		nctx, cancel := context.WithCancel(ctx)
@@ -81,14 +81,14 @@ func runNodes(ctx context.Context, n *node.Node, dir string, current *atomic.Poi
 				log.Warn("stopping the old node", "err", err)
 			}
 			started = time.Now()
-			next, err := node.New(r.Config, node.Options{Log: log, ConfigDir: r.Dir})
+			next, err := node.New(r.Config, node.Options{Log: log, ConfigDir: r.Dir, ConfigFile: r.File})
 			if err != nil {
 				log.Error("the new board config could not be built; keeping the previous one", "err", err)
-				if next, err = node.New(n.Board, node.Options{Log: log, ConfigDir: dir}); err != nil {
+				if next, err = node.New(n.Board, node.Options{Log: log, ConfigDir: dir, ConfigFile: file}); err != nil {
 					return err
 				}
 			} else {
-				dir = r.Dir
+				dir, file = r.Dir, r.File
 			}
 			n = next
 			current.Store(n)

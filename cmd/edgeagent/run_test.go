@@ -44,7 +44,7 @@ func TestReloadOverMQTT(t *testing.T) {
 	current.Store(n)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- runNodes(ctx, n, ".", &current, log) }()
+	go func() { done <- runNodes(ctx, n, ".", "", &current, log) }()
 	defer func() {
 		cancel()
 		if err := <-done; err != nil {

@@ -31,7 +31,7 @@ function camera(name, m, box) {
   tuning.append(
     el("div", { class: "row" }, el("label", {}, "threshold ", thr, thrOut), el("label", {}, "min area ", area)),
     el("div", { class: "row" }, drawBtn, closeBtn, clearBtn, maskInfo),
-    el("div", { class: "row" }, saveBtn, el("span", { class: "muted", text: "validated as a config reload; the agent restarts with it" })), msg);
+    el("div", { class: "row" }, saveBtn, el("span", { class: "muted", text: "validated as a config reload, saved to the board file; the agent restarts with it" })), msg);
   const updMasks = () => { maskInfo.textContent = cam.masks.length + " mask(s)" + (cam.drawing ? ", click points on the image" : ""); draw(); };
   tuneBtn.addEventListener("click", () => tuning.classList.toggle("hidden"));
   drawBtn.addEventListener("click", () => { cam.drawing = true; cam.draft = []; cv.classList.add("drawing"); closeBtn.disabled = false; updMasks(); });
@@ -50,9 +50,13 @@ function camera(name, m, box) {
     const body = { threshold: Number(thr.value), min_area: Number(area.value), masks: cam.masks.map((p) => p.flat().join(",")) };
     msg.textContent = "saving…";
     const { data } = await api("/api/camera/" + encodeURIComponent(name) + "/tuning", body);
-    // config.reload applies the config to the running agent; the board
-    // file on the robot stays as it is until someone copies it there.
-    msg.textContent = data.ok ? "accepted: the agent is being rebuilt with it. It lasts until the next restart: the Config tab shows the YAML to keep in the board file." : data.error;
+    // config.reload {save} validates, writes the board file (the old one
+    // kept as .bak) and rebuilds the agent; an agent started without a
+    // board file applies it until it stops.
+    const saved = data.ok && data.result && data.result.value && data.result.value.saved;
+    msg.textContent = !data.ok ? data.error : saved
+      ? "accepted and saved to " + saved + " (the previous file kept as .bak): the agent is being rebuilt with it."
+      : "accepted: the agent is being rebuilt with it. It lasts until the agent stops (it was not started from a board file).";
     msg.className = data.ok ? "muted" : "error";
   });
   box.append(el("div", { class: "camera", "data-camera": name },

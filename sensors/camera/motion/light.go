@@ -27,7 +27,7 @@ type lighting struct {
 	tx, ty int   // tiles across and down
 	xs, ys []int // tile boundaries, tx+1 and ty+1
 	usable []int // per tile: sampled, unmasked pixels
-	m1, m2 []moments
+	m2     []moments
 	// the last fit's global map and threshold
 	gain, offset, thr float64
 	// per tile, the map from background to frame: cur ≈ (bg − o)·ig
@@ -65,7 +65,7 @@ func (l *lighting) init(sw, sh int, mask []uint8) {
 			}
 		}
 	}
-	l.m1, l.m2 = make([]moments, n), make([]moments, n)
+	l.m2 = make([]moments, n)
 	l.o, l.ig = make([]float32, n), make([]float32, n)
 	l.ok, l.grew = make([]bool, n), make([]bool, n)
 	l.colT, l.colF = interp(sw, l.tx)
@@ -121,12 +121,9 @@ func (l *lighting) identity() {
 // clipping breaks the affine model. It returns the global fit, whose jumps
 // tell a light switched on, and the frame's mean.
 func (l *lighting) fit(cur, bg []float32, moving, mask []uint8, lo, hi, thr float32) (gain, offset, mean float64) {
-	l.sums(l.m1, cur, bg, moving, mask, lo, hi, thr, 0, 0)
-	var all moments
-	for _, m := range l.m1 {
-		all.add(m)
-	}
+	all := sparseSums(cur, bg, moving, mask, l.sw, l.sh, lo, hi)
 	g1, o1, mean := all.solve(1, 0)
+	all.n *= 4 // in the second pass's samples: it takes four times as many
 	if all.n < 16 {
 		l.identity()
 		return 1, 0, mean
@@ -221,12 +218,38 @@ func (l *lighting) fill(o, ig float32) {
 	}
 }
 
-// sums gathers each tile's moments; with g > 0 only of the pixels that the
-// global map g, o explains to within thr (a robust second pass).
-// Partial sums per tile and row are float32, which keeps the inner loop
-// cheap; a tile row has a few dozen samples.
+// sparseSums is the first pass: the global moments over every fourth pixel
+// of every fourth row that is not masked, not moving and not near black or
+// white. It only has to tell the second pass, per tile, which pixels the
+// global map explains; a sixteenth of the pixels is plenty for that.
+func sparseSums(cur, bg []float32, moving, mask []uint8, sw, sh int, lo, hi float32) moments {
+	var m moments
+	for y := 0; y < sh; y += 4 {
+		c, b := cur[y*sw:(y+1)*sw], bg[y*sw:(y+1)*sw]
+		mv, mk := moving[y*sw:(y+1)*sw], mask[y*sw:(y+1)*sw]
+		var n, sx, sy, sxx, sxy float32
+		for x := 0; x < sw; x += 4 {
+			v, u := c[x], b[x]
+			if mv[x]|mk[x] != 0 || v <= lo || v >= hi {
+				continue
+			}
+			n++
+			sx += v
+			sy += u
+			sxx += v * v
+			sxy += v * u
+		}
+		m.add(moments{float64(n), float64(sx), float64(sy), float64(sxx), float64(sxy)})
+	}
+	return m
+}
+
+// sums is the second pass: each tile's moments over every other pixel of
+// every other row that the global map g, o explains to within thr (and
+// that is not masked, moving, or near black or white). Partial sums per
+// tile and row are float32, which keeps the inner loop cheap; a tile row
+// has a few dozen samples.
 func (l *lighting) sums(ms []moments, cur, bg []float32, moving, mask []uint8, lo, hi, thr, g, o float32) {
-	robust := g > 0
 	clear(ms)
 	sw := l.sw
 	for ty := range l.ty {
@@ -234,17 +257,14 @@ func (l *lighting) sums(ms []moments, cur, bg []float32, moving, mask []uint8, l
 			c, b := cur[y*sw:(y+1)*sw], bg[y*sw:(y+1)*sw]
 			mv, mk := moving[y*sw:(y+1)*sw], mask[y*sw:(y+1)*sw]
 			for tx := range l.tx {
-				t := ty*l.tx + tx
 				var n, sx, sy, sxx, sxy float32
 				for x := l.xs[tx] + l.xs[tx]&1; x < l.xs[tx+1]; x += 2 {
 					v, u := c[x], b[x]
 					if mv[x]|mk[x] != 0 || v <= lo || v >= hi {
 						continue
 					}
-					if robust {
-						if e := g*v + o - u; e > thr || e < -thr {
-							continue
-						}
+					if e := g*v + o - u; e > thr || e < -thr {
+						continue
 					}
 					n++
 					sx += v
@@ -252,7 +272,7 @@ func (l *lighting) sums(ms []moments, cur, bg []float32, moving, mask []uint8, l
 					sxx += v * v
 					sxy += v * u
 				}
-				m := &ms[t]
+				m := &ms[ty*l.tx+tx]
 				m.n += float64(n)
 				m.sx += float64(sx)
 				m.sy += float64(sy)

@@ -384,9 +384,7 @@ func (d *Detector) Detect(y []byte, stride, w, h int) Result {
 				d.cur[i] = (v - lo) * k * float32(1-d.mask[i]) // masked: 0, as in Frigate
 			}
 		} else {
-			for i, v := range d.cur {
-				d.cur[i] = (v - lo) * k
-			}
+			stretch(d.cur, lo, k)
 		}
 	} else if d.masked {
 		for i, m := range d.mask {
@@ -450,9 +448,7 @@ func (d *Detector) Detect(y []byte, stride, w, h int) Result {
 				bg[i] += alpha * float32(1-moving[i]) * (v - bg[i])
 			}
 		} else {
-			for i, v := range d.cur {
-				bg[i] += alpha * (v - bg[i])
-			}
+			blend(bg, d.cur, alpha)
 		}
 	}
 

@@ -228,6 +228,9 @@ def main():
     ap.add_argument("clips", nargs="+", help="PATH or PATH=WxH (.mjpeg, .y4m or anything OpenCV reads)")
     args = ap.parse_args()
 
+    # One thread for OpenCV, as for us: on 100-row images its thread pool
+    # buys nothing, and with --cpu its threads' time would count against it.
+    cv2.setNumThreads(1)
     cls = load_frigate(args.frigate)
     lib = load_lib(args.lib)
     print(f"| clip | frames | size | Frigate ms/frame | edgeagent ms/frame | speed ratio "

@@ -77,7 +77,8 @@ type Config struct {
 	// changed at once, resets the background instead of reporting motion.
 	LightningThreshold float64 `yaml:"lightning_threshold"`
 	// LightingJump is the change of the fitted lighting between two frames,
-	// in luma levels at the frame's mean, that resets the background.
+	// in luma levels at the frame's mean, that re-bases the background on
+	// the frame (a light step) and settles for a few frames.
 	// Slow drifts (clouds, dimmers) stay well below it; a light switch or
 	// an exposure step does not.
 	LightingJump float64 `yaml:"lighting_jump"`

@@ -28,8 +28,10 @@ type lighting struct {
 	xs, ys []int // tile boundaries, tx+1 and ty+1
 	usable []int // per tile: sampled, unmasked pixels
 	m2     []moments
-	// the last fit's global map and threshold
+	// the last fit's global map and threshold, if it fitted (else the map
+	// is the identity)
 	gain, offset, thr float64
+	fitted            bool
 	// per tile, the map from background to frame: cur ≈ (bg − o)·ig
 	o, ig []float32
 	ok    []bool // the tile has a fit of its own (or grown from neighbours)
@@ -124,6 +126,7 @@ func (l *lighting) fit(cur, bg []float32, moving, mask []uint8, lo, hi, thr floa
 	all := sparseSums(cur, bg, moving, mask, l.sw, l.sh, lo, hi)
 	g1, o1, mean := all.solve(1, 0)
 	all.n *= 4 // in the second pass's samples: it takes four times as many
+	l.fitted = false
 	if all.n < 16 {
 		l.identity()
 		return 1, 0, mean
@@ -141,7 +144,7 @@ func (l *lighting) fit(cur, bg []float32, moving, mask []uint8, lo, hi, thr floa
 		return 1, 0, mean
 	}
 	gain, offset, mean = in.solve(1, 0)
-	l.gain, l.offset, l.thr = gain, offset, float64(thr)
+	l.gain, l.offset, l.thr, l.fitted = gain, offset, float64(thr), true
 	l.tiles(true)
 	return gain, offset, mean
 }
@@ -373,14 +376,19 @@ type segment struct {
 }
 
 func segments(colT []int32, colF []float32, tiles, n int) []segment {
+	// pinned: the weight is 0 or 1 (the borders, or a pixel right on a
+	// centre), so the map is one tile's, constant; otherwise the weight
+	// grows by tiles/n per pixel
+	pinned := func(f float32) bool { return f == 0 || f == 1 }
 	var segs []segment
 	for x := 0; x < n; {
 		end := x + 1
-		for end < n && colT[end] == colT[x] && (colF[end] == 0) == (colF[x] == 0) && (colF[end] == 1) == (colF[x] == 1) {
+		for end < n && colT[end] == colT[x] && pinned(colF[end]) == pinned(colF[x]) &&
+			(!pinned(colF[x]) || colF[end] == colF[x]) {
 			end++
 		}
 		sg := segment{x0: x, x1: end, t: int(colT[x]), f0: colF[x]}
-		if colF[x] != 0 && colF[x] != 1 || end-x > 1 && colF[x+1] != colF[x] {
+		if !pinned(colF[x]) {
 			sg.df = float32(tiles) / float32(n)
 		}
 		segs = append(segs, sg)
@@ -442,7 +450,9 @@ func (r *rebaseScratch) init(sw, sh int) {
 // re-solved without the limits first, to follow a lamp's light under the
 // moving things as well as they can.
 func (l *lighting) rebase(cur, bg []float32, moving []uint8, r *rebaseScratch, black, white float32) {
-	l.tiles(false)
+	if l.fitted {
+		l.tiles(false)
+	}
 	sw, sh := l.sw, l.sh
 	copy(r.near, moving)
 	dilate3(r.near, r.tmp, sw, sh)

@@ -2,8 +2,9 @@
 # Runs edgeagent's motion detector and Frigate's ImprovedMotionDetector
 # (Frigate's own code, default settings) side by side in one process over
 # the same decoded frames, median of ROUNDS back-to-back rounds per clip,
-# timed with the process's CPU time (this machine is shared), and prints the
-# Markdown table that docs/benchmarks.md ("Motion") shows.
+# timed with the process's CPU time (this machine is shared; WALL=1 times
+# with the wall clock instead), and prints the Markdown table that
+# docs/benchmarks.md ("Motion") shows.
 #
 #   scripts/motion-vs-frigate.sh FRIGATE [ROUNDS]
 #
@@ -52,5 +53,7 @@ else
 	echo "($samples missing: apt-get install opencv-doc for the Megamind and full-size vtest clips)" >&2
 fi
 
-"$python" scripts/motion_vs_frigate.py --frigate "$frigate" --lib "$work/libmotion.so" --rounds "$rounds" --cpu \
+clock=--cpu
+[ "${WALL:-0}" = 1 ] && clock=
+"$python" scripts/motion_vs_frigate.py --frigate "$frigate" --lib "$work/libmotion.so" --rounds "$rounds" $clock \
 	--static static_lighting --static switch "${clips[@]}"

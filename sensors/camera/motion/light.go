@@ -13,13 +13,17 @@ import "math"
 // fit their own map, which the difference pass interpolates bilinearly
 // between tile centres, so there are no seams.
 //
-// A tile's fit must not explain a moving thing away. Three things keep it
+// A tile's fit must not explain a moving thing away. Four things keep it
 // from doing so: pixels changed in the previous frame (dilated) are left
-// out, a second pass keeps only the pixels the first fit explains to
-// within the threshold, and a tile with fewer than half its usable pixels
-// left takes the global fit instead. Gains are shrunk towards the global
-// gain in proportion to how little contrast a tile has (ridge regression):
-// a flat patch of sky says little about gain, only about offset.
+// out; the tiles' pass keeps only the pixels that the global map (from a
+// sparse first pass) explains to within the threshold; a tile with fewer
+// than half its usable pixels left takes its neighbours' map (or the
+// global one); and a tile's map may only refine the global one (gain
+// within ×1.2, offset within half the threshold at the tile's mean) — a
+// local change larger than that is a light step, which re-bases. Gains
+// are shrunk towards the global gain in proportion to how little contrast
+// a tile has (ridge regression): a flat patch of sky says little about
+// gain, only about offset.
 //
 // The pure-Go and the OpenCV detectors share this code.
 type lighting struct {
@@ -27,7 +31,7 @@ type lighting struct {
 	tx, ty int   // tiles across and down
 	xs, ys []int // tile boundaries, tx+1 and ty+1
 	usable []int // per tile: sampled, unmasked pixels
-	m2     []moments
+	moms   []moments // per tile, of the last fit's second pass
 	// the last fit's global map and threshold, if it fitted (else the map
 	// is the identity)
 	gain, offset, thr float64
@@ -67,7 +71,7 @@ func (l *lighting) init(sw, sh int, mask []uint8) {
 			}
 		}
 	}
-	l.m2 = make([]moments, n)
+	l.moms = make([]moments, n)
 	l.o, l.ig = make([]float32, n), make([]float32, n)
 	l.ok, l.grew = make([]bool, n), make([]bool, n)
 	l.colT, l.colF = interp(sw, l.tx)
@@ -131,9 +135,9 @@ func (l *lighting) fit(cur, bg []float32, moving, mask []uint8, lo, hi, thr floa
 		l.identity()
 		return 1, 0, mean
 	}
-	l.sums(l.m2, cur, bg, moving, mask, lo, hi, thr, float32(g1), float32(o1))
+	l.sums(l.moms, cur, bg, moving, mask, lo, hi, thr, float32(g1), float32(o1))
 	var in moments
-	for _, m := range l.m2 {
+	for _, m := range l.moms {
 		in.add(m)
 	}
 	if in.n < all.n/4 || in.n < 16 {
@@ -156,7 +160,7 @@ func (l *lighting) fit(cur, bg []float32, moving, mask []uint8, lo, hi, thr floa
 // far off is a step, which re-bases. Without, as when re-basing after a
 // step, a tile follows a lamp's light as well as it can.
 func (l *lighting) tiles(limit bool) {
-	for i, m := range l.m2 {
+	for i, m := range l.moms {
 		l.ok[i] = false
 		if int(m.n) < max(8, l.usable[i]/2) {
 			continue

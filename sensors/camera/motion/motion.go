@@ -173,9 +173,8 @@ type Detector struct {
 	hist  [256]int32
 	boxes []image.Rectangle
 
-	lt          lighting
-	orow, igrow []float32 // the lighting map of one row
-	boxFn       func(x0, y0, x1, y1 int)
+	lt    lighting
+	boxFn func(x0, y0, x1, y1 int)
 
 	control
 }

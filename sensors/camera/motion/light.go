@@ -28,9 +28,9 @@ import "math"
 // The pure-Go and the OpenCV detectors share this code.
 type lighting struct {
 	sw, sh int
-	tx, ty int   // tiles across and down
-	xs, ys []int // tile boundaries, tx+1 and ty+1
-	usable []int // per tile: sampled, unmasked pixels
+	tx, ty int       // tiles across and down
+	xs, ys []int     // tile boundaries, tx+1 and ty+1
+	usable []int     // per tile: sampled, unmasked pixels
 	moms   []moments // per tile, of the last fit's second pass
 	// the last fit's global map and threshold, if it fitted (else the map
 	// is the identity)

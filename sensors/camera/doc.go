@@ -29,12 +29,12 @@
 //	        threshold: 30            # luma difference that counts as change
 //	        min_area: 10             # smallest region, pixels at frame_height
 //	        improve_contrast: true
-//	        compensate_lighting: true
+//	        compensate_lighting: true # fit the lighting per 16×16 tile before differencing
 //	        alpha: 0.01              # background learning rate
 //	        calibration_alpha: 0.2
 //	        calibration_frames: 10
 //	        lightning_threshold: 0.8 # this much of the frame changing at once resets
-//	        lighting_jump: 25        # a jump of the lighting fit this large resets
+//	        lighting_jump: 25        # a jump of the lighting fit this large re-bases (3 frames blind)
 //	        masks:                   # ignored polygons, Frigate syntax, pixels or fractions
 //	          - "0,0,640,0,640,60,0,60"
 //	        off_delay: 5s            # motion stays on this long after the last motion frame

@@ -30,6 +30,27 @@ func hblur5(r, o []float32) {
 	o[w-1] = k0*r[w-3] + k1*r[w-2] + k2*r[w-1] + k1*r[w-1] + k0*r[w-1]
 }
 
+// stretch maps x to (x − lo)·k, and blend moves bg towards cur by alpha
+// (bg += alpha·(cur − bg)); vector versions replace them where the CPU has
+// a vector unit, with the same float32 operations.
+var (
+	stretch = stretchGo
+	blend   = blendGo
+)
+
+func stretchGo(x []float32, lo, k float32) {
+	for i, v := range x {
+		x[i] = (v - lo) * k
+	}
+}
+
+func blendGo(bg, cur []float32, alpha float32) {
+	cur = cur[:len(bg)]
+	for i, v := range cur {
+		bg[i] += alpha * (v - bg[i])
+	}
+}
+
 // hblurInterior blurs what it can of a row's interior with a vector unit,
 // where the CPU has one (the same float32 operations as hblur5), and
 // returns the first pixel it left to the caller.

@@ -13,6 +13,12 @@ func diffSegsAVX2(cur, bg, out *float32, segs *linear, nseg int, black, white fl
 //go:noescape
 func hblurAVX2(r, o *float32, blocks int, k *[3]float32)
 
+//go:noescape
+func stretchAVX2(x *float32, blocks int, lo, k float32)
+
+//go:noescape
+func blendAVX2(bg, cur *float32, blocks int, alpha float32)
+
 // bitBytes[m] has byte i set to bit i of m: an 8-bit compare mask as eight
 // 0/1 bytes.
 var bitBytes [256]uint64
@@ -25,6 +31,21 @@ func init() {
 		for i := range 8 {
 			bitBytes[m] |= uint64(m>>i&1) << (8 * i)
 		}
+	}
+	stretch = func(x []float32, lo, k float32) {
+		n := len(x) / 8
+		if n > 0 {
+			stretchAVX2(&x[0], n, lo, k)
+		}
+		stretchGo(x[8*n:], lo, k)
+	}
+	blend = func(bg, cur []float32, alpha float32) {
+		cur = cur[:len(bg)]
+		n := len(bg) / 8
+		if n > 0 {
+			blendAVX2(&bg[0], &cur[0], n, alpha)
+		}
+		blendGo(bg[8*n:], cur[8*n:], alpha)
 	}
 	diffSegs = func(cur, bg, out []float32, segs []linear, black, white float32) {
 		if len(segs) == 0 {

@@ -167,3 +167,54 @@ DATA ·iota8+20(SB)/4, $5
 DATA ·iota8+24(SB)/4, $6
 DATA ·iota8+28(SB)/4, $7
 GLOBL ·iota8(SB), RODATA|NOPTR, $32
+
+// func stretchAVX2(x *float32, blocks int, lo, k float32)
+//
+// x = (x − lo)·k for 8·blocks values.
+TEXT ·stretchAVX2(SB), NOSPLIT, $0-24
+	MOVQ         x+0(FP), DI
+	MOVQ         blocks+8(FP), CX
+	VBROADCASTSS lo+16(FP), Y10
+	VBROADCASTSS k+20(FP), Y11
+
+sloop:
+	TESTQ   CX, CX
+	JZ      sdone
+	VMOVUPS (DI), Y0
+	VSUBPS  Y10, Y0, Y0
+	VMULPS  Y11, Y0, Y0
+	VMOVUPS Y0, (DI)
+	ADDQ    $32, DI
+	DECQ    CX
+	JMP     sloop
+
+sdone:
+	VZEROUPPER
+	RET
+
+// func blendAVX2(bg, cur *float32, blocks int, alpha float32)
+//
+// bg += alpha·(cur − bg) for 8·blocks values.
+TEXT ·blendAVX2(SB), NOSPLIT, $0-28
+	MOVQ         bg+0(FP), DI
+	MOVQ         cur+8(FP), SI
+	MOVQ         blocks+16(FP), CX
+	VBROADCASTSS alpha+24(FP), Y11
+
+bloop:
+	TESTQ   CX, CX
+	JZ      bdone
+	VMOVUPS (DI), Y0
+	VMOVUPS (SI), Y1
+	VSUBPS  Y0, Y1, Y1
+	VMULPS  Y11, Y1, Y1
+	VADDPS  Y1, Y0, Y0
+	VMOVUPS Y0, (DI)
+	ADDQ    $32, DI
+	ADDQ    $32, SI
+	DECQ    CX
+	JMP     bloop
+
+bdone:
+	VZEROUPPER
+	RET

@@ -13,23 +13,29 @@ import "math"
 // fit their own map, which the difference pass interpolates bilinearly
 // between tile centres, so there are no seams.
 //
-// A tile's fit must not explain a moving thing away. Three things keep it
+// A tile's fit must not explain a moving thing away. Four things keep it
 // from doing so: pixels changed in the previous frame (dilated) are left
-// out, a second pass keeps only the pixels the first fit explains to
-// within the threshold, and a tile with fewer than half its usable pixels
-// left takes the global fit instead. Gains are shrunk towards the global
-// gain in proportion to how little contrast a tile has (ridge regression):
-// a flat patch of sky says little about gain, only about offset.
+// out; the tiles' pass keeps only the pixels that the global map (from a
+// sparse first pass) explains to within the threshold; a tile with fewer
+// than half its usable pixels left takes its neighbours' map (or the
+// global one); and a tile's map may only refine the global one (gain
+// within ×1.2, offset within half the threshold at the tile's mean) — a
+// local change larger than that is a light step, which re-bases. Gains
+// are shrunk towards the global gain in proportion to how little contrast
+// a tile has (ridge regression): a flat patch of sky says little about
+// gain, only about offset.
 //
 // The pure-Go and the OpenCV detectors share this code.
 type lighting struct {
 	sw, sh int
-	tx, ty int   // tiles across and down
-	xs, ys []int // tile boundaries, tx+1 and ty+1
-	usable []int // per tile: sampled, unmasked pixels
-	m1, m2 []moments
-	// the last fit's global map and threshold
+	tx, ty int       // tiles across and down
+	xs, ys []int     // tile boundaries, tx+1 and ty+1
+	usable []int     // per tile: sampled, unmasked pixels
+	moms   []moments // per tile, of the last fit's second pass
+	// the last fit's global map and threshold, if it fitted (else the map
+	// is the identity)
 	gain, offset, thr float64
+	fitted            bool
 	// per tile, the map from background to frame: cur ≈ (bg − o)·ig
 	o, ig []float32
 	ok    []bool // the tile has a fit of its own (or grown from neighbours)
@@ -65,7 +71,7 @@ func (l *lighting) init(sw, sh int, mask []uint8) {
 			}
 		}
 	}
-	l.m1, l.m2 = make([]moments, n), make([]moments, n)
+	l.moms = make([]moments, n)
 	l.o, l.ig = make([]float32, n), make([]float32, n)
 	l.ok, l.grew = make([]bool, n), make([]bool, n)
 	l.colT, l.colF = interp(sw, l.tx)
@@ -121,19 +127,17 @@ func (l *lighting) identity() {
 // clipping breaks the affine model. It returns the global fit, whose jumps
 // tell a light switched on, and the frame's mean.
 func (l *lighting) fit(cur, bg []float32, moving, mask []uint8, lo, hi, thr float32) (gain, offset, mean float64) {
-	l.sums(l.m1, cur, bg, moving, mask, lo, hi, thr, 0, 0)
-	var all moments
-	for _, m := range l.m1 {
-		all.add(m)
-	}
+	all := sparseSums(cur, bg, moving, mask, l.sw, l.sh, lo, hi)
 	g1, o1, mean := all.solve(1, 0)
+	all.n *= 4 // in the second pass's samples: it takes four times as many
+	l.fitted = false
 	if all.n < 16 {
 		l.identity()
 		return 1, 0, mean
 	}
-	l.sums(l.m2, cur, bg, moving, mask, lo, hi, thr, float32(g1), float32(o1))
+	l.sums(l.moms, cur, bg, moving, mask, lo, hi, thr, float32(g1), float32(o1))
 	var in moments
-	for _, m := range l.m2 {
+	for _, m := range l.moms {
 		in.add(m)
 	}
 	if in.n < all.n/4 || in.n < 16 {
@@ -144,7 +148,7 @@ func (l *lighting) fit(cur, bg []float32, moving, mask []uint8, lo, hi, thr floa
 		return 1, 0, mean
 	}
 	gain, offset, mean = in.solve(1, 0)
-	l.gain, l.offset, l.thr = gain, offset, float64(thr)
+	l.gain, l.offset, l.thr, l.fitted = gain, offset, float64(thr), true
 	l.tiles(true)
 	return gain, offset, mean
 }
@@ -156,7 +160,7 @@ func (l *lighting) fit(cur, bg []float32, moving, mask []uint8, lo, hi, thr floa
 // far off is a step, which re-bases. Without, as when re-basing after a
 // step, a tile follows a lamp's light as well as it can.
 func (l *lighting) tiles(limit bool) {
-	for i, m := range l.m2 {
+	for i, m := range l.moms {
 		l.ok[i] = false
 		if int(m.n) < max(8, l.usable[i]/2) {
 			continue
@@ -221,12 +225,38 @@ func (l *lighting) fill(o, ig float32) {
 	}
 }
 
-// sums gathers each tile's moments; with g > 0 only of the pixels that the
-// global map g, o explains to within thr (a robust second pass).
-// Partial sums per tile and row are float32, which keeps the inner loop
-// cheap; a tile row has a few dozen samples.
+// sparseSums is the first pass: the global moments over every fourth pixel
+// of every fourth row that is not masked, not moving and not near black or
+// white. It only has to tell the second pass, per tile, which pixels the
+// global map explains; a sixteenth of the pixels is plenty for that.
+func sparseSums(cur, bg []float32, moving, mask []uint8, sw, sh int, lo, hi float32) moments {
+	var m moments
+	for y := 0; y < sh; y += 4 {
+		c, b := cur[y*sw:(y+1)*sw], bg[y*sw:(y+1)*sw]
+		mv, mk := moving[y*sw:(y+1)*sw], mask[y*sw:(y+1)*sw]
+		var n, sx, sy, sxx, sxy float32
+		for x := 0; x < sw; x += 4 {
+			v, u := c[x], b[x]
+			if mv[x]|mk[x] != 0 || v <= lo || v >= hi {
+				continue
+			}
+			n++
+			sx += v
+			sy += u
+			sxx += v * v
+			sxy += v * u
+		}
+		m.add(moments{float64(n), float64(sx), float64(sy), float64(sxx), float64(sxy)})
+	}
+	return m
+}
+
+// sums is the second pass: each tile's moments over every other pixel of
+// every other row that the global map g, o explains to within thr (and
+// that is not masked, moving, or near black or white). Partial sums per
+// tile and row are float32, which keeps the inner loop cheap; a tile row
+// has a few dozen samples.
 func (l *lighting) sums(ms []moments, cur, bg []float32, moving, mask []uint8, lo, hi, thr, g, o float32) {
-	robust := g > 0
 	clear(ms)
 	sw := l.sw
 	for ty := range l.ty {
@@ -234,17 +264,14 @@ func (l *lighting) sums(ms []moments, cur, bg []float32, moving, mask []uint8, l
 			c, b := cur[y*sw:(y+1)*sw], bg[y*sw:(y+1)*sw]
 			mv, mk := moving[y*sw:(y+1)*sw], mask[y*sw:(y+1)*sw]
 			for tx := range l.tx {
-				t := ty*l.tx + tx
 				var n, sx, sy, sxx, sxy float32
 				for x := l.xs[tx] + l.xs[tx]&1; x < l.xs[tx+1]; x += 2 {
 					v, u := c[x], b[x]
 					if mv[x]|mk[x] != 0 || v <= lo || v >= hi {
 						continue
 					}
-					if robust {
-						if e := g*v + o - u; e > thr || e < -thr {
-							continue
-						}
+					if e := g*v + o - u; e > thr || e < -thr {
+						continue
 					}
 					n++
 					sx += v
@@ -252,7 +279,7 @@ func (l *lighting) sums(ms []moments, cur, bg []float32, moving, mask []uint8, l
 					sxx += v * v
 					sxy += v * u
 				}
-				m := &ms[t]
+				m := &ms[ty*l.tx+tx]
 				m.n += float64(n)
 				m.sx += float64(sx)
 				m.sy += float64(sy)
@@ -353,14 +380,19 @@ type segment struct {
 }
 
 func segments(colT []int32, colF []float32, tiles, n int) []segment {
+	// pinned: the weight is 0 or 1 (the borders, or a pixel right on a
+	// centre), so the map is one tile's, constant; otherwise the weight
+	// grows by tiles/n per pixel
+	pinned := func(f float32) bool { return f == 0 || f == 1 }
 	var segs []segment
 	for x := 0; x < n; {
 		end := x + 1
-		for end < n && colT[end] == colT[x] && (colF[end] == 0) == (colF[x] == 0) && (colF[end] == 1) == (colF[x] == 1) {
+		for end < n && colT[end] == colT[x] && pinned(colF[end]) == pinned(colF[x]) &&
+			(!pinned(colF[x]) || colF[end] == colF[x]) {
 			end++
 		}
 		sg := segment{x0: x, x1: end, t: int(colT[x]), f0: colF[x]}
-		if colF[x] != 0 && colF[x] != 1 || end-x > 1 && colF[x+1] != colF[x] {
+		if !pinned(colF[x]) {
 			sg.df = float32(tiles) / float32(n)
 		}
 		segs = append(segs, sg)
@@ -422,7 +454,9 @@ func (r *rebaseScratch) init(sw, sh int) {
 // re-solved without the limits first, to follow a lamp's light under the
 // moving things as well as they can.
 func (l *lighting) rebase(cur, bg []float32, moving []uint8, r *rebaseScratch, black, white float32) {
-	l.tiles(false)
+	if l.fitted {
+		l.tiles(false)
+	}
 	sw, sh := l.sw, l.sh
 	copy(r.near, moving)
 	dilate3(r.near, r.tmp, sw, sh)

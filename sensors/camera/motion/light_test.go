@@ -3,6 +3,7 @@ package motion
 import (
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 )
 
@@ -105,6 +106,27 @@ func TestVectorDiffAndBlurMatchGo(t *testing.T) {
 				if d := math.Abs(float64(ha[x] - hb[x])); d > 1e-3 {
 					t.Fatalf("%dx%d row %d col %d: blur %v, want %v", sw, sh, y, x, ha[x], hb[x])
 				}
+			}
+		}
+	}
+}
+
+func TestVectorStretchAndBlendMatchGo(t *testing.T) {
+	rnd := rand.New(rand.NewPCG(11, 12))
+	for _, n := range []int{1, 7, 8, 13300, 13303} {
+		x, bg := make([]float32, n), make([]float32, n)
+		for i := range x {
+			x[i], bg[i] = float32(rnd.IntN(256)), float32(rnd.IntN(256))
+		}
+		a, b := slices.Clone(x), slices.Clone(x)
+		stretch(a, 17.5, 1.37)
+		stretchGo(b, 17.5, 1.37)
+		ga, gb := slices.Clone(bg), slices.Clone(bg)
+		blend(ga, x, 0.01)
+		blendGo(gb, x, 0.01)
+		for i := range a {
+			if math.Abs(float64(a[i]-b[i])) > 1e-3 || math.Abs(float64(ga[i]-gb[i])) > 1e-3 {
+				t.Fatalf("n %d i %d: stretch %v / %v, blend %v / %v", n, i, a[i], b[i], ga[i], gb[i])
 			}
 		}
 	}

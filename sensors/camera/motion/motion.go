@@ -77,7 +77,8 @@ type Config struct {
 	// changed at once, resets the background instead of reporting motion.
 	LightningThreshold float64 `yaml:"lightning_threshold"`
 	// LightingJump is the change of the fitted lighting between two frames,
-	// in luma levels at the frame's mean, that resets the background.
+	// in luma levels at the frame's mean, that re-bases the background on
+	// the frame (a light step) and settles for a few frames.
 	// Slow drifts (clouds, dimmers) stay well below it; a light switch or
 	// an exposure step does not.
 	LightingJump float64 `yaml:"lighting_jump"`
@@ -172,9 +173,8 @@ type Detector struct {
 	hist  [256]int32
 	boxes []image.Rectangle
 
-	lt          lighting
-	orow, igrow []float32 // the lighting map of one row
-	boxFn       func(x0, y0, x1, y1 int)
+	lt    lighting
+	boxFn func(x0, y0, x1, y1 int)
 
 	control
 }
@@ -384,9 +384,7 @@ func (d *Detector) Detect(y []byte, stride, w, h int) Result {
 				d.cur[i] = (v - lo) * k * float32(1-d.mask[i]) // masked: 0, as in Frigate
 			}
 		} else {
-			for i, v := range d.cur {
-				d.cur[i] = (v - lo) * k
-			}
+			stretch(d.cur, lo, k)
 		}
 	} else if d.masked {
 		for i, m := range d.mask {
@@ -450,9 +448,7 @@ func (d *Detector) Detect(y []byte, stride, w, h int) Result {
 				bg[i] += alpha * float32(1-moving[i]) * (v - bg[i])
 			}
 		} else {
-			for i, v := range d.cur {
-				bg[i] += alpha * (v - bg[i])
-			}
+			blend(bg, d.cur, alpha)
 		}
 	}
 

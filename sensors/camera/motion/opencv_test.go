@@ -3,14 +3,11 @@
 package motion_test
 
 import (
-	"context"
-	"errors"
 	"image"
-	"io"
 	"testing"
 
-	"github.com/edgeagent/edgeagent/sensors/camera"
 	"github.com/edgeagent/edgeagent/sensors/camera/motion"
+	"github.com/edgeagent/edgeagent/sensors/camera/motion/motiontest"
 )
 
 type comparison struct {
@@ -21,13 +18,8 @@ type comparison struct {
 
 // compare runs the pure-Go and the OpenCV detectors side by side on every
 // frame of a clip.
-func compare(t *testing.T, path string, cfg motion.Config) comparison {
+func compare(t *testing.T, c *motiontest.Clip, cfg motion.Config) comparison {
 	t.Helper()
-	src, err := camera.OpenFile(path, camera.FileOpts{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer src.Close()
 	g, err := motion.New(cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -37,33 +29,26 @@ func compare(t *testing.T, path string, cfg motion.Config) comparison {
 		t.Fatal(err)
 	}
 	defer cv.Close()
-	var c comparison
-	var f camera.Frame
-	for {
-		err := src.Next(context.Background(), &f)
-		if errors.Is(err, io.EOF) {
-			return c
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		rg := g.Detect(f.Y, f.YStride, f.Width, f.Height)
-		rc := cv.Detect(f.Y, f.YStride, f.Width, f.Height)
-		c.frames++
+	var r comparison
+	for _, y := range c.Frames {
+		rg := g.Detect(y, c.W, c.W, c.H)
+		rc := cv.Detect(y, c.W, c.W, c.H)
+		r.frames++
 		if rg.Motion == rc.Motion {
-			c.agree++
+			r.agree++
 		}
 		if rg.Motion {
-			c.goMotion++
+			r.goMotion++
 		}
 		if rc.Motion {
-			c.cvMotion++
+			r.cvMotion++
 		}
 		if rg.Motion && rc.Motion {
-			c.iouSum += iou(union(rg.Boxes), union(rc.Boxes))
-			c.iouN++
+			r.iouSum += iou(union(rg.Boxes), union(rc.Boxes))
+			r.iouN++
 		}
 	}
+	return r
 }
 
 func union(rs []image.Rectangle) image.Rectangle {
@@ -90,11 +75,13 @@ func TestOpenCVAgreesWithGo(t *testing.T) {
 		minAgree    float64
 		cvMotionPct [2]float64 // bounds on the OpenCV detector's motion share
 	}{
-		{"vtest.mjpeg", 0.95, [2]float64{90, 100}},
-		{"static_lighting.mjpeg", 0.99, [2]float64{0, 1}},
+		{"vtest", 0.95, [2]float64{90, 100}},
+		{"static_lighting", 0.99, [2]float64{0, 1}},
+		{"switch", 0.99, [2]float64{0, 1}},
+		{"objects_b", 0.95, [2]float64{80, 95}},
 	} {
 		t.Run(c.clip, func(t *testing.T) {
-			r := compare(t, clip(t, c.clip), motion.DefaultConfig())
+			r := compare(t, footage(t, c.clip), motion.DefaultConfig())
 			agree := float64(r.agree) / float64(r.frames)
 			pct := 100 * float64(r.cvMotion) / float64(r.frames)
 			meanIoU := 0.0

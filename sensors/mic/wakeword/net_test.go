@@ -6,6 +6,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"os"
+	"runtime"
 	"testing"
 
 	"github.com/edgeagent/edgeagent/sensors/mic/audio"
@@ -194,4 +195,30 @@ func writeFile(t *testing.T, p string, b []byte) {
 	if err := os.WriteFile(p, b, 0o644); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// BenchmarkNetMemory reports the heap a running trained model costs: the
+// parsed weights and one stream's state (the embedded file adds its own
+// size, net-bytes, to the binary's read-only data).
+func BenchmarkNetMemory(b *testing.B) {
+	var before, after runtime.MemStats
+	var keep []*Spotter
+	for b.Loop() {
+		runtime.GC()
+		runtime.ReadMemStats(&before)
+		n, err := ReadNet(bytes.NewReader(builtinModel))
+		if err != nil {
+			b.Fatal(err)
+		}
+		sp, err := NewSpotter(nil, Options{Nets: []*Net{n}})
+		if err != nil {
+			b.Fatal(err)
+		}
+		runtime.GC()
+		runtime.ReadMemStats(&after)
+		keep = append(keep[:0], sp)
+	}
+	b.ReportMetric(float64(after.HeapAlloc-before.HeapAlloc), "heap-bytes")
+	b.ReportMetric(float64(len(builtinModel)), "net-bytes")
+	runtime.KeepAlive(keep)
 }

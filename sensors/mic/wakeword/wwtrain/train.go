@@ -64,7 +64,7 @@ type Config struct {
 // DefaultConfig trains the shipped model's recipe for phrase.
 func DefaultConfig(phrase string) Config {
 	return Config{Phrase: phrase, Seed: 1,
-		PosUtterances: 1500, NegUtterances: 1500, ConfusableReps: 12, PosClips: 3, NoiseClips: 400,
+		PosUtterances: 2500, NegUtterances: 2500, ConfusableReps: 40, PosClips: 3, NoiseClips: 400,
 		Channels: 48, Kernel: 3, Dilations: []int{1, 2, 4, 8, 16, 32},
 		Epochs: 16, Batch: 32, LR: 4e-3, SpecAugment: true,
 		TargetFAPerHour: 0.5, CalibMinutes: 30, TestPosPerGroup: 150, TestNegMinutes: 60,

@@ -175,6 +175,7 @@ func TestNetStepDoesNotAllocate(t *testing.T) {
 
 func TestPickerOneDetectionPerPeak(t *testing.T) {
 	p := NewPicker(0.5, 100)
+	p.Smooth = 1
 	scores := []float64{0.1, 0.6, 0.9, 0.7, 0.6, 0.6, 0.6, 0.6, 0.9, 0.2}
 	var fired []int64
 	for h, s := range scores {
@@ -221,4 +222,27 @@ func BenchmarkNetMemory(b *testing.B) {
 	b.ReportMetric(float64(after.HeapAlloc-before.HeapAlloc), "heap-bytes")
 	b.ReportMetric(float64(len(builtinModel)), "net-bytes")
 	runtime.KeepAlive(keep)
+}
+
+// Smoothing: a one-hop spike does not fire; a score held up does.
+func TestPickerSmoothing(t *testing.T) {
+	p := NewPicker(0.5, 100)
+	fired := 0
+	for h, s := range []float64{0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0} {
+		if ok, _, _ := p.Step(int64(h), s); ok {
+			fired++
+		}
+	}
+	if fired != 0 {
+		t.Fatal("a one-hop spike fired")
+	}
+	for h := int64(20); h < 40; h++ {
+		if ok, peak, _ := p.Step(h, 0.9); ok {
+			if peak < 0.5 || peak > 0.9 {
+				t.Fatalf("peak %v", peak)
+			}
+			return
+		}
+	}
+	t.Fatal("a held score never fired")
 }

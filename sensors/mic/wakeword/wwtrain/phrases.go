@@ -51,8 +51,10 @@ func Confusables(phrase string) []string {
 		add(rev)
 	}
 	for i := range w {
-		word := w[i]
-		keep := ""
+		word, lead, keep := w[i], "", ""
+		if i == 0 && len(w) > 1 {
+			word, lead = word[1:], word[:1]
+		}
 		if i == len(w)-1 {
 			// The phrase's last sound is where the detector decides; a
 			// negative that differs only there ("hey robod") or only
@@ -63,7 +65,7 @@ func Confusables(phrase string) []string {
 		}
 		for _, m := range mutations(word) {
 			c := slices.Clone(w)
-			c[i] = m + keep
+			c[i] = lead + m + keep
 			add(c)
 		}
 	}
@@ -71,8 +73,13 @@ func Confusables(phrase string) []string {
 }
 
 // firstWords replace the first word of a multi-word phrase: greetings and
-// articles are what people say before a noun all day.
-var firstWords = []string{"okay", "hi", "hay", "say", "the", "a", "they", "hello", "play", "pay", "may", "day", "he", "hey there"}
+// articles are what people say before a noun all day. Rhymes of a short
+// first word that differ only in its onset ("day robot", "may robot" for
+// "hey robot") are left out on purpose: no detector can tell them apart
+// in a noisy room, people rarely say them, and as negatives they taught
+// the model to doubt the phrase itself. Mutations leave the first word's
+// onset alone for the same reason.
+var firstWords = []string{"okay", "hi", "the", "a", "hello", "he", "hey there", "oh", "yeah", "so"}
 
 // Sound changes for mutations: vowels and consonants that espeak-ng (and
 // people) confuse.

@@ -53,10 +53,15 @@ func TestTrainingIsDeterministic(t *testing.T) {
 	}
 	d1 := t.TempDir()
 	a := run(d1, tinyConfig()) // synthesised afresh, two workers
+	ckpt := filepath.Join(d1, "hey_robot.trained.eaww")
+	if err := os.Remove(ckpt); err != nil {
+		t.Fatal(err)
+	}
 	one := tinyConfig()
 	one.Workers = 1
-	b := run(d1, one) // resumed: every utterance from the cache, one worker
-	if !bytes.Equal(a, b) {
+	b := run(d1, one) // every utterance from the cache, trained again on one worker
+	c := run(d1, one) // resumed from the checkpoint: evaluation only
+	if !bytes.Equal(a, b) || !bytes.Equal(a, c) {
 		t.Fatal("same seed, different models")
 	}
 	other := tinyConfig()

@@ -6,6 +6,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"os"
+	"runtime"
 	"testing"
 
 	"github.com/edgeagent/edgeagent/sensors/mic/audio"
@@ -174,6 +175,7 @@ func TestNetStepDoesNotAllocate(t *testing.T) {
 
 func TestPickerOneDetectionPerPeak(t *testing.T) {
 	p := NewPicker(0.5, 100)
+	p.Smooth = 1
 	scores := []float64{0.1, 0.6, 0.9, 0.7, 0.6, 0.6, 0.6, 0.6, 0.9, 0.2}
 	var fired []int64
 	for h, s := range scores {
@@ -194,4 +196,53 @@ func writeFile(t *testing.T, p string, b []byte) {
 	if err := os.WriteFile(p, b, 0o644); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// BenchmarkNetMemory reports the heap a running trained model costs: the
+// parsed weights and one stream's state (the embedded file adds its own
+// size, net-bytes, to the binary's read-only data).
+func BenchmarkNetMemory(b *testing.B) {
+	var before, after runtime.MemStats
+	var keep []*Spotter
+	for b.Loop() {
+		runtime.GC()
+		runtime.ReadMemStats(&before)
+		n, err := ReadNet(bytes.NewReader(builtinModel))
+		if err != nil {
+			b.Fatal(err)
+		}
+		sp, err := NewSpotter(nil, Options{Nets: []*Net{n}})
+		if err != nil {
+			b.Fatal(err)
+		}
+		runtime.GC()
+		runtime.ReadMemStats(&after)
+		keep = append(keep[:0], sp)
+	}
+	b.ReportMetric(float64(after.HeapAlloc-before.HeapAlloc), "heap-bytes")
+	b.ReportMetric(float64(len(builtinModel)), "net-bytes")
+	runtime.KeepAlive(keep)
+}
+
+// Smoothing: a one-hop spike does not fire; a score held up does.
+func TestPickerSmoothing(t *testing.T) {
+	p := NewPicker(0.5, 100)
+	fired := 0
+	for h, s := range []float64{0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0} {
+		if ok, _, _ := p.Step(int64(h), s); ok {
+			fired++
+		}
+	}
+	if fired != 0 {
+		t.Fatal("a one-hop spike fired")
+	}
+	for h := int64(20); h < 40; h++ {
+		if ok, peak, _ := p.Step(h, 0.9); ok {
+			if peak < 0.5 || peak > 0.9 {
+				t.Fatalf("peak %v", peak)
+			}
+			return
+		}
+	}
+	t.Fatal("a held score never fired")
 }

@@ -11,7 +11,14 @@ type Picker struct {
 	Threshold float64
 	Settle    int64 // hops a peak must hold before it fires
 	Refract   int64 // hops of silence after a detection
+	// Smooth averages the score over this many hops (1: off, at most
+	// maxSmooth) before the threshold: the phrase holds the score up for
+	// tens of hops, a click or a syllable of other speech only for one
+	// or two.
+	Smooth int
 
+	hist      [maxSmooth]float64
+	nhist     int
 	armed     bool
 	peak      float64
 	peakHop   int64
@@ -21,13 +28,29 @@ type Picker struct {
 // NewPicker makes a picker with the detector's timing: settle 50 ms and
 // the given refractory period in hops.
 func NewPicker(threshold float64, refractHops int64) Picker {
-	return Picker{Threshold: threshold, Settle: settleHops, Refract: refractHops}
+	return Picker{Threshold: threshold, Settle: settleHops, Refract: refractHops, Smooth: smoothHops}
 }
+
+// smoothHops is the trained models' score smoothing: 50 ms.
+const (
+	smoothHops = 5
+	maxSmooth  = 16
+)
 
 // Step consumes the score of hop (hops are numbered from 0 and increase by
 // one per call). When it fires it returns true with the peak's score and
 // hop.
 func (p *Picker) Step(hop int64, score float64) (fired bool, peak float64, peakHop int64) {
+	if k := min(max(p.Smooth, 1), maxSmooth); k > 1 {
+		p.hist[p.nhist%k] = score
+		p.nhist++
+		var sum float64
+		n := min(p.nhist, k)
+		for _, v := range p.hist[:n] {
+			sum += v
+		}
+		score = sum / float64(n)
+	}
 	if hop < p.quietTill {
 		return false, 0, 0
 	}

@@ -92,10 +92,11 @@ type entry struct {
 	ms       [][]*matcher // [variant][take]
 }
 
-// Spotter finds enrolled wake words in a 16 kHz mono stream: a VAD keeps
-// the matcher idle in silence and collects the background the templates
-// are re-mixed with; streaming DTW runs against every take and bank
-// variant while the gate is open. Not safe for concurrent use.
+// Spotter finds wake words in a 16 kHz mono stream: trained models run on
+// every hop; for enrolled templates, a VAD keeps the matcher idle in
+// silence and collects the background the templates are re-mixed with,
+// and streaming DTW runs against every take and bank variant while the
+// gate is open. Not safe for concurrent use.
 type Spotter struct {
 	o       Options
 	entries []*entry
@@ -138,7 +139,8 @@ type netEntry struct {
 	lastAssist int64
 }
 
-// NewSpotter makes a spotter for models (none: VAD only).
+// NewSpotter makes a spotter for the enrolled models and the trained
+// o.Nets (neither: VAD only).
 func NewSpotter(models []*Model, o Options) (*Spotter, error) {
 	if err := o.fill(); err != nil {
 		return nil, err

@@ -2,6 +2,7 @@ package wwtrain
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"sort"
@@ -40,6 +41,29 @@ type clip struct {
 	x          []int16
 	start, end int
 	cond       condition
+	texts      []spoken // what is said when, for streams of speech
+}
+
+type spoken struct {
+	from, to int // hops
+	text     string
+	voice    Voice
+}
+
+// said describes what was being said at hop h (the utterance ending
+// last before it, or during it).
+func (c clip) said(h int) string {
+	best := -1
+	for i, s := range c.texts {
+		if s.from <= h {
+			best = i
+		}
+	}
+	if best < 0 {
+		return c.cond.String() + ": (before any speech)"
+	}
+	s := c.texts[best]
+	return fmt.Sprintf("%s: %q (%s)", c.cond, s.text, s.voice)
 }
 
 func scoreTraces(ctx context.Context, n *wakeword.Net, clips []clip, workers int, tick func()) ([][]float32, error) {
@@ -138,12 +162,15 @@ func speechStreams(us []utt, conds []condition, seed uint64, babble [][]int16) [
 		c := conds[len(out)%len(conds)]
 		sc.noise, sc.snr = c.Noise, c.SNR
 		at := 8000 + r.IntN(16000)
+		var texts []spoken
 		for ; i < len(us) && at < 60*16000; i++ {
 			sc.parts = append(sc.parts, placed{x: us[i].x, at: at})
+			texts = append(texts, spoken{from: at / wakeword.HopSamples, to: (at + len(us[i].x)) / wakeword.HopSamples,
+				text: us[i].d.Text, voice: us[i].d.Voice})
 			at += len(us[i].x) + 4800 + r.IntN(19200) // 0.3–1.5 s pause
 		}
 		sc.length = at
-		out = append(out, clip{x: sc.render(babble), start: -1, end: -1, cond: c})
+		out = append(out, clip{x: sc.render(babble), start: -1, end: -1, cond: c, texts: texts})
 	}
 	return out
 }
@@ -213,6 +240,12 @@ func evaluate(ctx context.Context, cfg Config, n *wakeword.Net, c *corpus, pr *p
 
 	rep.TestNegHours = round3(hours(negClips))
 	rep.TestFA = countFires(negTr, th)
+	for i, tr := range negTr {
+		_, peaks := fires(tr, th)
+		for _, pk := range peaks {
+			rep.FalseAccepts = append(rep.FalseAccepts, negClips[i].said(pk))
+		}
+	}
 	rep.FAPerHour = round3(float64(rep.TestFA) / math.Max(rep.TestNegHours, 1e-9))
 	for _, cd := range negConditions {
 		row := FARow{Condition: cd.String()}
@@ -272,7 +305,12 @@ func evaluate(ctx context.Context, cfg Config, n *wakeword.Net, c *corpus, pr *p
 	rep.ConfusableN = len(nearTr)
 	for _, t := range c.confusables {
 		if f := fired[t]; f[0] > 0 {
-			rep.Confusables = append(rep.Confusables, ConfusableRow{Text: t, N: f[0], Fired: f[1]})
+			held := c.heldConfusables[t]
+			rep.Confusables = append(rep.Confusables, ConfusableRow{Text: t, N: f[0], Fired: f[1], HeldOut: held})
+			if held {
+				rep.HeldConfusableN += f[0]
+				rep.HeldConfusableFired += f[1]
+			}
 		}
 	}
 	if rep.ConfusableN > 0 {

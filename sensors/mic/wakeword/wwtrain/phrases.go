@@ -29,9 +29,8 @@ func Name(phrase string) string { return strings.ReplaceAll(phrase, " ", "_") }
 // Confusables are phrases that sound close to the wake phrase and must not
 // wake the robot. They are generated, not listed, so that any phrase gets
 // them: another first word ("okay robot", "the robot"), one word with a
-// vowel or a consonant changed ("hey rowboat", "hey robert"), the words in
-// another order, and the phrase inside a longer word sequence that changes
-// its ending ("hey robots"). Partial phrases are separate (Partials).
+// vowel or a consonant changed ("hey rowboat", "hey lobot"), and the words
+// in another order. Partial phrases are separate (Partials).
 func Confusables(phrase string) []string {
 	w := strings.Fields(phrase)
 	seen := map[string]bool{phrase: true}
@@ -52,24 +51,35 @@ func Confusables(phrase string) []string {
 		add(rev)
 	}
 	for i := range w {
-		for _, m := range mutations(w[i]) {
+		word, lead, keep := w[i], "", ""
+		if i == 0 && len(w) > 1 {
+			word, lead = word[1:], word[:1]
+		}
+		if i == len(w)-1 {
+			// The phrase's last sound is where the detector decides; a
+			// negative that differs only there ("hey robod") or only
+			// after it ("hey robots") is the phrase until then, and as a
+			// negative it would teach the model to hesitate on the
+			// phrase itself.
+			word, keep = word[:len(word)-1], word[len(word)-1:]
+		}
+		for _, m := range mutations(word) {
 			c := slices.Clone(w)
-			c[i] = m
+			c[i] = lead + m + keep
 			add(c)
 		}
-	}
-	last := len(w) - 1
-	for _, suf := range []string{"s", "y", "er", "ing"} {
-		c := slices.Clone(w)
-		c[last] += suf
-		add(c)
 	}
 	return out
 }
 
 // firstWords replace the first word of a multi-word phrase: greetings and
-// articles are what people say before a noun all day.
-var firstWords = []string{"okay", "hi", "hay", "say", "the", "a", "they", "hello", "play", "pay", "may", "day", "he", "hey there"}
+// articles are what people say before a noun all day. Rhymes of a short
+// first word that differ only in its onset ("day robot", "may robot" for
+// "hey robot") are left out on purpose: no detector can tell them apart
+// in a noisy room, people rarely say them, and as negatives they taught
+// the model to doubt the phrase itself. Mutations leave the first word's
+// onset alone for the same reason.
+var firstWords = []string{"okay", "hi", "the", "a", "hello", "he", "hey there", "oh", "yeah", "so"}
 
 // Sound changes for mutations: vowels and consonants that espeak-ng (and
 // people) confuse.

@@ -29,6 +29,11 @@ type Report struct {
 	ConfusableN     int             `json:"confusable_clips"`
 	ConfusableFired int             `json:"confusable_fired"`
 	ConfusableRate  float64         `json:"confusable_fire_rate"`
+	// Of those, the confusables never trained on.
+	HeldConfusableN     int `json:"held_out_confusable_clips"`
+	HeldConfusableFired int `json:"held_out_confusable_fired"`
+	// FalseAccepts says what was being said at each test false accept.
+	FalseAccepts []string `json:"false_accepts"`
 
 	Params        int     `json:"params"`
 	ReceptiveMS   int     `json:"receptive_field_ms"`
@@ -59,9 +64,10 @@ type FARow struct {
 
 // ConfusableRow is how often one confusable phrase fired.
 type ConfusableRow struct {
-	Text  string `json:"text"`
-	N     int    `json:"n"`
-	Fired int    `json:"fired"`
+	Text    string `json:"text"`
+	N       int    `json:"n"`
+	Fired   int    `json:"fired"`
+	HeldOut bool   `json:"held_out,omitempty"` // never trained on
 }
 
 // Timing is where a training run spent its time, in seconds.
@@ -107,16 +113,26 @@ func (r Report) Markdown() string {
 	for _, f := range r.FAByCondition {
 		fmt.Fprintf(&b, "| %s | %.2f | %d |\n", f.Condition, f.Hours, f.FA)
 	}
+	if len(r.FalseAccepts) > 0 {
+		b.WriteString("\nWhat was said at each false accept:\n\n")
+		for _, f := range r.FalseAccepts {
+			fmt.Fprintf(&b, "- %s\n", f)
+		}
+	}
 	b.WriteString("\n")
 	b.WriteString("## Recall by voice group and noise\n\n| voices | condition | n | recall | latency median | p90 |\n|---|---|---:|---:|---:|---:|\n")
 	for _, row := range r.Recall {
 		fmt.Fprintf(&b, "| %s | %s | %d | %.1f %% | %d ms | %d ms |\n", row.Group, row.Condition, row.N, 100*row.Recall,
 			row.LatencyMedianMS, row.LatencyP90MS)
 	}
-	fmt.Fprintf(&b, "\n## Confusable phrases\n\n%d of %d clips fired (**%.1f %%**), clean and in pink noise at 10 dB, half in held-out voices.\n\n| phrase | clips | fired |\n|---|---:|---:|\n",
-		r.ConfusableFired, r.ConfusableN, 100*r.ConfusableRate)
+	fmt.Fprintf(&b, "\n## Confusable phrases\n\n%d of %d clips fired (**%.1f %%**), clean and in pink noise at 10 dB, half in held-out voices; of the phrases never trained on (*), %d of %d.\n\n| phrase | clips | fired |\n|---|---:|---:|\n",
+		r.ConfusableFired, r.ConfusableN, 100*r.ConfusableRate, r.HeldConfusableFired, r.HeldConfusableN)
 	for _, c := range r.Confusables {
-		fmt.Fprintf(&b, "| %s | %d | %d |\n", c.Text, c.N, c.Fired)
+		mark := ""
+		if c.HeldOut {
+			mark = " *"
+		}
+		fmt.Fprintf(&b, "| %s%s | %d | %d |\n", c.Text, mark, c.N, c.Fired)
 	}
 	fmt.Fprintf(&b, "\nTime: synthesis %.0f s, mixing %.0f s, training %.0f s, evaluation %.0f s.\n",
 		r.Timing.SynthS, r.Timing.DataS, r.Timing.TrainS, r.Timing.EvalS)

@@ -64,7 +64,7 @@ type Config struct {
 // DefaultConfig trains the shipped model's recipe for phrase.
 func DefaultConfig(phrase string) Config {
 	return Config{Phrase: phrase, Seed: 1,
-		PosUtterances: 1500, NegUtterances: 1500, ConfusableReps: 12, PosClips: 3, NoiseClips: 400,
+		PosUtterances: 2500, NegUtterances: 2500, ConfusableReps: 40, PosClips: 3, NoiseClips: 400,
 		Channels: 48, Kernel: 3, Dilations: []int{1, 2, 4, 8, 16, 32},
 		Epochs: 16, Batch: 32, LR: 4e-3, SpecAugment: true,
 		TargetFAPerHour: 0.5, CalibMinutes: 30, TestPosPerGroup: 150, TestNegMinutes: 60,
@@ -116,25 +116,43 @@ func Train(ctx context.Context, cfg Config, dir string, created time.Time, progr
 		return nil, err
 	}
 	tSynth := time.Since(t0)
-	pr.stage("mixing training clips")
-	ds := corp.trainingSet(cfg, pr)
-	mean, std := ds.normalise()
-	tData := time.Since(t0)
-	r := rand.New(rand.NewPCG(cfg.Seed, 2))
-	net := newTCN(cfg.Channels, cfg.Kernel, cfg.Dilations, r)
-	loss := fit(ctx, cfg, net, ds, r, pr)
-	if err := ctx.Err(); err != nil {
+	// The trained weights are checkpointed with the configuration that
+	// made them: a rerun of the same configuration (after an interrupted
+	// evaluation, or with a changed evaluation) skips mixing and training.
+	ckpt := filepath.Join(dir, Name(cfg.Phrase)+".trained.eaww")
+	n, stats, err := loadCheckpoint(ckpt, cfg)
+	if err != nil {
 		return nil, err
 	}
-	tTrain := time.Since(t0)
-	n := net.net(mean, std)
-	n.Name, n.Phrase, n.Created = Name(cfg.Phrase), cfg.Phrase, created.UTC()
+	tData, tTrain := tSynth, tSynth
+	if n == nil {
+		pr.stage("mixing training clips")
+		ds := corp.trainingSet(cfg, pr)
+		mean, std := ds.normalise()
+		tData = time.Since(t0)
+		r := rand.New(rand.NewPCG(cfg.Seed, 2))
+		net := newTCN(cfg.Channels, cfg.Kernel, cfg.Dilations, r)
+		loss := fit(ctx, cfg, net, ds, r, pr)
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		tTrain = time.Since(t0)
+		n = net.net(mean, std)
+		n.Name, n.Phrase = Name(cfg.Phrase), cfg.Phrase
+		stats = trainStats{Clips: ds.n, PosClips: ds.npos, Loss: loss}
+		if err := saveCheckpoint(ckpt, n, cfg, stats); err != nil {
+			return nil, err
+		}
+	} else {
+		pr.stage("trained weights from " + ckpt)
+	}
+	n.Created = created.UTC()
 	rep, err := evaluate(ctx, cfg, n, corp, pr)
 	if err != nil {
 		return nil, err
 	}
 	rep.Params, rep.ReceptiveMS = n.Params(), n.ReceptiveField()*10
-	rep.TrainClips, rep.TrainPosClips, rep.FinalLoss = ds.n, ds.npos, loss
+	rep.TrainClips, rep.TrainPosClips, rep.FinalLoss = stats.Clips, stats.PosClips, stats.Loss
 	rep.Timing = Timing{SynthS: round1(tSynth.Seconds()), DataS: round1((tData - tSynth).Seconds()),
 		TrainS: round1((tTrain - tData).Seconds()), EvalS: round1((time.Since(t0) - tTrain).Seconds())}
 	rec, err := json.Marshal(struct {

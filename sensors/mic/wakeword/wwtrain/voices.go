@@ -14,8 +14,13 @@ import (
 // scripts/gen-audio-corpus.sh uses as "unseen", so its benchmark corpus is
 // held out too.
 var (
-	trainAccents = []string{"en-us", "en-gb", "en", "en-gb-x-rp", "en-gb-x-gbclan", "en-gb-x-gbcwmd", "en-us-nyc"}
-	heldAccents  = []string{"en-gb-scotland", "en-029"}
+	// Besides English accents, a few other languages' voices reading
+	// the English text: their vowels ("o:" for "oU") and consonants give
+	// the foreign accents real households have, which espeak-ng's English
+	// voices alone lack.
+	trainAccents = []string{"en-us", "en-gb", "en", "en-gb-x-rp", "en-gb-x-gbclan", "en-gb-x-gbcwmd", "en-us-nyc",
+		"nl", "af", "es", "pl"}
+	heldAccents = []string{"en-gb-scotland", "en-029"}
 
 	trainVariants = []string{"m2", "m3", "m4", "m6", "m8", "f3", "f5", "klatt", "klatt2", "klatt4",
 		"Alex", "Andrea", "Andy", "anika", "aunty", "belinda", "benjamin", "caleb", "david", "Denis",

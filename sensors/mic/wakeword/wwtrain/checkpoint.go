@@ -1,0 +1,57 @@
+package wwtrain
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+
+	"github.com/edgeagent/edgeagent/sensors/mic/wakeword"
+)
+
+// trainStats are what the report needs from training.
+type trainStats struct {
+	Clips    int     `json:"clips"`
+	PosClips int     `json:"pos_clips"`
+	Loss     float64 `json:"loss"`
+}
+
+type checkpoint struct {
+	Config Config     `json:"config"`
+	Stats  trainStats `json:"stats"`
+}
+
+// saveCheckpoint writes the trained, uncalibrated weights in the model
+// format, with the configuration that made them as the training record.
+func saveCheckpoint(path string, n *wakeword.Net, cfg Config, st trainStats) error {
+	b, err := json.Marshal(checkpoint{cfg, st})
+	if err != nil {
+		return err
+	}
+	c := *n
+	c.Training = string(b)
+	return wakeword.SaveNet(path, &c)
+}
+
+// loadCheckpoint returns the weights at path if they were trained with
+// cfg; nil if there are none or they come from another configuration.
+func loadCheckpoint(path string, cfg Config) (*wakeword.Net, trainStats, error) {
+	n, err := wakeword.LoadNet(path)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		return nil, trainStats{}, nil
+	case err != nil:
+		return nil, trainStats{}, fmt.Errorf("training checkpoint (delete it to retrain): %w", err)
+	}
+	var c checkpoint
+	if json.Unmarshal([]byte(n.Training), &c) != nil {
+		return nil, trainStats{}, nil
+	}
+	want, _ := json.Marshal(cfg)
+	got, _ := json.Marshal(c.Config)
+	if string(want) != string(got) {
+		return nil, trainStats{}, nil
+	}
+	n.Training = ""
+	return n, c.Stats, nil
+}

@@ -34,6 +34,7 @@ var rules = []struct {
 	{"llm/llmtest", []string{"llm"}},
 	{"llm/local/...", []string{"llm"}},
 	{"tools", []string{"hooks", "worldmodel"}},
+	{"tools/toolstest", []string{"tools"}},
 	{"tools/actuator/...", []string{"tools", "worldmodel", "clock", "hooks", "tools/actuator/..."}},
 	{"tools/snapshot", []string{"plugin", "tools", "tools/cameras", "worldmodel", "hooks"}},
 	// say speaks through the microphone's audio format, half-duplex gate and

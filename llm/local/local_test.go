@@ -286,23 +286,33 @@ func TestCancelAbortsCallInFlight(t *testing.T) {
 
 func waitState(t *testing.T, c *Client, state string) {
 	t.Helper()
-	deadline := time.Now().Add(3 * time.Second)
+	waitStateWithin(t, c, state, 3*time.Second)
+}
+
+func waitStateWithin(t *testing.T, c *Client, state string, d time.Duration) {
+	t.Helper()
+	deadline := time.Now().Add(d)
 	for c.Status().State != state {
 		if time.Now().After(deadline) {
-			t.Fatalf("state %q, want %q (%+v)", c.Status().State, state, c.Status())
+			t.Fatalf("state %q after %v, want %q (%+v)", c.Status().State, d, state, c.Status())
 		}
 		time.Sleep(2 * time.Millisecond)
 	}
+}
+
+// supervise runs c's supervisor until the test ends.
+func supervise(t *testing.T, c *Client) {
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); c.Run(ctx) }()
+	t.Cleanup(func() { cancel(); <-done })
 }
 
 func TestDownAtStartComesBack(t *testing.T) {
 	srv := ollamatest.Start(t, "tiny:latest")
 	srv.Stop()
 	c := newClient(t, srv, nil)
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() { defer close(done); c.Run(ctx) }()
-	defer func() { cancel(); <-done }()
+	supervise(t, c)
 
 	waitState(t, c, StateUnavailable)
 	st := c.Status()
@@ -337,10 +347,7 @@ func TestDownAtStartComesBack(t *testing.T) {
 func TestServerDiesAndReturns(t *testing.T) {
 	srv := ollamatest.Start(t, "tiny:latest")
 	c := newClient(t, srv, nil)
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() { defer close(done); c.Run(ctx) }()
-	defer func() { cancel(); <-done }()
+	supervise(t, c)
 	waitState(t, c, StateAvailable)
 
 	// The answer breaks off (a killed runner): unavailable at once, and

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"sync"
 	"time"
 
@@ -39,6 +40,19 @@ func (b *Base) base() *Base { return b }
 
 // Config is the actuator's block, defaults filled.
 func (b *Base) Config() *Config { return &b.cfg }
+
+// InitialNumber is the block's initial as a number, for kinds whose state
+// is one (a duty, an angle, a level); ok is false when the block has none.
+func (b *Base) InitialNumber() (v float64, ok bool, err error) {
+	if b.cfg.Initial == "" {
+		return 0, false, nil
+	}
+	v, err = strconv.ParseFloat(b.cfg.Initial, 64)
+	if err != nil {
+		return 0, true, fmt.Errorf("initial %q: %w", b.cfg.Initial, err)
+	}
+	return v, true, nil
+}
 
 // Name is the actuator's name.
 func (b *Base) Name() string { return b.cfg.Name }

@@ -79,11 +79,8 @@ func (d *dimmer) PWMPins() []actuator.PWMPin {
 func (d *dimmer) OpenLocked() error { return nil }
 
 func (d *dimmer) InitialLocked() error {
-	if d.Config().Initial == "" {
-		return nil
-	}
-	v, err := strconv.ParseFloat(d.Config().Initial, 64)
-	if err != nil {
+	v, ok, err := d.InitialNumber()
+	if !ok || err != nil {
 		return err
 	}
 	_, err = d.writeLocked(v)

@@ -98,12 +98,9 @@ func (a *pwmAct) OpenLocked() error {
 }
 
 func (a *pwmAct) InitialLocked() error {
-	if a.Config().Initial == "" {
-		return nil
-	}
-	d, err := strconv.ParseFloat(a.Config().Initial, 64)
-	if err != nil {
-		return fmt.Errorf("initial %q: %w", a.Config().Initial, err)
+	d, ok, err := a.InitialNumber()
+	if !ok || err != nil {
+		return err
 	}
 	_, err = a.writeLocked(d)
 	return err

@@ -1,7 +1,9 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -76,4 +78,11 @@ func loadNode(path string, noStore bool, adjust ...func(*board.Config)) (*node.N
 		return nil, nil, err
 	}
 	return n, log, nil
+}
+
+// writeJSON writes v as indented JSON, the --json output of the commands.
+func writeJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
 }

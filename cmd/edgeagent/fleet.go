@@ -106,11 +106,7 @@ fleet: {name, groups} block (mqtt/README.md, "Fleets").`,
 		return fn(ctx, c)
 	}
 
-	printJSON := func(v any) error {
-		enc := json.NewEncoder(os.Stdout)
-		enc.SetIndent("", "  ")
-		return enc.Encode(v)
-	}
+	printJSON := func(v any) error { return writeJSON(os.Stdout, v) }
 
 	ls := &cobra.Command{
 		Use:   "ls",

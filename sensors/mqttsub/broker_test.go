@@ -18,6 +18,7 @@ import (
 
 	"github.com/edgeagent/edgeagent/internal/syncbuf"
 	"github.com/edgeagent/edgeagent/mqtt"
+	"github.com/edgeagent/edgeagent/mqtt/mosquittotest"
 	"github.com/edgeagent/edgeagent/sensors"
 	"github.com/edgeagent/edgeagent/sensors/i2c/i2ckit/kittest"
 	"github.com/edgeagent/edgeagent/worldmodel"
@@ -34,7 +35,7 @@ func TestHouseSensorsEmbedded(t *testing.T) {
 
 func TestHouseSensorsMosquitto(t *testing.T) {
 	t.Parallel()
-	houseSensors(t, startMosquitto(t, freePort(t)))
+	houseSensors(t, startMosquitto(t, mosquittotest.FreePort(t)))
 }
 
 // houseSensors: the three examples of docs/add-a-sensor.md.
@@ -329,16 +330,6 @@ func startEmbedded(t testing.TB, listen string, users []mqtt.User) *mqtt.Broker 
 	}
 	t.Cleanup(func() { _ = b.Close() })
 	return b
-}
-
-func freePort(t *testing.T) int {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
 }
 
 // startMosquitto runs the real mosquitto on a free port, or skips.

@@ -1,9 +1,7 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
-	"io"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -78,11 +76,4 @@ func loadNode(path string, noStore bool, adjust ...func(*board.Config)) (*node.N
 		return nil, nil, err
 	}
 	return n, log, nil
-}
-
-// writeJSON writes v as indented JSON, the --json output of the commands.
-func writeJSON(w io.Writer, v any) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(v)
 }

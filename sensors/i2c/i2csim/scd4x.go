@@ -3,7 +3,6 @@ package i2csim
 import (
 	"math"
 	"math/rand/v2"
-	"sync"
 	"time"
 )
 
@@ -23,10 +22,9 @@ import (
 // and factory reset the sensor is busy (500 ms, 30 ms, 800 ms, 1200 ms)
 // and NACKs. wake_up is never acknowledged, as on the real part.
 type SCD4x struct {
-	mu      sync.Mutex
-	cfg     SCD4xConfig
-	rng     *rand.Rand
-	started time.Time
+	chip
+	cfg SCD4xConfig
+	rng *rand.Rand
 
 	periodic   bool
 	interval   time.Duration
@@ -65,14 +63,11 @@ func NewSCD4x(cfg SCD4xConfig) *SCD4x {
 // PowerOn implements Device: idle mode with factory settings, after the
 // datasheet's 30 ms power-up time.
 func (d *SCD4x) PowerOn(now time.Time) {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if d.started.IsZero() {
-		d.started = now
-	}
-	d.periodic, d.ready, d.pending = false, false, nil
-	d.busyUntil = now.Add(30 * time.Millisecond)
-	d.factory()
+	d.powerOn(now, func() {
+		d.periodic, d.ready, d.pending = false, false, nil
+		d.busyUntil = now.Add(30 * time.Millisecond)
+		d.factory()
+	})
 }
 
 func (d *SCD4x) factory() {

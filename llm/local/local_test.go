@@ -241,14 +241,7 @@ func TestSlowAnswerHitsDeadlineAndClosesRequest(t *testing.T) {
 	if took := time.Since(start); took > 2*time.Second {
 		t.Fatalf("deadline not honoured: %v", took)
 	}
-	select {
-	case p := <-srv.Gone():
-		if p != "/api/chat" {
-			t.Fatalf("gone %q", p)
-		}
-	case <-time.After(2 * time.Second):
-		t.Fatal("the server did not see the request closed")
-	}
+	srv.WaitGone(t, "/api/chat")
 }
 
 func TestCancelAbortsCallInFlight(t *testing.T) {
@@ -266,19 +259,8 @@ func TestCancelAbortsCallInFlight(t *testing.T) {
 		time.Sleep(time.Millisecond)
 	}
 	cancel(cause)
-	select {
-	case err := <-done:
-		if !errors.Is(err, cause) {
-			t.Fatalf("want the cancellation cause, got %v", err)
-		}
-	case <-time.After(2 * time.Second):
-		t.Fatal("Generate did not return after cancel")
-	}
-	select {
-	case <-srv.Gone():
-	case <-time.After(2 * time.Second):
-		t.Fatal("the fake server did not see the connection close")
-	}
+	wantCause(t, done, cause)
+	srv.WaitGone(t, "/api/chat")
 	if st := c.Status(); st.Cancelled != 1 || st.State == StateUnavailable {
 		t.Fatalf("a cancellation is not an outage: %+v", st)
 	}
@@ -297,6 +279,20 @@ func waitStateWithin(t *testing.T, c *Client, state string, d time.Duration) {
 			t.Fatalf("state %q after %v, want %q (%+v)", c.Status().State, d, state, c.Status())
 		}
 		time.Sleep(2 * time.Millisecond)
+	}
+}
+
+// wantCause fails t unless done delivers an error of cause within 2 s:
+// Generate returned promptly after its context was cancelled with cause.
+func wantCause(t *testing.T, done <-chan error, cause error) {
+	t.Helper()
+	select {
+	case err := <-done:
+		if !errors.Is(err, cause) {
+			t.Fatalf("want the cancellation cause, got %v", err)
+		}
+	case <-time.After(2 * time.Second):
+		t.Fatal("Generate did not return within 2s of the cancellation")
 	}
 }
 

@@ -204,6 +204,20 @@ func (s *Server) Reset() {
 // connection before the answer was complete.
 func (s *Server) Gone() <-chan string { return s.gone }
 
+// WaitGone fails t unless the server sees a request to path closed by
+// its client within 2 s.
+func (s *Server) WaitGone(t testing.TB, path string) {
+	t.Helper()
+	select {
+	case p := <-s.gone:
+		if p != path {
+			t.Fatalf("the request to %s was closed, want %s", p, path)
+		}
+	case <-time.After(2 * time.Second):
+		t.Fatalf("the fake Ollama did not see the request to %s closed", path)
+	}
+}
+
 // InFlight is the number of chat/generate requests being answered.
 func (s *Server) InFlight() int {
 	s.mu.Lock()

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -19,6 +18,7 @@ import (
 	"github.com/edgeagent/edgeagent/hooks"
 	"github.com/edgeagent/edgeagent/internal/benchlat"
 	"github.com/edgeagent/edgeagent/mqtt"
+	"github.com/edgeagent/edgeagent/mqtt/mosquittotest"
 	"github.com/edgeagent/edgeagent/plugin"
 	"github.com/edgeagent/edgeagent/tools"
 	"github.com/edgeagent/edgeagent/worldmodel"
@@ -55,20 +55,10 @@ func (p probe) Tools() []tools.Tool {
 		})}
 }
 
-func freeAddr(t testing.TB) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().String()
-}
-
 // mqttNode builds a node whose embedded broker listens on a free port.
 func mqttNode(t testing.TB, extra string) (*Node, string) {
 	t.Helper()
-	addr := freeAddr(t)
+	addr := fmt.Sprintf("127.0.0.1:%d", mosquittotest.FreePort(t))
 	yaml := fmt.Sprintf("device: {id: mq-bot, platform: sim}\ndata_dir: %s\nagent: {heartbeat: 1h}\nmqtt: {listen: %q, local_admin: true}\nplugins:\n  mqtt_probe: {on: true}\n%s", t.TempDir(), addr, extra)
 	cfg, err := board.Parse(t.TempDir()+"/mq.yaml", []byte(yaml))
 	if err != nil {

@@ -1,7 +1,6 @@
 package mqttsub
 
 import (
-	"context"
 	"fmt"
 	"log/slog"
 	"net"
@@ -291,25 +290,7 @@ func startLogged(t testing.TB, cfg sensors.Config, out sensors.Sink) (*Sensor, f
 	}
 	s, logs := ss.(*Sensor), &syncbuf.Buffer{}
 	s.log = slog.New(slog.NewTextHandler(logs, nil))
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- s.Run(ctx, out) }()
-	stopped := false
-	return s, func() {
-		if stopped {
-			return
-		}
-		stopped = true
-		cancel()
-		select {
-		case err := <-done:
-			if err != nil {
-				t.Errorf("Run: %v", err)
-			}
-		case <-time.After(3 * time.Second):
-			t.Error("Run did not return")
-		}
-	}, logs
+	return s, kittest.Run(t, s, out), logs
 }
 
 type countSink struct{ n *atomic.Int64 }

@@ -201,6 +201,13 @@ func Start(t testing.TB, cfg sensors.Config, out sensors.Sink) (stop func()) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return Run(t, s, out)
+}
+
+// Run runs s, a sensor the test built (and perhaps adjusted), into out as
+// Start does.
+func Run(t testing.TB, s sensors.Sensor, out sensors.Sink) (stop func()) {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- s.Run(ctx, out) }()
@@ -214,7 +221,7 @@ func Start(t testing.TB, cfg sensors.Config, out sensors.Sink) (stop func()) {
 					t.Errorf("Run returned %v", err)
 				}
 			case <-time.After(2 * time.Second):
-				t.Errorf("sensor %s did not stop within 2 s", cfg.Name)
+				t.Errorf("sensor %s did not stop within 2 s", s.Name())
 			}
 		})
 	}

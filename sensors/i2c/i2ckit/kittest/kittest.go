@@ -192,6 +192,15 @@ func indent(s string) string {
 	return strings.Join(lines, "\n")
 }
 
+// RunSim parses a one-sensor block for the sim board, runs its sensor
+// until the test ends (as Start) and returns what it produces.
+func RunSim(t testing.TB, block string) *Recorder {
+	t.Helper()
+	rec := NewRecorder()
+	Start(t, Board(t, "sim", block), rec)
+	return rec
+}
+
 // Start builds the sensor of cfg and runs it into out until the returned
 // stop is called; stop fails t if Run returned an error or took longer
 // than 2 s to stop (the runtime's shutdown budget).

@@ -73,6 +73,7 @@ var rules = []struct {
 	// node assembles: it knows the host and the runtime, never a plugin.
 	{"node", []string{"agent", "board", "clock", "hooks", "node/sensorconf", "plugin", "sensors", "store", "tools", "worldmodel"}},
 	{"node/sensorconf", []string{"board", "sensors", "worldmodel"}},
+	{"node/nodetest", []string{"board", "node"}},
 	{"record", []string{"plugin", "hooks", "tools", "worldmodel", "board", "clock"}},
 	{"record/recording", nil},
 	{"record/replay", []string{"board", "clock", "hooks", "node", "record", "record/recording", "tools", "worldmodel"}},

@@ -41,17 +41,18 @@ func (b *Base) base() *Base { return b }
 // Config is the actuator's block, defaults filled.
 func (b *Base) Config() *Config { return &b.cfg }
 
-// InitialNumber is the block's initial as a number, for kinds whose state
-// is one (a duty, an angle, a level); ok is false when the block has none.
-func (b *Base) InitialNumber() (v float64, ok bool, err error) {
+// WriteInitial writes the block's initial with write, for kinds whose
+// state is a number (a duty, an angle, a level); a block without one
+// writes nothing.
+func (b *Base) WriteInitial(write func(v float64) error) error {
 	if b.cfg.Initial == "" {
-		return 0, false, nil
+		return nil
 	}
-	v, err = strconv.ParseFloat(b.cfg.Initial, 64)
+	v, err := strconv.ParseFloat(b.cfg.Initial, 64)
 	if err != nil {
-		return 0, true, fmt.Errorf("initial %q: %w", b.cfg.Initial, err)
+		return fmt.Errorf("initial %q: %w", b.cfg.Initial, err)
 	}
-	return v, true, nil
+	return write(v)
 }
 
 // Name is the actuator's name.

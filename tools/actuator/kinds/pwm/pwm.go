@@ -98,12 +98,10 @@ func (a *pwmAct) OpenLocked() error {
 }
 
 func (a *pwmAct) InitialLocked() error {
-	d, ok, err := a.InitialNumber()
-	if !ok || err != nil {
+	return a.WriteInitial(func(duty float64) error {
+		_, err := a.writeLocked(duty)
 		return err
-	}
-	_, err = a.writeLocked(d)
-	return err
+	})
 }
 
 // writeLocked writes a duty (0–1) on gobot's 0–255 scale and returns the

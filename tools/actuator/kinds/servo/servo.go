@@ -181,13 +181,9 @@ func (a *servoAct) OpenLocked() error {
 }
 
 func (a *servoAct) InitialLocked() error {
-	deg, ok, err := a.InitialNumber()
-	if !ok || err != nil {
-		return err
-	}
 	// The position of a hobby servo cannot be read: the first write is
 	// necessarily a jump, and it is this one, at start, where people expect it.
-	return a.writeLocked(deg)
+	return a.WriteInitial(a.writeLocked)
 }
 
 func (a *servoAct) writeLocked(deg float64) error {

@@ -30,3 +30,20 @@ func TestRegistry(t *testing.T) {
 	r.Register("b", 9)
 	t.Fatal("a name registered twice did not panic")
 }
+
+func TestShared(t *testing.T) {
+	made := 0
+	s := NewShared(func(name string) *string { made++; return &name })
+	a, b := s.Get("a"), s.Get("b")
+	if *a != "a" || *b != "b" || s.Get("a") != a || made != 2 {
+		t.Fatalf("a=%q b=%q, made %d", *a, *b, made)
+	}
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Go(func() { _ = s.Get("c") })
+	}
+	wg.Wait()
+	if made != 3 {
+		t.Fatalf("%d made after concurrent first uses of c, want 3", made)
+	}
+}

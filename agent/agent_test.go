@@ -14,6 +14,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/edgeagent/edgeagent/hooks"
+	"github.com/edgeagent/edgeagent/internal/syncbuf"
 	"github.com/edgeagent/edgeagent/tools"
 	"github.com/edgeagent/edgeagent/worldmodel"
 )
@@ -31,8 +32,7 @@ type rig struct {
 	// blocked receives when slow.wait has started; released is closed by
 	// the test to let it go (or the cycle's context ends it).
 	started chan struct{}
-	mu      sync.Mutex
-	calls   []string
+	calls   syncbuf.Slice[string] // the tools run, in order
 }
 
 func newRig(t *testing.T, cfg Config, reflexes []Reflex) *rig {
@@ -50,7 +50,7 @@ func newRig(t *testing.T, cfg Config, reflexes []Reflex) *rig {
 	}
 	must(reg.Register("slow", tools.Func(tools.Spec{Name: "slow.wait", Description: "blocks until cancelled", Permission: "actuate"},
 		func(ctx context.Context, _ json.RawMessage) (tools.Result, error) {
-			r.note("slow.wait")
+			r.calls.Append("slow.wait")
 			r.started <- struct{}{}
 			<-ctx.Done()
 			return tools.Result{}, context.Cause(ctx)
@@ -58,13 +58,13 @@ func newRig(t *testing.T, cfg Config, reflexes []Reflex) *rig {
 	for _, name := range []string{"light.on", "light.off", "log.note"} {
 		must(reg.Register("x", tools.Func(tools.Spec{Name: name, Description: name, Permission: "actuate"},
 			func(context.Context, json.RawMessage) (tools.Result, error) {
-				r.note(name)
+				r.calls.Append(name)
 				return tools.Result{Value: name}, nil
 			})))
 	}
 	must(reg.Register("x", tools.Func(tools.Spec{Name: "fail.now", Description: "fails", Permission: "actuate"},
 		func(context.Context, json.RawMessage) (tools.Result, error) {
-			r.note("fail.now")
+			r.calls.Append("fail.now")
 			return tools.Result{}, errors.New("broken")
 		})))
 	r.loop = New(cfg, r.world, reg, hooks.NewManager(quiet), quiet)
@@ -82,18 +82,6 @@ func newRig(t *testing.T, cfg Config, reflexes []Reflex) *rig {
 		}
 	})
 	return r
-}
-
-func (r *rig) note(s string) {
-	r.mu.Lock()
-	r.calls = append(r.calls, s)
-	r.mu.Unlock()
-}
-
-func (r *rig) called() []string {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return append([]string(nil), r.calls...)
 }
 
 func TestExplicitCommand(t *testing.T) {
@@ -138,9 +126,9 @@ func TestHighEventPreemptsNormalCycle(t *testing.T) {
 	}
 	// The High event's cycle runs next and fires its reflex.
 	deadline := time.Now().Add(2 * time.Second)
-	for !contains(r.called(), "light.on") {
+	for !contains(r.calls.All(), "light.on") {
 		if time.Now().After(deadline) {
-			t.Fatalf("motion cycle did not run: %v", r.called())
+			t.Fatalf("motion cycle did not run: %v", r.calls.All())
 		}
 		time.Sleep(time.Millisecond)
 	}
@@ -282,7 +270,7 @@ func TestPlanDAG(t *testing.T) {
 	if res[0].Code != tools.CodeFailed || !res[1].Skipped || !res[2].Skipped || !res[3].OK() {
 		t.Fatalf("%+v", res)
 	}
-	if c := r.called(); contains(c, "light.on") || contains(c, "log.note") {
+	if c := r.calls.All(); contains(c, "light.on") || contains(c, "log.note") {
 		t.Fatalf("dependents ran: %v", c)
 	}
 }

@@ -6,6 +6,7 @@ import (
 
 	"github.com/edgeagent/edgeagent/llm"
 	"github.com/edgeagent/edgeagent/llm/llmtest"
+	"github.com/edgeagent/edgeagent/tools/toolstest"
 	"github.com/edgeagent/edgeagent/worldmodel"
 )
 
@@ -30,7 +31,7 @@ func BenchmarkEngineDecide(b *testing.B) {
 		{"local", 0, nil},
 	} {
 		b.Run(bc.name, func(b *testing.B) {
-			specs := append(syntheticTools(200-len(robotTools)), robotTools...)
+			specs := append(toolstest.Synthetic(200-len(robotTools)), robotTools...)
 			r := newEngineRig(b, EngineConfig{PlanBelow: bc.planBelow, Log: quiet}, specs)
 			for i := range 20 {
 				r.world.Append(worldmodel.Observation{Source: "env.temperature", Kind: worldmodel.Reading, Value: 20 + float64(i)})

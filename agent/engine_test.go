@@ -466,6 +466,21 @@ func (b *blockingLLM) Generate(ctx context.Context, req llm.Request) (llm.Respon
 	return llm.Response{}, context.Cause(ctx)
 }
 
+// preempted waits for the blocked call (what) to end, and fails t unless
+// it ended within 2 s with the preemption as its cause.
+func (b *blockingLLM) preempted(t *testing.T, what string) {
+	t.Helper()
+	select {
+	case cause := <-b.gone:
+		var pe *PreemptedError
+		if !errors.As(cause, &pe) {
+			t.Fatalf("%s ended with %v, want the preemption", what, cause)
+		}
+	case <-time.After(2 * time.Second):
+		t.Fatalf("%s was not cancelled", what)
+	}
+}
+
 func (b *blockingLLM) Embed(context.Context, []string) ([][]float32, error) {
 	return nil, llm.ErrNoEmbedModel
 }
@@ -486,15 +501,7 @@ func TestPreemptionCancelsLLMCall(t *testing.T) {
 	}()
 	<-model.started
 	l.Interrupt(worldmodel.Event{Kind: "motion_start", Source: "front_cam", Priority: worldmodel.High})
-	select {
-	case cause := <-model.gone:
-		var pe *PreemptedError
-		if !errors.As(cause, &pe) {
-			t.Fatalf("the LLM call ended with %v, want the preemption", cause)
-		}
-	case <-time.After(2 * time.Second):
-		t.Fatal("the in-flight LLM call was not cancelled")
-	}
+	model.preempted(t, "the in-flight LLM call")
 	out := <-done
 	if out.Preempted == "" || len(out.Steps) != 0 || len(r.invoked()) != 0 {
 		t.Fatalf("%+v", out)

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -12,6 +11,7 @@ import (
 	"github.com/edgeagent/edgeagent/hooks"
 	"github.com/edgeagent/edgeagent/llm"
 	"github.com/edgeagent/edgeagent/tools"
+	"github.com/edgeagent/edgeagent/tools/toolstest"
 	"github.com/edgeagent/edgeagent/worldmodel"
 )
 
@@ -162,31 +162,12 @@ func TestContextSourceDegradesSilently(t *testing.T) {
 	}
 }
 
-// syntheticTools makes n plausible skills.
-func syntheticTools(n int) []tools.Spec {
-	kinds := []struct{ fn, desc, params string }{
-		{"set", "Switch the %s relay on or off.", `{"type":"object","properties":{"on":{"type":"boolean"}},"required":["on"]}`},
-		{"angle", "Turn the %s servo to an angle in degrees.", `{"type":"object","properties":{"angle":{"type":"number","minimum":0,"maximum":180}},"required":["angle"]}`},
-		{"read", "Read the %s sensor now and report the value.", `{"type":"object","properties":{}}`},
-		{"pulse", "Pulse the %s output for a number of milliseconds.", `{"type":"object","properties":{"ms":{"type":"integer","minimum":1,"maximum":5000}},"required":["ms"]}`},
-	}
-	things := []string{"valve", "fan", "heater", "door", "gate", "arm", "claw", "mast", "winch", "sprinkler", "siren", "beacon", "lid", "hatch", "feeder"}
-	out := make([]tools.Spec, n)
-	for i := range out {
-		k := kinds[i%len(kinds)]
-		thing := fmt.Sprintf("%s%d", things[(i/len(kinds))%len(things)], i)
-		out[i] = tools.Spec{Name: thing + "." + k.fn, Description: fmt.Sprintf(k.desc, strings.TrimRight(thing, "0123456789")),
-			Permission: "actuate", Params: []byte(k.params), Scenarios: []string{"maintenance"}}
-	}
-	return out
-}
-
 // The prompts carry the top-K candidates only: their size must not grow
 // with the number of registered tools.
 func TestPromptSizeIndependentOfToolCount(t *testing.T) {
 	const text = "it is getting dark, light the way"
 	bytesFor := func(n int) (engine, baseline int) {
-		r := newEngineRig(t, EngineConfig{}, append(syntheticTools(n), robotTools...))
+		r := newEngineRig(t, EngineConfig{}, append(toolstest.Synthetic(n), robotTools...))
 		r.model.Script = goodModel{params: robotParams, intents: map[string]string{text: intent("navigation", "illuminate", "headlight", "ahead")}}.answer
 		dec, err := r.engine.Decide(context.Background(), command(text))
 		if err != nil {

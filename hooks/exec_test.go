@@ -159,7 +159,7 @@ func TestChain(t *testing.T) {
 					}
 				}
 				var gotFailed []string
-				for _, f := range fs.list() {
+				for _, f := range fs.All() {
 					if f.Stage != st.name || !errors.Is(f.Err, errBoom) {
 						t.Errorf("unexpected failure %v", f)
 					}
@@ -191,8 +191,8 @@ func TestChainContextEnded(t *testing.T) {
 			if !errors.Is(err, context.Canceled) {
 				t.Fatalf("got %v, want context.Canceled", err)
 			}
-			if !st.stopOnError && len(fs.list()) != 0 {
-				t.Errorf("cancellation reported as plugin failure: %v", fs.list())
+			if !st.stopOnError && len(fs.All()) != 0 {
+				t.Errorf("cancellation reported as plugin failure: %v", fs.All())
 			}
 			// Already cancelled: nothing runs.
 			if _, err := st.run(ctx, m); !errors.Is(err, context.Canceled) {
@@ -324,7 +324,7 @@ func TestParallel(t *testing.T) {
 				}
 				st.run(ctx, m)
 
-				got := fs.list()
+				got := fs.All()
 				slices.SortFunc(got, func(a, b Failure) int { return strings.Compare(a.Plugin, b.Plugin) })
 				if len(got) != 2 || got[0].Plugin != "p1" || !errors.Is(got[0].Err, errBoom) ||
 					got[1].Plugin != "p2" || !strings.Contains(got[1].Err.Error(), "panic: kaboom") {
@@ -353,7 +353,7 @@ func TestParallelSingleInline(t *testing.T) {
 	if !strings.Contains(stack, "TestParallelSingleInline") {
 		t.Errorf("hook did not run on the caller's goroutine:\n%s", stack)
 	}
-	if got := fs.list(); len(got) != 1 || got[0].Plugin != "a" || got[0].Stage != HookAfterAct {
+	if got := fs.All(); len(got) != 1 || got[0].Plugin != "a" || got[0].Stage != HookAfterAct {
 		t.Fatalf("OnError got %v", got)
 	}
 }
@@ -420,7 +420,7 @@ func TestParallelBoundedByContext(t *testing.T) {
 		t.Fatalf("Stop after release: %v", err)
 	}
 	// The late failure was still reported.
-	if got := fs.list(); len(got) != 1 || got[0].Plugin != "slow" {
+	if got := fs.All(); len(got) != 1 || got[0].Plugin != "slow" {
 		t.Fatalf("OnError got %v", got)
 	}
 }
@@ -469,7 +469,7 @@ func TestPanicInChain(t *testing.T) {
 	if !ranAfter.Load() {
 		t.Error("BeforeSense chain stopped at a panic")
 	}
-	if got := fs.list(); len(got) != 1 || got[0].Plugin != "crash" || !strings.Contains(got[0].Err.Error(), "panic: sense bug") {
+	if got := fs.All(); len(got) != 1 || got[0].Plugin != "crash" || !strings.Contains(got[0].Err.Error(), "panic: sense bug") {
 		t.Errorf("OnError got %v", got)
 	}
 

@@ -3,9 +3,9 @@ package hooks
 import (
 	"context"
 	"log/slog"
-	"slices"
-	"sync"
 	"testing"
+
+	"github.com/edgeagent/edgeagent/internal/syncbuf"
 )
 
 // plug implements every hook; a nil func makes that hook a no-op. Tests that
@@ -64,40 +64,14 @@ func (p *plug) AfterReflect(ctx context.Context, r Reflection) error {
 func (p *plug) OnError(ctx context.Context, f Failure) error { return call1(p.onError, ctx, f) }
 
 // recorder is a concurrency-safe list of events.
-type recorder struct {
-	mu  sync.Mutex
-	got []string
-}
-
-func (r *recorder) add(s string) {
-	r.mu.Lock()
-	r.got = append(r.got, s)
-	r.mu.Unlock()
-}
-
-func (r *recorder) list() []string {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return slices.Clone(r.got)
-}
+type recorder = syncbuf.Slice[string]
 
 // failures collects what ErrorHandlers receive.
-type failures struct {
-	mu  sync.Mutex
-	got []Failure
-}
+type failures struct{ syncbuf.Slice[Failure] }
 
 func (f *failures) handler(_ context.Context, fl Failure) error {
-	f.mu.Lock()
-	f.got = append(f.got, fl)
-	f.mu.Unlock()
+	f.Append(fl)
 	return nil
-}
-
-func (f *failures) list() []Failure {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return slices.Clone(f.got)
 }
 
 func quiet() *slog.Logger { return slog.New(slog.DiscardHandler) }

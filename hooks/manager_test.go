@@ -13,8 +13,8 @@ import (
 func life(rec *recorder, in Info, startErr, stopErr error) *plug {
 	return &plug{
 		info:  in,
-		start: func(context.Context) error { rec.add("start " + in.Name); return startErr },
-		stop:  func(context.Context) error { rec.add("stop " + in.Name); return stopErr },
+		start: func(context.Context) error { rec.Append("start " + in.Name); return startErr },
+		stop:  func(context.Context) error { rec.Append("stop " + in.Name); return stopErr },
 	}
 }
 
@@ -27,7 +27,7 @@ type stopOnly struct {
 
 func (s *stopOnly) Info() Info { return s.info }
 func (s *stopOnly) OnAgentStop(context.Context) error {
-	s.rec.add("stop " + s.info.Name)
+	s.rec.Append("stop " + s.info.Name)
 	return nil
 }
 
@@ -97,7 +97,7 @@ func TestStartStop(t *testing.T) {
 					t.Errorf("Start error %v is not a Failure naming %q", err, tt.failStart)
 				}
 			}
-			if got := rec.list(); !slices.Equal(got, tt.wantStart) {
+			if got := rec.All(); !slices.Equal(got, tt.wantStart) {
 				t.Fatalf("Start events: got %v, want %v", got, tt.wantStart)
 			}
 			rec = recorder{}
@@ -110,13 +110,13 @@ func TestStartStop(t *testing.T) {
 			if tt.wantStopErrIn == nil && err != nil {
 				t.Errorf("Stop: %v", err)
 			}
-			if got := rec.list(); !slices.Equal(got, tt.wantStop) {
+			if got := rec.All(); !slices.Equal(got, tt.wantStop) {
 				t.Fatalf("Stop events: got %v, want %v", got, tt.wantStop)
 			}
 			// Stopping twice stops nothing twice.
 			rec = recorder{}
-			if err := m.Stop(context.Background()); err != nil || len(rec.list()) != 0 {
-				t.Fatalf("second Stop: %v, events %v", err, rec.list())
+			if err := m.Stop(context.Background()); err != nil || len(rec.All()) != 0 {
+				t.Fatalf("second Stop: %v, events %v", err, rec.All())
 			}
 		})
 	}
@@ -148,7 +148,7 @@ func TestStartPanics(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), `plugin "b": on_agent_start: panic: init bug`) {
 		t.Fatalf("got %v", err)
 	}
-	if got, want := rec.list(), []string{"start a", "stop a"}; !slices.Equal(got, want) {
+	if got, want := rec.All(), []string{"start a", "stop a"}; !slices.Equal(got, want) {
 		t.Fatalf("got %v, want %v", got, want)
 	}
 }
@@ -165,7 +165,7 @@ func TestLoadUnload(t *testing.T) {
 	if err := m.Unload(ctx, "early"); err != nil {
 		t.Fatal(err)
 	}
-	if got := rec.list(); len(got) != 0 {
+	if got := rec.All(); len(got) != 0 {
 		t.Fatalf("hooks ran while not running: %v", got)
 	}
 
@@ -199,7 +199,7 @@ func TestLoadUnload(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := []string{"start base", "start arm", "start lidar", "stop arm", "stop base"}
-	if got := rec.list(); !slices.Equal(got, want) {
+	if got := rec.All(); !slices.Equal(got, want) {
 		t.Fatalf("got %v, want %v", got, want)
 	}
 }

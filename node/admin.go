@@ -36,9 +36,19 @@ type Reload struct {
 func (n *Node) ReloadRequests() <-chan Reload { return n.reloads }
 
 func (n *Node) adminTools() []tools.Tool {
-	pluginParam := json.RawMessage(`{"type":"object","properties":{"plugin":{"type":"string","minLength":1,"maxLength":64,"description":"a compiled-in plugin's name (see plugins.list)"}},"required":["plugin"],"additionalProperties":false}`)
-	type pluginArgs struct {
-		Plugin string `json:"plugin"`
+	// pluginTool is plugins.load or plugins.unload: do to the named plugin.
+	pluginTool := func(name, desc string, load bool, do func(context.Context, string) error) tools.Tool {
+		type args struct {
+			Plugin string `json:"plugin"`
+		}
+		return tools.Typed(tools.Spec{Name: name, Description: desc, Permission: "admin",
+			Params: json.RawMessage(`{"type":"object","properties":{"plugin":{"type":"string","minLength":1,"maxLength":64,"description":"a compiled-in plugin's name (see plugins.list)"}},"required":["plugin"],"additionalProperties":false}`)},
+			func(ctx context.Context, a args) (tools.Result, error) {
+				if err := notThroughItself(ctx, a.Plugin); err != nil {
+					return tools.Result{}, err
+				}
+				return n.pluginResult(ctx, a.Plugin, load, do(ctx, a.Plugin))
+			})
 	}
 	return append(tools.Admin(n.Tools),
 		tools.Func(tools.Spec{Name: "plugins.list", Description: "The compiled-in plugins and whether each is loaded.",
@@ -46,22 +56,8 @@ func (n *Node) adminTools() []tools.Tool {
 			func(context.Context, json.RawMessage) (tools.Result, error) {
 				return tools.Result{Value: n.PluginStates()}, nil
 			}),
-		tools.Typed(tools.Spec{Name: "plugins.load", Description: "Build a compiled-in plugin and load it into the running agent.",
-			Permission: "admin", Params: pluginParam},
-			func(ctx context.Context, a pluginArgs) (tools.Result, error) {
-				if err := notThroughItself(ctx, a.Plugin); err != nil {
-					return tools.Result{}, err
-				}
-				return n.pluginResult(ctx, a.Plugin, true, n.LoadRegistered(ctx, a.Plugin))
-			}),
-		tools.Typed(tools.Spec{Name: "plugins.unload", Description: "Stop a plugin and remove its tools, sensors and hooks.",
-			Permission: "admin", Params: pluginParam},
-			func(ctx context.Context, a pluginArgs) (tools.Result, error) {
-				if err := notThroughItself(ctx, a.Plugin); err != nil {
-					return tools.Result{}, err
-				}
-				return n.pluginResult(ctx, a.Plugin, false, n.UnloadPlugin(ctx, a.Plugin))
-			}),
+		pluginTool("plugins.load", "Build a compiled-in plugin and load it into the running agent.", true, n.LoadRegistered),
+		pluginTool("plugins.unload", "Stop a plugin and remove its tools, sensors and hooks.", false, n.UnloadPlugin),
 		tools.Typed(tools.Spec{Name: "config.reload",
 			Description: "Validate a board config and, if valid, rebuild the agent from it. Give path (a board file in the running board's directory) or yaml (the file's content); with yaml, save: true also writes it to the board file the agent runs (the previous one kept as .bak).",
 			Permission:  "admin",

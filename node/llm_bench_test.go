@@ -13,26 +13,8 @@ import (
 	"github.com/edgeagent/edgeagent/llm/local"
 	"github.com/edgeagent/edgeagent/llm/local/ollamatest"
 	"github.com/edgeagent/edgeagent/tools"
+	"github.com/edgeagent/edgeagent/tools/toolstest"
 )
-
-// benchTools makes n plausible skills besides the lamp and the wheels.
-func benchTools(n int) []tools.Spec {
-	kinds := []struct{ fn, desc, params string }{
-		{"set", "Switch the %s relay on or off.", `{"type":"object","properties":{"on":{"type":"boolean"}},"required":["on"]}`},
-		{"set_angle", "Turn the %s servo to an angle in degrees.", `{"type":"object","properties":{"degrees":{"type":"number","minimum":0,"maximum":180}},"required":["degrees"]}`},
-		{"read", "Read the %s sensor now and report the value.", `{"type":"object","properties":{}}`},
-		{"pulse", "Pulse the %s output for a number of milliseconds.", `{"type":"object","properties":{"ms":{"type":"integer","minimum":1,"maximum":5000}},"required":["ms"]}`},
-	}
-	things := []string{"valve", "fan", "heater", "door", "gate", "arm", "claw", "mast", "winch", "sprinkler", "siren", "beacon", "lid", "hatch", "feeder"}
-	out := make([]tools.Spec, n)
-	for i := range out {
-		k := kinds[i%len(kinds)]
-		thing := things[(i/len(kinds))%len(things)]
-		out[i] = tools.Spec{Name: fmt.Sprintf("%s%d.%s", thing, i, k.fn), Description: fmt.Sprintf(k.desc, thing),
-			Permission: "actuate", Params: json.RawMessage(k.params), Scenarios: []string{"maintenance"}}
-	}
-	return out
-}
 
 // BenchmarkLLMPromptPerDecision: LLM calls, prompt bytes and prompt tokens
 // of one LLM-path decision, through the Ollama adapter to the fake server,
@@ -48,7 +30,7 @@ func BenchmarkLLMPromptPerDecision(b *testing.B) {
 				map[string]string{text: `{"scenario":"navigation","intents":[{"action":"switch on","object":"lamp","constraints":["front"]}]}`},
 				map[string]string{"lamp.set": `{"on":true}`, "wheels.drive": `{"speed":0.2}`}))
 			ln := newLLMNode(b, true, fake.URL(), "")
-			for _, s := range benchTools(n - 2) {
+			for _, s := range toolstest.Synthetic(n - 2) { // besides the lamp and the wheels
 				if err := ln.Tools.Register("bench", tools.Func(s, func(context.Context, json.RawMessage) (tools.Result, error) {
 					return tools.Result{}, nil
 				})); err != nil {

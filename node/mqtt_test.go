@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -19,6 +18,7 @@ import (
 	"github.com/edgeagent/edgeagent/hooks"
 	"github.com/edgeagent/edgeagent/internal/benchlat"
 	"github.com/edgeagent/edgeagent/mqtt"
+	"github.com/edgeagent/edgeagent/mqtt/mosquittotest"
 	"github.com/edgeagent/edgeagent/plugin"
 	"github.com/edgeagent/edgeagent/tools"
 	"github.com/edgeagent/edgeagent/worldmodel"
@@ -55,20 +55,10 @@ func (p probe) Tools() []tools.Tool {
 		})}
 }
 
-func freeAddr(t testing.TB) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().String()
-}
-
 // mqttNode builds a node whose embedded broker listens on a free port.
 func mqttNode(t testing.TB, extra string) (*Node, string) {
 	t.Helper()
-	addr := freeAddr(t)
+	addr := fmt.Sprintf("127.0.0.1:%d", mosquittotest.FreePort(t))
 	yaml := fmt.Sprintf("device: {id: mq-bot, platform: sim}\ndata_dir: %s\nagent: {heartbeat: 1h}\nmqtt: {listen: %q, local_admin: true}\nplugins:\n  mqtt_probe: {on: true}\n%s", t.TempDir(), addr, extra)
 	cfg, err := board.Parse(t.TempDir()+"/mq.yaml", []byte(yaml))
 	if err != nil {
@@ -281,21 +271,13 @@ func BenchmarkMQTTCommandOnNode(b *testing.B) {
 		tool, params = "headlight.set", `{"on":true}`
 	}
 	b.Logf("tool: %s", tool)
-	stop := run(b, n)
-	defer stop()
-	c := dialNode(b, url)
-	defer c.c.Disconnect(50)
-	lat := make([]time.Duration, 0, b.N)
-	b.ResetTimer()
-	for i := range b.N {
+	benchOnNode(b, n, url, func(i int, c *mqttClient) time.Duration {
 		t0 := time.Now()
 		if r := c.call(b, "cmd", fmt.Sprintf(`{"id":"%d","tool":%q,"params":%s}`, i, tool, params)); !r.OK {
 			b.Fatalf("%+v", r)
 		}
-		lat = append(lat, time.Since(t0))
-	}
-	b.StopTimer()
-	benchlat.Report(b, lat)
+		return time.Since(t0)
+	})
 }
 
 // BenchmarkMQTTEstopOnNode: a message on the estop topic until the node's
@@ -304,21 +286,30 @@ func BenchmarkMQTTEstopOnNode(b *testing.B) {
 	n, url := mqttNode(b, "")
 	hit := make(chan time.Time, 1)
 	addCriticalProbe(b, n, func(worldmodel.Event) { hit <- time.Now() })
+	benchOnNode(b, n, url, func(_ int, c *mqttClient) time.Duration {
+		t0 := time.Now()
+		c.c.Publish("edgeagent/mq-bot/estop", 1, false, "STOP")
+		select {
+		case at := <-hit:
+			return at.Sub(t0)
+		case <-time.After(5 * time.Second):
+			b.Fatal("e-stop not handled")
+		}
+		return 0
+	})
+}
+
+// benchOnNode runs n and, connected to its broker at url, times one b.N
+// times and reports the latencies (p50/p99 as extra metrics).
+func benchOnNode(b *testing.B, n *Node, url string, one func(i int, c *mqttClient) time.Duration) {
 	stop := run(b, n)
 	defer stop()
 	c := dialNode(b, url)
 	defer c.c.Disconnect(50)
 	lat := make([]time.Duration, 0, b.N)
 	b.ResetTimer()
-	for range b.N {
-		t0 := time.Now()
-		c.c.Publish("edgeagent/mq-bot/estop", 1, false, "STOP")
-		select {
-		case at := <-hit:
-			lat = append(lat, at.Sub(t0))
-		case <-time.After(5 * time.Second):
-			b.Fatal("e-stop not handled")
-		}
+	for i := range b.N {
+		lat = append(lat, one(i, c))
 	}
 	b.StopTimer()
 	benchlat.Report(b, lat)

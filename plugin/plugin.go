@@ -10,13 +10,12 @@ package plugin
 
 import (
 	"log/slog"
-	"sort"
-	"sync"
 
 	"github.com/edgeagent/edgeagent/agent"
 	"github.com/edgeagent/edgeagent/board"
 	"github.com/edgeagent/edgeagent/clock"
 	"github.com/edgeagent/edgeagent/hooks"
+	"github.com/edgeagent/edgeagent/internal/registry"
 	"github.com/edgeagent/edgeagent/sensors"
 	"github.com/edgeagent/edgeagent/store"
 	"github.com/edgeagent/edgeagent/tools"
@@ -67,37 +66,13 @@ type (
 	CriticalHandler interface{ HandleCritical(worldmodel.Event) }
 )
 
-var (
-	mu        sync.Mutex
-	factories = map[string]Factory{}
-)
+var factories = registry.New[Factory]("plugin:")
 
 // Register makes a compiled-in plugin available; call it from init.
-func Register(name string, f Factory) {
-	mu.Lock()
-	defer mu.Unlock()
-	if _, dup := factories[name]; dup {
-		panic("plugin: registered twice: " + name)
-	}
-	factories[name] = f
-}
+func Register(name string, f Factory) { factories.Register(name, f) }
 
 // Lookup returns the factory registered under name.
-func Lookup(name string) (Factory, bool) {
-	mu.Lock()
-	defer mu.Unlock()
-	f, ok := factories[name]
-	return f, ok
-}
+func Lookup(name string) (Factory, bool) { return factories.Lookup(name) }
 
 // Names are the registered plugins, sorted.
-func Names() []string {
-	mu.Lock()
-	defer mu.Unlock()
-	names := make([]string, 0, len(factories))
-	for name := range factories {
-		names = append(names, name)
-	}
-	sort.Strings(names)
-	return names
-}
+func Names() []string { return factories.Names() }

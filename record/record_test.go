@@ -99,14 +99,22 @@ func feed(t *testing.T, w *worldmodel.Model) int {
 	return 100 + 1 + 2 + 1 + 1 + 1
 }
 
-func TestRecordsEveryKindWithSchemas(t *testing.T) {
-	rg := newRig(t, testOptions())
-	path := filepath.Join(t.TempDir(), "run.mcap")
+// recordFed records what feed appends into one file with options o and
+// returns the completed file and how many messages it must hold.
+func recordFed(t *testing.T, o Options) (path string, want int) {
+	t.Helper()
+	rg := newRig(t, o)
+	path = filepath.Join(t.TempDir(), "run.mcap")
 	rg.r.StartFile(path)
-	want := feed(t, rg.world)
+	want = feed(t, rg.world)
 	waitFor(t, "messages written", func() bool { return rg.r.Status().Written >= uint64(want) })
 	rg.r.Stop()
 	waitFor(t, "the file completed", func() bool { in, err := recording.Read(path, nil); return err == nil && in.Complete })
+	return path, want
+}
+
+func TestRecordsEveryKindWithSchemas(t *testing.T) {
+	path, want := recordFed(t, testOptions())
 
 	seen := map[string]int{}
 	in, err := recording.Read(path, func(m recording.Msg) error {
@@ -349,13 +357,7 @@ func TestShrinkHalvesALargeFrame(t *testing.T) {
 func TestZstdChunks(t *testing.T) {
 	o := testOptions()
 	o.Compression = "zstd"
-	rg := newRig(t, o)
-	path := filepath.Join(t.TempDir(), "z.mcap")
-	rg.r.StartFile(path)
-	want := feed(t, rg.world)
-	waitFor(t, "messages written", func() bool { return rg.r.Status().Written >= uint64(want) })
-	rg.r.Stop()
-	waitFor(t, "the file completed", func() bool { in, err := recording.Read(path, nil); return err == nil && in.Complete })
+	path, want := recordFed(t, o)
 	if got, _ := messages(t, path); len(got) != want {
 		t.Fatalf("%d messages, want %d", len(got), want)
 	}

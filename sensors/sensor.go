@@ -7,10 +7,9 @@ package sensors
 import (
 	"context"
 	"fmt"
-	"sort"
-	"sync"
 	"time"
 
+	"github.com/edgeagent/edgeagent/internal/registry"
 	"github.com/edgeagent/edgeagent/worldmodel"
 )
 
@@ -80,27 +79,15 @@ func (c Config) DecodeOptions(v any) error {
 // works on a machine without the hardware.
 type Factory func(cfg Config) (Sensor, error)
 
-var (
-	mu    sync.RWMutex
-	kinds = map[string]Factory{}
-)
+var kinds = registry.New[Factory]("sensors: kind")
 
 // Register makes a sensor kind available. It panics on a duplicate kind,
 // as that is a programming error.
-func Register(kind string, f Factory) {
-	mu.Lock()
-	defer mu.Unlock()
-	if _, dup := kinds[kind]; dup {
-		panic("sensors: kind registered twice: " + kind)
-	}
-	kinds[kind] = f
-}
+func Register(kind string, f Factory) { kinds.Register(kind, f) }
 
 // New builds a sensor of a registered kind.
 func New(cfg Config) (Sensor, error) {
-	mu.RLock()
-	f, ok := kinds[cfg.Kind]
-	mu.RUnlock()
+	f, ok := kinds.Lookup(cfg.Kind)
 	if !ok {
 		return nil, fmt.Errorf("sensor %q: unknown kind %q (known: %v)", cfg.Name, cfg.Kind, Kinds())
 	}
@@ -112,13 +99,4 @@ func New(cfg Config) (Sensor, error) {
 }
 
 // Kinds lists the registered kinds, sorted.
-func Kinds() []string {
-	mu.RLock()
-	defer mu.RUnlock()
-	out := make([]string, 0, len(kinds))
-	for k := range kinds {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
-}
+func Kinds() []string { return kinds.Names() }

@@ -269,46 +269,39 @@ func TestConcurrent(t *testing.T) {
 		}
 		return len(obs)
 	}
-	readers.Add(1)
-	go func() {
-		defer readers.Done()
-		for {
-			select {
-			case <-done:
-				return
-			default:
-				follow()
-			}
-		}
-	}()
-	readers.Add(1)
-	go func() {
-		defer readers.Done()
-		for {
-			select {
-			case <-done:
-				return
-			default:
-			}
-			for _, src := range m.Sources() {
-				obs := m.Since(src, 0, 0)
-				for i := 1; i < len(obs); i++ {
-					if obs[i].Seq <= obs[i-1].Seq {
-						t.Errorf("%s: seq %d after %d", src, obs[i].Seq, obs[i-1].Seq)
-					}
+	// read runs fn on a reader goroutine over and over until done.
+	read := func(fn func()) {
+		readers.Go(func() {
+			for {
+				select {
+				case <-done:
+					return
+				default:
+					fn()
 				}
 			}
-			m.LatestAll()
-			m.Window("", t0, time.Time{})
-			m.Events(0, High, 10)
-			m.Actuators()
-			m.Health()
-			m.Stats()
-			if s := m.Summary(512); len(s) > 512 {
-				t.Errorf("summary of %d bytes", len(s))
+		})
+	}
+	read(func() { follow() })
+	read(func() {
+		for _, src := range m.Sources() {
+			obs := m.Since(src, 0, 0)
+			for i := 1; i < len(obs); i++ {
+				if obs[i].Seq <= obs[i-1].Seq {
+					t.Errorf("%s: seq %d after %d", src, obs[i].Seq, obs[i-1].Seq)
+				}
 			}
 		}
-	}()
+		m.LatestAll()
+		m.Window("", t0, time.Time{})
+		m.Events(0, High, 10)
+		m.Actuators()
+		m.Health()
+		m.Stats()
+		if s := m.Summary(512); len(s) > 512 {
+			t.Errorf("summary of %d bytes", len(s))
+		}
+	})
 	for w := range writers {
 		wg.Add(1)
 		go func() {

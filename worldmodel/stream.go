@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"slices"
+	"sync"
 )
 
 // The stream is everything the model holds — observations, events and the
@@ -170,25 +171,23 @@ func (c *Cursor) readRing(dst []Item, r *Ring, upTo uint64, limit int) []Item {
 
 func (c *Cursor) readEvents(dst []Item, upTo uint64, limit int) []Item {
 	m := c.m
-	m.evMu.Lock()
-	defer m.evMu.Unlock()
-	return readLog(c, dst, &m.events, m.evTotal, &c.events, upTo, limit,
+	return readLog(c, dst, &m.evMu, &m.events, &m.evTotal, &c.events, upTo, limit,
 		func(e *Event) Item { return Item{Kind: ItemEvent, Event: *e} })
 }
 
 func (c *Cursor) readRecords(dst []Item, upTo uint64, limit int) []Item {
 	m := c.m
-	m.recMu.Lock()
-	defer m.recMu.Unlock()
-	return readLog(c, dst, &m.records, m.recTotal, &c.recs, upTo, limit,
+	return readLog(c, dst, &m.recMu, &m.records, &m.recTotal, &c.recs, upTo, limit,
 		func(r *Record) Item { return Item{Kind: ItemRecord, Record: *r} })
 }
 
-// readLog appends the unread items of one model-wide log (events, journal),
-// called with the log's lock held.
-func readLog[T any](c *Cursor, dst []Item, r *ring[T], total uint64, pos *uint64, upTo uint64, limit int, item func(*T) Item) []Item {
+// readLog appends the unread items of one model-wide log (events, journal)
+// under the log's lock mu; total counts the log's items over its life.
+func readLog[T any](c *Cursor, dst []Item, mu *sync.Mutex, r *ring[T], total *uint64, pos *uint64, upTo uint64, limit int, item func(*T) Item) []Item {
+	mu.Lock()
+	defer mu.Unlock()
 	n, taken := r.len(), 0
-	for i := c.unread(pos, n, total); i < n && (limit <= 0 || taken < limit); i++ {
+	for i := c.unread(pos, n, *total); i < n && (limit <= 0 || taken < limit); i++ {
 		it := item(r.at(i))
 		if it.Seq() > upTo {
 			break

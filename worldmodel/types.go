@@ -5,6 +5,7 @@ package worldmodel
 
 import (
 	"fmt"
+	"slices"
 	"time"
 )
 
@@ -19,31 +20,20 @@ const (
 	Critical                 // e-stop
 )
 
+// priorityNames are the priorities' names, by value.
+var priorityNames = [...]string{Low: "low", Normal: "normal", High: "high", Critical: "critical"}
+
 func (p Priority) String() string {
-	switch p {
-	case Low:
-		return "low"
-	case Normal:
-		return "normal"
-	case High:
-		return "high"
-	case Critical:
-		return "critical"
+	if p >= 0 && int(p) < len(priorityNames) {
+		return priorityNames[p]
 	}
 	return fmt.Sprintf("priority(%d)", int8(p))
 }
 
 // ParsePriority is the inverse of Priority.String.
 func ParsePriority(s string) (Priority, error) {
-	switch s {
-	case "low":
-		return Low, nil
-	case "normal":
-		return Normal, nil
-	case "high":
-		return High, nil
-	case "critical":
-		return Critical, nil
+	if i := slices.Index(priorityNames[:], s); i >= 0 {
+		return Priority(i), nil
 	}
 	return 0, fmt.Errorf("unknown priority %q (want low, normal, high or critical)", s)
 }
@@ -58,16 +48,12 @@ const (
 	EventRef                 // Event
 )
 
+// kindNames are the kinds' names, by value (0 is no kind).
+var kindNames = [...]string{Reading: "reading", Text: "text", BlobRef: "blob", EventRef: "event"}
+
 func (k Kind) String() string {
-	switch k {
-	case Reading:
-		return "reading"
-	case Text:
-		return "text"
-	case BlobRef:
-		return "blob"
-	case EventRef:
-		return "event"
+	if k > 0 && int(k) < len(kindNames) {
+		return kindNames[k]
 	}
 	return fmt.Sprintf("kind(%d)", uint8(k))
 }

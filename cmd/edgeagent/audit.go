@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -81,12 +80,10 @@ runs, read the log through it: the admin skill audit.query, e.g. over MQTT
 			}
 			out := cmd.OutOrStdout()
 			if asJSON {
-				enc := json.NewEncoder(out)
-				enc.SetIndent("", "  ")
 				if entries == nil {
 					entries = []actuator.Entry{}
 				}
-				return enc.Encode(entries)
+				return writeJSON(out, entries)
 			}
 			if len(entries) == 0 {
 				fmt.Fprintln(out, "the audit log is empty")

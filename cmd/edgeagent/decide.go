@@ -99,9 +99,7 @@ func report(cmd *cobra.Command, out agent.Outcome, err error, asJSON bool) error
 		return err
 	}
 	if asJSON {
-		enc := json.NewEncoder(cmd.OutOrStdout())
-		enc.SetIndent("", "  ")
-		if jerr := enc.Encode(out); jerr != nil {
+		if jerr := writeJSON(cmd.OutOrStdout(), out); jerr != nil {
 			return jerr
 		}
 	} else {

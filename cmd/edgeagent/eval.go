@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -80,9 +79,7 @@ llm/README.md.`,
 			}
 			out := cmd.OutOrStdout()
 			if asJSON {
-				enc := json.NewEncoder(out)
-				enc.SetIndent("", "  ")
-				if err := enc.Encode(eval.NewReport(suite, boardPath, runs, sums)); err != nil {
+				if err := writeJSON(out, eval.NewReport(suite, boardPath, runs, sums)); err != nil {
 					return err
 				}
 			} else if err := eval.WriteTable(out, sums); err != nil {

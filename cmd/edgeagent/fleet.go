@@ -106,11 +106,7 @@ fleet: {name, groups} block (mqtt/README.md, "Fleets").`,
 		return fn(ctx, c)
 	}
 
-	printJSON := func(v any) error {
-		enc := json.NewEncoder(os.Stdout)
-		enc.SetIndent("", "  ")
-		return enc.Encode(v)
-	}
+	printJSON := func(v any) error { return writeJSON(os.Stdout, v) }
 
 	ls := &cobra.Command{
 		Use:   "ls",
@@ -131,6 +127,16 @@ fleet: {name, groups} block (mqtt/README.md, "Fleets").`,
 	}
 	ls.Flags().DurationVar(&window, "wait", 500*time.Millisecond, "how long to listen for announcements")
 
+	// online lists the robots of to that announce themselves, the members a
+	// command to to expects an answer from.
+	online := func(ctx context.Context, c *fleet.Client, to fleet.Target) ([]string, error) {
+		robots, err := c.List(ctx, 300*time.Millisecond)
+		if err != nil {
+			return nil, err
+		}
+		return fleet.Members(robots, to), nil
+	}
+
 	var fleetName string
 	call := &cobra.Command{
 		Use:   "call GROUP TOOL [PARAMS_JSON]",
@@ -149,11 +155,10 @@ fleet: {name, groups} block (mqtt/README.md, "Fleets").`,
 				}
 			}
 			return session(cmd, timeout, func(ctx context.Context, c *fleet.Client) error {
-				robots, err := c.List(ctx, 300*time.Millisecond)
+				members, err := online(ctx, c, to)
 				if err != nil {
 					return err
 				}
-				members := fleet.Members(robots, to)
 				answers, dups, err := c.Call(ctx, to, args[1], params, len(members))
 				if asJSON {
 					return errors.Join(printJSON(map[string]any{"expected": members, "answers": answers, "duplicates": dups}), err)
@@ -181,11 +186,10 @@ fleet: {name, groups} block (mqtt/README.md, "Fleets").`,
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return session(cmd, timeout, func(ctx context.Context, c *fleet.Client) error {
-				robots, err := c.List(ctx, 300*time.Millisecond)
+				members, err := online(ctx, c, fleet.Target{Fleet: args[0]})
 				if err != nil {
 					return err
 				}
-				members := fleet.Members(robots, fleet.Target{Fleet: args[0]})
 				answers, err := c.EStop(ctx, args[0], len(members))
 				if asJSON {
 					return errors.Join(printJSON(map[string]any{"expected": members, "answers": answers}), err)

@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"encoding/json"
 	"fmt"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -16,6 +15,7 @@ import (
 	"time"
 
 	paho "github.com/eclipse/paho.mqtt.golang"
+	"github.com/edgeagent/edgeagent/mqtt/mosquittotest"
 )
 
 // TestSmoke builds the real binary and runs the sim board end to end: it
@@ -207,16 +207,6 @@ func smokeRun(t *testing.T, argv, env []string, scale time.Duration) smokeResult
 
 func tookTooLong(d, scale time.Duration) bool { return d > 2*time.Second*scale }
 
-func freePort(t *testing.T) int {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
-}
-
 func dirExists(p string) bool {
 	st, err := os.Stat(p)
 	return err == nil && st.IsDir()
@@ -237,3 +227,6 @@ func rssKiB(pid int) int {
 	}
 	return 0
 }
+
+// freePort is a loopback TCP port nothing listens on.
+func freePort(t testing.TB) int { return mosquittotest.FreePort(t) }

@@ -36,9 +36,7 @@ func init() {
 			defer n.Close()
 			specs := n.Tools.List()
 			if asJSON {
-				enc := json.NewEncoder(cmd.OutOrStdout())
-				enc.SetIndent("", "  ")
-				return enc.Encode(specs)
+				return writeJSON(cmd.OutOrStdout(), specs)
 			}
 			w := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
 			fmt.Fprintln(w, "NAME\tKIND\tPERMISSION\tDESCRIPTION")
@@ -96,9 +94,7 @@ user when the broker has users).`,
 				}
 				return ierr
 			}
-			enc := json.NewEncoder(cmd.OutOrStdout())
-			enc.SetIndent("", "  ")
-			return enc.Encode(res)
+			return writeJSON(cmd.OutOrStdout(), res)
 		},
 	}
 	invoke.Flags().StringVar(&invokeBoard, "board", defaultBoard, "board config file")
@@ -120,9 +116,7 @@ func invokeOverMQTT(ctx context.Context, cmd *cobra.Command, path, tool string, 
 		}
 		return errors.New(msg + ")")
 	}
-	enc := json.NewEncoder(cmd.OutOrStdout())
-	enc.SetIndent("", "  ")
-	return enc.Encode(r.Result)
+	return writeJSON(cmd.OutOrStdout(), r.Result)
 }
 
 // callOverMQTT hands a command to the agent that runs with the board (and

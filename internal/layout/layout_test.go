@@ -37,6 +37,7 @@ var rules = []struct {
 	{"llm/llmtest", []string{"llm"}},
 	{"llm/local/...", []string{"llm"}},
 	{"tools", []string{"hooks", "worldmodel"}},
+	{"tools/toolstest", []string{"tools"}},
 	{"tools/actuator/...", []string{"tools", "worldmodel", "clock", "hooks", "tools/actuator/..."}},
 	{"tools/snapshot", []string{"plugin", "tools", "tools/cameras", "worldmodel", "hooks"}},
 	// say speaks through the microphone's audio format, half-duplex gate and
@@ -75,6 +76,7 @@ var rules = []struct {
 	// node assembles: it knows the host and the runtime, never a plugin.
 	{"node", []string{"agent", "board", "clock", "hooks", "node/sensorconf", "plugin", "sensors", "store", "tools", "worldmodel"}},
 	{"node/sensorconf", []string{"board", "sensors", "worldmodel"}},
+	{"node/nodetest", []string{"board", "node"}},
 	{"record", []string{"plugin", "hooks", "tools", "worldmodel", "board", "clock"}},
 	// The dashboard is a plugin: it sees the host, reads the stream and
 	// calls tools as "web"; it never imports a sensor driver or the node.

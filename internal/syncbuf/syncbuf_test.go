@@ -31,3 +31,28 @@ func TestConcurrentWriters(t *testing.T) {
 		}
 	}
 }
+
+func TestSliceConcurrentAppends(t *testing.T) {
+	var l Slice[int]
+	if l.All() != nil {
+		t.Fatal("a zero Slice is not empty")
+	}
+	var wg sync.WaitGroup
+	for i := range 8 {
+		wg.Go(func() {
+			for j := range 100 {
+				l.Append(i*100 + j)
+				_ = l.All()
+			}
+		})
+	}
+	wg.Wait()
+	got := l.All()
+	if len(got) != 800 {
+		t.Fatalf("%d items, want 800", len(got))
+	}
+	got[0] = -1 // a copy: the list keeps its own
+	if l.All()[0] == -1 {
+		t.Fatal("All shares the list's storage")
+	}
+}

@@ -262,14 +262,7 @@ func TestE2ECancelInFlight(t *testing.T) {
 	default:
 	}
 	cancel(cause)
-	select {
-	case err := <-done:
-		if !errors.Is(err, cause) {
-			t.Fatalf("want the cause, got %v", err)
-		}
-	case <-time.After(2 * time.Second):
-		t.Fatal("Generate did not return within 2s of the cancellation")
-	}
+	wantCause(t, done, cause)
 	t.Logf("cancelled after %v", time.Since(started))
 	if serverLog() != "" {
 		deadline := time.Now().Add(10 * time.Second)
@@ -430,10 +423,7 @@ func TestE2EServerKilledMidCallAndRestarted(t *testing.T) {
 	model := e2eModel(t)
 	srv := ownServer(t)
 	c := e2eClient(t, srv.addr, model, func(o *Options) { o.EmbedModel = "" })
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() { defer close(done); c.Run(ctx) }()
-	defer func() { cancel(); <-done }()
+	supervise(t, c)
 	waitState(t, c, StateAvailable)
 
 	calls := make(chan error, 1)
@@ -458,16 +448,5 @@ func TestE2EServerKilledMidCallAndRestarted(t *testing.T) {
 	waitStateWithin(t, c, StateAvailable, 30*time.Second)
 	if _, err := c.Generate(context.Background(), llm.Request{Messages: []llm.Message{{Role: "user", Content: "hi"}}, MaxTokens: 4}); err != nil && !errors.Is(err, llm.ErrTruncated) {
 		t.Fatal(err)
-	}
-}
-
-func waitStateWithin(t *testing.T, c *Client, state string, d time.Duration) {
-	t.Helper()
-	deadline := time.Now().Add(d)
-	for c.Status().State != state {
-		if time.Now().After(deadline) {
-			t.Fatalf("state %q after %v, want %q (%+v)", c.Status().State, d, state, c.Status())
-		}
-		time.Sleep(10 * time.Millisecond)
 	}
 }

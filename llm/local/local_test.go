@@ -241,14 +241,7 @@ func TestSlowAnswerHitsDeadlineAndClosesRequest(t *testing.T) {
 	if took := time.Since(start); took > 2*time.Second {
 		t.Fatalf("deadline not honoured: %v", took)
 	}
-	select {
-	case p := <-srv.Gone():
-		if p != "/api/chat" {
-			t.Fatalf("gone %q", p)
-		}
-	case <-time.After(2 * time.Second):
-		t.Fatal("the server did not see the request closed")
-	}
+	srv.WaitGone(t, "/api/chat")
 }
 
 func TestCancelAbortsCallInFlight(t *testing.T) {
@@ -266,19 +259,8 @@ func TestCancelAbortsCallInFlight(t *testing.T) {
 		time.Sleep(time.Millisecond)
 	}
 	cancel(cause)
-	select {
-	case err := <-done:
-		if !errors.Is(err, cause) {
-			t.Fatalf("want the cancellation cause, got %v", err)
-		}
-	case <-time.After(2 * time.Second):
-		t.Fatal("Generate did not return after cancel")
-	}
-	select {
-	case <-srv.Gone():
-	case <-time.After(2 * time.Second):
-		t.Fatal("the fake server did not see the connection close")
-	}
+	wantCause(t, done, cause)
+	srv.WaitGone(t, "/api/chat")
 	if st := c.Status(); st.Cancelled != 1 || st.State == StateUnavailable {
 		t.Fatalf("a cancellation is not an outage: %+v", st)
 	}
@@ -286,23 +268,47 @@ func TestCancelAbortsCallInFlight(t *testing.T) {
 
 func waitState(t *testing.T, c *Client, state string) {
 	t.Helper()
-	deadline := time.Now().Add(3 * time.Second)
+	waitStateWithin(t, c, state, 3*time.Second)
+}
+
+func waitStateWithin(t *testing.T, c *Client, state string, d time.Duration) {
+	t.Helper()
+	deadline := time.Now().Add(d)
 	for c.Status().State != state {
 		if time.Now().After(deadline) {
-			t.Fatalf("state %q, want %q (%+v)", c.Status().State, state, c.Status())
+			t.Fatalf("state %q after %v, want %q (%+v)", c.Status().State, d, state, c.Status())
 		}
 		time.Sleep(2 * time.Millisecond)
 	}
+}
+
+// wantCause fails t unless done delivers an error of cause within 2 s:
+// Generate returned promptly after its context was cancelled with cause.
+func wantCause(t *testing.T, done <-chan error, cause error) {
+	t.Helper()
+	select {
+	case err := <-done:
+		if !errors.Is(err, cause) {
+			t.Fatalf("want the cancellation cause, got %v", err)
+		}
+	case <-time.After(2 * time.Second):
+		t.Fatal("Generate did not return within 2s of the cancellation")
+	}
+}
+
+// supervise runs c's supervisor until the test ends.
+func supervise(t *testing.T, c *Client) {
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); c.Run(ctx) }()
+	t.Cleanup(func() { cancel(); <-done })
 }
 
 func TestDownAtStartComesBack(t *testing.T) {
 	srv := ollamatest.Start(t, "tiny:latest")
 	srv.Stop()
 	c := newClient(t, srv, nil)
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() { defer close(done); c.Run(ctx) }()
-	defer func() { cancel(); <-done }()
+	supervise(t, c)
 
 	waitState(t, c, StateUnavailable)
 	st := c.Status()
@@ -337,10 +343,7 @@ func TestDownAtStartComesBack(t *testing.T) {
 func TestServerDiesAndReturns(t *testing.T) {
 	srv := ollamatest.Start(t, "tiny:latest")
 	c := newClient(t, srv, nil)
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() { defer close(done); c.Run(ctx) }()
-	defer func() { cancel(); <-done }()
+	supervise(t, c)
 	waitState(t, c, StateAvailable)
 
 	// The answer breaks off (a killed runner): unavailable at once, and

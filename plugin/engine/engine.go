@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"sync"
 	"time"
 
 	"github.com/edgeagent/edgeagent/agent"
@@ -78,9 +77,7 @@ type enginePlugin struct {
 	engine *agent.Engine
 	docs   []agent.SkillDoc // from the board file
 
-	mu     sync.Mutex
-	cancel context.CancelFunc
-	wg     sync.WaitGroup
+	workers plugin.Workers // the client's supervisor and the embedding warm-up
 }
 
 func newEnginePlugin(h plugin.Host, name string, withLLM bool) (*enginePlugin, error) {
@@ -195,13 +192,9 @@ func (p *enginePlugin) OnAgentStart(context.Context) error {
 	if p.client == nil {
 		return nil
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	p.mu.Lock()
-	p.cancel = cancel
-	p.mu.Unlock()
-	p.wg.Add(2)
-	go func() { defer p.wg.Done(); p.client.Run(ctx) }()
-	go func() { defer p.wg.Done(); p.warm(ctx) }()
+	p.workers.Start()
+	p.workers.Go(p.client.Run)
+	p.workers.Go(p.warm)
 	return nil
 }
 
@@ -222,13 +215,7 @@ func (p *enginePlugin) warm(ctx context.Context) {
 }
 
 func (p *enginePlugin) OnAgentStop(context.Context) error {
-	p.mu.Lock()
-	cancel := p.cancel
-	p.mu.Unlock()
-	if cancel != nil {
-		cancel()
-	}
-	p.wg.Wait()
+	p.workers.Stop()
 	if p.client != nil {
 		p.client.Close()
 	}

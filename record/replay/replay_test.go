@@ -59,10 +59,11 @@ func TestScenariosReplayIdentically(t *testing.T) {
 	}
 }
 
-// A board without the reflex does not do what was recorded: the replay
-// says where it first differs.
-func TestChangedBoardDiverges(t *testing.T) {
-	f := filepath.Join(scenarios, "estop.mcap")
+// replayChanged replays a scenario on the board it was recorded with,
+// changed by change.
+func replayChanged(t *testing.T, scenario string, change func(*board.Config)) *replay.Report {
+	t.Helper()
+	f := filepath.Join(scenarios, scenario)
 	in, err := recording.Read(f, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -71,11 +72,18 @@ func TestChangedBoardDiverges(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg.Reflexes = nil
+	change(cfg)
 	rep, err := replay.Run(context.Background(), f, replay.Options{Board: cfg, Dir: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
 	}
+	return rep
+}
+
+// A board without the reflex does not do what was recorded: the replay
+// says where it first differs.
+func TestChangedBoardDiverges(t *testing.T) {
+	rep := replayChanged(t, "estop.mcap", func(cfg *board.Config) { cfg.Reflexes = nil })
 	// The first thing the reflex did was switch the horn on.
 	d := rep.Divergence
 	if d == nil || d.Want == nil || d.Want.String() != "actuator horn: state=on" {
@@ -131,20 +139,9 @@ func TestBadInput(t *testing.T) {
 // A prompt other than the recorded one is a divergence, with the place it
 // differs: here the board's scenario list, which the system prompt names.
 func TestChangedPromptDiverges(t *testing.T) {
-	f := filepath.Join(scenarios, "llm-estop.mcap")
-	in, err := recording.Read(f, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg, err := board.Parse(filepath.Join(t.TempDir(), "b.yaml"), in.Attachments["board.yaml"])
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg.LLM.Scenarios = []string{"environment", "maintenance", "security", "idle"}
-	rep, err := replay.Run(context.Background(), f, replay.Options{Board: cfg, Dir: t.TempDir()})
-	if err != nil {
-		t.Fatal(err)
-	}
+	rep := replayChanged(t, "llm-estop.mcap", func(cfg *board.Config) {
+		cfg.LLM.Scenarios = []string{"environment", "maintenance", "security", "idle"}
+	})
 	if d := rep.Divergence; d == nil || d.Kind != "llm" || !strings.Contains(rep.LLMNote, "the prompt differs from the recorded one") {
 		var b bytes.Buffer
 		rep.Print(&b)

@@ -1,7 +1,6 @@
 package mqttsub
 
 import (
-	"context"
 	"fmt"
 	"log/slog"
 	"net"
@@ -18,6 +17,7 @@ import (
 
 	"github.com/edgeagent/edgeagent/internal/syncbuf"
 	"github.com/edgeagent/edgeagent/mqtt"
+	"github.com/edgeagent/edgeagent/mqtt/mosquittotest"
 	"github.com/edgeagent/edgeagent/sensors"
 	"github.com/edgeagent/edgeagent/sensors/i2c/i2ckit/kittest"
 	"github.com/edgeagent/edgeagent/worldmodel"
@@ -34,7 +34,7 @@ func TestHouseSensorsEmbedded(t *testing.T) {
 
 func TestHouseSensorsMosquitto(t *testing.T) {
 	t.Parallel()
-	houseSensors(t, startMosquitto(t, freePort(t)))
+	houseSensors(t, startMosquitto(t, mosquittotest.FreePort(t)))
 }
 
 // houseSensors: the three examples of docs/add-a-sensor.md.
@@ -290,25 +290,7 @@ func startLogged(t testing.TB, cfg sensors.Config, out sensors.Sink) (*Sensor, f
 	}
 	s, logs := ss.(*Sensor), &syncbuf.Buffer{}
 	s.log = slog.New(slog.NewTextHandler(logs, nil))
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- s.Run(ctx, out) }()
-	stopped := false
-	return s, func() {
-		if stopped {
-			return
-		}
-		stopped = true
-		cancel()
-		select {
-		case err := <-done:
-			if err != nil {
-				t.Errorf("Run: %v", err)
-			}
-		case <-time.After(3 * time.Second):
-			t.Error("Run did not return")
-		}
-	}, logs
+	return s, kittest.Run(t, s, out), logs
 }
 
 type countSink struct{ n *atomic.Int64 }
@@ -329,16 +311,6 @@ func startEmbedded(t testing.TB, listen string, users []mqtt.User) *mqtt.Broker 
 	}
 	t.Cleanup(func() { _ = b.Close() })
 	return b
-}
-
-func freePort(t *testing.T) int {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
 }
 
 // startMosquitto runs the real mosquitto on a free port, or skips.

@@ -21,6 +21,7 @@ import (
 	paho "github.com/eclipse/paho.mqtt.golang"
 
 	"github.com/edgeagent/edgeagent/internal/syncbuf"
+	"github.com/edgeagent/edgeagent/mqtt/mosquittotest"
 	"github.com/edgeagent/edgeagent/sensors"
 	"github.com/edgeagent/edgeagent/sensors/i2c/i2ckit/kittest"
 )
@@ -37,7 +38,7 @@ func TestTLSMosquitto(t *testing.T) {
 	dir := t.TempDir()
 	ca, caKey := certificate(t, dir, "ca", nil, nil)
 	certificate(t, dir, "server", ca, caKey)
-	port := freePort(t)
+	port := mosquittotest.FreePort(t)
 	conf := filepath.Join(dir, "mosquitto.conf")
 	// user root: as root, mosquitto would otherwise become user mosquitto
 	// and could not read the test's private files.

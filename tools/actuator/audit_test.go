@@ -31,16 +31,23 @@ func (s *slowStore) Append(bucket string, v any, keep int) (uint64, error) {
 	return s.Memory.Append(bucket, v, keep)
 }
 
+// newSlowSet builds the sim set of the actuators block on the slow store.
+func newSlowSet(t *testing.T, actuators string, st *slowStore) *actuator.Set {
+	t.Helper()
+	cfg := parseBoard(t, "sim", actuators)
+	set, err := actuator.New(actuator.Options{Platform: "sim", Actuators: cfg.Actuators, Log: quiet, Adaptor: simadaptor.New(simadaptor.Options{}), Store: st})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return set
+}
+
 // A burst of commands much faster than the store can write (more than
 // the queue holds) is audited without loss and in order: queued entries
 // share records, so the writer keeps up.
 func TestAuditBurstIsNotLost(t *testing.T) {
 	st := newSlowStore(2 * time.Millisecond)
-	cfg := parseBoard(t, "sim", switches)
-	set, err := actuator.New(actuator.Options{Platform: "sim", Actuators: cfg.Actuators, Log: quiet, Adaptor: simadaptor.New(simadaptor.Options{}), Store: st})
-	if err != nil {
-		t.Fatal(err)
-	}
+	set := newSlowSet(t, switches, st)
 	ctx := context.Background()
 	if err := set.Start(ctx); err != nil {
 		t.Fatal(err)
@@ -87,11 +94,7 @@ func TestAuditBurstIsNotLost(t *testing.T) {
 // does not wait for the store: its entry is written in the background.
 func TestEStopBeforeStartDoesNotWaitForTheStore(t *testing.T) {
 	st := newSlowStore(300 * time.Millisecond)
-	cfg := parseBoard(t, "sim", motor)
-	set, err := actuator.New(actuator.Options{Platform: "sim", Actuators: cfg.Actuators, Log: quiet, Adaptor: simadaptor.New(simadaptor.Options{}), Store: st})
-	if err != nil {
-		t.Fatal(err)
-	}
+	set := newSlowSet(t, motor, st)
 	start := time.Now()
 	set.EStop(worldmodel.Event{Kind: actuator.EStopKind, Source: "test"})
 	if took := time.Since(start); took >= st.delay {

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"sync"
 	"time"
 
@@ -39,6 +40,20 @@ func (b *Base) base() *Base { return b }
 
 // Config is the actuator's block, defaults filled.
 func (b *Base) Config() *Config { return &b.cfg }
+
+// WriteInitial writes the block's initial with write, for kinds whose
+// state is a number (a duty, an angle, a level); a block without one
+// writes nothing.
+func (b *Base) WriteInitial(write func(v float64) error) error {
+	if b.cfg.Initial == "" {
+		return nil
+	}
+	v, err := strconv.ParseFloat(b.cfg.Initial, 64)
+	if err != nil {
+		return fmt.Errorf("initial %q: %w", b.cfg.Initial, err)
+	}
+	return write(v)
+}
 
 // Name is the actuator's name.
 func (b *Base) Name() string { return b.cfg.Name }

@@ -2,10 +2,9 @@ package actuator
 
 import (
 	"fmt"
-	"sort"
-	"sync"
 	"time"
 
+	"github.com/edgeagent/edgeagent/internal/registry"
 	"github.com/edgeagent/edgeagent/tools"
 	"github.com/edgeagent/edgeagent/tools/actuator/simadaptor"
 )
@@ -81,44 +80,22 @@ type PWMPin struct {
 	PulseMax time.Duration
 }
 
-var (
-	kindsMu sync.RWMutex
-	kinds   = map[string]Kind{}
-)
+var kinds = registry.New[Kind]("actuator: kind")
 
 // Register makes an actuator kind available. It panics on a duplicate or
 // incomplete kind: both are programming errors.
 func Register(name string, k Kind) {
-	kindsMu.Lock()
-	defer kindsMu.Unlock()
-	if _, dup := kinds[name]; dup {
-		panic("actuator: kind registered twice: " + name)
-	}
 	if k.New == nil {
 		panic("actuator: kind " + name + " has no New")
 	}
-	kinds[name] = k
+	kinds.Register(name, k)
 }
 
 // Lookup returns a registered kind.
-func Lookup(name string) (Kind, bool) {
-	kindsMu.RLock()
-	defer kindsMu.RUnlock()
-	k, ok := kinds[name]
-	return k, ok
-}
+func Lookup(name string) (Kind, bool) { return kinds.Lookup(name) }
 
 // Kinds lists the registered kinds, sorted.
-func Kinds() []string {
-	kindsMu.RLock()
-	defer kindsMu.RUnlock()
-	out := make([]string, 0, len(kinds))
-	for k := range kinds {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
-}
+func Kinds() []string { return kinds.Names() }
 
 // FillDefaults sets the limits l leaves out to the kind's Defaults.
 func (k Kind) FillDefaults(l *Limits) {

@@ -236,18 +236,21 @@ func (r *rig) direct(tool, params string) (tools.Result, error) {
 
 func (r *rig) digital(pin string) byte {
 	r.t.Helper()
-	v, ok := r.sim.Digital(pin)
-	if !ok {
-		r.t.Fatalf("pin %s never written", pin)
-	}
-	return v
+	return r.written("pin", pin, r.sim.Digital)
 }
 
 func (r *rig) pwm(pin string) byte {
 	r.t.Helper()
-	v, ok := r.sim.PWM(pin)
+	return r.written("pwm pin", pin, r.sim.PWM)
+}
+
+// written is the last value read(pin) says was written, failing the test
+// when none was.
+func (r *rig) written(what, pin string, read func(string) (byte, bool)) byte {
+	r.t.Helper()
+	v, ok := read(pin)
 	if !ok {
-		r.t.Fatalf("pwm pin %s never written", pin)
+		r.t.Fatalf("%s %s never written", what, pin)
 	}
 	return v
 }

@@ -16,28 +16,16 @@ const wakeWordKind = "wake_word"
 
 // OnAgentStart starts the barge-in watch: a wake word stops the speech.
 func (p *Plugin) OnAgentStart(context.Context) error {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.ctx, p.cancel = context.WithCancel(context.Background())
+	p.workers.Start()
 	cur := p.world.NewCursor(false)
-	p.wg.Add(1)
-	go func() {
-		defer p.wg.Done()
-		p.watch(p.ctx, cur)
-	}()
+	p.workers.Go(func(ctx context.Context) { p.watch(ctx, cur) })
 	return nil
 }
 
 // OnAgentStop stops speaking and waits for the plugin's goroutines.
 func (p *Plugin) OnAgentStop(context.Context) error {
-	p.mu.Lock()
-	cancel := p.cancel
-	p.mu.Unlock()
-	if cancel != nil {
-		cancel()
-	}
+	p.workers.Stop() // ends the watch and the spoken replies
 	p.speaker.Stop("the agent stops")
-	p.wg.Wait()
 	return nil
 }
 
@@ -88,20 +76,18 @@ func (p *Plugin) AfterReflect(_ context.Context, r hooks.Reflection) error {
 	defer p.mu.Unlock()
 	vc := p.cycles[r.Cycle]
 	delete(p.cycles, r.Cycle)
-	ctx := p.ctx
-	if vc == nil || ctx == nil || ctx.Err() != nil || r.Preempted {
+	if vc == nil || r.Preempted {
 		return nil // a preempted cycle answers nothing: something more urgent happened
 	}
 	text := reply(vc.results, r.Err)
 	if text == "" {
 		return nil
 	}
-	p.wg.Add(1) // under p.mu, so never after OnAgentStop's Wait began
-	go func() {
-		defer p.wg.Done()
+	// Outside the agent's run (stopping) Go speaks nothing.
+	p.workers.Go(func(ctx context.Context) {
 		if _, err := p.speaker.Say(ctx, text, p.voice, p.volume); err != nil && !errors.Is(err, ErrInterrupted) && ctx.Err() == nil {
 			p.log.Warn("spoken reply failed", "err", err)
 		}
-	}()
+	})
 	return nil
 }

@@ -89,11 +89,9 @@ type Plugin struct {
 	maxText int
 	replies bool
 
-	mu     sync.Mutex
-	cycles map[uint64]*voiceCycle // voice-command cycles in flight
-	ctx    context.Context
-	cancel context.CancelFunc
-	wg     sync.WaitGroup
+	mu      sync.Mutex
+	cycles  map[uint64]*voiceCycle // voice-command cycles in flight
+	workers plugin.Workers         // the barge-in watch and the spoken replies
 }
 
 type voiceCycle struct{ results []hooks.ActionResult }

@@ -7,36 +7,21 @@ import (
 	"encoding/json"
 	"image"
 	"image/jpeg"
-	"io"
-	"log/slog"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/edgeagent/edgeagent/board"
 	"github.com/edgeagent/edgeagent/node"
+	"github.com/edgeagent/edgeagent/node/nodetest"
 	_ "github.com/edgeagent/edgeagent/sensors/camera" // the camera kind
 	"github.com/edgeagent/edgeagent/tools"
 	_ "github.com/edgeagent/edgeagent/tools/snapshot"
 	"github.com/edgeagent/edgeagent/worldmodel"
 )
 
-var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
-
 func newNode(t *testing.T, sensors string) *node.Node {
 	t.Helper()
-	src := "device: {id: t, platform: sim}\ndata_dir: " + t.TempDir() + "\n" +
-		"plugins: {mqtt: {enabled: false}}\nllm: {enabled: false}\n" + sensors
-	cfg, err := board.Parse("t.yaml", []byte(src))
-	if err != nil {
-		t.Fatal(err)
-	}
-	n, err := node.New(cfg, node.Options{Log: quiet, NoStore: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { n.Close() })
-	return n
+	return nodetest.New(t, "plugins: {mqtt: {enabled: false}}\nllm: {enabled: false}\n"+sensors)
 }
 
 const oneCamera = `sensors:

@@ -83,8 +83,7 @@ type Plugin struct {
 	mu       sync.Mutex
 	lastAuto map[string]time.Time // on_motion: last description per camera
 	busy     bool                 // on_motion: one description at a time
-	cancel   context.CancelFunc
-	wg       sync.WaitGroup
+	workers  plugin.Workers       // the on-motion watch and its descriptions
 }
 
 // New builds the plugin; it declines when the board cannot describe
@@ -174,28 +173,15 @@ func (p *Plugin) OnAgentStart(context.Context) error {
 	if !p.o.OnMotion.Enabled {
 		return nil
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	p.mu.Lock()
-	p.cancel = cancel
-	p.mu.Unlock()
+	p.workers.Start()
 	cur := p.world.NewCursor(false)
-	p.wg.Add(1)
-	go func() {
-		defer p.wg.Done()
-		p.watchMotion(ctx, cur)
-	}()
+	p.workers.Go(func(ctx context.Context) { p.watchMotion(ctx, cur) })
 	return nil
 }
 
 // OnAgentStop ends the watch and a description in flight.
 func (p *Plugin) OnAgentStop(context.Context) error {
-	p.mu.Lock()
-	cancel := p.cancel
-	p.mu.Unlock()
-	if cancel != nil {
-		cancel()
-	}
-	p.wg.Wait()
+	p.workers.Stop()
 	p.client.Close()
 	return nil
 }
@@ -213,15 +199,14 @@ func (p *Plugin) watchMotion(ctx context.Context, cur *worldmodel.Cursor) {
 		due := !p.busy && (p.lastAuto[cam].IsZero() || now.Sub(p.lastAuto[cam]) >= p.o.OnMotion.MinInterval)
 		if due {
 			p.busy, p.lastAuto[cam] = true, now
-			p.wg.Add(1)
 		}
 		p.mu.Unlock()
 		if !due {
 			return
 		}
-		go func() {
-			defer p.wg.Done()
-			defer func() { p.mu.Lock(); p.busy = false; p.mu.Unlock() }()
+		idle := func() { p.mu.Lock(); p.busy = false; p.mu.Unlock() }
+		if !p.workers.Go(func(ctx context.Context) {
+			defer idle()
 			source, _ := ev.Data["snapshot"].(string)
 			if source != cam+".motion_snapshot" {
 				source = "" // only the camera's own frames
@@ -229,6 +214,8 @@ func (p *Plugin) watchMotion(ctx context.Context, cur *worldmodel.Cursor) {
 			if _, err := p.describe(ctx, cam, p.o.OnMotion.Question, source, motionRegion(ev.Data)); err != nil && ctx.Err() == nil {
 				p.log.Warn("describing the motion failed", "camera", cam, "err", err)
 			}
-		}()
+		}) {
+			idle() // the agent stops: no description
+		}
 	})
 }

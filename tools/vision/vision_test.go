@@ -20,6 +20,7 @@ import (
 	"github.com/edgeagent/edgeagent/internal/syncbuf"
 	"github.com/edgeagent/edgeagent/llm/local/ollamatest"
 	"github.com/edgeagent/edgeagent/node"
+	"github.com/edgeagent/edgeagent/node/nodetest"
 	_ "github.com/edgeagent/edgeagent/plugin/engine"
 	_ "github.com/edgeagent/edgeagent/sensors/camera"
 	"github.com/edgeagent/edgeagent/tools"
@@ -49,12 +50,7 @@ func newNode(t *testing.T, src string) *node.Node {
 	if !strings.Contains(src, "plugins:") {
 		src = "plugins: {mqtt: {enabled: false}}\n" + src
 	}
-	n, err := node.New(parse(t, src), node.Options{Log: quiet, NoStore: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { n.Close() })
-	return n
+	return nodetest.New(t, src)
 }
 
 // A red square on white: what a real vision model can be asked about.

@@ -204,6 +204,20 @@ func (s *Server) Reset() {
 // connection before the answer was complete.
 func (s *Server) Gone() <-chan string { return s.gone }
 
+// WaitGone fails t unless the server sees a request to path closed by
+// its client within 2 s.
+func (s *Server) WaitGone(t testing.TB, path string) {
+	t.Helper()
+	select {
+	case p := <-s.gone:
+		if p != path {
+			t.Fatalf("the request to %s was closed, want %s", p, path)
+		}
+	case <-time.After(2 * time.Second):
+		t.Fatalf("the fake Ollama did not see the request to %s closed", path)
+	}
+}
+
 // InFlight is the number of chat/generate requests being answered.
 func (s *Server) InFlight() int {
 	s.mu.Lock()
@@ -218,6 +232,20 @@ func (s *Server) root(w http.ResponseWriter, r *http.Request) {
 	}
 	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 	_, _ = w.Write([]byte("Ollama is running"))
+}
+
+// knownModel answers a request for a missing or unknown model as Ollama
+// does (400, 404) and reports whether the model is there to serve it.
+func (s *Server) knownModel(w http.ResponseWriter, model string) bool {
+	switch {
+	case model == "":
+		writeJSON(w, http.StatusBadRequest, map[string]string{"error": "model is required"})
+	case !s.has(model):
+		writeJSON(w, http.StatusNotFound, map[string]string{"error": fmt.Sprintf("model '%s' not found", model)})
+	default:
+		return true
+	}
+	return false
 }
 
 func (s *Server) has(model string) bool {
@@ -264,12 +292,7 @@ func (s *Server) show(w http.ResponseWriter, r *http.Request) {
 	if name == "" {
 		name = req.Name
 	}
-	if name == "" {
-		writeJSON(w, http.StatusBadRequest, map[string]string{"error": "model is required"})
-		return
-	}
-	if !s.has(name) {
-		writeJSON(w, http.StatusNotFound, map[string]string{"error": fmt.Sprintf("model '%s' not found", name)})
+	if !s.knownModel(w, name) {
 		return
 	}
 	writeJSON(w, http.StatusOK, api.ShowResponse{
@@ -324,12 +347,7 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 	}
 	rec := Request{Path: r.URL.Path, Chat: &req, PromptBytes: len(text), PromptTokens: Tokens(text)}
 	s.record(rec)
-	if req.Model == "" {
-		writeJSON(w, http.StatusBadRequest, map[string]string{"error": "model is required"})
-		return
-	}
-	if !s.has(req.Model) {
-		writeJSON(w, http.StatusNotFound, map[string]string{"error": fmt.Sprintf("model '%s' not found", req.Model)})
+	if !s.knownModel(w, req.Model) {
 		return
 	}
 	if len(req.Messages) == 0 {
@@ -356,12 +374,7 @@ func (s *Server) generate(w http.ResponseWriter, r *http.Request) {
 	text := req.System + req.Prompt
 	rec := Request{Path: r.URL.Path, Generate: &req, PromptBytes: len(text), PromptTokens: Tokens(text)}
 	s.record(rec)
-	if req.Model == "" {
-		writeJSON(w, http.StatusBadRequest, map[string]string{"error": "model is required"})
-		return
-	}
-	if !s.has(req.Model) {
-		writeJSON(w, http.StatusNotFound, map[string]string{"error": fmt.Sprintf("model '%s' not found", req.Model)})
+	if !s.knownModel(w, req.Model) {
 		return
 	}
 	if req.Prompt == "" {
@@ -516,12 +529,7 @@ func (s *Server) embed(w http.ResponseWriter, r *http.Request) {
 		n += len(t)
 	}
 	s.record(Request{Path: r.URL.Path, Embed: &req, PromptBytes: n})
-	if req.Model == "" {
-		writeJSON(w, http.StatusBadRequest, map[string]string{"error": "model is required"})
-		return
-	}
-	if !s.has(req.Model) {
-		writeJSON(w, http.StatusNotFound, map[string]string{"error": fmt.Sprintf("model '%s' not found", req.Model)})
+	if !s.knownModel(w, req.Model) {
 		return
 	}
 	s.mu.Lock()

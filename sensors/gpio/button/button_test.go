@@ -15,14 +15,12 @@ import (
 
 // A bouncing press is one event; so is its release.
 func TestButtonBouncePressRelease(t *testing.T) {
-	cfg := kittest.Board(t, "sim", `
+	rec := kittest.RunSim(t, `
 - name: btn
   kind: button
   pins: {signal: "sim:btn1"}
   options: {debounce: 150ms, event: doorbell, release_event: doorbell_up}
 `)
-	rec := kittest.NewRecorder()
-	kittest.Start(t, cfg, rec)
 	rec.WaitFor(t, 2*time.Second, "initial", func() bool { return len(rec.Values("btn.pressed")) == 1 })
 	pin := gpiosim.Shared("sim:btn1")
 	for i := 0; i < 3; i++ {
@@ -44,14 +42,12 @@ func TestButtonBouncePressRelease(t *testing.T) {
 }
 
 func TestEStopIsCriticalAndImmediate(t *testing.T) {
-	cfg := kittest.Board(t, "sim", `
+	rec := kittest.RunSim(t, `
 - name: estop
   kind: estop
   pins: {signal: "sim:es1"}
   options: {debounce: 200ms}
 `)
-	rec := kittest.NewRecorder()
-	kittest.Start(t, cfg, rec)
 	rec.WaitFor(t, 2*time.Second, "initial", func() bool { return len(rec.Values("estop.engaged")) == 1 })
 	if v := rec.Values("estop.engaged")[0]; v != 0 {
 		t.Fatalf("engaged at start: %v", v)
@@ -87,14 +83,12 @@ func TestEStopIsCriticalAndImmediate(t *testing.T) {
 func TestEStopEngagedAtStart(t *testing.T) {
 	pin := gpiosim.Shared("sim:es2")
 	pin.Float() // nothing holds the line low: the pull-up wins
-	cfg := kittest.Board(t, "sim", `
+	rec := kittest.RunSim(t, `
 - name: estop
   kind: estop
   pins: {signal: "sim:es2"}
   options: {sim: {presses: [{after: 0s, for: 1h}]}}
 `)
-	rec := kittest.NewRecorder()
-	kittest.Start(t, cfg, rec)
 	rec.WaitFor(t, 2*time.Second, "estop at start", func() bool { return len(rec.Events("estop")) == 1 })
 	if !strings.Contains(rec.Events("estop")[0].Message, "at start") {
 		t.Errorf("message %q", rec.Events("estop")[0].Message)
@@ -106,14 +100,12 @@ func TestEStopEngagedAtStart(t *testing.T) {
 func TestEStopFailSafe(t *testing.T) {
 	pin := gpiosim.Shared("sim:es3")
 	pin.SetBusy(true)
-	cfg := kittest.Board(t, "sim", `
+	rec := kittest.RunSim(t, `
 - name: estop
   kind: estop
   pins: {signal: "sim:es3"}
   options: {retry: {initial: 10ms, max: 20ms}}
 `)
-	rec := kittest.NewRecorder()
-	kittest.Start(t, cfg, rec)
 	rec.WaitFor(t, 2*time.Second, "fail-safe estop", func() bool { return len(rec.Events("estop")) == 1 })
 	rec.WaitFor(t, 2*time.Second, "retries", func() bool { return len(rec.Observations("estop.health")) >= 4 })
 	if n := len(rec.Events("estop")); n != 1 {

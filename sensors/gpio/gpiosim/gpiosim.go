@@ -19,6 +19,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/edgeagent/edgeagent/internal/registry"
 	"periph.io/x/conn/v3/gpio"
 	"periph.io/x/conn/v3/physic"
 	"periph.io/x/conn/v3/pin"
@@ -61,24 +62,12 @@ func NewPin(name string) *Pin {
 	return &Pin{name: name, edges: make(chan gpio.Level, 64), halt: make(chan struct{}, 1)}
 }
 
-var (
-	sharedMu sync.Mutex
-	shared   = map[string]*Pin{}
-)
+var shared = registry.NewShared(NewPin)
 
 // Shared returns the process-wide simulated line of this name, creating it
 // on first use: the sim board's sensors and the simulated devices that
 // drive them meet here.
-func Shared(name string) *Pin {
-	sharedMu.Lock()
-	defer sharedMu.Unlock()
-	p := shared[name]
-	if p == nil {
-		p = NewPin(name)
-		shared[name] = p
-	}
-	return p
-}
+func Shared(name string) *Pin { return shared.Get(name) }
 
 // Set drives the line from outside (a device's output). A change of level
 // is an edge, queued for WaitForEdge if edge detection asks for it.

@@ -129,7 +129,7 @@ func TestObstacleThresholdOnSimBoard(t *testing.T) {
 }
 
 func TestUnpluggedFaultCycle(t *testing.T) {
-	cfg := kittest.Board(t, "sim", `
+	rec := kittest.RunSim(t, `
 - name: r
   kind: hcsr04
   pins: {trigger: "sim:trig2", echo: "sim:echo2"}
@@ -139,8 +139,6 @@ func TestUnpluggedFaultCycle(t *testing.T) {
     retry: {initial: 20ms, max: 40ms}
     sim: {distance: {base: 0.8}, unplugged: [{after: 150ms, for: 500ms, every: 1500ms}]}
 `)
-	rec := kittest.NewRecorder()
-	kittest.Start(t, cfg, rec)
 	rec.WaitFor(t, 5*time.Second, "fault and recovery", func() bool { return len(rec.Events(sensors.EventRecovered)) >= 1 })
 	if got := rec.EventKinds(); !strings.HasPrefix(got, "sensor_fault,sensor_recovered") {
 		t.Errorf("events %s", got)

@@ -16,14 +16,12 @@ import (
 )
 
 func TestMotionRaisesHighInterrupt(t *testing.T) {
-	cfg := kittest.Board(t, "sim", `
+	rec := kittest.RunSim(t, `
 - name: hall_pir
   kind: pir
   pins: {signal: "sim:pir1"}
   options: {debounce: 10ms, sim: {motion: []}}
 `)
-	rec := kittest.NewRecorder()
-	kittest.Start(t, cfg, rec)
 	rec.WaitFor(t, 2*time.Second, "initial state", func() bool { return len(rec.Values("hall_pir.motion")) == 1 })
 	if v := rec.Values("hall_pir.motion")[0]; v != 0 {
 		t.Fatalf("initial motion %v", v)
@@ -50,14 +48,12 @@ func TestMotionRaisesHighInterrupt(t *testing.T) {
 }
 
 func TestWarmupIgnoresEarlyTriggers(t *testing.T) {
-	cfg := kittest.Board(t, "sim", `
+	rec := kittest.RunSim(t, `
 - name: p
   kind: pir
   pins: {signal: "sim:pir2"}
   options: {debounce: 5ms, warmup: 150ms, sim: {motion: []}}
 `)
-	rec := kittest.NewRecorder()
-	kittest.Start(t, cfg, rec)
 	pin := gpiosim.Shared("sim:pir2")
 	time.Sleep(20 * time.Millisecond)
 	pin.Set(gpio.High) // spurious trigger while settling
@@ -73,14 +69,12 @@ func TestWarmupIgnoresEarlyTriggers(t *testing.T) {
 
 // The sim board's default PIR script walks someone by.
 func TestScriptedMotion(t *testing.T) {
-	cfg := kittest.Board(t, "sim", `
+	rec := kittest.RunSim(t, `
 - name: p
   kind: pir
   pins: {signal: "sim:pir3"}
   options: {debounce: 5ms, sim: {motion: [{after: 50ms, for: 100ms, every: 300ms}]}}
 `)
-	rec := kittest.NewRecorder()
-	kittest.Start(t, cfg, rec)
 	rec.WaitFor(t, 3*time.Second, "two walks", func() bool { return len(rec.Events("motion_end")) >= 2 })
 	if k := rec.EventKinds(); !strings.HasPrefix(k, "motion_start,motion_end,motion_start,motion_end") {
 		t.Errorf("events %s", k)
@@ -97,15 +91,13 @@ func TestOptionErrors(t *testing.T) {
 }
 
 func TestBoardPriorityOverridesMotionStart(t *testing.T) {
-	cfg := kittest.Board(t, "sim", `
+	rec := kittest.RunSim(t, `
 - name: yard_pir
   kind: pir
   priority: normal
   pins: {signal: "sim:pir9"}
   options: {debounce: 1ms, sim: {motion: []}}
 `)
-	rec := kittest.NewRecorder()
-	kittest.Start(t, cfg, rec)
 	rec.WaitFor(t, 2*time.Second, "initial state", func() bool { return len(rec.Values("yard_pir.motion")) == 1 })
 	gpiosim.Shared("sim:pir9").Set(gpio.High)
 	rec.WaitFor(t, 2*time.Second, "motion_start", func() bool { return len(rec.Events("motion_start")) == 1 })

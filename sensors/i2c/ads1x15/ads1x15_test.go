@@ -10,7 +10,7 @@ import (
 )
 
 func TestChannelsScaledOnSimBoard(t *testing.T) {
-	cfg := kittest.Board(t, "sim", `
+	rec := kittest.RunSim(t, `
 - name: power
   kind: ads1115
   bus: "41"
@@ -25,8 +25,6 @@ func TestChannelsScaledOnSimBoard(t *testing.T) {
     sim:
       inputs: {"0": {base: 3.9}, "1": {base: 1.65}, "2": {base: 0.1}, "3": {base: 0.05}}
 `)
-	rec := kittest.NewRecorder()
-	kittest.Start(t, cfg, rec)
 	rec.WaitFor(t, 3*time.Second, "readings", func() bool { return len(rec.Values("power.shunt")) >= 2 })
 	for src, w := range map[string]struct{ v, tol float64 }{
 		"power.battery": {3.9 * 3.128, 3.128 * (0.0015*3.9 + 3*4.096/32768)},
@@ -45,15 +43,13 @@ func TestChannelsScaledOnSimBoard(t *testing.T) {
 }
 
 func TestADS1015DefaultChannel(t *testing.T) {
-	cfg := kittest.Board(t, "sim", `
+	rec := kittest.RunSim(t, `
 - name: adc
   kind: ads1015
   bus: "42"
   interval: 10ms
   options: {sim: {inputs: {"0": {base: 2.5}}}}
 `)
-	rec := kittest.NewRecorder()
-	kittest.Start(t, cfg, rec)
 	rec.WaitFor(t, 3*time.Second, "ain0", func() bool { return len(rec.Values("adc.ain0")) >= 1 })
 	// 12 bits on ±4.096 V: 2 mV per count.
 	if v := rec.Values("adc.ain0")[0]; math.Abs(v-2.5) > 0.0015*2.5+3*0.002 {

@@ -109,27 +109,20 @@ func (k *kind) open(_ context.Context, bus i2c.Bus) (i2ckit.Device, error) {
 	if err := d.SetResolution(k.res); err != nil {
 		return nil, err
 	}
-	return &device{k: k, d: d}, nil
+	return i2ckit.Driver[*bh1750.Dev]{Dev: d, Read: k.sample, Halt: (*bh1750.Dev).Halt}, nil
 }
 
-type device struct {
-	k *kind
-	d *bh1750.Dev
-}
-
-func (d *device) Sample(_ context.Context, e *i2ckit.Emitter) error {
-	v, err := d.d.Sense()
+func (k *kind) sample(_ context.Context, d *bh1750.Dev, e *i2ckit.Emitter) error {
+	v, err := d.Sense()
 	if err != nil {
 		return err
 	}
 	lx := float64(v) / float64(physic.Lumen)
-	if d.k.res == bh1750.ContinuousHighResMode2 {
+	if k.res == bh1750.ContinuousHighResMode2 {
 		// In H-resolution mode 2 a count is 0.5 lx, but periph divides
 		// every mode's count by 1.2 only.
 		lx /= 2
 	}
-	e.Reading(d.k.source, lx, "lx")
+	e.Reading(k.source, lx, "lx")
 	return nil
 }
-
-func (d *device) Close() error { return d.d.Halt() }

@@ -128,21 +128,15 @@ func New(cfg sensors.Config, humidity bool) (sensors.Sensor, error) {
 	return l, nil
 }
 
+// oversampling is the driver's setting for each count the options allow.
+var oversampling = map[int]bmxx80.Oversampling{
+	0: bmxx80.Off, 1: bmxx80.O1x, 2: bmxx80.O2x, 4: bmxx80.O4x, 8: bmxx80.O8x, 16: bmxx80.O16x,
+}
+
 func (o Opts) driverOpts() (bmxx80.Opts, error) {
 	os := func(key string, v int) (bmxx80.Oversampling, error) {
-		switch v {
-		case 0:
-			return bmxx80.Off, nil
-		case 1:
-			return bmxx80.O1x, nil
-		case 2:
-			return bmxx80.O2x, nil
-		case 4:
-			return bmxx80.O4x, nil
-		case 8:
-			return bmxx80.O8x, nil
-		case 16:
-			return bmxx80.O16x, nil
+		if s, ok := oversampling[v]; ok {
+			return s, nil
 		}
 		return 0, fmt.Errorf("options.oversampling.%s: %d is not one of 0, 1, 2, 4, 8, 16", key, v)
 	}

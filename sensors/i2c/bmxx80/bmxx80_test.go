@@ -16,7 +16,7 @@ import (
 )
 
 func TestBME280OnSimBoard(t *testing.T) {
-	cfg := kittest.Board(t, "sim", `
+	rec := kittest.RunSim(t, `
 - name: env
   kind: bme280
   bus: "21"
@@ -28,8 +28,6 @@ func TestBME280OnSimBoard(t *testing.T) {
       pressure: {base: 1002.5}
       humidity: {base: 61}
 `)
-	rec := kittest.NewRecorder()
-	kittest.Start(t, cfg, rec)
 	rec.WaitFor(t, 3*time.Second, "3 humidity readings", func() bool { return len(rec.Values("env.humidity")) >= 3 })
 	for src, want := range map[string]struct {
 		v, tol float64
@@ -54,11 +52,9 @@ func TestBME280OnSimBoard(t *testing.T) {
 }
 
 func TestBMP280HasNoHumidity(t *testing.T) {
-	cfg := kittest.Board(t, "sim", `
+	rec := kittest.RunSim(t, `
 - {name: baro, kind: bmp280, bus: "22", address: 0x76, interval: 20ms}
 `)
-	rec := kittest.NewRecorder()
-	kittest.Start(t, cfg, rec)
 	rec.WaitFor(t, 3*time.Second, "pressure", func() bool { return len(rec.Values("baro.pressure")) >= 2 })
 	if got := strings.Join(rec.Sources(), " "); got != "baro.health baro.pressure baro.temperature" {
 		t.Fatalf("sources %s", got)
@@ -74,7 +70,7 @@ func TestBMP280HasNoHumidity(t *testing.T) {
 // back power-cycled: the kind must re-initialise it, or humidity would be
 // read from a skipped measurement.
 func TestFaultCycle(t *testing.T) {
-	cfg := kittest.Board(t, "sim", `
+	rec := kittest.RunSim(t, `
 - name: env
   kind: bme280
   bus: "23"
@@ -83,8 +79,6 @@ func TestFaultCycle(t *testing.T) {
     retry: {initial: 20ms, max: 80ms}
     sim: {humidity: {base: 40}, temperature: {base: 20}, pressure: {base: 1000}}
 `)
-	rec := kittest.NewRecorder()
-	kittest.Start(t, cfg, rec)
 	rec.WaitFor(t, 3*time.Second, "first reading", func() bool { return len(rec.Values("env.humidity")) > 0 })
 
 	bus := i2csim.Shared("23")
@@ -124,7 +118,7 @@ func TestFaultCycle(t *testing.T) {
 // Faults scheduled in the sim block exercise the same path on the sim
 // board without any test code.
 func TestScheduledFaultFromConfig(t *testing.T) {
-	cfg := kittest.Board(t, "sim", `
+	rec := kittest.RunSim(t, `
 - name: env
   kind: bme280
   bus: "24"
@@ -134,8 +128,6 @@ func TestScheduledFaultFromConfig(t *testing.T) {
     sim:
       faults: [{mode: nack, after: 100ms, for: 150ms}]
 `)
-	rec := kittest.NewRecorder()
-	kittest.Start(t, cfg, rec)
 	rec.WaitFor(t, 3*time.Second, "fault and recovery", func() bool { return len(rec.Events(sensors.EventRecovered)) > 0 })
 	if got := rec.EventKinds(); got != "sensor_fault,sensor_recovered" {
 		t.Errorf("events %s", got)

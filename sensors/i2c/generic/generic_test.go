@@ -106,7 +106,7 @@ func TestCodecValidation(t *testing.T) {
 }
 
 func TestGenericOnSimBoard(t *testing.T) {
-	cfg := kittest.Board(t, "sim", `
+	rec := kittest.RunSim(t, `
 - name: board_temp
   kind: generic
   bus: "31"
@@ -124,8 +124,6 @@ func TestGenericOnSimBoard(t *testing.T) {
         temperature: {base: -21.3}
         raw_le: {base: -4000.5}
 `)
-	rec := kittest.NewRecorder()
-	kittest.Start(t, cfg, rec)
 	rec.WaitFor(t, 3*time.Second, "readings", func() bool { return len(rec.Values("board_temp.raw_le")) >= 2 })
 	// -21.3 °C is stored as the nearest 1/16 °C: -21.3125.
 	for _, o := range rec.Observations("board_temp.temperature") {
@@ -146,7 +144,7 @@ func TestGenericOnSimBoard(t *testing.T) {
 }
 
 func TestGenericCommandWithDelay(t *testing.T) {
-	cfg := kittest.Board(t, "sim", `
+	rec := kittest.RunSim(t, `
 - name: hum
   kind: generic
   bus: "32"
@@ -157,8 +155,6 @@ func TestGenericCommandWithDelay(t *testing.T) {
       - {name: humidity, command: [0xF5], delay: 5ms, length: 2, scale: 0.0019073486, offset: -6, unit: "%RH"}
     sim: {readings: {humidity: {base: 48.2}}}
 `)
-	rec := kittest.NewRecorder()
-	kittest.Start(t, cfg, rec)
 	rec.WaitFor(t, 3*time.Second, "humidity", func() bool { return len(rec.Values("hum.humidity")) >= 2 })
 	if v := rec.Values("hum.humidity")[0]; math.Abs(v-48.2) > 0.002 {
 		t.Fatalf("humidity %v", v)

@@ -54,6 +54,26 @@ type Device interface {
 	Close() error
 }
 
+// Driver is a Device made of a periph driver and the kind's functions that
+// read it once and stop it, for a kind whose device keeps no state of its
+// own beside the driver.
+type Driver[D any] struct {
+	Dev  D
+	Read func(ctx context.Context, dev D, e *Emitter) error
+	Halt func(dev D) error // nil: nothing to stop
+}
+
+// Sample implements Device.
+func (d Driver[D]) Sample(ctx context.Context, e *Emitter) error { return d.Read(ctx, d.Dev, e) }
+
+// Close implements Device.
+func (d Driver[D]) Close() error {
+	if d.Halt == nil {
+		return nil
+	}
+	return d.Halt(d.Dev)
+}
+
 // Loop runs one I²C sensor.
 type Loop struct {
 	Cfg      sensors.Config

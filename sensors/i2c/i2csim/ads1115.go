@@ -3,7 +3,6 @@ package i2csim
 import (
 	"math"
 	"math/rand/v2"
-	"sync"
 	"time"
 )
 
@@ -19,10 +18,9 @@ import (
 // range), MODE (continuous or single-shot) and DR (conversion time
 // 1/DR). The comparator and ALERT/RDY pin are not simulated.
 type ADS1x15 struct {
-	mu      sync.Mutex
-	cfg     ADSConfig
-	rng     *rand.Rand
-	started time.Time
+	chip
+	cfg ADSConfig
+	rng *rand.Rand
 
 	ptr        byte
 	config     uint16
@@ -51,13 +49,10 @@ func NewADS1x15(cfg ADSConfig) *ADS1x15 {
 
 // PowerOn implements Device: register reset values of datasheet 9.6.
 func (d *ADS1x15) PowerOn(now time.Time) {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if d.started.IsZero() {
-		d.started = now
-	}
-	d.ptr, d.config, d.lo, d.hi, d.conv = 0, 0x8583, 0x8000, 0x7FFF, 0
-	d.converting = false
+	d.powerOn(now, func() {
+		d.ptr, d.config, d.lo, d.hi, d.conv = 0, 0x8583, 0x8000, 0x7FFF, 0
+		d.converting = false
+	})
 }
 
 var (

@@ -3,7 +3,6 @@ package i2csim
 import (
 	"math"
 	"math/rand/v2"
-	"sync"
 	"time"
 )
 
@@ -20,10 +19,9 @@ import (
 // is lux·1.2·MTreg/69 (×2 in H2), L resolution drops the low two bits, and
 // one-time modes power down after measuring.
 type BH1750 struct {
-	mu      sync.Mutex
-	cfg     BH1750Config
-	rng     *rand.Rand
-	started time.Time
+	chip
+	cfg BH1750Config
+	rng *rand.Rand
 
 	powered bool
 	mode    byte // last measurement opcode, 0 if none
@@ -45,12 +43,7 @@ func NewBH1750(cfg BH1750Config) *BH1750 { return &BH1750{cfg: cfg, rng: newRNG(
 
 // PowerOn implements Device: the chip starts powered down with MTreg 69.
 func (d *BH1750) PowerOn(now time.Time) {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if d.started.IsZero() {
-		d.started = now
-	}
-	d.powered, d.mode, d.mt, d.data, d.done = false, 0, 69, 0, 0
+	d.powerOn(now, func() { d.powered, d.mode, d.mt, d.data, d.done = false, 0, 69, 0, 0 })
 }
 
 func (d *BH1750) measTime() time.Duration {

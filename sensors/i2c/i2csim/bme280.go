@@ -3,7 +3,6 @@ package i2csim
 import (
 	"math"
 	"math/rand/v2"
-	"sync"
 	"time"
 )
 
@@ -29,14 +28,13 @@ import (
 // converts every measurement time + t_standby. Intrinsic noise follows the
 // datasheet's RMS noise figures, divided by √oversampling.
 type BME280 struct {
-	mu  sync.Mutex
+	chip
 	cfg BME280Config
 	cal BME280Calibration
 	rng *rand.Rand
 
-	started time.Time
-	regs    [256]byte
-	ptr     byte
+	regs [256]byte
+	ptr  byte
 
 	osrsH      byte // effective humidity oversampling (latched from ctrl_hum)
 	mode       byte
@@ -101,12 +99,7 @@ func (d *BME280) isBME() bool { return d.cfg.Chip != "bmp280" }
 
 // PowerOn implements Device.
 func (d *BME280) PowerOn(now time.Time) {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if d.started.IsZero() {
-		d.started = now
-	}
-	d.reset(now)
+	d.powerOn(now, func() { d.reset(now) })
 }
 
 func (d *BME280) reset(now time.Time) {

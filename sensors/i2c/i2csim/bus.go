@@ -29,6 +29,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/edgeagent/edgeagent/internal/registry"
 	"periph.io/x/conn/v3/i2c"
 	"periph.io/x/conn/v3/physic"
 )
@@ -194,24 +195,12 @@ func NewBus(name string, opts ...Option) *Bus {
 	return b
 }
 
-var (
-	sharedMu sync.Mutex
-	shared   = map[string]*Bus{}
-)
+var shared = registry.NewShared(func(name string) *Bus { return NewBus(name) })
 
 // Shared returns the process-wide simulated bus with this name, creating
 // it on first use. Sensors of the sim board that name the same bus share
 // it, as sensors on one header share /dev/i2c-1.
-func Shared(name string) *Bus {
-	sharedMu.Lock()
-	defer sharedMu.Unlock()
-	b := shared[name]
-	if b == nil {
-		b = NewBus(name)
-		shared[name] = b
-	}
-	return b
-}
+func Shared(name string) *Bus { return shared.Get(name) }
 
 // Now is the bus clock.
 func (b *Bus) Now() time.Time { return b.clock() }

@@ -3,7 +3,6 @@ package i2csim
 import (
 	"math"
 	"math/rand/v2"
-	"sync"
 	"time"
 )
 
@@ -21,10 +20,9 @@ import (
 // time selected by BADC/SADC (84 µs … 68.1 ms) and run continuously or
 // once per config write (triggered modes), as MODE says.
 type INA219 struct {
-	mu      sync.Mutex
-	cfg     INA219Config
-	rng     *rand.Rand
-	started time.Time
+	chip
+	cfg INA219Config
+	rng *rand.Rand
 
 	ptr                   byte
 	config, cal           uint16
@@ -53,12 +51,7 @@ func NewINA219(cfg INA219Config) *INA219 {
 
 // PowerOn implements Device.
 func (d *INA219) PowerOn(now time.Time) {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if d.started.IsZero() {
-		d.started = now
-	}
-	d.reset(now)
+	d.powerOn(now, func() { d.reset(now) })
 }
 
 func (d *INA219) reset(now time.Time) {

@@ -3,7 +3,6 @@ package i2csim
 import (
 	"math"
 	"math/rand/v2"
-	"sync"
 	"time"
 )
 
@@ -21,10 +20,9 @@ import (
 // reserved); TEMP_OUT = (T−21 °C)·333.87. The FIFO, the DMP, interrupts
 // and the AK8963 magnetometer are not simulated (FIFO_COUNT reads 0).
 type MPU9250 struct {
-	mu      sync.Mutex
-	cfg     MPU9250Config
-	rng     *rand.Rand
-	started time.Time
+	chip
+	cfg MPU9250Config
+	rng *rand.Rand
 
 	regs       [128]byte
 	ptr        byte
@@ -44,12 +42,7 @@ func NewMPU9250(cfg MPU9250Config) *MPU9250 { return &MPU9250{cfg: cfg, rng: new
 
 // PowerOn implements Device.
 func (d *MPU9250) PowerOn(now time.Time) {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if d.started.IsZero() {
-		d.started = now
-	}
-	d.reset()
+	d.powerOn(now, func() { d.reset() })
 }
 
 func (d *MPU9250) reset() {

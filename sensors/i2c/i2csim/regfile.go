@@ -3,7 +3,6 @@ package i2csim
 import (
 	"fmt"
 	"math/rand/v2"
-	"sync"
 	"time"
 )
 
@@ -16,10 +15,9 @@ import (
 // (the generic kind's own inverse), re-encoded at every read, so the
 // register always reflects the curve "now".
 type RegFile struct {
-	mu      sync.Mutex
-	rng     *rand.Rand
-	started time.Time
-	width   int
+	chip
+	rng   *rand.Rand
+	width int
 
 	init     []byte
 	regs     []byte
@@ -70,13 +68,10 @@ func (d *RegFile) Bind(reg byte, n int, curve Curve, encode func(float64) []byte
 
 // PowerOn implements Device.
 func (d *RegFile) PowerOn(now time.Time) {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if d.started.IsZero() {
-		d.started = now
-	}
-	copy(d.regs, d.init)
-	d.ptr = 0
+	d.powerOn(now, func() {
+		copy(d.regs, d.init)
+		d.ptr = 0
+	})
 }
 
 // Peek returns the stored bytes of register reg (tests check writes).

@@ -3,7 +3,6 @@ package i2csim
 import (
 	"math"
 	"math/rand/v2"
-	"sync"
 	"time"
 )
 
@@ -23,10 +22,9 @@ import (
 // and factory reset the sensor is busy (500 ms, 30 ms, 800 ms, 1200 ms)
 // and NACKs. wake_up is never acknowledged, as on the real part.
 type SCD4x struct {
-	mu      sync.Mutex
-	cfg     SCD4xConfig
-	rng     *rand.Rand
-	started time.Time
+	chip
+	cfg SCD4xConfig
+	rng *rand.Rand
 
 	periodic   bool
 	interval   time.Duration
@@ -65,14 +63,11 @@ func NewSCD4x(cfg SCD4xConfig) *SCD4x {
 // PowerOn implements Device: idle mode with factory settings, after the
 // datasheet's 30 ms power-up time.
 func (d *SCD4x) PowerOn(now time.Time) {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if d.started.IsZero() {
-		d.started = now
-	}
-	d.periodic, d.ready, d.pending = false, false, nil
-	d.busyUntil = now.Add(30 * time.Millisecond)
-	d.factory()
+	d.powerOn(now, func() {
+		d.periodic, d.ready, d.pending = false, false, nil
+		d.busyUntil = now.Add(30 * time.Millisecond)
+		d.factory()
+	})
 }
 
 func (d *SCD4x) factory() {
@@ -172,6 +167,17 @@ func (d *SCD4x) command(now time.Time, cmd uint16, args []uint16) error {
 	if d.periodic {
 		return deviceNACK("scd4x: command %#04x not allowed during periodic measurement", cmd)
 	}
+	for _, s := range scd4xSettings {
+		switch cmd {
+		case s.get:
+			d.pending = []uint16{*s.word(d)}
+			return nil
+		case s.set:
+			v, err := arg()
+			*s.word(d) = v
+			return err
+		}
+	}
 	var err error
 	switch cmd {
 	case 0x21b1, 0x21ac: // start_periodic_measurement, start_low_power_periodic_measurement
@@ -182,30 +188,6 @@ func (d *SCD4x) command(now time.Time, cmd uint16, args []uint16) error {
 		}
 	case 0x36f6: // wake_up: "the sensor does not acknowledge the wake_up command"
 		return deviceNACK("scd4x: wake_up is not acknowledged")
-	case 0x2318:
-		d.pending = []uint16{d.tempOffset}
-	case 0x241d:
-		d.tempOffset, err = arg()
-	case 0x2322:
-		d.pending = []uint16{d.altitude}
-	case 0x2427:
-		d.altitude, err = arg()
-	case 0x2313:
-		d.pending = []uint16{d.asc}
-	case 0x2416:
-		d.asc, err = arg()
-	case 0x233f:
-		d.pending = []uint16{d.ascTarget}
-	case 0x243a:
-		d.ascTarget, err = arg()
-	case 0x2340:
-		d.pending = []uint16{d.ascInitial}
-	case 0x2445:
-		d.ascInitial, err = arg()
-	case 0x234b:
-		d.pending = []uint16{d.ascStandard}
-	case 0x244e:
-		d.ascStandard, err = arg()
 	case 0x3682: // get_serial_number
 		d.pending = []uint16{0x2a7f, 0x0b07, 0x3bc1}
 	case 0x202f: // get_sensor_variant: bits 15..12 are 0 for SCD40, 1 for SCD41
@@ -224,6 +206,21 @@ func (d *SCD4x) command(now time.Time, cmd uint16, args []uint16) error {
 		return deviceNACK("scd4x: unknown command %#04x", cmd)
 	}
 	return err
+}
+
+// scd4xSettings are the settings words with their get_ and set_ commands:
+// temperature offset, sensor altitude, automatic self-calibration (enabled,
+// target, initial and standard period).
+var scd4xSettings = []struct {
+	get, set uint16
+	word     func(d *SCD4x) *uint16
+}{
+	{0x2318, 0x241d, func(d *SCD4x) *uint16 { return &d.tempOffset }},
+	{0x2322, 0x2427, func(d *SCD4x) *uint16 { return &d.altitude }},
+	{0x2313, 0x2416, func(d *SCD4x) *uint16 { return &d.asc }},
+	{0x233f, 0x243a, func(d *SCD4x) *uint16 { return &d.ascTarget }},
+	{0x2340, 0x2445, func(d *SCD4x) *uint16 { return &d.ascInitial }},
+	{0x234b, 0x244e, func(d *SCD4x) *uint16 { return &d.ascStandard }},
 }
 
 func (d *SCD4x) advance(now time.Time) {

@@ -337,22 +337,20 @@ func TestBusFaults(t *testing.T) {
 	}
 
 	mustTx(t, b, 0x50, []byte{0x20, 0x55}, 0)
-	b.SetFault(0x50, NACK)
-	if err := b.Tx(0x50, []byte{0x20}, make([]byte, 1)); !errors.Is(err, ErrNACK) {
-		t.Fatalf("NACK fault: %v", err)
-	}
-	b.SetFault(0x50, NoFault)
-	if r := mustTx(t, b, 0x50, []byte{0x20}, 1); r[0] != 0x55 {
-		t.Fatalf("NACK fault lost register contents: %#x", r[0])
-	}
-
-	b.SetFault(0x50, Vanish)
-	if err := b.Tx(0x50, []byte{0x20}, make([]byte, 1)); !errors.Is(err, ErrNACK) {
-		t.Fatalf("vanished: %v", err)
-	}
-	b.SetFault(0x50, NoFault)
-	if r := mustTx(t, b, 0x50, []byte{0x20}, 1); r[0] != 0 {
-		t.Fatalf("vanished device kept its registers: %#x", r[0])
+	// A NACKing device keeps its registers; a vanished one comes back
+	// power-cycled.
+	for _, f := range []struct {
+		mode Fault
+		want byte // register 0x20 once the fault ends
+	}{{NACK, 0x55}, {Vanish, 0}} {
+		b.SetFault(0x50, f.mode)
+		if err := b.Tx(0x50, []byte{0x20}, make([]byte, 1)); !errors.Is(err, ErrNACK) {
+			t.Fatalf("%s fault: %v", f.mode, err)
+		}
+		b.SetFault(0x50, NoFault)
+		if r := mustTx(t, b, 0x50, []byte{0x20}, 1); r[0] != f.want {
+			t.Fatalf("after a %s fault register 0x20 is %#x, want %#x", f.mode, r[0], f.want)
+		}
 	}
 	if r := mustTx(t, b, 0x50, []byte{0x10}, 1); r[0] != 0xAB {
 		t.Fatalf("power-on value %#x", r[0])

@@ -145,39 +145,32 @@ func (k *kind) open(ctx context.Context, bus i2c.Bus) (i2ckit.Device, error) {
 	if err := sensors.Sleep(ctx, 140*time.Millisecond); err != nil {
 		return nil, err
 	}
-	return &device{k: k, d: d}, nil
+	return i2ckit.Driver[*ina219.Dev]{Dev: d, Read: k.sample}, nil
 }
 
-type device struct {
-	k *kind
-	d *ina219.Dev
-}
-
-func (d *device) Sample(_ context.Context, e *i2ckit.Emitter) error {
-	pm, err := d.d.Sense()
+func (k *kind) sample(_ context.Context, d *ina219.Dev, e *i2ckit.Emitter) error {
+	pm, err := d.Sense()
 	if err != nil && err.Error() == "bus voltage register overflow" {
 		// OVF: current or power exceeded what max_current allows. Voltages
 		// were read and are right; the rest would be clipped.
-		if !d.k.overflowWarned {
-			d.k.overflowWarned = true
-			slog.Warn("INA219 math overflow: current above options.max_current", "sensor", d.k.cfg.Name, "max_current_a", d.k.opts.MaxCurrent)
+		if !k.overflowWarned {
+			k.overflowWarned = true
+			slog.Warn("INA219 math overflow: current above options.max_current", "sensor", k.cfg.Name, "max_current_a", k.opts.MaxCurrent)
 		}
-		e.Reading(d.k.srcV, volts(pm.Voltage), "V")
-		e.Reading(d.k.srcS, volts(pm.Shunt), "V")
+		e.Reading(k.srcV, volts(pm.Voltage), "V")
+		e.Reading(k.srcS, volts(pm.Shunt), "V")
 		return nil
 	}
 	if err != nil {
 		return err
 	}
-	e.Reading(d.k.srcV, volts(pm.Voltage), "V")
-	e.Reading(d.k.srcI, float64(pm.Current)/float64(physic.Ampere), "A")
-	e.Reading(d.k.srcP, float64(pm.Power)/float64(physic.Watt), "W")
-	e.Reading(d.k.srcS, volts(pm.Shunt), "V")
+	e.Reading(k.srcV, volts(pm.Voltage), "V")
+	e.Reading(k.srcI, float64(pm.Current)/float64(physic.Ampere), "A")
+	e.Reading(k.srcP, float64(pm.Power)/float64(physic.Watt), "W")
+	e.Reading(k.srcS, volts(pm.Shunt), "V")
 	return nil
 }
 
 func volts(v physic.ElectricPotential) float64 {
 	return math.Round(float64(v)/float64(physic.MicroVolt)) / 1e6
 }
-
-func (d *device) Close() error { return nil }

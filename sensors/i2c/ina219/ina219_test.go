@@ -13,7 +13,7 @@ import (
 
 func TestSupplyOnSimBoard(t *testing.T) {
 	// 14.8 V (a 4S pack) needs the 32 V range the kind selects by default.
-	cfg := kittest.Board(t, "sim", `
+	rec := kittest.RunSim(t, `
 - name: supply
   kind: ina219
   bus: "51"
@@ -23,8 +23,6 @@ func TestSupplyOnSimBoard(t *testing.T) {
     max_current: 3.2
     sim: {bus_voltage: {base: 14.8}, current: {base: 1.75}}
 `)
-	rec := kittest.NewRecorder()
-	kittest.Start(t, cfg, rec)
 	rec.WaitFor(t, 3*time.Second, "readings", func() bool { return len(rec.Values("supply.power")) >= 2 })
 	// Datasheet SBOS448: ±0.5 % gain, ±100 µV shunt offset.
 	for src, w := range map[string]struct{ v, tol float64 }{
@@ -48,7 +46,7 @@ func TestSupplyOnSimBoard(t *testing.T) {
 // After a power cycle the calibration register is 0 and the chip reports
 // no current; the kind recreates the driver, which recalibrates.
 func TestRecalibratesAfterPowerCycle(t *testing.T) {
-	cfg := kittest.Board(t, "sim", `
+	rec := kittest.RunSim(t, `
 - name: supply
   kind: ina219
   bus: "52"
@@ -57,8 +55,6 @@ func TestRecalibratesAfterPowerCycle(t *testing.T) {
     retry: {initial: 10ms, max: 20ms}
     sim: {bus_voltage: {base: 12}, current: {base: 1}}
 `)
-	rec := kittest.NewRecorder()
-	kittest.Start(t, cfg, rec)
 	rec.WaitFor(t, 3*time.Second, "current", func() bool { return len(rec.Values("supply.current")) >= 1 })
 	bus := i2csim.Shared("52")
 	bus.SetFault(0x40, i2csim.Vanish)

@@ -176,28 +176,22 @@ func (k *kind) open(ctx context.Context, bus i2c.Bus) (i2ckit.Device, error) {
 	if err := sensors.Sleep(ctx, 40*time.Millisecond); err != nil {
 		return nil, err
 	}
-	return &device{k: k, m: m}, nil
+	return i2ckit.Driver[*mpu9250.MPU9250]{Dev: m, Read: k.sample, Halt: sleep}, nil
 }
 
-type device struct {
-	k *kind
-	m *mpu9250.MPU9250
-}
-
-func (d *device) Sample(_ context.Context, e *i2ckit.Emitter) error {
-	a, err := d.m.GetAcceleration()
+func (k *kind) sample(_ context.Context, m *mpu9250.MPU9250, e *i2ckit.Emitter) error {
+	a, err := m.GetAcceleration()
 	if err != nil {
 		return err
 	}
-	g, err := d.m.GetRotation()
+	g, err := m.GetRotation()
 	if err != nil {
 		return err
 	}
-	t, err := d.m.GetTemperature()
+	t, err := m.GetTemperature()
 	if err != nil {
 		return err
 	}
-	k := d.k
 	e.Reading(k.sources[0], float64(a.X)*k.accelScale, "m/s²")
 	e.Reading(k.sources[1], float64(a.Y)*k.accelScale, "m/s²")
 	e.Reading(k.sources[2], float64(a.Z)*k.accelScale, "m/s²")
@@ -209,7 +203,6 @@ func (d *device) Sample(_ context.Context, e *i2ckit.Emitter) error {
 	return nil
 }
 
-func (d *device) Close() error {
-	// Sleep mode: ~8 µA instead of ~3.5 mA while the agent is not sampling.
-	return d.m.SetSleepEnabled(true)
-}
+// sleep puts the chip in sleep mode: ~8 µA instead of ~3.5 mA while the
+// agent is not sampling.
+func sleep(m *mpu9250.MPU9250) error { return m.SetSleepEnabled(true) }

@@ -11,7 +11,7 @@ import (
 
 func TestIMUOnSimBoard(t *testing.T) {
 	t.Parallel()
-	cfg := kittest.Board(t, "sim", `
+	rec := kittest.RunSim(t, `
 - name: imu
   kind: mpu9250
   bus: "71"
@@ -24,8 +24,6 @@ func TestIMUOnSimBoard(t *testing.T) {
       gyro: {x: {base: 12.5}, y: {base: -1500}, z: {base: 0}}
       temperature: {base: 38.2}
 `)
-	rec := kittest.NewRecorder()
-	kittest.Start(t, cfg, rec)
 	rec.WaitFor(t, 3*time.Second, "samples", func() bool { return len(rec.Values("imu.temperature")) >= 3 })
 	const g = 9.80665
 	for src, w := range map[string]struct {

@@ -192,6 +192,15 @@ func indent(s string) string {
 	return strings.Join(lines, "\n")
 }
 
+// RunSim parses a one-sensor block for the sim board, runs its sensor
+// until the test ends (as Start) and returns what it produces.
+func RunSim(t testing.TB, block string) *Recorder {
+	t.Helper()
+	rec := NewRecorder()
+	Start(t, Board(t, "sim", block), rec)
+	return rec
+}
+
 // Start builds the sensor of cfg and runs it into out until the returned
 // stop is called; stop fails t if Run returned an error or took longer
 // than 2 s to stop (the runtime's shutdown budget).
@@ -201,6 +210,13 @@ func Start(t testing.TB, cfg sensors.Config, out sensors.Sink) (stop func()) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return Run(t, s, out)
+}
+
+// Run runs s, a sensor the test built (and perhaps adjusted), into out as
+// Start does.
+func Run(t testing.TB, s sensors.Sensor, out sensors.Sink) (stop func()) {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- s.Run(ctx, out) }()
@@ -214,7 +230,7 @@ func Start(t testing.TB, cfg sensors.Config, out sensors.Sink) (stop func()) {
 					t.Errorf("Run returned %v", err)
 				}
 			case <-time.After(2 * time.Second):
-				t.Errorf("sensor %s did not stop within 2 s", cfg.Name)
+				t.Errorf("sensor %s did not stop within 2 s", s.Name())
 			}
 		})
 	}

@@ -79,15 +79,10 @@ func (d *dimmer) PWMPins() []actuator.PWMPin {
 func (d *dimmer) OpenLocked() error { return nil }
 
 func (d *dimmer) InitialLocked() error {
-	if d.Config().Initial == "" {
-		return nil
-	}
-	v, err := strconv.ParseFloat(d.Config().Initial, 64)
-	if err != nil {
+	return d.WriteInitial(func(level float64) error {
+		_, err := d.writeLocked(level)
 		return err
-	}
-	_, err = d.writeLocked(v)
-	return err
+	})
 }
 
 // writeLocked sets a brightness; the duty is capped by the envelope.

@@ -98,15 +98,10 @@ func (a *pwmAct) OpenLocked() error {
 }
 
 func (a *pwmAct) InitialLocked() error {
-	if a.Config().Initial == "" {
-		return nil
-	}
-	d, err := strconv.ParseFloat(a.Config().Initial, 64)
-	if err != nil {
-		return fmt.Errorf("initial %q: %w", a.Config().Initial, err)
-	}
-	_, err = a.writeLocked(d)
-	return err
+	return a.WriteInitial(func(duty float64) error {
+		_, err := a.writeLocked(duty)
+		return err
+	})
 }
 
 // writeLocked writes a duty (0–1) on gobot's 0–255 scale and returns the

@@ -181,16 +181,9 @@ func (a *servoAct) OpenLocked() error {
 }
 
 func (a *servoAct) InitialLocked() error {
-	if a.Config().Initial == "" {
-		return nil
-	}
-	deg, err := strconv.ParseFloat(a.Config().Initial, 64)
-	if err != nil {
-		return fmt.Errorf("initial %q: %w", a.Config().Initial, err)
-	}
 	// The position of a hobby servo cannot be read: the first write is
 	// necessarily a jump, and it is this one, at start, where people expect it.
-	return a.writeLocked(deg)
+	return a.WriteInitial(a.writeLocked)
 }
 
 func (a *servoAct) writeLocked(deg float64) error {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/edgeagent/edgeagent/clock"
 	"github.com/edgeagent/edgeagent/hooks"
+	"github.com/edgeagent/edgeagent/internal/wait"
 	"github.com/edgeagent/edgeagent/node"
 	"github.com/edgeagent/edgeagent/tools"
 	"github.com/edgeagent/edgeagent/worldmodel"
@@ -193,14 +194,8 @@ func (d *driver) at(ctx context.Context, t time.Time) error {
 	}
 	if d.speed > 0 {
 		due := d.wallStart.Add(time.Duration(float64(t.Sub(d.start)) / d.speed))
-		if wait := time.Until(due); wait > 0 {
-			tm := time.NewTimer(wait)
-			defer tm.Stop()
-			select {
-			case <-ctx.Done():
-				return ctx.Err()
-			case <-tm.C:
-			}
+		if d := time.Until(due); d > 0 {
+			return wait.For(ctx, d)
 		}
 	}
 	return nil

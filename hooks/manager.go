@@ -319,25 +319,25 @@ func (m *Manager) Unload(ctx context.Context, name string) error {
 }
 
 func (m *Manager) start(ctx context.Context, name string, p Plugin) error {
-	st, ok := p.(Starter)
-	if !ok {
-		return nil
-	}
-	if err := callLife(st.OnAgentStart, ctx); err != nil {
-		m.logPanic(name, HookAgentStart, err)
-		return Failure{Stage: HookAgentStart, Plugin: name, Err: err}
+	if st, ok := p.(Starter); ok {
+		return m.life(ctx, name, HookAgentStart, st.OnAgentStart)
 	}
 	return nil
 }
 
 func (m *Manager) stop(ctx context.Context, name string, p Plugin) error {
-	st, ok := p.(Stopper)
-	if !ok {
-		return nil
+	if st, ok := p.(Stopper); ok {
+		return m.life(ctx, name, HookAgentStop, st.OnAgentStop)
 	}
-	if err := callLife(st.OnAgentStop, ctx); err != nil {
-		m.logPanic(name, HookAgentStop, err)
-		return Failure{Stage: HookAgentStop, Plugin: name, Err: err}
+	return nil
+}
+
+// life runs a plugin's lifecycle hook of stage; its error or panic comes
+// back as a Failure naming the plugin.
+func (m *Manager) life(ctx context.Context, name, stage string, f func(context.Context) error) error {
+	if err := callLife(f, ctx); err != nil {
+		m.logPanic(name, stage, err)
+		return Failure{Stage: stage, Plugin: name, Err: err}
 	}
 	return nil
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/edgeagent/edgeagent/tools"
 	"github.com/edgeagent/edgeagent/tools/actuator"
 	"github.com/edgeagent/edgeagent/tools/actuator/simadaptor"
+	"github.com/edgeagent/edgeagent/tools/toolstest"
 	"github.com/edgeagent/edgeagent/worldmodel"
 )
 
@@ -181,12 +182,7 @@ func BenchmarkEStopViaRaise(b *testing.B) {
 	stop := run(b, n)
 	defer stop()
 	sim := actuatorSet(n).Adaptor().(*simadaptor.Adaptor)
-	ctx := context.Background()
-	call := func(tool, params string) {
-		if _, err := n.Tools.Invoke(ctx, tools.Call{Caller: "mqtt", Tool: tool, Params: json.RawMessage(params)}); err != nil {
-			b.Fatal(err)
-		}
-	}
+	call := func(tool, params string) { toolstest.Invoke(b, n.Tools, tool, params) }
 	lat := make([]time.Duration, 0, b.N)
 	for i := 0; i < b.N; i++ {
 		b.StopTimer()

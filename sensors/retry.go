@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/edgeagent/edgeagent/internal/wait"
 	"github.com/edgeagent/edgeagent/worldmodel"
 )
 
@@ -214,13 +215,4 @@ func Supervise(ctx context.Context, h *Health, b Backoff, session func(ctx conte
 
 // Sleep waits for d or until ctx ends (then it returns ctx.Err()): the wait
 // between samples, retries and conversion times of every sensor kind.
-func Sleep(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
-}
+func Sleep(ctx context.Context, d time.Duration) error { return wait.For(ctx, d) }

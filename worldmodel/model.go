@@ -185,19 +185,9 @@ func (m *Model) LatestAll() []Observation {
 // oldest first; a zero from or to leaves that side open. Source "" means
 // every source, ordered by Seq.
 func (m *Model) Window(source string, from, to time.Time) []Observation {
-	upTo := m.visible()
-	if source != "" {
-		if r := m.sources.Load().byName[source]; r != nil {
-			return r.window(nil, from, to, upTo)
-		}
-		return nil
-	}
-	var out []Observation
-	for _, r := range m.sources.Load().sorted {
-		out = r.window(out, from, to, upTo)
-	}
-	sortBySeq(out)
-	return out
+	return m.gather(source, func(r *Ring, dst []Observation, upTo uint64) []Observation {
+		return r.window(dst, from, to, upTo)
+	})
 }
 
 // Since returns the observations of source with Seq > seq, oldest first,
@@ -205,22 +195,31 @@ func (m *Model) Window(source string, from, to time.Time) []Observation {
 // source. Feeding the last returned Seq back in pages through the history
 // without gaps or repeats, unless the rings overwrite what was not read yet.
 func (m *Model) Since(source string, seq uint64, limit int) []Observation {
+	// The oldest limit of each ring are enough for the oldest limit overall.
+	out := m.gather(source, func(r *Ring, dst []Observation, upTo uint64) []Observation {
+		return r.since(dst, seq, upTo, limit)
+	})
+	if limit > 0 && len(out) > limit {
+		out = out[:limit:limit]
+	}
+	return out
+}
+
+// gather appends with read what one source's ring holds, or, for source
+// "", what every ring holds, ordered by Seq; upTo is the last Seq visible.
+func (m *Model) gather(source string, read func(r *Ring, dst []Observation, upTo uint64) []Observation) []Observation {
 	upTo := m.visible()
 	if source != "" {
 		if r := m.sources.Load().byName[source]; r != nil {
-			return r.since(nil, seq, upTo, limit)
+			return read(r, nil, upTo)
 		}
 		return nil
 	}
 	var out []Observation
 	for _, r := range m.sources.Load().sorted {
-		// The oldest limit of each ring are enough for the oldest limit overall.
-		out = r.since(out, seq, upTo, limit)
+		out = read(r, out, upTo)
 	}
 	sortBySeq(out)
-	if limit > 0 && len(out) > limit {
-		out = out[:limit:limit]
-	}
 	return out
 }
 

@@ -118,24 +118,35 @@ func (s *scanner) str() (raw []byte, escaped bool, err error) {
 	return nil, false, errStop
 }
 
-func (s *scanner) object(depth int) error {
-	s.i++ // {
-	var keys []string
-	var many map[string]struct{} // past manyKeys, so a hostile object is not quadratic
+// members reads the members of an object or array, whose opening
+// delimiter is at s.i, up to its closing one, calling member at the start
+// of each.
+func (s *scanner) members(closing byte, member func() error) error {
+	s.i++ // { or [
 	for {
 		s.skipSpace()
 		if s.i >= len(s.data) {
 			return errStop
 		}
 		switch s.data[s.i] {
-		case '}':
+		case closing:
 			s.i++
 			return nil
 		case ',':
 			s.i++
 			continue
-		case '"':
-		default:
+		}
+		if err := member(); err != nil {
+			return err
+		}
+	}
+}
+
+func (s *scanner) object(depth int) error {
+	var keys []string
+	var many map[string]struct{} // past manyKeys, so a hostile object is not quadratic
+	return s.members('}', func() error {
+		if s.data[s.i] != '"' {
 			return errStop
 		}
 		raw, escaped, err := s.str()
@@ -170,31 +181,12 @@ func (s *scanner) object(depth int) error {
 			return errStop
 		}
 		s.i++
-		if err := s.value(depth); err != nil {
-			return err
-		}
-	}
+		return s.value(depth)
+	})
 }
 
 func (s *scanner) array(depth int) error {
-	s.i++ // [
-	for {
-		s.skipSpace()
-		if s.i >= len(s.data) {
-			return errStop
-		}
-		switch s.data[s.i] {
-		case ']':
-			s.i++
-			return nil
-		case ',':
-			s.i++
-			continue
-		}
-		if err := s.value(depth); err != nil {
-			return err
-		}
-	}
+	return s.members(']', func() error { return s.value(depth) })
 }
 
 // Unmarshal is json.Unmarshal that also refuses duplicate keys.

@@ -10,6 +10,7 @@ import (
 
 	"github.com/edgeagent/edgeagent/clock"
 	"github.com/edgeagent/edgeagent/hooks"
+	"github.com/edgeagent/edgeagent/internal/wait"
 	"github.com/edgeagent/edgeagent/node"
 	"github.com/edgeagent/edgeagent/tools"
 	"github.com/edgeagent/edgeagent/worldmodel"
@@ -144,24 +145,8 @@ func (d *driver) invoke(ctx context.Context, c tools.Call) error {
 		defer close(done)
 		_, _ = d.n.Tools.Invoke(ctx, c) // its tool_call record is what is compared
 	}()
-	deadline := time.NewTimer(settleLimit)
-	defer deadline.Stop()
-	poll := time.NewTicker(time.Millisecond)
-	defer poll.Stop()
-	for {
-		select {
-		case <-done:
-			return d.keepUp(ctx)
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-deadline.C:
-			return fmt.Errorf("the tool %s did not return within %v", c.Tool, settleLimit)
-		case <-poll.C:
-			if d.clk.Pending() > before {
-				return nil
-			}
-		}
-	}
+	return d.until(ctx, done, func() bool { return d.clk.Pending() > before },
+		fmt.Errorf("the tool %s did not return within %v", c.Tool, settleLimit))
 }
 
 // finishCalls moves virtual time on until the calls still waiting for it
@@ -169,19 +154,31 @@ func (d *driver) invoke(ctx context.Context, c tools.Call) error {
 func (d *driver) finishCalls(ctx context.Context) error {
 	done := make(chan struct{})
 	go func() { d.calls.Wait(); close(done) }()
-	deadline := time.Now().Add(settleLimit)
+	return d.until(ctx, done, func() bool { d.clk.Advance(100 * time.Millisecond); return false },
+		fmt.Errorf("tool calls still running %v after the last input", settleLimit))
+}
+
+// until waits for done and then for the node to keep up, calling poll
+// every millisecond meanwhile; poll returning true ends the wait early.
+// Past settleLimit it returns late.
+func (d *driver) until(ctx context.Context, done <-chan struct{}, poll func() bool, late error) error {
+	deadline := time.NewTimer(settleLimit)
+	defer deadline.Stop()
+	tick := time.NewTicker(time.Millisecond)
+	defer tick.Stop()
 	for {
 		select {
 		case <-done:
 			return d.keepUp(ctx)
 		case <-ctx.Done():
 			return ctx.Err()
-		case <-time.After(time.Millisecond):
+		case <-deadline.C:
+			return late
+		case <-tick.C:
+			if poll() {
+				return nil
+			}
 		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("tool calls still running %v after the last input", settleLimit)
-		}
-		d.clk.Advance(100 * time.Millisecond)
 	}
 }
 
@@ -193,14 +190,8 @@ func (d *driver) at(ctx context.Context, t time.Time) error {
 	}
 	if d.speed > 0 {
 		due := d.wallStart.Add(time.Duration(float64(t.Sub(d.start)) / d.speed))
-		if wait := time.Until(due); wait > 0 {
-			tm := time.NewTimer(wait)
-			defer tm.Stop()
-			select {
-			case <-ctx.Done():
-				return ctx.Err()
-			case <-tm.C:
-			}
+		if d := time.Until(due); d > 0 {
+			return wait.For(ctx, d)
 		}
 	}
 	return nil

@@ -10,6 +10,7 @@ import (
 	"github.com/edgeagent/edgeagent/internal/benchlat"
 	"github.com/edgeagent/edgeagent/tools"
 	"github.com/edgeagent/edgeagent/tools/actuator"
+	"github.com/edgeagent/edgeagent/tools/toolstest"
 	"github.com/edgeagent/edgeagent/worldmodel"
 )
 
@@ -31,12 +32,7 @@ const benchBoard = `
 // the outputs on. The budget is 10 ms.
 func BenchmarkEStop(b *testing.B) {
 	r := newRig(b, benchBoard, withRealClock())
-	ctx := context.Background()
-	call := func(tool, params string) {
-		if _, err := r.reg.Invoke(ctx, tools.Call{Caller: "mqtt", Tool: tool, Params: json.RawMessage(params)}); err != nil {
-			b.Fatal(err)
-		}
-	}
+	call := func(tool, params string) { toolstest.Invoke(b, r.reg, tool, params) }
 	took := make([]time.Duration, 0, b.N)
 	for i := 0; i < b.N; i++ {
 		b.StopTimer()

@@ -1,10 +1,13 @@
-// Package toolstest makes tool specs for tests and benchmarks that need a
-// registry of realistic size without the robot that would provide it.
+// Package toolstest helps tests and benchmarks of tools: specs for a
+// registry of realistic size without the robot that would provide it, and
+// calls made as a remote command makes them.
 package toolstest
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
+	"testing"
 
 	"github.com/edgeagent/edgeagent/tools"
 )
@@ -29,4 +32,15 @@ func Synthetic(n int) []tools.Spec {
 			Permission: "actuate", Params: json.RawMessage(k.params), Scenarios: []string{"maintenance"}}
 	}
 	return out
+}
+
+// Invoke calls tool on reg with params (JSON) as the mqtt caller (the
+// permissions of a remote command) and fails t when the call fails.
+func Invoke(t testing.TB, reg *tools.Registry, tool, params string) tools.Result {
+	t.Helper()
+	res, err := reg.Invoke(context.Background(), tools.Call{Caller: "mqtt", Tool: tool, Params: json.RawMessage(params)})
+	if err != nil {
+		t.Fatalf("%s %s: %v", tool, params, err)
+	}
+	return res
 }

@@ -40,7 +40,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"regexp"
 	"slices"
 	"time"
 
@@ -87,7 +86,6 @@ var (
 		"0-1": ads1x15.Channel0Minus1, "0-3": ads1x15.Channel0Minus3, "1-3": ads1x15.Channel1Minus3, "2-3": ads1x15.Channel2Minus3,
 	}
 	ranges = []float64{6.144, 4.096, 2.048, 1.024, 0.512, 0.256}
-	nameRe = regexp.MustCompile(`^[a-z][a-z0-9_]*$`)
 )
 
 // New builds an ads1115 (bits 16) or ads1015 (bits 12) sensor.
@@ -108,13 +106,7 @@ func New(cfg sensors.Config, bits int) (sensors.Sensor, error) {
 	k := &kind{cfg: cfg, bits: bits, rate: opts.DataRate}
 	for i, c := range opts.Channels {
 		p := fmt.Sprintf("options.channels[%d]", i)
-		if !nameRe.MatchString(c.Name) {
-			errs = append(errs, fmt.Errorf("%s.name: %q must match [a-z][a-z0-9_]*", p, c.Name))
-		}
-		if seen[c.Name] {
-			errs = append(errs, fmt.Errorf("%s.name: %q used twice", p, c.Name))
-		}
-		seen[c.Name] = true
+		errs = append(errs, i2ckit.CheckName(seen, p, c.Name)...)
 		in, ok := inputs[c.Input]
 		if !ok {
 			errs = append(errs, fmt.Errorf("%s.input: %q is not one of 0, 1, 2, 3, 0-1, 0-3, 1-3, 2-3", p, c.Input))

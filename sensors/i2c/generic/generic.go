@@ -50,7 +50,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"regexp"
 	"time"
 
 	"github.com/edgeagent/edgeagent/sensors"
@@ -101,8 +100,6 @@ type Sim struct {
 	RegisterBytes int                  `yaml:"register_bytes"`
 	Faults        []i2csim.FaultWindow `yaml:"faults"`
 }
-
-var nameRe = regexp.MustCompile(`^[a-z][a-z0-9_]*$`)
 
 // Codec is a validated reading layout. It is exported for tests and for
 // tools that want to show what a config decodes a byte string to.
@@ -224,13 +221,7 @@ func New(cfg sensors.Config) (sensors.Sensor, error) {
 	seen := map[string]bool{}
 	for i, r := range opts.Readings {
 		p := fmt.Sprintf("options.readings[%d]", i)
-		if !nameRe.MatchString(r.Name) {
-			errs = append(errs, fmt.Errorf("%s.name: %q must match [a-z][a-z0-9_]*", p, r.Name))
-		}
-		if seen[r.Name] {
-			errs = append(errs, fmt.Errorf("%s.name: %q used twice", p, r.Name))
-		}
-		seen[r.Name] = true
+		errs = append(errs, i2ckit.CheckName(seen, p, r.Name)...)
 		if r.Register != nil && len(r.Command) > 0 {
 			errs = append(errs, fmt.Errorf("%s: set register or command, not both", p))
 		}

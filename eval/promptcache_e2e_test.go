@@ -16,6 +16,7 @@ import (
 
 	"github.com/edgeagent/edgeagent/agent"
 	"github.com/edgeagent/edgeagent/board"
+	"github.com/edgeagent/edgeagent/eval"
 	"github.com/edgeagent/edgeagent/llm"
 	"github.com/edgeagent/edgeagent/llm/llmtest"
 	"github.com/edgeagent/edgeagent/llm/local"
@@ -40,7 +41,8 @@ var cacheSlotRE = regexp.MustCompile(`msg="loading cache slot".* prompt=(\d+) us
 // Budget (issue 16): evaluated ≤ 40 % of the prompt tokens sent, ≤ 2 LLM
 // calls per decision.
 func TestPromptCacheE2E(t *testing.T) {
-	model, logPath := os.Getenv("EDGEAGENT_E2E_MODEL"), os.Getenv("OLLAMA_SERVE_LOG")
+	host, logPath := eval.E2EServer()
+	model := os.Getenv("EDGEAGENT_E2E_MODEL")
 	if model == "" || logPath == "" {
 		t.Skip("needs a real Ollama server started with OLLAMA_DEBUG=1: set EDGEAGENT_E2E_MODEL and OLLAMA_SERVE_LOG (../shared/tools/ollama/serve.sh)")
 	}
@@ -48,7 +50,7 @@ func TestPromptCacheE2E(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg.LLM.Model, cfg.LLM.EmbedModel, cfg.LLM.Host = model, "", os.Getenv("OLLAMA_HOST")
+	cfg.LLM.Model, cfg.LLM.EmbedModel, cfg.LLM.Host = model, "", host
 	// The tiny test model reads one token per byte in a context of 4096
 	// (a real model reads three to four bytes per token): a shorter world
 	// summary and three candidates per plan keep every prompt whole, since

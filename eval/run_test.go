@@ -209,7 +209,8 @@ func TestDefaultSuiteE2E(t *testing.T) {
 	if err := os.WriteFile(boardPath, []byte(slow), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	runs, err := Run(context.Background(), s, Options{Board: boardPath, Models: []string{model}, Timeout: 5 * time.Minute})
+	host, _ := E2EServer()
+	runs, err := Run(context.Background(), s, Options{Board: boardPath, Models: []string{model}, Host: host, Timeout: 5 * time.Minute})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -29,14 +29,14 @@ import (
 const e2eBoard = `
 data_dir: %DIR%
 device: {id: e2e-bot, platform: sim}
-agent: {heartbeat: 1h, cycle_timeout: 90s}
+agent: {heartbeat: 1h, cycle_timeout: 5m}
 llm:
   enabled: true
   host: %HOST%
   model: %MODEL%
   embed_model: %MODEL%
   num_ctx: 4096
-  timeout: 60s
+  timeout: 150s
   plan_below: %PLAN%
 plugins:
   llm:

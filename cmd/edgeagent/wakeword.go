@@ -25,10 +25,12 @@ import (
 func init() {
 	ww := &cobra.Command{
 		Use:   "wakeword",
-		Short: "Enrol and test the offline wake word",
-		Long: `The built-in wake-word detector works by example: record your phrase a few
-times (enroll), then check it on recordings of the place it will listen in
-(test). It is speaker-dependent: it recognises the voice that enrolled.`,
+		Short: "Train, enrol and test the offline wake word",
+		Long: `The built-in wake-word detector runs a trained, speaker-independent model
+(the shipped "hey robot", or your own phrase: train), optionally personalised
+by recordings of your voice (enroll); the recordings alone give the older
+by-example detector, which recognises the voice that enrolled. Check either
+on recordings of the place it will listen in (test).`,
 	}
 	ww.AddCommand(wakewordEnrollCmd(), wakewordTestCmd(), wakewordTrainCmd(), wakewordDevicesCmd())
 	rootCmd.AddCommand(ww)
@@ -284,7 +286,7 @@ from it, and the detector re-mixes the templates with it, as it does live.`,
 				model = o.WakeWord.Model
 			}
 			if model == "" && templates == "" {
-				return errors.New("--model FILE|builtin, --templates DIR, or --board with a mic")
+				model = mic.ModelBuiltin // as a board without a wakeword section
 			}
 			if !cmd.Flags().Changed("threshold") {
 				threshold = o.WakeWord.Threshold
@@ -337,8 +339,12 @@ from it, and the detector re-mixes the templates with it, as it does live.`,
 				}
 				if !asJSON {
 					var ns []string
+					nt := opts.NetThreshold
+					if nt == 0 {
+						nt = wakeword.DefaultNetThreshold
+					}
 					for _, n := range nets {
-						ns = append(ns, fmt.Sprintf("%s (model %s, threshold %.2f)", n.Name, model, opts.NetThreshold))
+						ns = append(ns, fmt.Sprintf("%s (model %s, threshold %.2f)", n.Name, model, nt))
 					}
 					for _, m := range models {
 						ns = append(ns, fmt.Sprintf("%s (templates %s, threshold %.2f)", m.Name, templates, sp.Threshold()))

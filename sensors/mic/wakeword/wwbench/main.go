@@ -39,13 +39,14 @@ func main() {
 	fixed := flag.Float64("threshold", 0, "also report at this threshold (0: the detector's default)")
 	detector := flag.String("detector", "templates", "templates (enrolled takes, DTW), model (-model), or both")
 	modelPath := flag.String("model", "builtin", "trained model file, or builtin")
+	search := flag.Bool("search", true, "search the threshold for -fa (off: report at -threshold only)")
 	flag.Parse()
 	if *corpus == "" {
 		fmt.Fprintln(os.Stderr, "usage: wwbench -corpus DIR")
 		os.Exit(2)
 	}
 	runtime.GOMAXPROCS(1) // the budget is for one core
-	if err := run(*corpus, *faPerHour, *fixed, *detector, *modelPath); err != nil {
+	if err := run(*corpus, *faPerHour, *fixed, *detector, *modelPath, *search); err != nil {
 		fmt.Fprintln(os.Stderr, "wwbench:", err)
 		os.Exit(1)
 	}
@@ -82,7 +83,7 @@ func (d det) low() float64 {
 	return 0.3
 }
 
-func run(dir string, faPerHour, fixed float64, detector, modelPath string) error {
+func run(dir string, faPerHour, fixed float64, detector, modelPath string, search bool) error {
 	var takes [][]int16
 	for i := 1; ; i++ {
 		s, err := audio.ReadWAVFile(filepath.Join(dir, fmt.Sprintf("enroll/hey_robot_%d.wav", i)))
@@ -152,9 +153,22 @@ func run(dir string, faPerHour, fixed float64, detector, modelPath string) error
 	// The lowest threshold with at most `allowed` false accepts. Events at a
 	// low threshold do not map one to one onto events at a higher one (peak
 	// picking and the refractory period interact), so search by re-running.
+	// Thresholds are at most 1 for a model; templates need just above 1
+	// to fire never.
 	lo, hi := model.low(), 1.0001
-	if countFA(lo) <= allowed {
+	if len(model.nets) > 0 {
+		hi = 1
+	}
+	switch {
+	case !search:
+		lo = hi
+	case countFA(lo) <= allowed:
 		hi = lo
+	case countFA(hi) > allowed:
+		// With templates beside the model, the templates' own false
+		// accepts do not depend on the model's threshold.
+		fmt.Printf("no threshold gives ≤ %.1f false accepts/h\n", faPerHour)
+		lo = hi
 	}
 	for hi-lo > 0.002 {
 		mid := (lo + hi) / 2

@@ -47,11 +47,18 @@ func loadCheckpoint(path string, cfg Config) (*wakeword.Net, trainStats, error) 
 	if json.Unmarshal([]byte(n.Training), &c) != nil {
 		return nil, trainStats{}, nil
 	}
-	want, _ := json.Marshal(cfg)
-	got, _ := json.Marshal(c.Config)
+	want, _ := json.Marshal(trainingPart(cfg))
+	got, _ := json.Marshal(trainingPart(c.Config))
 	if string(want) != string(got) {
 		return nil, trainStats{}, nil
 	}
 	n.Training = ""
 	return n, c.Stats, nil
+}
+
+// trainingPart is the configuration without what only the evaluation
+// uses: changing those keeps the checkpoint.
+func trainingPart(c Config) Config {
+	c.TargetFAPerHour, c.CalibMinutes, c.TestPosPerGroup, c.TestNegMinutes = 0, 0, 0, 0
+	return c
 }

@@ -62,7 +62,7 @@ func buildCorpus(ctx context.Context, cfg Config, syn *synth, pr *progress) (*co
 			trainConf = append(trainConf, c)
 		}
 	}
-	near := append(append([]string(nil), trainConf...), parts...)
+	near := append(append(append([]string(nil), trainConf...), parts...), InContext(cfg.Phrase)...)
 	r := func(stream uint64) *rand.Rand { return rand.New(rand.NewPCG(cfg.Seed, stream)) }
 	add(r(10), cfg.PosUtterances, trainVoice, phrase)
 	add(r(11), cfg.NegUtterances, trainVoice, other)

@@ -116,6 +116,18 @@ func fires(tr []float32, th float64) (at, peaks []int) {
 	return at, peaks
 }
 
+// hitIn is the hop at which the picker detects the clip's phrase (its
+// peak within the phrase or up to a second after it), or -1.
+func hitIn(tr []float32, th float64, c clip) int {
+	at, peaks := fires(tr, th)
+	for j := range at {
+		if peaks[j] >= c.start-10 && peaks[j] <= c.end+100 {
+			return at[j]
+		}
+	}
+	return -1
+}
+
 func countFires(trs [][]float32, th float64) int {
 	n := 0
 	for _, t := range trs {
@@ -259,6 +271,32 @@ func evaluate(ctx context.Context, cfg Config, n *wakeword.Net, c *corpus, pr *p
 		rep.FAByCondition = append(rep.FAByCondition, row)
 	}
 
+	// The trade-off around the chosen threshold: what lower and higher
+	// thresholds would give on the same test data.
+	for _, q := range []float64{0.5, 0.8, 0.9, 0.95, th, 0.98, 0.99, 0.995, 0.998} {
+		pt := CurvePoint{RawThreshold: q, FAPerHour: round3(float64(countFires(negTr, q)) / math.Max(rep.TestNegHours, 1e-9))}
+		var hits, n int
+		for i, tr := range posTr {
+			if posMeta[i].group == GroupSeen || posMeta[i].cond != (condition{"pink", 10}) {
+				continue
+			}
+			n++
+			if hitIn(tr, q, posClips[i]) >= 0 {
+				hits++
+			}
+		}
+		pt.RecallHeldOut10dB = round3(float64(hits) / float64(max(1, n)))
+		var cf int
+		for _, tr := range nearTr {
+			if at, _ := fires(tr, q); len(at) > 0 {
+				cf++
+			}
+		}
+		pt.ConfusableRate = round3(float64(cf) / float64(max(1, len(nearTr))))
+		rep.Curve = append(rep.Curve, pt)
+	}
+	sort.Slice(rep.Curve, func(i, j int) bool { return rep.Curve[i].RawThreshold < rep.Curve[j].RawThreshold })
+
 	type key struct{ g, c string }
 	rows := map[key]*RecallRow{}
 	var keys []key
@@ -272,13 +310,9 @@ func evaluate(ctx context.Context, cfg Config, n *wakeword.Net, c *corpus, pr *p
 			keys = append(keys, k)
 		}
 		row.N++
-		at, peaks := fires(tr, th)
-		for j := range at {
-			if peaks[j] >= posClips[i].start-10 && peaks[j] <= posClips[i].end+100 {
-				row.Hits++
-				row.latencies = append(row.latencies, (at[j]+1-posClips[i].end)*10)
-				break
-			}
+		if at := hitIn(tr, th, posClips[i]); at >= 0 {
+			row.Hits++
+			row.latencies = append(row.latencies, (at+1-posClips[i].end)*10)
 		}
 	}
 	for _, k := range keys {

@@ -136,6 +136,28 @@ func Partials(phrase string) []string {
 	return out
 }
 
+// InContext puts the phrase's words in ordinary sentences ("every robot
+// needs a charger" for "hey robot"): a room hears the words of the phrase
+// far more often than the phrase, and the model must wait for all of it.
+func InContext(phrase string) []string {
+	var out []string
+	for _, w := range strings.Fields(phrase) {
+		if len(w) < 3 {
+			continue
+		}
+		for _, t := range contextTemplates {
+			out = append(out, fmt.Sprintf(t, w))
+		}
+	}
+	return out
+}
+
+var contextTemplates = []string{
+	"the %s is here", "where is my %s", "I like that %s", "a %s and a cat", "%s number one",
+	"look at the %s over there", "is that a %s", "my %s is broken", "we saw a %s today", "give the %s to me",
+	"that %s again", "every %s needs a charger",
+}
+
 // sentences and words make ordinary speech: commands a robot hears, and
 // random word sequences for sounds the sentences lack.
 var sentences = []string{

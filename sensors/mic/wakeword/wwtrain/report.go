@@ -32,6 +32,8 @@ type Report struct {
 	// Of those, the confusables never trained on.
 	HeldConfusableN     int `json:"held_out_confusable_clips"`
 	HeldConfusableFired int `json:"held_out_confusable_fired"`
+	// Curve is the trade-off at other thresholds on the same test data.
+	Curve []CurvePoint `json:"curve"`
 	// FalseAccepts says what was being said at each test false accept.
 	FalseAccepts []string `json:"false_accepts"`
 
@@ -53,6 +55,14 @@ type RecallRow struct {
 	LatencyMedianMS int     `json:"latency_median_ms"` // detection after the phrase's end
 	LatencyP90MS    int     `json:"latency_p90_ms"`
 	latencies       []int
+}
+
+// CurvePoint is one threshold's rates on the test data.
+type CurvePoint struct {
+	RawThreshold      float64 `json:"raw_threshold"`
+	FAPerHour         float64 `json:"fa_per_hour"`
+	RecallHeldOut10dB float64 `json:"recall_held_out_pink_10db"`
+	ConfusableRate    float64 `json:"confusable_fire_rate"`
 }
 
 // FARow is the false accepts in one noise condition.
@@ -133,6 +143,10 @@ func (r Report) Markdown() string {
 			mark = " *"
 		}
 		fmt.Fprintf(&b, "| %s%s | %d | %d |\n", c.Text, mark, c.N, c.Fired)
+	}
+	b.WriteString("\n## Other thresholds (same test data)\n\n| uncalibrated threshold | FA/h | recall, held-out voices, pink 10 dB | confusables fired |\n|---:|---:|---:|---:|\n")
+	for _, p := range r.Curve {
+		fmt.Fprintf(&b, "| %.4f | %.2f | %.1f %% | %.1f %% |\n", p.RawThreshold, p.FAPerHour, 100*p.RecallHeldOut10dB, 100*p.ConfusableRate)
 	}
 	fmt.Fprintf(&b, "\nTime: synthesis %.0f s, mixing %.0f s, training %.0f s, evaluation %.0f s.\n",
 		r.Timing.SynthS, r.Timing.DataS, r.Timing.TrainS, r.Timing.EvalS)

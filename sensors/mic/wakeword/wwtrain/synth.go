@@ -1,6 +1,7 @@
 package wwtrain
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"crypto/sha1"
@@ -67,11 +68,32 @@ func (s *synth) say(ctx context.Context, d Delivery) ([]int16, error) {
 	if len(x) < audio.Rate/10 {
 		return nil, fmt.Errorf("espeak-ng %s said almost nothing for %q", d.Voice, d.Text)
 	}
-	tmp := p + ".tmp"
-	if err := audio.WriteWAVFile(tmp, x); err != nil {
-		return nil, err
+	return x, writeCache(p, x)
+}
+
+// writeCache stores samples at p atomically through a temporary file of
+// its own: two workers may synthesise the same delivery at once (the
+// result is the same), and neither may see the other's half-written file.
+func writeCache(p string, x []int16) error {
+	f, err := os.CreateTemp(filepath.Dir(p), ".synth-*")
+	if err != nil {
+		return err
 	}
-	return x, os.Rename(tmp, p)
+	bw := bufio.NewWriter(f)
+	err = audio.WriteWAV(bw, audio.Rate, x)
+	if err == nil {
+		err = bw.Flush()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(f.Name(), p)
+	}
+	if err != nil {
+		os.Remove(f.Name())
+	}
+	return err
 }
 
 // sayAll synthesises every delivery with n workers; the result is in the

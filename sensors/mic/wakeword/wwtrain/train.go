@@ -67,7 +67,7 @@ func DefaultConfig(phrase string) Config {
 		PosUtterances: 2500, NegUtterances: 2500, ConfusableReps: 40, PosClips: 3, NoiseClips: 400,
 		Channels: 48, Kernel: 3, Dilations: []int{1, 2, 4, 8, 16, 32},
 		Epochs: 16, Batch: 32, LR: 4e-3, SpecAugment: true,
-		TargetFAPerHour: 0.5, CalibMinutes: 30, TestPosPerGroup: 150, TestNegMinutes: 60,
+		TargetFAPerHour: 0.5, CalibMinutes: 120, TestPosPerGroup: 150, TestNegMinutes: 60,
 		Workers: 2}
 }
 
@@ -342,7 +342,9 @@ func batchWeights(ds *dataset, batch []int) lossWeights {
 		}
 		return 1 / float32(n)
 	}
-	return lossWeights{pos: inv(npos), neg: inv(nneg), posClip: inv(cpos), negClip: inv(cneg)}
+	// The negative clips' peaks weigh double: a false accept anywhere in
+	// an hour of talk is what users notice first.
+	return lossWeights{pos: inv(npos), neg: inv(nneg), posClip: inv(cpos), negClip: 2 * inv(cneg)}
 }
 
 // softplus is log(1+e^z) without overflow.

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -197,6 +198,9 @@ func TestConfusablesAndPartials(t *testing.T) {
 		if x == "hey robot" || x == "hey robod" || x == "hey robots" {
 			t.Fatalf("%q among the confusables: it is the phrase up to its last sound", x)
 		}
+	}
+	if ic := InContext("hey robot"); len(ic) < 10 || !strings.Contains(ic[len(ic)-1], "robot") || strings.Contains(strings.Join(ic, "|"), "hey robot") {
+		t.Fatalf("in context: %v", ic)
 	}
 	p := Partials("hey robot")
 	if len(p) != 3 || p[0] != "hey" || p[1] != "robot" || p[2] != "hey rob" {

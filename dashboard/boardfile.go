@@ -44,18 +44,8 @@ func tunedFile(path, cam string, t tuning) (string, error) {
 	if err != nil {
 		return "", errors.New("the board file does not parse: run edgeagent check on it")
 	}
-	edits := map[string]any{}
-	if t.Threshold != nil {
-		edits["threshold"] = *t.Threshold
-	}
-	if t.MinArea != nil {
-		edits["min_area"] = *t.MinArea
-	}
-	if t.Masks != nil {
-		edits["masks"] = t.Masks
-	}
 	base := fmt.Sprintf("$.sensors[%d]", idx)
-	for key, v := range edits {
+	for key, v := range t.edits() {
 		if err := setKey(f, base, []string{"options", "motion", key}, v); err != nil {
 			return "", err
 		}

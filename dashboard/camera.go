@@ -111,6 +111,21 @@ type tuning struct {
 	Masks     []string `json:"masks"`
 }
 
+// edits are the motion keys the tuning sets, by their board names.
+func (t tuning) edits() map[string]any {
+	m := map[string]any{}
+	if t.Threshold != nil {
+		m["threshold"] = *t.Threshold
+	}
+	if t.MinArea != nil {
+		m["min_area"] = *t.MinArea
+	}
+	if t.Masks != nil {
+		m["masks"] = t.Masks
+	}
+	return m
+}
+
 // handleTuning saves a camera's motion settings the way an administrator
 // reloads the board: the board file with these keys changed goes to
 // config.reload {save: true}, which validates it (as `edgeagent check`
@@ -128,7 +143,7 @@ func (s *server) handleTuning(w http.ResponseWriter, r *http.Request, sess sessi
 		httpError(w, http.StatusBadRequest, err.Error())
 		return
 	}
-	if t.Threshold == nil && t.MinArea == nil && t.Masks == nil {
+	if len(t.edits()) == 0 {
 		httpError(w, http.StatusBadRequest, "nothing to change: give threshold, min_area or masks")
 		return
 	}
@@ -209,14 +224,8 @@ func (s *server) tunedConfig(cam string, t tuning) (string, error) {
 	if sc := sensorDoc(doc, cam); sc != nil {
 		opts := child(sc, "options")
 		m := child(opts, "motion")
-		if t.Threshold != nil {
-			m["threshold"] = *t.Threshold
-		}
-		if t.MinArea != nil {
-			m["min_area"] = *t.MinArea
-		}
-		if t.Masks != nil {
-			m["masks"] = t.Masks
+		for k, v := range t.edits() {
+			m[k] = v
 		}
 		out, err := yaml.Marshal(doc)
 		if err != nil {

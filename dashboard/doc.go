@@ -38,4 +38,10 @@
 // loses messages (counted), never slows the agent nor grows memory.
 // Camera frames are MJPEG streams of <camera>.live, which the camera
 // encodes only while a stream watches it.
+//
+// The camera's tuning panel (admins) sets threshold, min_area and masks
+// drawn with the mouse. It edits the board file's own text (comments kept)
+// and hands it to config.reload {save: true}: validated as `edgeagent
+// check` does, the old file kept as .bak, the new one written atomically,
+// the agent rebuilt from it. The dashboard writes no file itself.
 package dashboard

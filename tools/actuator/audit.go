@@ -76,7 +76,9 @@ type AuditStats struct {
 }
 
 // auditQueue bounds the entries waiting for the store. Writing happens in
-// one goroutine so that an actuation never waits for an fsync.
+// one goroutine so that an actuation never waits for an fsync. The queue
+// holds pointers: a channel's buffer is allocated whole, and 4096 entries
+// by value would keep 1 MB for the life of the process.
 const auditQueue = 4096
 
 type auditItem struct {
@@ -91,7 +93,7 @@ type auditLog struct {
 	now   func() time.Time
 
 	mu      sync.Mutex
-	ch      chan auditItem
+	ch      chan *auditItem
 	quit    chan struct{}
 	done    chan struct{}
 	running bool
@@ -123,7 +125,7 @@ func (l *auditLog) start() {
 	if l.running {
 		return
 	}
-	l.ch = make(chan auditItem, auditQueue)
+	l.ch = make(chan *auditItem, auditQueue)
 	l.quit = make(chan struct{})
 	l.done = make(chan struct{})
 	l.running = true
@@ -135,7 +137,7 @@ func (l *auditLog) start() {
 // card), so when entries queue up faster than that, up to batchMax of them
 // share one record: a flood costs little. Records of one entry are written
 // as the entry itself. After each write the retention is applied.
-func (l *auditLog) writer(ch <-chan auditItem, quit <-chan struct{}, done chan<- struct{}) {
+func (l *auditLog) writer(ch <-chan *auditItem, quit <-chan struct{}, done chan<- struct{}) {
 	defer close(done)
 	l.loadSizes()
 	var batch [2][]Entry // routine, safety
@@ -153,7 +155,7 @@ func (l *auditLog) writer(ch <-chan auditItem, quit <-chan struct{}, done chan<-
 		}
 		l.retain()
 	}
-	take := func(it auditItem) {
+	take := func(it *auditItem) {
 		if it.barrier != nil {
 			flush()
 			close(it.barrier)
@@ -397,7 +399,7 @@ func (l *auditLog) file(e Entry, wait bool) bool {
 	}
 	ch, done := l.ch, l.done
 	l.mu.Unlock()
-	it := auditItem{e: e}
+	it := &auditItem{e: e}
 	select {
 	case ch <- it:
 		return true
@@ -442,7 +444,7 @@ func (l *auditLog) sync(ctx context.Context) error {
 	l.mu.Unlock()
 	b := make(chan struct{})
 	select {
-	case ch <- auditItem{barrier: b}:
+	case ch <- &auditItem{barrier: b}:
 	case <-done:
 		return nil
 	case <-ctx.Done():

@@ -84,7 +84,9 @@ const (
 )
 
 func newJournal(kv KV, window int, log *slog.Logger) *journal {
-	j := &journal{kv: kv, window: window, log: log, byID: make(map[string]*journalEntry, window),
+	// byID grows with use: sized for the whole window up front it would
+	// hold half a megabyte on a robot that gets a command a minute.
+	j := &journal{kv: kv, window: window, log: log, byID: map[string]*journalEntry{},
 		pending: map[string]any{}, wake: make(chan struct{}, 1)}
 	j.load()
 	return j

@@ -90,16 +90,14 @@ const pumpBatch = 128
 func (h *hub) pump(ctx context.Context, cur *worldmodel.Cursor) {
 	var (
 		items []worldmodel.Item
-		seen  uint64
 		buf   []byte
 	)
 	for {
 		wake := cur.Wait()
 		items = cur.Read(items[:0], pumpBatch)
-		if m := cur.Missed(); m > seen {
-			h.missed.Add(m - seen)
-			h.broadcast([]byte(`{"t":"gap","n":` + strconv.FormatUint(m-seen, 10) + "}"))
-			seen = m
+		if n := cur.Lost(); n > 0 {
+			h.missed.Add(n)
+			h.broadcast([]byte(`{"t":"gap","n":` + strconv.FormatUint(n, 10) + "}"))
 		}
 		for i := range items {
 			buf = encodeItem(buf[:0], &items[i])

@@ -37,7 +37,6 @@ type reading struct {
 type pumpState struct {
 	cursor    *worldmodel.Cursor
 	items     []worldmodel.Item
-	missed    uint64 // cursor.Missed already reported
 	actuators map[string]string
 	estop     string                        // as published on state/estop: latched | ok
 	motion    map[string]string             // source -> ON/OFF as published
@@ -95,13 +94,11 @@ func (p *Plane) collect(rs *runState, st *pumpState, now time.Time) {
 	republish := rs.republish.Swap(false)
 
 	st.items = st.cursor.Read(st.items[:0], 0)
-	if m := st.cursor.Missed(); m > st.missed {
-		p.streamMissed.Add(m - st.missed)
+	if n := st.cursor.Lost(); n > 0 {
+		p.streamMissed.Add(n)
 		if p.missLog.allow() {
-			p.log.Warn("the MQTT pump fell behind the world model's rings: the oldest items were not published",
-				"missed", m-st.missed)
+			p.log.Warn("the MQTT pump fell behind the world model's rings: the oldest items were not published", "missed", n)
 		}
-		st.missed = m
 	}
 	for i := range st.items {
 		switch it := &st.items[i]; it.Kind {

@@ -180,7 +180,6 @@ func (r *Recorder) pump(ctx context.Context, fromStart bool) {
 		enc   *encoder
 		items []worldmodel.Item
 		msgs  []Message
-		seen  uint64 // cur.Missed already counted
 		stops []func()
 	)
 	unwatch := func() {
@@ -194,10 +193,9 @@ func (r *Recorder) pump(ctx context.Context, fromStart bool) {
 	// it read.
 	read := func() int {
 		items = cur.Read(items[:0], readBatch)
-		if m := cur.Missed(); m > seen {
-			r.missed.Add(m - seen)
-			r.warnDrop("the recorder fell behind the world model's rings", m-seen)
-			seen = m
+		if n := cur.Lost(); n > 0 {
+			r.missed.Add(n)
+			r.warnDrop("the recorder fell behind the world model's rings", n)
 		}
 		skipped := enc.skipped
 		for i := range items {
@@ -228,7 +226,7 @@ func (r *Recorder) pump(ctx context.Context, fromStart bool) {
 				}
 			}
 			if s != nil {
-				cur, seen = r.world.NewCursor(fromStart), 0
+				cur = r.world.NewCursor(fromStart)
 				enc = newEncoder(r.opts.Frames)
 			}
 			fromStart = false

@@ -51,7 +51,9 @@ type Cursor struct {
 	events uint64
 	recs   uint64
 	missed uint64
-	scr    []Item
+	// reported is what Lost has handed out of missed.
+	reported uint64
+	scr      []Item
 }
 
 // NewCursor returns a cursor at the start of what the model still holds
@@ -77,6 +79,14 @@ func (m *Model) NewCursor(fromStart bool) *Cursor {
 
 // Missed is how many items the rings overwrote before this cursor read them.
 func (c *Cursor) Missed() uint64 { return c.missed }
+
+// Lost is how many items the rings overwrote before this cursor read them
+// since the previous call of Lost: what a consumer counts and reports once.
+func (c *Cursor) Lost() uint64 {
+	n := c.missed - c.reported
+	c.reported = c.missed
+	return n
+}
 
 // Wait returns a channel that is closed at the model's next change. Call it
 // before Read: what a Read after it misses, the channel announces.

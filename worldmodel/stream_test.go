@@ -103,6 +103,20 @@ func TestSlowCursorCountsWhatItMissed(t *testing.T) {
 	if got[0].Kind != ItemObservation || got[0].Obs.Value != 6 {
 		t.Fatalf("oldest kept %+v", got[0])
 	}
+	// Lost hands each loss out once; Missed keeps the total.
+	if n := c.Lost(); n != 18 {
+		t.Fatalf("lost %d, want 18", n)
+	}
+	for range 5 {
+		m.Record(Event{Kind: "e"})
+	}
+	c.Read(nil, 0)
+	if n := c.Lost(); n != 1 || c.Missed() != 19 {
+		t.Fatalf("lost %d, missed %d; want 1 and 19", n, c.Missed())
+	}
+	if n := c.Lost(); n != 0 {
+		t.Fatalf("lost %d twice", n)
+	}
 }
 
 func TestWaitAnnouncesTheNextChange(t *testing.T) {

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	sleep "github.com/edgeagent/edgeagent/internal/wait"
 	"github.com/edgeagent/edgeagent/worldmodel"
 )
 
@@ -74,12 +75,8 @@ func (p *Plane) pump(rs *runState) {
 		case <-tick.C:
 		case <-wake:
 			// Changed: batch what else comes within the rest of the Poll.
-			if rest := p.opts.Poll - time.Since(last); rest > 0 {
-				select {
-				case <-rs.ctx.Done():
-					return
-				case <-time.After(rest):
-				}
+			if rest := p.opts.Poll - time.Since(last); rest > 0 && sleep.For(rs.ctx, rest) != nil {
+				return
 			}
 		}
 	}

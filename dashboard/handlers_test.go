@@ -173,6 +173,7 @@ func TestLocalCSRFAndHost(t *testing.T) {
 		`{"tool":"pan.set_angle"`:                                "not valid JSON",
 		`{"tool":"pan.set_angle","colour":1}`:                    "unknown field",
 		`{"tool":"world.query","params":{}}`:                     "internal tool",
+		`{"tool":"agent.status","tool":"estop.trigger"}`:         "duplicate key",
 	} {
 		code, out := c.do("POST", "/api/invoke", body)
 		if code < 400 || !strings.Contains(fmt.Sprint(out["error"]), want) {

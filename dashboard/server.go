@@ -14,6 +14,7 @@ import (
 
 	"github.com/edgeagent/edgeagent/board"
 	"github.com/edgeagent/edgeagent/clock"
+	"github.com/edgeagent/edgeagent/internal/strictjson"
 	"github.com/edgeagent/edgeagent/plugin"
 	"github.com/edgeagent/edgeagent/tools"
 	"github.com/edgeagent/edgeagent/worldmodel"
@@ -134,13 +135,22 @@ const maxBody = 64 << 10
 
 // readJSON decodes a request body strictly; the error says what is wrong
 // with it, never echoing it.
+// Duplicate keys are refused as everywhere the robot takes JSON: two
+// parsers that disagree on {"tool":"a","tool":"b"} are a smuggling path.
 func readJSON(r *http.Request, v any) error {
-	dec := json.NewDecoder(io.LimitReader(r.Body, maxBody+1))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(v); err != nil {
+	data, err := io.ReadAll(io.LimitReader(r.Body, maxBody+1))
+	if err != nil {
+		return errors.New("the request body could not be read")
+	}
+	if len(data) > maxBody {
+		return errors.New("the request body is too large")
+	}
+	if err := strictjson.Decode(data, v); err != nil {
 		var syn *json.SyntaxError
 		var typ *json.UnmarshalTypeError
 		switch {
+		case errors.Is(err, strictjson.ErrDuplicateKey):
+			return errors.New("the request body has a duplicate key")
 		case errors.As(err, &syn):
 			return errors.New("the request body is not valid JSON")
 		case errors.As(err, &typ):

@@ -59,20 +59,15 @@ func (t *tap) add(samples []int16, now time.Time, out sensors.Sink) {
 		return
 	}
 	speaking := t.quiet < tapHangover
-	switch {
-	case speaking && !t.open:
-		t.open = true
-		t.drainPreroll(now, out)
-	case !speaking && t.open:
-		t.open = false
-		t.chunk = append(t.chunk, samples...) // the end of the hangover
-		t.flush(now, out)
-		return
-	}
-	if !t.open {
+	if !speaking && !t.open {
 		t.keep(samples)
 		return
 	}
+	if speaking && !t.open {
+		t.open = true
+		t.drainPreroll(now, out)
+	}
+	// Speech, or the end of the hangover (then the segment closes).
 	for len(samples) > 0 {
 		n := min(len(samples), tapChunk-len(t.chunk))
 		t.chunk = append(t.chunk, samples[:n]...)
@@ -80,6 +75,10 @@ func (t *tap) add(samples []int16, now time.Time, out sensors.Sink) {
 		if len(t.chunk) == tapChunk {
 			t.flush(now, out)
 		}
+	}
+	if !speaking {
+		t.open = false
+		t.flush(now, out)
 	}
 }
 

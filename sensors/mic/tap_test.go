@@ -80,6 +80,34 @@ func TestTapSpeechOnlyWithPrerollAndTail(t *testing.T) {
 	}
 }
 
+// A read of many hops at once never makes a blob longer than a chunk,
+// also when it closes the segment.
+func TestTapChunksLargeReads(t *testing.T) {
+	out := &tapSink{watched: true}
+	tp := newTap("mic.audio", out)
+	read := make([]int16, 4800) // 300 ms, more than a chunk
+	add := func(hops int, speech bool) {
+		for range hops {
+			tp.hop(speech)
+		}
+		tp.add(read, time.Unix(0, 0), out)
+	}
+	add(30, false)          // room noise: the pre-roll keeps its last 250 ms
+	add(30, true)           // speech opens the tap
+	add(30, true)           //
+	add(tapHangover, false) // the hangover ends: this read closes the segment
+	total := 0
+	for i, o := range out.obs {
+		if len(o.Blob.Data) > 2*tapChunk {
+			t.Fatalf("blob %d: %d bytes, more than a chunk", i, len(o.Blob.Data))
+		}
+		total += len(o.Blob.Data) / 2
+	}
+	if want := tapPreroll + 3*len(read); total != want {
+		t.Fatalf("%d samples, want %d", total, want)
+	}
+}
+
 func TestTapIdleCostsNoAllocation(t *testing.T) {
 	out := &tapSink{watched: true}
 	tp := newTap("mic.audio", out)

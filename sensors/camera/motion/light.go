@@ -63,11 +63,18 @@ func (l *lighting) init(sw, sh int, mask []uint8) {
 	l.tx, l.ty = max(1, (sw+tileSize/2)/tileSize), max(1, (sh+tileSize/2)/tileSize)
 	l.xs, l.ys = bounds(sw, l.tx), bounds(sh, l.ty)
 	n := l.tx * l.ty
+	// Counted over the very samples sums takes (every other pixel of every
+	// other row, each tile from its even-aligned bounds), so that a tile's
+	// fit is judged against the pixels it could have had.
 	l.usable = make([]int, n)
-	for y := 0; y < sh; y += 2 {
-		for x := 0; x < sw; x += 2 {
-			if mask[y*sw+x] == 0 {
-				l.usable[l.tile(x, y)]++
+	for ty := range l.ty {
+		for y := l.ys[ty] + l.ys[ty]&1; y < l.ys[ty+1]; y += 2 {
+			for tx := range l.tx {
+				for x := l.xs[tx] + l.xs[tx]&1; x < l.xs[tx+1]; x += 2 {
+					if mask[y*sw+x] == 0 {
+						l.usable[ty*l.tx+tx]++
+					}
+				}
 			}
 		}
 	}
@@ -109,10 +116,6 @@ func interp(n, tiles int) ([]int32, []float32) {
 		}
 	}
 	return t, f
-}
-
-func (l *lighting) tile(x, y int) int {
-	return (y*l.ty/l.sh)*l.tx + x*l.tx/l.sw
 }
 
 func (l *lighting) identity() {

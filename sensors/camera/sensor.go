@@ -273,6 +273,10 @@ type processor struct {
 	out  sensors.Sink
 	hand *handoff
 	src  string // source prefix: "<name>."
+	// watcher says whether <name>.live (liveSrc) is watched; nil when the
+	// sink cannot say. Both are resolved once: live runs every frame.
+	watcher sensors.Watcher
+	liveSrc string
 
 	lastSeq   uint64
 	haveSeq   bool
@@ -298,7 +302,8 @@ type motionState struct {
 }
 
 func newProcessor(s *Sensor, det *motion.Detector, out sensors.Sink, hand *handoff) *processor {
-	p := &processor{s: s, det: det, out: out, hand: hand, src: s.name + ".", window: time.Now()}
+	p := &processor{s: s, det: det, out: out, hand: hand, src: s.name + ".", liveSrc: s.name + ".live", window: time.Now()}
+	p.watcher, _ = out.(sensors.Watcher)
 	out.Observe(worldmodel.Observation{Source: p.src + "motion", Kind: worldmodel.Reading, Value: 0})
 	return p
 }
@@ -337,8 +342,7 @@ func (p *processor) frame(f *Frame) {
 // Watched call.
 func (p *processor) live(now time.Time, r motion.Result, took time.Duration, f *Frame) {
 	o := p.s.o
-	w, ok := p.out.(sensors.Watcher)
-	if o.LiveFPS <= 0 || !ok || !w.Watched(p.src+"live") {
+	if o.LiveFPS <= 0 || p.watcher == nil || !p.watcher.Watched(p.liveSrc) {
 		return
 	}
 	// A little slack, as frames paced at exactly LiveFPS must not be
@@ -351,7 +355,7 @@ func (p *processor) live(now time.Time, r motion.Result, took time.Duration, f *
 	ev := p.event(now, EventLiveMotion, worldmodel.Low, r, f, "")
 	ev.Data["motion"] = p.motion.on
 	ev.Data["detect_ms"] = round2(float64(took.Microseconds()) / 1000)
-	p.snapshot(p.src+"live", f, now, o.LiveQuality)
+	p.snapshot(p.liveSrc, f, now, o.LiveQuality)
 	p.out.Observe(worldmodel.Observation{Time: now, Source: p.src + "live_motion", Kind: worldmodel.EventRef, Event: &ev})
 }
 

@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/edgeagent/edgeagent/internal/netaddr"
 )
 
 func (v *validator) device() {
@@ -72,7 +74,7 @@ func (v *validator) mqtt() {
 		host, port, err := net.SplitHostPort(m.Listen)
 		if p, perr := strconv.Atoi(port); err != nil || perr != nil || p < 0 || p > 65535 {
 			v.fail("mqtt.listen", "%q is not host:port", m.Listen)
-		} else if !isLoopback(host) && len(m.Users) == 0 {
+		} else if !netaddr.IsLoopback(host) && len(m.Users) == 0 {
 			v.fail("mqtt.listen", "the embedded broker listens on %s, beyond this machine, but mqtt.users is empty: add users (bcrypt hashes) or listen on 127.0.0.1", m.Listen)
 		}
 		if m.LocalAdmin && len(m.Users) > 0 {
@@ -128,14 +130,6 @@ func (v *validator) mqtt() {
 			v.fail(indexPath("mqtt.publish_allow", i), "%q: %s", f, msg)
 		}
 	}
-}
-
-func isLoopback(host string) bool {
-	if host == "localhost" {
-		return true
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
 }
 
 // topicFilterProblem checks an MQTT topic filter: '+' fills a whole level,

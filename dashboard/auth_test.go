@@ -10,6 +10,7 @@ import (
 	"golang.org/x/crypto/bcrypt"
 
 	"github.com/edgeagent/edgeagent/clock"
+	"github.com/edgeagent/edgeagent/internal/netaddr"
 	"github.com/edgeagent/edgeagent/store"
 )
 
@@ -132,7 +133,7 @@ func TestSameOriginAndHost(t *testing.T) {
 		t.Fatal("cross origin accepted")
 	}
 	for host, want := range map[string]bool{"127.0.0.1:8080": true, "localhost:8080": true, "[::1]:8080": true, "evil.example:8080": false, "192.168.1.5": false} {
-		if got := loopbackHost(hostOnly(host)); got != want {
+		if got := netaddr.IsLoopback(hostOnly(host)); got != want {
 			t.Errorf("loopback %s = %v", host, got)
 		}
 	}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/edgeagent/edgeagent/board"
+	"github.com/edgeagent/edgeagent/internal/netaddr"
 )
 
 // Options are the board's `dashboard:` section.
@@ -74,7 +75,7 @@ func decodeOptions(b *board.Config) (Options, error) {
 	host, _, err := net.SplitHostPort(o.Listen)
 	if err != nil {
 		bad("listen", "%q: want host:port, e.g. 127.0.0.1:8080", o.Listen)
-	} else if !loopbackHost(host) && len(o.Users) == 0 && len(o.Tokens) == 0 {
+	} else if !netaddr.IsLoopback(host) && len(o.Users) == 0 && len(o.Tokens) == 0 {
 		bad("listen", "%s is not loopback: give users (bcrypt passwords) or tokens, or listen on 127.0.0.1", o.Listen)
 	}
 	seen := map[string]bool{}
@@ -127,11 +128,3 @@ func decodeOptions(b *board.Config) (Options, error) {
 
 // authRequired: with users or tokens every request must be logged in.
 func (o Options) authRequired() bool { return len(o.Users) > 0 || len(o.Tokens) > 0 }
-
-func loopbackHost(host string) bool {
-	if host == "localhost" {
-		return true
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
-}

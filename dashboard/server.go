@@ -14,6 +14,7 @@ import (
 
 	"github.com/edgeagent/edgeagent/board"
 	"github.com/edgeagent/edgeagent/clock"
+	"github.com/edgeagent/edgeagent/internal/netaddr"
 	"github.com/edgeagent/edgeagent/internal/strictjson"
 	"github.com/edgeagent/edgeagent/plugin"
 	"github.com/edgeagent/edgeagent/tools"
@@ -110,7 +111,7 @@ func (s *server) guard(next http.Handler) http.Handler {
 		h.Set("X-Frame-Options", "DENY")
 		h.Set("Referrer-Policy", "no-referrer")
 		h.Set("Content-Security-Policy", "default-src 'self'; img-src 'self' blob: data:; style-src 'self'; script-src 'self'; connect-src 'self'; frame-ancestors 'none'")
-		if !s.opts.authRequired() && !loopbackHost(hostOnly(r.Host)) {
+		if !s.opts.authRequired() && !netaddr.IsLoopback(hostOnly(r.Host)) {
 			httpError(w, http.StatusMisdirectedRequest, "without a login the dashboard answers only to a loopback host name")
 			return
 		}

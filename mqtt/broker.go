@@ -21,6 +21,8 @@ import (
 	"github.com/mochi-mqtt/server/v2/listeners"
 	"github.com/mochi-mqtt/server/v2/packets"
 	"golang.org/x/crypto/bcrypt"
+
+	"github.com/edgeagent/edgeagent/internal/netaddr"
 )
 
 // BrokerConfig configures the embedded broker.
@@ -53,7 +55,7 @@ func StartBroker(cfg BrokerConfig) (*Broker, error) {
 	if err != nil {
 		return nil, fmt.Errorf("embedded broker: listen %q: %w", cfg.Listen, err)
 	}
-	if !isLoopback(host) && len(cfg.Users) == 0 {
+	if !netaddr.IsLoopback(host) && len(cfg.Users) == 0 {
 		// board.Load refuses this too; this is the last line.
 		return nil, fmt.Errorf("embedded broker: refusing to listen on %s without authentication (add mqtt.users or listen on 127.0.0.1)", cfg.Listen)
 	}
@@ -177,14 +179,6 @@ func dialable(addr string) string {
 		host = "127.0.0.1"
 	}
 	return net.JoinHostPort(host, port)
-}
-
-func isLoopback(host string) bool {
-	if host == "localhost" {
-		return true
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
 }
 
 func randomHex(n int) string {

@@ -3,7 +3,6 @@ package dashboard
 import (
 	"context"
 	"encoding/json"
-	"log/slog"
 	"net/http"
 	"strconv"
 	"sync"
@@ -22,7 +21,6 @@ type hub struct {
 	world *worldmodel.Model
 	size  int // per-client queue
 	max   int // clients
-	log   *slog.Logger
 
 	mu      sync.Mutex
 	clients map[*client]struct{}
@@ -38,8 +36,8 @@ type client struct {
 	dropped atomic.Uint64
 }
 
-func newHub(ctx context.Context, world *worldmodel.Model, size, max int, log *slog.Logger) *hub {
-	return &hub{ctx: ctx, world: world, size: size, max: max, log: log, clients: map[*client]struct{}{}}
+func newHub(ctx context.Context, world *worldmodel.Model, size, max int) *hub {
+	return &hub{ctx: ctx, world: world, size: size, max: max, clients: map[*client]struct{}{}}
 }
 
 // join adds a client, starting the pump for the first; nil when full.

@@ -3,8 +3,6 @@ package dashboard
 import (
 	"context"
 	"encoding/json"
-	"io"
-	"log/slog"
 	"runtime"
 	"testing"
 	"time"
@@ -12,7 +10,6 @@ import (
 	"github.com/edgeagent/edgeagent/worldmodel"
 )
 
-func quiet() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
 
 // A client that stops reading keeps at most its queue and loses the rest
 // (counted); the producer never waits, and a client that reads gets
@@ -21,7 +18,7 @@ func TestSlowClientDropsAndNeverBlocks(t *testing.T) {
 	world := worldmodel.New(worldmodel.Config{DefaultCapacity: 8192})
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	h := newHub(ctx, world, 16, 4, quiet())
+	h := newHub(ctx, world, 16, 4)
 	slow, fast := h.join(), h.join()
 	defer h.leave(slow)
 	defer h.leave(fast)
@@ -93,7 +90,7 @@ func TestPumpOnlyWithClients(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	base := runtime.NumGoroutine()
-	h := newHub(ctx, world, 16, 1, quiet())
+	h := newHub(ctx, world, 16, 1)
 	if runtime.NumGoroutine() != base {
 		t.Fatal("a hub without clients runs a goroutine")
 	}

@@ -55,7 +55,7 @@ func newServer(h plugin.Host, o Options, log *slog.Logger) (*server, error) {
 	ctx, cancel := context.WithCancel(context.Background())
 	s := &server{opts: o, board: h.Board(), world: h.World(), tools: h.Tools(), host: h, clk: h.Clock(), log: log,
 		auth: a, ctx: ctx, cancel: cancel}
-	s.hub = newHub(ctx, h.World(), o.ClientBuffer, o.MaxClients, log)
+	s.hub = newHub(ctx, h.World(), o.ClientBuffer, o.MaxClients)
 	return s, nil
 }
 

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
-	"time"
 
 	"github.com/edgeagent/edgeagent/agent"
 	"github.com/edgeagent/edgeagent/worldmodel"
@@ -94,11 +93,7 @@ func (s *server) handleCommand(w http.ResponseWriter, r *http.Request, sess sess
 		httpError(w, http.StatusBadRequest, fmt.Sprintf("text: 1 to %d characters", maxCommand))
 		return
 	}
-	timeout := s.board.Agent.CycleTimeout
-	if timeout <= 0 {
-		timeout = 30 * time.Second
-	}
-	ctx, cancel := context.WithTimeout(r.Context(), timeout)
+	ctx, cancel := context.WithTimeout(r.Context(), s.board.Agent.CycleTimeout) // validated > 0
 	defer cancel()
 	s.log.Info("dashboard command", "user", sess.User, "role", sess.Role)
 	out, err := s.host.Agent().Submit(ctx, agent.Command{ID: fmt.Sprintf("web-%d", s.commands.Add(1)), Caller: webCaller,

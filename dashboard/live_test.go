@@ -10,7 +10,6 @@ import (
 	"github.com/edgeagent/edgeagent/worldmodel"
 )
 
-
 // A client that stops reading keeps at most its queue and loses the rest
 // (counted); the producer never waits, and a client that reads gets
 // everything.

@@ -120,7 +120,7 @@ func (n *Node) reload(ctx context.Context, a reloadArgs) (tools.Result, error) {
 	}
 	var cfg *board.Config
 	var err error
-	dir := n.dir
+	dir, file := n.dir, n.file // a reload by path runs, and later saves to, that file
 	switch {
 	case (a.Path == "") == (a.YAML == ""):
 		return tools.Result{}, &tools.Error{Code: tools.CodeInvalidParams, Msg: "config.reload: give path (a board file on the robot) or yaml (the file's content), not both"}
@@ -134,6 +134,7 @@ func (n *Node) reload(ctx context.Context, a reloadArgs) (tools.Result, error) {
 			return refuse("config refused, the running one is kept: %v", perr)
 		}
 		cfg, err = board.Load(path)
+		file = path
 	default:
 		// Relative paths inside resolve against the running board's directory.
 		cfg, err = board.Parse(filepath.Join(n.dir, "(reload).yaml"), []byte(a.YAML))
@@ -153,7 +154,7 @@ func (n *Node) reload(ctx context.Context, a reloadArgs) (tools.Result, error) {
 	t := time.NewTimer(200 * time.Millisecond)
 	defer t.Stop()
 	select {
-	case n.reloads <- Reload{Config: cfg, Dir: dir, File: n.file}:
+	case n.reloads <- Reload{Config: cfg, Dir: dir, File: file}:
 		n.Log.Info("board config reload accepted: the node restarts with it", "device", cfg.Device.ID, "by", tools.CallerOf(ctx))
 		v := map[string]any{"applied": true, "device": cfg.Device.ID,
 			"note": "the node is being rebuilt from the new config; tool history and disabled tools are kept, the world model starts afresh"}

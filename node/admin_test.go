@@ -68,6 +68,18 @@ func TestReloadSaves(t *testing.T) {
 	if r := <-accepted; r.Config.Device.ID != "bot2" || r.File != file {
 		t.Fatalf("handed on %s with file %q", r.Config.Device.ID, r.File)
 	}
+	// A reload by path runs that file: it is what later saves write.
+	other := filepath.Join(dir, "other.yaml")
+	if err := os.WriteFile(other, []byte(after), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	go func() { accepted <- <-n.ReloadRequests() }()
+	if _, err := reload(n, `{"path":"other.yaml"}`); err != nil {
+		t.Fatal(err)
+	}
+	if r := <-accepted; filepath.Base(r.File) != "other.yaml" {
+		t.Fatalf("a reload by path hands on file %q", r.File)
+	}
 
 	// A node that did not come from a file has none to save to.
 	m, err := New(cfg, Options{Log: quiet, ConfigDir: dir, NoStore: true})

@@ -232,12 +232,7 @@ func (s *server) read(h handler) http.Handler {
 // write also wants the session's CSRF token (unless it came with a bearer
 // token) and a same-origin request, and bounds the body.
 func (s *server) write(h handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		sess, ok := s.auth.who(r)
-		if !ok {
-			httpError(w, http.StatusUnauthorized, "log in first")
-			return
-		}
+	return s.read(func(w http.ResponseWriter, r *http.Request, sess session) {
 		if !sess.bearer {
 			got := r.Header.Get(csrfHeader)
 			if sess.cookie == "" || !sameOrigin(r) || subtle.ConstantTimeCompare([]byte(got), []byte(s.auth.csrf(sess))) != 1 {

@@ -40,8 +40,6 @@ type OpenCV struct {
 	bin    gocv.Mat // 8U, 0/255
 	dil    gocv.Mat
 	mask   gocv.Mat // 8U, 255 where masked
-	notMsk gocv.Mat
-	inc    gocv.Mat // pixels that take part in the fit
 	tmp    gocv.Mat
 	tmp2   gocv.Mat
 	zero32 gocv.Mat
@@ -69,7 +67,7 @@ func NewOpenCV(cfg Config) (*OpenCV, error) {
 	}
 	d := &OpenCV{cfg: cfg, control: control{cfg: cfg}}
 	d.mats = []*gocv.Mat{&d.small, &d.cur, &d.bg, &d.pred, &d.diff, &d.absd, &d.bin, &d.dil, &d.mask,
-		&d.notMsk, &d.inc, &d.tmp, &d.tmp2, &d.zero32, &d.zero8, &d.lo32, &d.kernel, &d.labels, &d.stats, &d.cents,
+		&d.tmp, &d.tmp2, &d.zero32, &d.zero8, &d.lo32, &d.kernel, &d.labels, &d.stats, &d.cents,
 		&d.tileO, &d.tileIG, &d.mapO, &d.mapIG, &d.prev}
 	for _, m := range d.mats {
 		*m = gocv.NewMat()
@@ -117,7 +115,6 @@ func (d *OpenCV) setup(w, h int) error {
 	}
 	d.mask = mask.Clone() // own the memory
 	mask.Close()
-	gocv.BitwiseNot(d.mask, &d.notMsk)
 	d.replace(&d.zero32, gocv.NewMatWithSize(sh, sw, gocv.MatTypeCV32F))
 	d.zero32.SetTo(gocv.NewScalar(0, 0, 0, 0))
 	d.replace(&d.zero8, gocv.NewMatWithSize(sh, sw, gocv.MatTypeCV8U))

@@ -70,24 +70,26 @@ func New(cfg Config) (*Scene, error) {
 // Config returns the scene's configuration.
 func (s *Scene) Config() Config { return s.cfg }
 
-// rng is xorshift64*: tiny, fast and deterministic.
-type rng uint64
+// Rng is xorshift64*: tiny, fast and deterministic, the same on every
+// platform (motiontest makes its clips with it too).
+type Rng uint64
 
-func (r *rng) next() uint64 {
+// Next is the next pseudo-random value.
+func (r *Rng) Next() uint64 {
 	x := uint64(*r)
 	x ^= x >> 12
 	x ^= x << 25
 	x ^= x >> 27
-	*r = rng(x)
+	*r = Rng(x)
 	return x * 2685821657736338717
 }
 
-func seeded(seed uint64) rng {
-	r := rng(seed*0x9E3779B97F4A7C15 + 0x2545F4914F6CDD1D)
+func seeded(seed uint64) Rng {
+	r := Rng(seed*0x9E3779B97F4A7C15 + 0x2545F4914F6CDD1D)
 	if r == 0 {
 		r = 1
 	}
-	r.next()
+	r.Next()
 	return r
 }
 
@@ -103,11 +105,11 @@ func background(w, h int, seed uint64) []uint8 {
 		}
 	}
 	for b := 0; b < 12; b++ {
-		bw := 8 + int(r.next()%uint64(w/3+1))
-		bh := 8 + int(r.next()%uint64(h/3+1))
-		x0 := int(r.next() % uint64(w))
-		y0 := int(r.next() % uint64(h))
-		lvl := float64(int(r.next()%100)) - 50
+		bw := 8 + int(r.Next()%uint64(w/3+1))
+		bh := 8 + int(r.Next()%uint64(h/3+1))
+		x0 := int(r.Next() % uint64(w))
+		y0 := int(r.Next() % uint64(h))
+		lvl := float64(int(r.Next()%100)) - 50
 		for y := y0; y < min(h, y0+bh); y++ {
 			for x := x0; x < min(w, x0+bw); x++ {
 				f[y*w+x] += lvl
@@ -116,8 +118,8 @@ func background(w, h int, seed uint64) []uint8 {
 	}
 	out := make([]uint8, w*h)
 	for i := range f {
-		v := f[i] + float64(int(r.next()%25)) - 12
-		out[i] = clamp8(v)
+		v := f[i] + float64(int(r.Next()%25)) - 12
+		out[i] = Clamp8(v)
 	}
 	return out
 }
@@ -135,14 +137,16 @@ func texture(w, h int, level uint8, seed uint64) []uint8 {
 			} else {
 				v -= 35
 			}
-			v += float64(int(r.next()%17)) - 8
-			out[y*w+x] = clamp8(v)
+			v += float64(int(r.Next()%17)) - 8
+			out[y*w+x] = Clamp8(v)
 		}
 	}
 	return out
 }
 
-func clamp8(v float64) uint8 {
+// Clamp8 rounds v to a pixel value, 0..255.
+// Clamp8 rounds v to a pixel value, 0..255.
+func Clamp8(v float64) uint8 {
 	if v <= 0 {
 		return 0
 	}
@@ -239,7 +243,7 @@ func (s *Scene) Render(i int, y []byte) {
 		acc := int32(v)*g + off
 		if noise > 0 {
 			if p%4 == 0 {
-				bits = r.next()
+				bits = r.Next()
 			}
 			u := int32(bits & 0xFFFF) // uniform 0..65535
 			bits >>= 16

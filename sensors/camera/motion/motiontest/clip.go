@@ -14,6 +14,7 @@ import (
 	"io"
 
 	"github.com/edgeagent/edgeagent/sensors/camera"
+	"github.com/edgeagent/edgeagent/sensors/camera/camsim"
 	"github.com/edgeagent/edgeagent/sensors/camera/motion"
 )
 
@@ -101,33 +102,11 @@ func (c *Clip) WriteTruth(w io.Writer) error {
 	return enc.Encode(out)
 }
 
-// rng is xorshift64*: fast, seeded, the same on every platform.
-type rng uint64
-
-func (r *rng) next() uint64 {
-	x := uint64(*r)
-	x ^= x >> 12
-	x ^= x << 25
-	x ^= x >> 27
-	*r = rng(x)
-	return x * 2685821657736338717
-}
-
-// noise returns an approximately normal value of standard deviation sd:
+// gauss returns an approximately normal value of standard deviation sd:
 // the sum of four uniform bytes, centred (Irwin–Hall).
-func (r *rng) noise(sd float64) float64 {
-	v := r.next()
+func gauss(r *camsim.Rng, sd float64) float64 {
+	v := r.Next()
 	s := float64(v&0xFF) + float64(v>>8&0xFF) + float64(v>>16&0xFF) + float64(v>>24&0xFF)
 	// four uniforms on 0..255: mean 510, sd 255·sqrt(4/12) ≈ 147.2
 	return (s - 510) / 147.2 * sd
-}
-
-func clamp8(v float64) byte {
-	switch {
-	case v <= 0:
-		return 0
-	case v >= 255:
-		return 255
-	}
-	return byte(v + 0.5)
 }

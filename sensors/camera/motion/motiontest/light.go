@@ -3,6 +3,8 @@ package motiontest
 import (
 	"image"
 	"math"
+
+	"github.com/edgeagent/edgeagent/sensors/camera/camsim"
 )
 
 // LightSwitch returns n frames of base under lights switched on and off:
@@ -23,7 +25,7 @@ func LightSwitch(base *Clip, n int, still bool, seed uint64) *Clip {
 			c.Truth[i] = base.Truth[i%len(base.Truth)]
 		}
 	}
-	r := rng(seed | 1)
+	r := camsim.Rng(seed | 1)
 	field := make([]float64, base.W*base.H)
 	for y := range base.H {
 		for x := range base.W {
@@ -48,7 +50,7 @@ func LightSwitch(base *Clip, n int, still bool, seed uint64) *Clip {
 			if seg == lamp {
 				k += field[p]
 			}
-			dst[p] = clamp8(float64(v)*k + r.noise(3))
+			dst[p] = camsim.Clamp8(float64(v)*k + gauss(&r, 3))
 		}
 		c.Frames[i] = dst
 	}
@@ -60,12 +62,12 @@ func LightSwitch(base *Clip, n int, still bool, seed uint64) *Clip {
 // temporal noise of sd noise.
 func Swing(base *Clip, amp float64, period int, noise float64, seed uint64) *Clip {
 	c := &Clip{W: base.W, H: base.H, Frames: make([][]byte, len(base.Frames))}
-	r := rng(seed | 1)
+	r := camsim.Rng(seed | 1)
 	for i, src := range base.Frames {
 		g := 1 + amp*math.Sin(2*math.Pi*float64(i)/float64(period))
 		dst := make([]byte, len(src))
 		for p, v := range src {
-			dst[p] = clamp8(float64(v)*g + r.noise(noise))
+			dst[p] = camsim.Clamp8(float64(v)*g + gauss(&r, noise))
 		}
 		c.Frames[i] = dst
 	}

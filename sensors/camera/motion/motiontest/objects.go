@@ -1,6 +1,10 @@
 package motiontest
 
-import "image"
+import (
+	"image"
+
+	"github.com/edgeagent/edgeagent/sensors/camera/camsim"
+)
 
 // Appear is the frame at which Objects' objects appear.
 const Appear = 30
@@ -19,7 +23,7 @@ type object struct {
 // view, and their boxes as ground truth. base should show a still scene:
 // anything moving in it is motion the truth does not know.
 func Objects(base *Clip, n int, seed uint64) *Clip {
-	r := rng(seed | 1)
+	r := camsim.Rng(seed | 1)
 	W, H := base.W, base.H
 	objs := []*object{
 		newObject(&r, W/10, H/4, 0.1*float64(W), 0.08*float64(H), float64(W)/110, 0.4, 70),
@@ -44,7 +48,7 @@ func Objects(base *Clip, n int, seed uint64) *Clip {
 	return c
 }
 
-func newObject(r *rng, w, h int, x, y, vx, vy float64, level int) *object {
+func newObject(r *camsim.Rng, w, h int, x, y, vx, vy float64, level int) *object {
 	o := &object{w: w, h: h, x: x, y: y, vx: vx, vy: vy, tex: make([]byte, w*h)}
 	for j := range h {
 		for i := range w {
@@ -53,7 +57,7 @@ func newObject(r *rng, w, h int, x, y, vx, vy float64, level int) *object {
 			if (j*6/h)%2 == 1 {
 				band = -25
 			}
-			o.tex[j*w+i] = clamp8(float64(level) + band + r.noise(10))
+			o.tex[j*w+i] = camsim.Clamp8(float64(level) + band + gauss(r, 10))
 		}
 	}
 	return o

@@ -145,7 +145,6 @@ func texture(w, h int, level uint8, seed uint64) []uint8 {
 }
 
 // Clamp8 rounds v to a pixel value, 0..255.
-// Clamp8 rounds v to a pixel value, 0..255.
 func Clamp8(v float64) uint8 {
 	if v <= 0 {
 		return 0

@@ -339,12 +339,8 @@ from it, and the detector re-mixes the templates with it, as it does live.`,
 				}
 				if !asJSON {
 					var ns []string
-					nt := opts.NetThreshold
-					if nt == 0 {
-						nt = wakeword.DefaultNetThreshold
-					}
 					for _, n := range nets {
-						ns = append(ns, fmt.Sprintf("%s (model %s, threshold %.2f)", n.Name, model, nt))
+						ns = append(ns, fmt.Sprintf("%s (model %s, threshold %.2f)", n.Name, model, sp.NetThreshold()))
 					}
 					for _, m := range models {
 						ns = append(ns, fmt.Sprintf("%s (templates %s, threshold %.2f)", m.Name, templates, sp.Threshold()))

@@ -53,9 +53,6 @@ type Conv struct {
 // Mels is the number of log-mel bands the network reads.
 const Mels = numFilters
 
-// Channels is the width of the top layer.
-func (n *Net) Channels() int { return n.Layers[len(n.Layers)-1].Out }
-
 // ReceptiveField is how many frames one output depends on.
 func (n *Net) ReceptiveField() int {
 	rf := 1
@@ -194,7 +191,7 @@ func (s *netState) step(logMel []float64) float32 {
 			xin := ring[src*l.In : (src+1)*l.In]
 			wk := l.W[k*l.Out*l.In : (k+1)*l.Out*l.In]
 			for o := range acc {
-				acc[o] += dot(wk[o*l.In:(o+1)*l.In], xin)
+				acc[o] += Dot(wk[o*l.In:(o+1)*l.In], xin)
 			}
 		}
 		out := s.pp[li%2][:l.Out]
@@ -208,12 +205,13 @@ func (s *netState) step(logMel []float64) float32 {
 		x = out
 	}
 	s.pos++
-	return dot(n.OutW, x) + n.OutB
+	return Dot(n.OutW, x) + n.OutB
 }
 
-// dot is the inner product; unrolled because it is nearly all of the
-// network's time.
-func dot(a, b []float32) float32 {
+// Dot is the inner product the network runs on; unrolled because it is
+// nearly all of the network's time. Training computes the output layer
+// with it too, so both sum in the same order.
+func Dot(a, b []float32) float32 {
 	b = b[:len(a)]
 	var s0, s1, s2, s3 float32
 	i := 0

@@ -165,6 +165,10 @@ func NewSpotter(models []*Model, o Options) (*Spotter, error) {
 // Threshold is the score threshold in use.
 func (s *Spotter) Threshold() float64 { return s.o.Threshold }
 
+// NetThreshold is the trained models' threshold in use (on their
+// calibrated score).
+func (s *Spotter) NetThreshold() float64 { return s.o.NetThreshold }
+
 func (s *Spotter) rebuild(noise []int16) {
 	for _, e := range s.entries {
 		e.variants = buildVariants(e.model, noise)

@@ -45,9 +45,9 @@ type clip struct {
 }
 
 type spoken struct {
-	from, to int // hops
-	text     string
-	voice    Voice
+	from  int // hop where it starts
+	text  string
+	voice Voice
 }
 
 // said describes what was being said at hop h (the utterance ending
@@ -177,7 +177,7 @@ func speechStreams(us []utt, conds []condition, seed uint64, babble [][]int16) [
 		var texts []spoken
 		for ; i < len(us) && at < 60*16000; i++ {
 			sc.parts = append(sc.parts, placed{x: us[i].x, at: at})
-			texts = append(texts, spoken{from: at / wakeword.HopSamples, to: (at + len(us[i].x)) / wakeword.HopSamples,
+			texts = append(texts, spoken{from: at / wakeword.HopSamples,
 				text: us[i].d.Text, voice: us[i].d.Voice})
 			at += len(us[i].x) + 4800 + r.IntN(19200) // 0.3–1.5 s pause
 		}

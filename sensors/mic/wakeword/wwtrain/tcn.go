@@ -136,7 +136,7 @@ func (t *tcn) forward(w *work, x []float32, frames int) {
 	}
 	c := t.layers[len(t.layers)-1].out
 	for f := 0; f < frames; f++ {
-		w.logit[f] = dot(t.outW, in[f*c:(f+1)*c]) + t.outB[0]
+		w.logit[f] = wakeword.Dot(t.outW, in[f*c:(f+1)*c]) + t.outB[0]
 	}
 }
 
@@ -199,22 +199,6 @@ func (t *tcn) backward(w *work, g *tcn, x []float32, dlogit []float32, frames in
 			copy(dh[:frames*l.in], dx)
 		}
 	}
-}
-
-func dot(a, b []float32) float32 {
-	b = b[:len(a)]
-	var s0, s1, s2, s3 float32
-	i := 0
-	for ; i+4 <= len(a); i += 4 {
-		s0 += a[i] * b[i]
-		s1 += a[i+1] * b[i+1]
-		s2 += a[i+2] * b[i+2]
-		s3 += a[i+3] * b[i+3]
-	}
-	for ; i < len(a); i++ {
-		s0 += a[i] * b[i]
-	}
-	return (s0 + s1) + (s2 + s3)
 }
 
 // axpy adds a·x to y.

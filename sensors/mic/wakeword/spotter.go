@@ -37,6 +37,10 @@ const DefaultThreshold = 0.8
 // gives the false-accept rate it was trained for.
 const DefaultNetThreshold = 0.5
 
+// DefaultRefractory is how long after a detection the same phrase is not
+// reported again, unless Options say otherwise.
+const DefaultRefractory = 1500 * time.Millisecond
+
 func (o *Options) fill() error {
 	if o.Threshold == 0 {
 		o.Threshold = DefaultThreshold
@@ -51,7 +55,7 @@ func (o *Options) fill() error {
 		return fmt.Errorf("wake word model threshold %v outside 0..1", o.NetThreshold)
 	}
 	if o.Refractory == 0 {
-		o.Refractory = 1500 * time.Millisecond
+		o.Refractory = DefaultRefractory
 	}
 	return nil
 }
@@ -156,7 +160,7 @@ func NewSpotter(models []*Model, o Options) (*Spotter, error) {
 	}
 	for _, n := range o.Nets {
 		s.nets = append(s.nets, &netEntry{net: n, st: newNetState(n), lastAssist: -assistHops - 1,
-			pick: NewPicker(o.NetThreshold, int64(o.Refractory/(10*time.Millisecond)))})
+			pick: NewPicker(o.NetThreshold, Hops(o.Refractory))})
 	}
 	s.rebuild(nil)
 	return s, nil
@@ -191,6 +195,9 @@ func (s *Spotter) NoiseFloorDBFS() float64 { return s.vad.FloorDBFS() }
 func (s *Spotter) Elapsed() time.Duration { return hopTime(s.hop) }
 
 func hopTime(h int64) time.Duration { return time.Duration(h) * 10 * time.Millisecond }
+
+// Hops is d in 10 ms hops, rounded down.
+func Hops(d time.Duration) int64 { return int64(d / (10 * time.Millisecond)) }
 
 // Process consumes samples and appends any detections to dst. onHop, when
 // not nil, is called after each 10 ms hop with the VAD state, for callers
@@ -359,7 +366,7 @@ func (s *Spotter) resetMatchers() {
 // quiet starts the refractory period after a detection, for every
 // detector: one phrase gives one detection.
 func (s *Spotter) quiet(now int64) {
-	s.quietTill = now + int64(s.o.Refractory/(10*time.Millisecond))
+	s.quietTill = now + Hops(s.o.Refractory)
 	for _, e := range s.nets {
 		e.pick.Quiet(s.quietTill)
 	}

@@ -34,7 +34,8 @@ var (
 	negConditions = []condition{{"", 0}, {"pink", 20}, {"pink", 10}, {"white", 10}, {"babble", 10}, {"pink", 5}}
 )
 
-const refractHops = 150 // the mic's default refractory period, 1.5 s
+// refractHops is the mic's default refractory period, in hops.
+var refractHops = wakeword.Hops(wakeword.DefaultRefractory)
 
 // clip is one evaluation stream with where its phrase is (hops; -1: none).
 type clip struct {

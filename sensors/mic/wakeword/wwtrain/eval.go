@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"sort"
 	"sync"
 
@@ -252,25 +253,27 @@ func evaluate(ctx context.Context, cfg Config, n *wakeword.Net, c *corpus, pr *p
 	n.Offset = float32(math.Log(th / (1 - th)))
 
 	rep.TestNegHours = round3(hours(negClips))
-	rep.TestFA = countFires(negTr, th)
+	// One replay of each test trace: the total, what was said, and the row
+	// of its noise condition.
+	rep.FAByCondition = make([]FARow, len(negConditions))
+	for j, cd := range negConditions {
+		rep.FAByCondition[j].Condition = cd.String()
+	}
 	for i, tr := range negTr {
-		_, peaks := fires(tr, th)
+		a, peaks := fires(tr, th)
+		rep.TestFA += len(a)
 		for _, pk := range peaks {
 			rep.FalseAccepts = append(rep.FalseAccepts, negClips[i].said(pk))
 		}
+		if j := slices.Index(negConditions, negClips[i].cond); j >= 0 {
+			rep.FAByCondition[j].Hours += hours(negClips[i : i+1])
+			rep.FAByCondition[j].FA += len(a)
+		}
+	}
+	for j := range rep.FAByCondition {
+		rep.FAByCondition[j].Hours = round3(rep.FAByCondition[j].Hours)
 	}
 	rep.FAPerHour = round3(float64(rep.TestFA) / math.Max(rep.TestNegHours, 1e-9))
-	for _, cd := range negConditions {
-		row := FARow{Condition: cd.String()}
-		for i, cl := range negClips {
-			if cl.cond == cd {
-				row.Hours += hours(negClips[i : i+1])
-				row.FA += countFires(negTr[i:i+1], th)
-			}
-		}
-		row.Hours = round3(row.Hours)
-		rep.FAByCondition = append(rep.FAByCondition, row)
-	}
 
 	// The trade-off around the chosen threshold: what lower and higher
 	// thresholds would give on the same test data.

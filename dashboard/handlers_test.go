@@ -48,31 +48,41 @@ dashboard:
   listen: 127.0.0.1:0
 %s`
 
-// start runs a node with the dashboard and returns it and its URL.
-func start(t *testing.T, auth string) (*node.Node, string) {
+// runBoard runs a node of testBoard, with auth added and listen replaced,
+// until the test ends; exited is closed, and *runErr set, when it stops.
+func runBoard(t *testing.T, auth, listen string) (n *node.Node, exited <-chan struct{}, runErr *error) {
 	t.Helper()
 	dir := t.TempDir()
 	path := filepath.Join(dir, "b.yaml")
-	if err := os.WriteFile(path, fmt.Appendf(nil, testBoard, filepath.Join(dir, "data"), auth), 0o644); err != nil {
+	y := strings.Replace(fmt.Sprintf(testBoard, filepath.Join(dir, "data"), auth), "127.0.0.1:0", listen, 1)
+	if err := os.WriteFile(path, []byte(y), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	cfg, err := board.Load(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	n, err := node.New(cfg, node.Options{Log: slog.New(slog.NewTextHandler(io.Discard, nil)), ConfigDir: dir})
+	n, err = node.New(cfg, node.Options{Log: slog.New(slog.NewTextHandler(io.Discard, nil)), ConfigDir: dir})
 	if err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- n.Run(ctx, time.Now()) }()
+	done, stopErr := make(chan struct{}), new(error)
+	go func() { defer close(done); *stopErr = n.Run(ctx, time.Now()) }()
 	t.Cleanup(func() {
 		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("node: %v", err)
+		<-done
+		if *stopErr != nil {
+			t.Errorf("node: %v", *stopErr)
 		}
 	})
+	return n, done, stopErr
+}
+
+// start runs a node with the dashboard and returns it and its URL.
+func start(t *testing.T, auth string) (*node.Node, string) {
+	t.Helper()
+	n, _, _ := runBoard(t, auth, "127.0.0.1:0")
 	<-n.Ready()
 	p, ok := n.Hooks.Get("dashboard")
 	if !ok {
@@ -433,28 +443,11 @@ func TestPortTaken(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer ln.Close()
-	dir := t.TempDir()
-	path := filepath.Join(dir, "b.yaml")
-	y := strings.Replace(fmt.Sprintf(testBoard, filepath.Join(dir, "data"), ""), "127.0.0.1:0", ln.Addr().String(), 1)
-	if err := os.WriteFile(path, []byte(y), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	cfg, err := board.Load(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	n, err := node.New(cfg, node.Options{Log: slog.New(slog.NewTextHandler(io.Discard, nil)), ConfigDir: dir})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- n.Run(ctx, time.Now()) }()
-	defer func() { cancel(); <-done }()
+	n, exited, runErr := runBoard(t, "", ln.Addr().String())
 	select {
 	case <-n.Ready():
-	case err := <-done:
-		t.Fatalf("the agent did not start: %v", err)
+	case <-exited:
+		t.Fatalf("the agent did not start: %v", *runErr)
 	}
 	st, _ := json.Marshal(n.Agent.Status().Components["dashboard"])
 	if !strings.Contains(string(st), "address already in use") {

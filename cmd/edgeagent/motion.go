@@ -180,9 +180,8 @@ type boxQuality struct {
 
 // frameScore is one frame's box quality.
 type frameScore struct {
-	boxedPct   float64
-	scored     bool
-	tp, fp, fn int
+	boxedPct float64
+	truth    *motion.Score // nil: the frame has no ground truth
 }
 
 func (q *boxQuality) add(f *camera.Frame, r motion.Result, truth map[int][]image.Rectangle) frameScore {
@@ -190,13 +189,10 @@ func (q *boxQuality) add(f *camera.Frame, r motion.Result, truth map[int][]image
 	q.frames++
 	q.boxedSum += fs.boxedPct
 	if t, ok := truth[int(f.Seq)]; ok {
-		var s motion.Score
-		s.Add(r.Boxes, t, minIoU)
-		q.score.TP += s.TP
-		q.score.FP += s.FP
-		q.score.FN += s.FN
+		fs.truth = new(motion.Score)
+		fs.truth.Add(r.Boxes, t, minIoU)
+		q.score.Merge(*fs.truth)
 		q.scored++
-		fs.scored, fs.tp, fs.fp, fs.fn = true, s.TP, s.FP, s.FN
 	}
 	return fs
 }
@@ -225,8 +221,8 @@ func printFrame(out io.Writer, enc *json.Encoder, asJSON bool, f *camera.Frame, 
 	if asJSON {
 		fj := frameJSON{Frame: f.Seq, Motion: r.Motion, Calibrating: r.Calibrating,
 			AreaPct: motionRound(r.Area), BoxedPct: motionRound(fs.boxedPct), Boxes: boxes}
-		if fs.scored {
-			fj.Truth = &scoreJSON{TP: fs.tp, FP: fs.fp, FN: fs.fn}
+		if fs.truth != nil {
+			fj.Truth = &scoreJSON{TP: fs.truth.TP, FP: fs.truth.FP, FN: fs.truth.FN}
 		}
 		return enc.Encode(fj)
 	}
@@ -241,8 +237,8 @@ func printFrame(out io.Writer, enc *json.Encoder, asJSON bool, f *camera.Frame, 
 	for _, x := range boxes {
 		fmt.Fprintf(&b, " %d,%d,%d,%d", x[0], x[1], x[2], x[3])
 	}
-	if fs.scored {
-		fmt.Fprintf(&b, "  (truth: %d matched, %d false, %d missed)", fs.tp, fs.fp, fs.fn)
+	if fs.truth != nil {
+		fmt.Fprintf(&b, "  (truth: %d matched, %d false, %d missed)", fs.truth.TP, fs.truth.FP, fs.truth.FN)
 	}
 	_, err := fmt.Fprintf(out, "%6d  %-11s %6.2f%% boxed %6.2f%%%s\n", f.Seq, state, r.Area, fs.boxedPct, b.String())
 	return err

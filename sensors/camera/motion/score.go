@@ -11,6 +11,13 @@ type Score struct {
 	TP, FP, FN int // matched, detected but not true, true but not detected
 }
 
+// Merge adds o's counts, as when frames are scored one at a time.
+func (s *Score) Merge(o Score) {
+	s.TP += o.TP
+	s.FP += o.FP
+	s.FN += o.FN
+}
+
 // Add matches one frame's detections to its truth, one to one, best IoU
 // first, counting a pair as a match when its IoU is at least minIoU.
 func (s *Score) Add(got, truth []image.Rectangle, minIoU float64) {

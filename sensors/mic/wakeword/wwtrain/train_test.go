@@ -3,6 +3,7 @@ package wwtrain
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -82,6 +83,28 @@ func TestTrainingIsDeterministic(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	// The false accepts per noise condition add up to the test set's.
+	data, err := os.ReadFile(filepath.Join(d1, "report.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var saved struct {
+		Report Report `json:"report"`
+	}
+	if err := json.Unmarshal(data, &saved); err != nil {
+		t.Fatal(err)
+	}
+	rep := saved.Report
+	fa, hours := 0, 0.0
+	for _, row := range rep.FAByCondition {
+		fa, hours = fa+row.FA, hours+row.Hours
+	}
+	if len(rep.FAByCondition) == 0 || rep.TestNegHours == 0 || fa != rep.TestFA || math.Abs(hours-rep.TestNegHours) > 0.005 ||
+		len(rep.FalseAccepts) != rep.TestFA {
+		t.Fatalf("%d rows add up to %d false accepts in %.3f h; the test set has %d (%d listed) in %.3f h",
+			len(rep.FAByCondition), fa, hours, rep.TestFA, len(rep.FalseAccepts), rep.TestNegHours)
+	}
+	t.Logf("test negatives: %d false accepts in %.3f h over %d conditions", rep.TestFA, rep.TestNegHours, len(rep.FAByCondition))
 }
 
 // The trainer's whole-clip forward pass and the detector's streaming pass

@@ -115,7 +115,7 @@ permissions:
 	check("llm.weights", c.LLM.Weights, Weights{0.4, 0.3, 0.2, 0.1})
 	check("llm.scenarios", c.LLM.Scenarios, []string{"security", "navigation", "environment", "interaction", "maintenance", "idle"})
 	check("agent", c.Agent, Agent{Heartbeat: 10 * time.Second, Queue: 64, CycleTimeout: 30 * time.Second, GCPercent: 100})
-	check("world", c.World, World{DefaultCapacity: 256, MaxSources: 512, Events: 1024, SummaryEvents: 10})
+	check("world", c.World, World{DefaultCapacity: 256, Horizon: 10 * time.Minute, MaxSources: 512, Events: 1024, SummaryEvents: 10})
 	// Mentioning one caller keeps the defaults of the others.
 	check("permissions.mqtt", c.Permissions.MQTT, []string{"read"})
 	check("permissions.cli", c.Permissions.CLI, []string{"*"})

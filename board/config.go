@@ -218,9 +218,15 @@ type Goal struct {
 // however long the robot runs.
 type World struct {
 	DefaultCapacity int `yaml:"default_capacity"` // readings kept per source
-	MaxSources      int `yaml:"max_sources"`
-	Events          int `yaml:"events"`         // event log length
-	SummaryEvents   int `yaml:"summary_events"` // recent events in the LLM summary
+	// Horizon is how far back each source's history must reach: a ring
+	// grows towards its capacity only while its oldest reading is younger,
+	// so a slow sensor keeps one horizon of readings instead of
+	// filling its capacity (and the RSS) over hours. The dashboard plots
+	// dashboard.history of it.
+	Horizon       time.Duration `yaml:"horizon"`
+	MaxSources    int           `yaml:"max_sources"`
+	Events        int           `yaml:"events"`         // event log length
+	SummaryEvents int           `yaml:"summary_events"` // recent events in the LLM summary
 	// Capacities overrides DefaultCapacity per source, e.g. fewer JPEG
 	// snapshots: {"front_cam.snapshot": 2}.
 	Capacities map[string]int `yaml:"capacities,omitempty"`

@@ -48,7 +48,7 @@ func defaultConfig() *Config {
 			SummaryBytes:  2048,
 		},
 		Agent: Agent{Heartbeat: 10 * time.Second, Queue: 64, CycleTimeout: 30 * time.Second, GCPercent: 100},
-		World: World{DefaultCapacity: 256, MaxSources: 512, Events: 1024, SummaryEvents: 10},
+		World: World{DefaultCapacity: 256, Horizon: 10 * time.Minute, MaxSources: 512, Events: 1024, SummaryEvents: 10},
 		Permissions: Permissions{
 			CLI:    []string{"*"},
 			MQTT:   []string{"read", "actuate", "publish"},

@@ -256,6 +256,9 @@ func (v *validator) world() {
 			v.fail("world."+x.k, "must be positive")
 		}
 	}
+	if w.Horizon <= 0 {
+		v.fail("world.horizon", "must be a positive duration, e.g. 10m")
+	}
 	if w.SummaryEvents < 0 || w.SummaryEvents > w.Events {
 		v.fail("world.summary_events", "%d is outside 0–%d (world.events)", w.SummaryEvents, w.Events)
 	}

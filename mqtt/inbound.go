@@ -73,7 +73,7 @@ func (p *Plane) onCommand(rs *runState, msg paho.Message, src source) (queued bo
 			return false
 		}
 	}
-	j := job{cmd: cmd, hash: payloadHash(payload), replyTo: replyTo, msg: msg}
+	j := &job{cmd: cmd, hash: payloadHash(payload), replyTo: replyTo, msg: msg}
 	if src.admin {
 		j.grants = []string{"admin"}
 	}
@@ -101,7 +101,7 @@ func (p *Plane) onCommand(rs *runState, msg paho.Message, src source) (queued bo
 }
 
 // answerKnown answers a command whose id the journal knows.
-func (p *Plane) answerKnown(rs *runState, j job, v verdict, reply []byte) {
+func (p *Plane) answerKnown(rs *runState, j *job, v verdict, reply []byte) {
 	switch v {
 	case replay:
 		p.in.duplicates.Add(1)
@@ -147,7 +147,7 @@ func (p *Plane) startWorkers(rs *runState) {
 // A command left in the queue when the plane stops is neither run nor
 // acknowledged, and its id is forgotten: the broker hands it to the next
 // session, which runs it.
-func (p *Plane) runJob(rs *runState, j job) {
+func (p *Plane) runJob(rs *runState, j *job) {
 	if rs.ctx.Err() != nil {
 		rs.journal.forget(j.cmd.ID)
 		return

@@ -76,7 +76,7 @@ type runState struct {
 	handlers tracker
 	pumpDone chan struct{}
 
-	queue       chan job
+	queue       chan *job // pointers: a job is ~600 bytes, the queue 1024 deep
 	workers     sync.WaitGroup
 	journal     *journal
 	journalStop context.CancelFunc
@@ -130,7 +130,7 @@ func (p *Plane) OnAgentStart(context.Context) error {
 	if p.current() != nil {
 		return errors.New("mqtt: already started")
 	}
-	rs := &runState{pumpDone: make(chan struct{}), queue: make(chan job, p.opts.Queue),
+	rs := &runState{pumpDone: make(chan struct{}), queue: make(chan *job, p.opts.Queue),
 		journal: newJournal(p.d.Store, p.opts.DedupWindow, p.log), journalDone: make(chan struct{}),
 		numeric: map[string]string{}, motion: map[string]bool{}}
 	for _, s := range p.cfg.Sensors {

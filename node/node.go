@@ -97,7 +97,7 @@ func New(cfg *board.Config, o Options) (*Node, error) {
 		n.clock = clock.Real()
 	}
 	n.World = worldmodel.New(worldmodel.Config{
-		DefaultCapacity: cfg.World.DefaultCapacity, Capacities: capacities(cfg),
+		DefaultCapacity: cfg.World.DefaultCapacity, Capacities: capacities(cfg), Horizon: cfg.World.Horizon,
 		MaxSources: cfg.World.MaxSources, Events: cfg.World.Events,
 	})
 	n.Hooks = hooks.NewManager(log)

@@ -15,7 +15,9 @@ import (
 const (
 	DefaultCapacity   = 256
 	DefaultMaxSources = 512
-	DefaultEvents     = 1024
+	// DefaultHorizon matches the dashboard's ten-minute plots.
+	DefaultHorizon = 10 * time.Minute
+	DefaultEvents  = 1024
 )
 
 var (
@@ -31,6 +33,12 @@ var (
 type Config struct {
 	DefaultCapacity int            // per-source ring capacity
 	Capacities      map[string]int // per-source override, by exact source name
+	// Horizon is how far back a source's history must reach: a ring grows
+	// towards its capacity only while its oldest reading is no older than
+	// this, and otherwise overwrites it. So a slow source holds one
+	// horizon of readings instead of filling its capacity over hours.
+	// Negative: rings always grow to capacity. Zero: DefaultHorizon.
+	Horizon time.Duration
 	// MaxSources bounds the number of distinct sources, and separately of
 	// actuators and health components, so that a misbehaving producer
 	// inventing names cannot grow the model. What is refused is counted in
@@ -84,6 +92,9 @@ type sourceSet struct {
 func New(cfg Config) *Model {
 	if cfg.DefaultCapacity <= 0 {
 		cfg.DefaultCapacity = DefaultCapacity
+	}
+	if cfg.Horizon == 0 {
+		cfg.Horizon = DefaultHorizon
 	}
 	if cfg.MaxSources <= 0 {
 		cfg.MaxSources = DefaultMaxSources
@@ -246,7 +257,7 @@ func (m *Model) Record(e Event) Event {
 	}
 	m.evMu.Lock()
 	e.Seq = m.seq.Add(1)
-	*m.events.slot() = e
+	*m.events.slot(true) = e
 	m.evTotal++
 	m.evMu.Unlock()
 	m.wake.signal()

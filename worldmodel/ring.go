@@ -1,6 +1,7 @@
 package worldmodel
 
 import (
+	"slices"
 	"sort"
 	"sync"
 	"time"
@@ -9,18 +10,29 @@ import (
 // ring is a bounded FIFO that overwrites its oldest item when full. The
 // backing array grows on demand up to limit, so a source that has produced
 // three readings holds three slots, not limit: many configured sources cost
-// little until they are busy.
+// little until they are busy. A caller may also refuse growth (see
+// Config.Horizon): the ring then overwrites its oldest item at its current
+// length, and grows again when next allowed.
 type ring[T any] struct {
 	buf   []T
-	start int // index of the oldest item; stays 0 until the ring is full
+	start int // index of the oldest item; 0 until the ring first wraps
 	limit int
 }
 
-// slot returns where the next item goes, overwriting the oldest one when
-// the ring is full. The caller writes through the pointer, which saves
-// copying a large item once more on the hot path.
-func (r *ring[T]) slot() *T {
-	if len(r.buf) < r.limit {
+// slot returns where the next item goes: a new slot while the ring holds
+// fewer than limit items and mayGrow, else the oldest item's. The caller
+// writes through the pointer, which saves copying a large item once more
+// on the hot path.
+func (r *ring[T]) slot(mayGrow bool) *T {
+	if len(r.buf) < r.limit && (mayGrow || len(r.buf) == 0) {
+		if r.start != 0 {
+			// Wrapped at a length below limit: put the oldest first so
+			// the new slot can go at the end.
+			slices.Reverse(r.buf[:r.start])
+			slices.Reverse(r.buf[r.start:])
+			slices.Reverse(r.buf)
+			r.start = 0
+		}
 		if len(r.buf) == cap(r.buf) {
 			r.grow()
 		}
@@ -29,7 +41,7 @@ func (r *ring[T]) slot() *T {
 	}
 	p := &r.buf[r.start]
 	r.start++
-	if r.start == r.limit {
+	if r.start == len(r.buf) {
 		r.start = 0
 	}
 	return p
@@ -103,11 +115,21 @@ func (r *Ring) Append(o Observation) uint64 {
 	// then locks a ring sees every observation numbered up to that value
 	// (see Model.visible).
 	o.Seq = r.m.seq.Add(1)
-	*r.obs.slot() = o
+	*r.obs.slot(r.young(o.Time)) = o
 	r.total++
 	r.mu.Unlock()
 	r.m.wake.signal()
 	return o.Seq
+}
+
+// young reports whether the ring may grow for an observation at t: it is
+// empty, or its oldest reading is no older than the model's horizon. A
+// source that reports once a minute thus keeps 11 readings, not 256 (four
+// hours, filling slowly: the memory creep of issue 11). Called with r.mu
+// held.
+func (r *Ring) young(t time.Time) bool {
+	h := r.m.cfg.Horizon
+	return h <= 0 || r.obs.len() == 0 || t.Sub(r.obs.at(0).Time) <= h
 }
 
 func (r *Ring) latest() (Observation, bool) {

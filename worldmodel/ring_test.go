@@ -32,6 +32,47 @@ func TestRingKeepsNewestUpToCapacity(t *testing.T) {
 	}
 }
 
+// TestHorizonBoundsSlowSources: a source reporting once a minute for four
+// hours keeps about one to two horizons of readings, not its capacity; when
+// it speeds up the ring grows again, oldest first and nothing lost.
+func TestHorizonBoundsSlowSources(t *testing.T) {
+	m := New(Config{DefaultCapacity: 256, Horizon: 10 * time.Minute})
+	r := m.Ring("s")
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	n := 0
+	add := func(at time.Time) {
+		n++
+		r.Append(Observation{Time: at, Kind: Reading, Value: float64(n)})
+	}
+	for i := range 240 {
+		add(t0.Add(time.Duration(i) * time.Minute))
+	}
+	check := func(minHeld, maxHeld int) []Observation {
+		t.Helper()
+		got := m.Since("s", 0, 0)
+		if len(got) < minHeld || len(got) > maxHeld {
+			t.Fatalf("after %d readings: %d held, want %d–%d", n, len(got), minHeld, maxHeld)
+		}
+		for i, o := range got {
+			if want := float64(n - len(got) + 1 + i); o.Value != want {
+				t.Fatalf("after %d readings: item %d = %v, want %v (oldest first, none skipped)", n, i, o.Value, want)
+			}
+		}
+		return got
+	}
+	got := check(11, 11)
+	if span := got[len(got)-1].Time.Sub(got[0].Time); span < 10*time.Minute {
+		t.Fatalf("history reaches back %v, want at least the horizon", span)
+	}
+	// The same source at 10 Hz: the ring is wrapped below capacity and
+	// must grow again, up to its capacity.
+	last := t0.Add(240 * time.Minute)
+	for i := range 1000 {
+		add(last.Add(time.Duration(i+1) * 100 * time.Millisecond))
+	}
+	check(256, 256)
+}
+
 func TestCapacityOverride(t *testing.T) {
 	m := New(Config{DefaultCapacity: 10, Capacities: map[string]int{"camera.snapshot": 2}})
 	for range 20 {

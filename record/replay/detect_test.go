@@ -91,7 +91,7 @@ func TestDetectorsReplayIdentically(t *testing.T) {
 // A higher motion threshold sees the walker later and loses it sooner: the
 // report says which motion events moved, with their times, and the replay
 // counts as diverged (--check fails).
-func TestChangedMotionThresholdDiverges(t *testing.T) {
+func TestDetectorsReplayMotionThresholdDiverges(t *testing.T) {
 	rep, err := detect(t, "motion-detect.mcap", func(y string) string {
 		return strings.Replace(y, "threshold: 30", "threshold: 250", 1)
 	})
@@ -114,7 +114,7 @@ func TestChangedMotionThresholdDiverges(t *testing.T) {
 
 // A stricter wake-word threshold misses the recorded wake word: the
 // detections differ, and so does what the agent decided.
-func TestChangedWakeThresholdDiverges(t *testing.T) {
+func TestDetectorsReplayWakeThresholdDiverges(t *testing.T) {
 	rep, err := detect(t, "wake-command.mcap", func(y string) string {
 		return strings.Replace(y, "model_threshold: 0.5", "model_threshold: 0.9", 1)
 	})
@@ -132,7 +132,7 @@ func TestChangedWakeThresholdDiverges(t *testing.T) {
 
 // Asked for detectors, a recording without the frames or audio they need
 // is refused with the channel that is missing.
-func TestDetectorsNeedTheirInput(t *testing.T) {
+func TestDetectorsReplayNeedsInput(t *testing.T) {
 	for scenario, c := range map[string]struct{ sensor, want string }{
 		"motion-detect.mcap": {"  - name: mic\n    kind: mic\n    options: {source: sim}\n", `sensor "mic": no /audio/mic.audio`},
 		"wake-command.mcap":  {"  - name: cam\n    kind: camera\n    options: {source: sim}\n", `sensor "cam": no /obs/cam.snapshot or /obs/cam.motion_snapshot`},
@@ -154,7 +154,7 @@ func TestDetectorsNeedTheirInput(t *testing.T) {
 
 // A frame that is not a JPEG is counted and reported, and the detector
 // goes on with the next.
-func TestCorruptFrameIsCounted(t *testing.T) {
+func TestDetectorsReplayCountsCorruptFrame(t *testing.T) {
 	dir := t.TempDir()
 	const recorded = `device: {id: frames, platform: sim}
 data_dir: state

@@ -16,6 +16,9 @@
 //	/audio/<mic>.audio       edgeagent.Audio: raw PCM around speech (only with audio: true)
 //	/recorder/stats          written, dropped, missed, frames skipped (every flush)
 //
+// Frames and audio are also what `replay --detections detectors` runs the
+// motion and wake-word detectors over again (see package replay).
+//
 // Metadata "edgeagent" holds the build (version, VCS revision, Go) and the
 // device; the attachment "board.yaml" is the effective board config (the
 // MQTT password redacted), from which a replay builds its agent.

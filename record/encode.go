@@ -41,6 +41,31 @@ func recordTopic(kind, source string) string { return "/" + kind + "/" + source 
 func annotationTopic(camera string) string   { return "/annotations/" + camera }
 func audioTopic(source string) string        { return "/audio/" + source }
 
+// BlobTopic is the channel that holds a source's blobs of this MIME type
+// whole (what a replay feeds to a detector); "" for blobs of which only the
+// size is recorded.
+func BlobTopic(source, mime string) string {
+	switch blobKind(mime) {
+	case KindImage:
+		return obsTopic(source)
+	case KindAudio:
+		return audioTopic(source)
+	}
+	return ""
+}
+
+// blobKind is the kind of channel that keeps a blob whole: JPEG frames and
+// audio; "" for other blobs.
+func blobKind(mime string) string {
+	switch {
+	case mime == "image/jpeg":
+		return KindImage
+	case strings.HasPrefix(mime, "audio/"):
+		return KindAudio
+	}
+	return ""
+}
+
 // TopicDecisions holds the agent's decisions (events of kind "decision",
 // their trace in data.trace).
 const (
@@ -133,10 +158,10 @@ func (e *encoder) observation(dst []Message, o *worldmodel.Observation) []Messag
 		if o.Blob == nil {
 			return dst
 		}
-		if o.Blob.MIME == "image/jpeg" {
+		switch blobKind(o.Blob.MIME) {
+		case KindImage:
 			return e.frame(dst, o)
-		}
-		if strings.HasPrefix(o.Blob.MIME, "audio/") {
+		case KindAudio:
 			return e.audio(dst, o)
 		}
 		m.Schema = SchemaBlob

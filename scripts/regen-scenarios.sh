@@ -2,7 +2,9 @@
 # Regenerate the scenario recordings in testdata/scenarios/ from their boards
 # when behaviour changes on purpose. Each board runs on the simulated devices
 # for a fixed time with `run --record`; then every recording must replay
-# identically 10 times out of 10. Review what changed before committing:
+# identically 10 times out of 10, and those that keep their frames or audio
+# (detect) 10 times out of 10 with --detections detectors too, i.e. with the
+# motion and wake-word detectors run again. Review what changed before committing:
 #   edgeagent recording info testdata/scenarios/<name>.mcap
 #   edgeagent replay testdata/scenarios/<name>.mcap --as-fast-as-possible --check
 #
@@ -10,9 +12,10 @@
 #   scripts/regen-scenarios.sh estop      # one
 set -euo pipefail
 cd "$(dirname "$0")/.."
-declare -A seconds=([motion-reflex]=22 [estop]=9 [threshold]=14 [sensor-fault]=10 [llm-estop]=8 [wake-command]=7)
+declare -A seconds=([motion-reflex]=22 [estop]=9 [threshold]=14 [sensor-fault]=10 [llm-estop]=8 [wake-command]=7 [motion-detect]=11)
+declare -A detect=([motion-detect]=1 [wake-command]=1)
 names=("$@")
-[ ${#names[@]} -gt 0 ] || names=(motion-reflex estop threshold sensor-fault llm-estop wake-command)
+[ ${#names[@]} -gt 0 ] || names=(motion-reflex estop threshold sensor-fault llm-estop wake-command motion-detect)
 tmp=$(mktemp -d)
 ollama_pid=
 stt_pid=
@@ -47,9 +50,13 @@ for name in "${names[@]}"; do
 	timeout -s INT "$dur" "$tmp/edgeagent" run --board "$tmp/$name/$name.yaml" --record "$out" --log-level warn || rc=$?
 	[ "$rc" = 0 ] || [ "$rc" = 124 ] || { echo "run failed: $rc" >&2; exit 1; }
 	"$tmp/edgeagent" recording info "$out" | sed -n 1,4p
-	for i in $(seq 10); do
-		"$tmp/edgeagent" replay "$out" --as-fast-as-possible --check >/dev/null ||
-			{ echo "$name: replay $i of 10 diverged:" >&2; "$tmp/edgeagent" replay "$out" --as-fast-as-possible --check; exit 1; }
+	modes=(recorded)
+	[ -z "${detect[$name]:-}" ] || modes+=(detectors)
+	for mode in "${modes[@]}"; do
+		for i in $(seq 10); do
+			"$tmp/edgeagent" replay "$out" --as-fast-as-possible --check --detections "$mode" >/dev/null ||
+				{ echo "$name: replay $i of 10 (--detections $mode) diverged:" >&2; "$tmp/edgeagent" replay "$out" --as-fast-as-possible --check --detections "$mode"; exit 1; }
+		done
+		echo "$name: 10 of 10 replays identical (--detections $mode)"
 	done
-	echo "$name: 10 of 10 replays identical"
 done

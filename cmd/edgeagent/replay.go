@@ -35,7 +35,19 @@ decisions, tool calls and actuator writes compare with the recording and the
 first divergence with its context. --check exits non-zero on a divergence.
 
 --llm recorded answers every LLM call from the recording (a different prompt
-is a divergence); live asks the board's Ollama; off keeps to the fast paths.`,
+is a divergence); live asks the board's Ollama; off keeps to the fast paths.
+
+--detections recorded feeds the recorded motion and wake-word detections.
+--detections detectors runs the recorded camera frames (record.frames) and
+microphone audio (record: {audio: true}) through the motion and wake-word
+detectors of the board (the recorded one or --board) instead, and feeds
+what they find at the frames' and chunks' times; the report lists, per
+sensor, the detections that vanished or appeared (with their times) beside
+the decision diff, and --check fails on either. Use it to check a new
+threshold, mask or wake-word model against yesterday's recordings. The
+detector sees only the recorded frames: record them at the camera's rate
+(frames.interval and snapshot_interval ≤ the frame period) for the
+detections of the live run to come out again.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -45,6 +57,7 @@ is a divergence); live asks the board's Ollama; off keeps to the fast paths.`,
 			} else if o.Speed <= 0 {
 				return fmt.Errorf("--speed %v: want > 0, or --as-fast-as-possible", o.Speed)
 			}
+			o.Board, o.Dir = nil, "" // not a previous run's (tests execute the command again)
 			if boardPath != "" {
 				cfg, err := board.Load(boardPath)
 				if err != nil {
@@ -77,6 +90,7 @@ is a divergence); live asks the board's Ollama; off keeps to the fast paths.`,
 	f.BoolVar(&fast, "as-fast-as-possible", false, "replay as fast as the agent handles the inputs")
 	f.StringVar(&o.LLM, "llm", "recorded", "LLM answers: recorded, live or off")
 	f.BoolVar(&o.Frames, "frames", true, "feed recorded camera frames back as snapshots")
+	f.StringVar(&o.Detections, "detections", "recorded", "motion and wake-word detections: recorded, or detectors (the recorded frames and audio through the board's detectors)")
 	f.BoolVar(&check, "check", false, "exit non-zero when the replay diverges")
 	f.StringVar(&o.Out, "out", "", "record the replay into this new MCAP file")
 	rootCmd.AddCommand(cmd)

@@ -82,7 +82,10 @@ var rules = []struct {
 	// calls tools as "web"; it never imports a sensor driver or the node.
 	{"dashboard", []string{"plugin", "agent", "hooks", "tools", "worldmodel", "board", "clock", "store"}},
 	{"record/recording", nil},
-	{"record/replay", []string{"board", "clock", "hooks", "node", "record", "record/recording", "tools", "worldmodel"}},
+	// A replay with --detections detectors builds the board's sensors (as
+	// the node does, through sensorconf and the kinds' registry) to run
+	// their detectors; it never imports a sensor kind.
+	{"record/replay", []string{"board", "clock", "hooks", "node", "node/sensorconf", "record", "record/recording", "sensors", "tools", "worldmodel"}},
 }
 
 func match(pattern, pkg string) bool {

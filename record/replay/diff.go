@@ -172,6 +172,7 @@ func (r *Report) Print(w io.Writer) {
 	for _, wall := range r.WallClock {
 		fmt.Fprintf(w, "  note: %s\n", wall)
 	}
+	r.printDetections(w)
 	d := r.Divergence
 	if d == nil {
 		fmt.Fprintln(w, "identical: every decision, tool call, actuator write and LLM exchange as recorded")

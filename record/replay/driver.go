@@ -57,6 +57,7 @@ type driver struct {
 	shift     time.Duration // recorded time + shift = replay time
 	wallStart time.Time
 	rep       *Report
+	dets      []*detector
 
 	calls   sync.WaitGroup // tools called from outside, still running
 	raised  uint64         // interrupts given to the agent
@@ -75,6 +76,13 @@ func (d *driver) run(ctx context.Context, inputs []input, heartbeat time.Duratio
 	q := d.n.Agent.Status().Queue
 	d.base = [2]uint64{q.Coalesced, q.Dropped}
 	d.raised = d.probe.finished.Load() // cycles that ran before the first input
+	// What the detectors reported when they were built (a camera's motion
+	// off) goes first.
+	for _, det := range d.dets {
+		if err := d.handOver(ctx, det, d.start); err != nil {
+			return err
+		}
+	}
 	nextBeat := d.start.Add(heartbeat)
 	for _, in := range inputs {
 		for heartbeat > 0 && !nextBeat.After(in.t.Add(d.shift)) {
@@ -99,6 +107,12 @@ func (d *driver) run(ctx context.Context, inputs []input, heartbeat time.Duratio
 			}
 			continue
 		}
+		if in.det != nil {
+			if err := d.detect(ctx, in.det, *in.obs, t); err != nil {
+				return err
+			}
+			continue
+		}
 		if in.obs != nil {
 			o := *in.obs
 			o.Time = t
@@ -107,22 +121,14 @@ func (d *driver) run(ctx context.Context, inputs []input, heartbeat time.Duratio
 				ev.Time = t
 				o.Event = &ev
 			}
-			d.n.World.Append(o)
-			// Read the node's stream before a bounded ring can overwrite
-			// what was not read: after every input to a small ring, every
-			// readEvery inputs otherwise.
-			if d.fed++; d.fed%d.readEvery == 0 || d.small[o.Source] {
-				if err := d.keepUp(ctx); err != nil {
-					return err
-				}
+			if err := d.observe(ctx, o); err != nil {
+				return err
 			}
 			continue
 		}
 		ev := *in.event
 		ev.Time = t
-		d.n.Raise(ev)
-		d.raised++
-		if err := d.settle(ctx); err != nil {
+		if err := d.raise(ctx, ev); err != nil {
 			return err
 		}
 	}
@@ -130,6 +136,66 @@ func (d *driver) run(ctx context.Context, inputs []input, heartbeat time.Duratio
 		return err
 	}
 	return d.finishCalls(ctx)
+}
+
+// observe appends an observation to the node's world model.
+func (d *driver) observe(ctx context.Context, o worldmodel.Observation) error {
+	d.n.World.Append(o)
+	// Read the node's stream before a bounded ring can overwrite what was
+	// not read: after every input to a small ring, every readEvery inputs
+	// otherwise.
+	if d.fed++; d.fed%d.readEvery == 0 || d.small[o.Source] {
+		return d.keepUp(ctx)
+	}
+	return nil
+}
+
+// raise gives the agent an event and waits until it has handled it.
+func (d *driver) raise(ctx context.Context, ev worldmodel.Event) error {
+	d.n.Raise(ev)
+	d.raised++
+	return d.settle(ctx)
+}
+
+// detect runs a sensor's detectors over one recorded frame or audio chunk
+// at replay time t and hands what they report to the node.
+func (d *driver) detect(ctx context.Context, det *detector, in worldmodel.Observation, t time.Time) error {
+	in.Time = t
+	det.rep.Fed++
+	if err := det.red.Feed(in); err != nil {
+		if det.rep.Bad++; det.rep.Bad == 1 {
+			det.rep.BadNote = fmt.Sprintf("at +%s (%s): %v", t.Sub(d.start).Round(time.Millisecond), in.Source, err)
+		}
+	}
+	return d.handOver(ctx, det, t)
+}
+
+// handOver gives the node what a sensor's detectors reported, in order, as
+// the sensor's sink would: a report without a time gets t.
+func (d *driver) handOver(ctx context.Context, det *detector, t time.Time) error {
+	for i := range det.out {
+		it := &det.out[i]
+		if it.Kind == worldmodel.ItemObservation {
+			if it.Obs.Time.IsZero() {
+				it.Obs.Time = t
+			}
+			if err := d.observe(ctx, it.Obs); err != nil {
+				return err
+			}
+			continue
+		}
+		ev := it.Event
+		if ev.Time.IsZero() {
+			ev.Time = t
+		}
+		det.rep.Replayed = append(det.rep.Replayed, Detection{Kind: ev.Kind, Time: ev.Time.Add(-d.shift), Message: ev.Message})
+		if err := d.raise(ctx, ev); err != nil {
+			return err
+		}
+	}
+	clear(det.out)
+	det.out = det.out[:0]
+	return nil
 }
 
 // invoke makes a call that came from outside, as it was made. It waits for

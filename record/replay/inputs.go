@@ -1,7 +1,6 @@
 package replay
 
 import (
-	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -20,6 +19,7 @@ type input struct {
 	obs   *worldmodel.Observation
 	event *worldmodel.Event
 	call  *tools.Call // a tool called from outside: MQTT or the CLI
+	det   *detector   // obs is a frame or audio for these detectors
 }
 
 // replayedCallers are the callers whose tool calls came from outside the
@@ -66,18 +66,23 @@ type llmMessage struct {
 
 // load reads a recording. actuators are the board's actuator names: what
 // their sources observe (headlight.on, pan.angle) the replayed actuators
-// observe again, so it is not fed.
-func load(path string, actuators map[string]bool, frames bool) (*tape, error) {
+// observe again, so it is not fed. dets take their inputs and outputs.
+func load(path string, actuators map[string]bool, frames bool, dets []*detector) (*tape, error) {
 	tp := &tape{}
 	var bad error
 	info, err := recording.Read(path, func(m recording.Msg) error {
-		in, act, x, err := decode(m, actuators, frames)
+		in, claimed, err := claim(m, dets)
+		var act *Action
+		var x *exchange
+		if !claimed {
+			in, act, x, err = decode(m, actuators, frames)
+		}
 		if err != nil {
 			bad = fmt.Errorf("%s: message on %s at %s: %w", path, m.Channel.Topic, m.Time.UTC().Format(time.RFC3339Nano), err)
 			return recording.ErrStop
 		}
 		if in != nil {
-			if in.obs != nil && in.obs.Kind == worldmodel.BlobRef {
+			if in.obs != nil && in.obs.Kind == worldmodel.BlobRef && in.det == nil {
 				tp.frames++
 			}
 			tp.inputs = append(tp.inputs, *in)
@@ -141,18 +146,11 @@ func decode(m recording.Msg, actuators map[string]bool, frames bool) (*input, *A
 	}
 	switch {
 	case c.Kind == record.KindImage:
-		b64 := struct {
-			Data string `json:"data"`
-		}{}
-		if err := json.Unmarshal(m.Data, &b64); err != nil {
-			return nil, nil, nil, fmt.Errorf("not a compressed image")
-		}
-		data, err := base64.StdEncoding.DecodeString(b64.Data)
+		b, err := blobOf(m)
 		if err != nil {
-			return nil, nil, nil, fmt.Errorf("image data is not base64")
+			return nil, nil, nil, err
 		}
-		return &input{t: m.Time, obs: &worldmodel.Observation{Time: m.Time, Source: c.Source, Kind: worldmodel.BlobRef,
-			Blob: &worldmodel.Blob{MIME: "image/jpeg", Data: data}}}, nil, nil, nil
+		return &input{t: m.Time, obs: &worldmodel.Observation{Time: m.Time, Source: c.Source, Kind: worldmodel.BlobRef, Blob: b}}, nil, nil, nil
 	case c.Kind == record.KindObservation:
 		o := &worldmodel.Observation{Time: m.Time, Source: c.Source}
 		switch c.Schema {

@@ -6,6 +6,19 @@
 // recording, live, or not at all. What the agent then decides, calls and
 // actuates is compared with what it did when it was recorded.
 //
+// Detections: by default the recorded detections (motion, wake words) are
+// fed. With Options.Detections "detectors" the recorded camera frames and
+// microphone audio (record.frames, record: {audio: true}) run through the
+// detectors the board configures instead, by the sensors' own code
+// (sensors.Redetector), and their detections are fed at the frames' and
+// chunks' times; the report then also lists, per sensor, the detections
+// that moved, vanished or appeared. A change to the motion detector, a
+// threshold or a wake-word model is so checked against real recordings.
+// Frames need to be recorded at the camera's rate for the detector to see
+// what it saw live (record.frames.interval ≤ the frame period and
+// snapshot_interval likewise); audio is recorded around speech only, so
+// the wake-word detector hears the speech segments back to back.
+//
 // Time: the node's clock (actuator ramps, dead-man timers, rate limits,
 // the recorder) is a clock.Fake advanced to each input's time, and
 // heartbeats are injected on it. Parts that still read the wall clock are
@@ -45,6 +58,10 @@ type Options struct {
 	LLM string
 	// Frames feeds recorded camera frames back as snapshots.
 	Frames bool
+	// Detections is "recorded" (feed the recorded motion and wake-word
+	// detections) or "detectors" (run the recorded frames and audio
+	// through the board's detectors; see the package doc).
+	Detections string
 	// Out records the replay into this new MCAP file.
 	Out string
 	Log *slog.Logger
@@ -69,10 +86,19 @@ type Report struct {
 	Divergence  *Divergence
 	Missed      uint64 // items of the replay's stream overwritten before they were compared
 	WallClock   []string
+	Detectors   []Detections // with Detections "detectors"
 }
 
-// Diverged reports whether the replay did something else.
-func (r *Report) Diverged() bool { return r.Divergence != nil }
+// Diverged reports whether the replay did something else, or its
+// detectors found something else.
+func (r *Report) Diverged() bool {
+	for i := range r.Detectors {
+		if r.Detectors[i].Differ() {
+			return true
+		}
+	}
+	return r.Divergence != nil
+}
 
 // wallClock lists what still reads the wall clock in a replay.
 var wallClock = []string{
@@ -89,6 +115,12 @@ func Run(ctx context.Context, path string, o Options) (*Report, error) {
 	if o.LLM != "recorded" && o.LLM != "live" && o.LLM != "off" {
 		return nil, fmt.Errorf("--llm %q: want recorded, live or off", o.LLM)
 	}
+	if o.Detections == "" {
+		o.Detections = "recorded"
+	}
+	if o.Detections != "recorded" && o.Detections != "detectors" {
+		return nil, fmt.Errorf("--detections %q: want recorded or detectors", o.Detections)
+	}
 	if o.Log == nil {
 		o.Log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
@@ -101,8 +133,17 @@ func Run(ctx context.Context, path string, o Options) (*Report, error) {
 	for _, a := range cfg.Actuators {
 		actuators[a.Name] = true
 	}
-	tp, err := load(path, actuators, o.Frames)
+	var dets []*detector
+	if o.Detections == "detectors" {
+		if dets, err = newDetectors(cfg, o.Dir); err != nil {
+			return nil, err
+		}
+	}
+	tp, err := load(path, actuators, o.Frames, dets)
 	if err != nil {
+		return nil, err
+	}
+	if err := missingInputs(dets); err != nil {
 		return nil, err
 	}
 	tp.info = info
@@ -168,7 +209,7 @@ func Run(ctx context.Context, path string, o Options) (*Report, error) {
 		return nil, fmt.Errorf("the replay node stopped: %w", err)
 	}
 
-	d := &driver{n: n, clk: clk, probe: pr, llm: llmSrv, out: out, cur: n.World.NewCursor(true), speed: o.Speed,
+	d := &driver{n: n, clk: clk, probe: pr, llm: llmSrv, out: out, cur: n.World.NewCursor(true), speed: o.Speed, dets: dets,
 		start: wallStart, shift: shift, wallStart: wallStart, rep: rep, readEvery: 128, small: map[string]bool{}}
 	if c := cfg.World.DefaultCapacity; c > 0 {
 		d.readEvery = min(d.readEvery, c)
@@ -190,6 +231,10 @@ func Run(ctx context.Context, path string, o Options) (*Report, error) {
 	rep.Replayed = d.got
 	rep.Missed = d.cur.Missed()
 	rep.Divergence, rep.Counts = compare(rep.Recorded, rep.Replayed)
+	for _, det := range dets {
+		compareDetections(det.rep)
+		rep.Detectors = append(rep.Detectors, *det.rep)
+	}
 	if llmSrv != nil {
 		rep.LLMServed, rep.LLMNote = llmSrv.served(), llmSrv.mismatch()
 	}

@@ -202,6 +202,9 @@ type pipeline struct {
 	tap     *tap // <name>.audio, while watched
 	ctx     context.Context
 	wg      *sync.WaitGroup
+	// replay: the audio is a recording's, whose spoken commands are
+	// recorded too; no command is captured.
+	replay bool
 }
 
 func (s *Sensor) newPipeline(out sensors.Sink) (*pipeline, error) {
@@ -366,7 +369,7 @@ func (p *pipeline) wake(now time.Time, word, detector string, data map[string]an
 	}
 	p.s.log.Info("wake word", "word", word, "detector", detector, "score", data["score"])
 	p.out.Raise(worldmodel.Event{Time: now, Kind: EventWakeWord, Source: p.s.name, Priority: p.s.wakePrio, Message: msg, Data: data})
-	if stt {
+	if stt && !p.replay {
 		p.capture = newCapture(p, word, now)
 	}
 }

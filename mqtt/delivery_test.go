@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/edgeagent/edgeagent/internal/mqttclient"
 	"github.com/edgeagent/edgeagent/store"
 	"github.com/edgeagent/edgeagent/worldmodel"
 )
@@ -181,10 +182,10 @@ func TestOfflineEstopClear(t *testing.T) {
 	tp := r.topics()
 	r.stop(t)
 	p := dialPeer(t, b.URL(), "owner")
-	if err := wait(context.Background(), p.c.Publish(tp.Estop, 1, true, ""), time.Second); err != nil {
+	if err := mqttclient.Wait(context.Background(), p.c.Publish(tp.Estop, 1, true, ""), time.Second); err != nil {
 		t.Fatal(err)
 	}
-	if err := wait(context.Background(), p.c.Publish(tp.Cmd, 1, true, ""), time.Second); err != nil {
+	if err := mqttclient.Wait(context.Background(), p.c.Publish(tp.Cmd, 1, true, ""), time.Second); err != nil {
 		t.Fatal(err)
 	}
 	r.start(t)

@@ -22,6 +22,7 @@ import (
 	"github.com/edgeagent/edgeagent/agent"
 	"github.com/edgeagent/edgeagent/board"
 	"github.com/edgeagent/edgeagent/hooks"
+	"github.com/edgeagent/edgeagent/internal/mqttclient"
 	"github.com/edgeagent/edgeagent/mqtt/mosquittotest"
 	"github.com/edgeagent/edgeagent/store"
 	"github.com/edgeagent/edgeagent/tools"
@@ -374,7 +375,7 @@ func dialPeer(t testing.TB, url, id string, filters ...string) *peer {
 	o := paho.NewClientOptions().AddBroker(url).SetClientID(id).SetCleanSession(true).
 		SetAutoReconnect(false).SetConnectTimeout(3 * time.Second) // in order: the tests read sequences
 	p.c = paho.NewClient(o)
-	if err := wait(context.Background(), p.c.Connect(), 5*time.Second); err != nil {
+	if err := mqttclient.Wait(context.Background(), p.c.Connect(), 5*time.Second); err != nil {
 		t.Fatalf("peer %s: connect %s: %v", id, url, err)
 	}
 	t.Cleanup(func() { p.c.Disconnect(50) })
@@ -383,7 +384,7 @@ func dialPeer(t testing.TB, url, id string, filters ...string) *peer {
 		for _, f := range filters {
 			subs[f] = 1
 		}
-		if err := wait(context.Background(), p.c.SubscribeMultiple(subs, p.record), 5*time.Second); err != nil {
+		if err := mqttclient.Wait(context.Background(), p.c.SubscribeMultiple(subs, p.record), 5*time.Second); err != nil {
 			t.Fatalf("peer subscribe: %v", err)
 		}
 	}
@@ -449,7 +450,7 @@ func (p *peer) silent(topic string, d time.Duration) bool {
 
 func (p *peer) send(t testing.TB, topic, payload string) {
 	t.Helper()
-	if err := wait(context.Background(), p.c.Publish(topic, 1, false, payload), 5*time.Second); err != nil {
+	if err := mqttclient.Wait(context.Background(), p.c.Publish(topic, 1, false, payload), 5*time.Second); err != nil {
 		t.Fatalf("publish %s: %v", topic, err)
 	}
 }

@@ -1,7 +1,6 @@
 package camera
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"strings"
@@ -44,21 +43,14 @@ func TestMotionStartPreemptsABusyAgent(t *testing.T) {
 
 	// A camera replaying, in real time, a doorway where someone walks in
 	// after two seconds.
-	const w, h = 160, 120
-	sc, _ := camsim.New(camsim.Config{Width: w, Height: h, Seed: 5, Noise: 3,
+	door := mjpegClip(t, "door.mjpeg", 80, camsim.Config{Width: 160, Height: 120, Seed: 5, Noise: 3,
 		Objects: []camsim.Object{{W: 30, H: 50, Y: 40, Speed: 6, Start: 40, Level: 200}}})
-	var clip bytes.Buffer
-	y := make([]byte, w*h)
-	for i := range 80 {
-		sc.Render(i, y)
-		clip.Write(encodeJPEG(t, y, w, h))
-	}
 	cfg := kittest.Board(t, "sim", `
 - name: door
   kind: camera
   options:
     source: file
-    path: `+writeFile(t, "door.mjpeg", clip.Bytes())+`
+    path: `+door+`
     fps: 20
     pace: true
 `)

@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"io"
 	"log/slog"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -99,6 +100,23 @@ func (b *Busy) Stop(t testing.TB) {
 			t.Error("the agent loop did not stop within 2 s")
 		}
 	})
+}
+
+// Preempted waits for the slow job's outcome and checks that the High
+// event by ("door/motion_start": source/kind) cancelled it; it returns
+// the outcome.
+func (b *Busy) Preempted(t testing.TB, by string) agent.Outcome {
+	t.Helper()
+	var out agent.Outcome
+	select {
+	case out = <-b.Job:
+	case <-time.After(10 * time.Second):
+		t.Fatalf("%s did not preempt the slow job", by)
+	}
+	if out.Preempted != by || len(out.Steps) != 1 || !strings.Contains(out.Steps[0].Error, "preempted by high "+by) {
+		t.Fatalf("slow job outcome: preempted %q, steps %+v", out.Preempted, out.Steps)
+	}
+	return out
 }
 
 // Sink is what the runtime gives a sensor: observations into the world

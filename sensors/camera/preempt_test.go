@@ -9,7 +9,6 @@ import (
 
 	"github.com/edgeagent/edgeagent/agent"
 	"github.com/edgeagent/edgeagent/agent/agenttest"
-	"github.com/edgeagent/edgeagent/sensors"
 	"github.com/edgeagent/edgeagent/sensors/camera/camsim"
 	"github.com/edgeagent/edgeagent/sensors/i2c/i2ckit/kittest"
 	"github.com/edgeagent/edgeagent/tools"
@@ -54,22 +53,8 @@ func TestMotionStartPreemptsABusyAgent(t *testing.T) {
     fps: 20
     pace: true
 `)
-	cam, err := sensors.New(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	camDone := make(chan error, 1)
-	go func() { camDone <- cam.Run(busy.Ctx, busy.Sink()) }()
-
-	var out agent.Outcome
-	select {
-	case out = <-busy.Job:
-	case <-time.After(10 * time.Second):
-		t.Fatal("motion did not preempt the slow job")
-	}
-	if out.Preempted != "door/motion_start" || len(out.Steps) != 1 || !strings.Contains(out.Steps[0].Error, "preempted by high door/motion_start") {
-		t.Fatalf("slow job outcome: preempted %q, steps %+v", out.Preempted, out.Steps)
-	}
+	kittest.Start(t, cfg, busy.Sink())
+	out := busy.Preempted(t, "door/motion_start")
 	var p agent.Perception
 	select {
 	case p = <-dec.seen:
@@ -92,11 +77,5 @@ func TestMotionStartPreemptsABusyAgent(t *testing.T) {
 	}
 	if snap, ok := world.Latest("door.motion_snapshot"); !ok || snap.Blob == nil || snap.Blob.MIME != "image/jpeg" {
 		t.Errorf("no snapshot of the motion start in the world model")
-	}
-	busy.Stop(t)
-	select {
-	case <-camDone:
-	case <-time.After(2 * time.Second):
-		t.Fatal("the camera did not stop within 2 s")
 	}
 }

@@ -3,14 +3,13 @@ package mic
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/edgeagent/edgeagent/agent"
 	"github.com/edgeagent/edgeagent/agent/agenttest"
-	"github.com/edgeagent/edgeagent/sensors/mic/audio"
+	"github.com/edgeagent/edgeagent/sensors/i2c/i2ckit/kittest"
 	"github.com/edgeagent/edgeagent/sensors/mic/wyoming/wyomingtest"
 	"github.com/edgeagent/edgeagent/tools"
 	"github.com/edgeagent/edgeagent/worldmodel"
@@ -46,42 +45,14 @@ func TestWakeWordPreemptsABusyAgent(t *testing.T) {
 				return tools.Result{Value: "on"}, nil
 			}))
 
-	srv, err := wyomingtest.Start(&wyomingtest.Server{Transcribe: func(a []int16) string {
-		if len(a) < audio.Rate/2 {
-			return ""
-		}
-		return "turn on the headlight"
-	}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Close()
+	srv := startWyoming(t, &wyomingtest.Server{Transcribe: hearHeadlight})
 	// In real time: three seconds of a quiet room, "hey robot", a pause,
 	// "turn on the headlight".
 	wav := sceneWAV(t, 7*time.Second, [][]int16{speech(t, "pos/enrolled_b.wav"), speech(t, "neg/turn_on_the_headlight.wav")},
 		[]time.Duration{3 * time.Second, 4 * time.Second})
-	m := newSensor(t, fmt.Sprintf(`
-- name: mic
-  kind: mic
-  options:
-    source: wav
-    file: %s
-    pace: true
-    wakeword: {templates: testdata/wakewords}
-    stt: {wyoming: %s}
-`, wav, srv.Addr()))
-	micDone := make(chan error, 1)
-	go func() { micDone <- m.Run(busy.Ctx, busy.Sink()) }()
-
-	var out agent.Outcome
-	select {
-	case out = <-busy.Job:
-	case <-time.After(10 * time.Second):
-		t.Fatal("the wake word did not preempt the slow job")
-	}
-	if out.Preempted != "mic/wake_word" || len(out.Steps) != 1 || !strings.Contains(out.Steps[0].Error, "preempted by high mic/wake_word") {
-		t.Fatalf("slow job outcome: preempted %q, steps %+v", out.Preempted, out.Steps)
-	}
+	m := voiceSensor(t, wav, true, "wyoming: "+srv.Addr())
+	kittest.Run(t, m, busy.Sink())
+	out := busy.Preempted(t, "mic/wake_word")
 	// The next cycle is about the wake word; the one after carries the
 	// spoken command as text.
 	var wake, cmd agent.Perception
@@ -110,11 +81,5 @@ func TestWakeWordPreemptsABusyAgent(t *testing.T) {
 		}
 	case <-time.After(5 * time.Second):
 		t.Fatal("the spoken command did not run")
-	}
-	busy.Stop(t)
-	select {
-	case <-micDone:
-	case <-time.After(2 * time.Second):
-		t.Fatal("the microphone did not stop within 2 s")
 	}
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -38,7 +37,7 @@ func TestRecordStartStopTools(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	n, err := node.New(cfg, node.Options{Log: slog.New(slog.NewTextHandler(io.Discard, nil)), NoStore: true})
+	n, err := node.New(cfg, node.Options{Log: slog.New(slog.DiscardHandler), NoStore: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -95,12 +94,12 @@ func TestRecordOptionsAreStrict(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = node.New(cfg, node.Options{Log: slog.New(slog.NewTextHandler(io.Discard, nil)), NoStore: true})
+	_, err = node.New(cfg, node.Options{Log: slog.New(slog.DiscardHandler), NoStore: true})
 	if err == nil || !strings.Contains(err.Error(), "b.yaml:2:") || !strings.Contains(err.Error(), "compresion") {
 		t.Fatalf("err = %v, want the unknown key with its position", err)
 	}
 	cfg, _ = loadBoard(t, "device: {id: bot, platform: sim}\nrecord: {compression: brotli}\n")
-	if _, err = node.New(cfg, node.Options{Log: slog.New(slog.NewTextHandler(io.Discard, nil)), NoStore: true}); err == nil || !strings.Contains(err.Error(), "want lz4 or zstd") {
+	if _, err = node.New(cfg, node.Options{Log: slog.New(slog.DiscardHandler), NoStore: true}); err == nil || !strings.Contains(err.Error(), "want lz4 or zstd") {
 		t.Fatalf("err = %v", err)
 	}
 }
@@ -131,7 +130,7 @@ sensors:
 		if err != nil {
 			t.Fatal(err)
 		}
-		n, err := node.New(cfg, node.Options{Log: slog.New(slog.NewTextHandler(io.Discard, nil)), NoStore: true})
+		n, err := node.New(cfg, node.Options{Log: slog.New(slog.DiscardHandler), NoStore: true})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -7,7 +7,6 @@ package agenttest
 import (
 	"context"
 	"encoding/json"
-	"io"
 	"log/slog"
 	"strings"
 	"sync"
@@ -45,7 +44,7 @@ type Busy struct {
 // at cleanup) ends the loop and fails the test if it takes over 2 s.
 func StartBusy(t testing.TB, world *worldmodel.Model, d agent.Decider, extra ...tools.Tool) *Busy {
 	t.Helper()
-	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
+	quiet := slog.New(slog.DiscardHandler)
 	all := []string{"*"}
 	reg, err := tools.NewRegistry(tools.Options{Log: quiet,
 		Grants: map[string][]string{"cli": all, "reflex": all, "voice": all, "llm": all}})

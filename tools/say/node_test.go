@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"log/slog"
 	"os/exec"
 	"path/filepath"
@@ -30,7 +29,7 @@ import (
 // wake-word detector) hears the sim speaker, which plays what the real
 // espeak-ng engine says.
 
-var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
+var quiet = slog.New(slog.DiscardHandler)
 
 func testdata(t testing.TB, p string) string {
 	t.Helper()

@@ -8,7 +8,6 @@ import (
 	"image"
 	"image/color"
 	"image/jpeg"
-	"io"
 	"log/slog"
 	"os"
 	"strings"
@@ -28,7 +27,7 @@ import (
 	"github.com/edgeagent/edgeagent/worldmodel"
 )
 
-var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
+var quiet = slog.New(slog.DiscardHandler)
 
 const camera = `sensors:
   - name: front_cam

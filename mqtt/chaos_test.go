@@ -252,9 +252,7 @@ func streamWith(t *testing.T, c paho.Client, tp Topics, prefix string, rate int,
 // comes back after a pause; nothing is lost or run twice (redeliveries and
 // the requester's resends are answered from the journal).
 func TestChaosBrokerKill(t *testing.T) {
-	m := startMosquitto(t)
-	r := newRig(t, rigOpts{broker: m.URL(), options: reconnectFast})
-	r.start(t)
+	m, r := mosquittoRig(t)
 	tp := r.topics()
 	tl := newTally()
 	c := requester(t, m.URL(), tl, tp)

@@ -125,10 +125,7 @@ func TestRedeliveryAcrossRestart(t *testing.T) {
 func TestInterruptedCommandNotRunAgain(t *testing.T) {
 	dir := t.TempDir()
 	r := newRig(t, rigOpts{dir: dir})
-	cmd := `{"id":"half","tool":"counter.hit","params":{"id":"half"}}`
-	if err := r.store.Put(journalBucket, "half", journalRecord{Hash: payloadHash([]byte(cmd)), Seq: 1}); err != nil {
-		t.Fatal(err)
-	}
+	cmd := r.interrupted(t)
 	r.start(t)
 	tp := r.topics()
 	p := dialPeer(t, r.url(), "client", tp.Reply+"/#")

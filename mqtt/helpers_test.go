@@ -197,6 +197,18 @@ func (r *rig) stop(t testing.TB) {
 	}
 }
 
+// interrupted journals the command with id "half" as an agent leaves a
+// command it died running (started, never answered), and returns it: a
+// redelivery of it is answered failed, not run.
+func (r *rig) interrupted(t testing.TB) string {
+	t.Helper()
+	cmd := `{"id":"half","tool":"counter.hit","params":{"id":"half"}}`
+	if err := r.store.Put(journalBucket, "half", journalRecord{Hash: payloadHash([]byte(cmd)), Seq: 1}); err != nil {
+		t.Fatal(err)
+	}
+	return cmd
+}
+
 // url is where the plane's broker is.
 func (r *rig) url() string { return r.plane.current().conn.broker }
 
@@ -505,3 +517,13 @@ func runChild(url string) {
 
 // reconnectFast is for the tests where the broker goes away.
 func reconnectFast(o *Options) { o.ReconnectMax = time.Second }
+
+// mosquittoRig starts mosquitto and a started rig on it that reconnects
+// fast, for the tests that stop, kill or restart the broker.
+func mosquittoRig(t testing.TB) (*mosquittotest.Broker, *rig) {
+	t.Helper()
+	m := startMosquitto(t)
+	r := newRig(t, rigOpts{broker: m.URL(), options: reconnectFast})
+	r.start(t)
+	return m, r
+}

@@ -115,9 +115,7 @@ func (s *sender) count() int {
 // persistence keeps the sessions); commands sent while it was down are
 // delivered afterwards, each executed once and answered.
 func TestMosquittoRestartLosesNoQoS1Commands(t *testing.T) {
-	m := startMosquitto(t)
-	r := newRig(t, rigOpts{broker: m.URL(), options: reconnectFast})
-	r.start(t)
+	m, r := mosquittoRig(t)
 	tp := r.topics()
 	s := newSender(t, m.URL(), tp)
 	for i := range 10 {
@@ -158,9 +156,7 @@ func TestMosquittoRestartLosesNoQoS1Commands(t *testing.T) {
 // without our session (no persistence) still delivers our commands,
 // because the agent subscribes again on every connect.
 func TestMosquittoResubscribesAfterSessionLoss(t *testing.T) {
-	m := startMosquitto(t)
-	r := newRig(t, rigOpts{broker: m.URL(), options: reconnectFast})
-	r.start(t)
+	m, r := mosquittoRig(t)
 	tp := r.topics()
 	m.Stop()
 	if err := m.ForgetSessions(); err != nil {

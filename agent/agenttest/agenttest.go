@@ -8,6 +8,7 @@ import (
 	"context"
 	"encoding/json"
 	"log/slog"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -116,6 +117,47 @@ func (b *Busy) Preempted(t testing.TB, by string) agent.Outcome {
 		t.Fatalf("slow job outcome: preempted %q, steps %+v", out.Preempted, out.Steps)
 	}
 	return out
+}
+
+// Decider answers the cycles about an event of one of kinds with decide,
+// after reporting their perception on the returned channel (16 deep); the
+// other cycles it leaves undecided (agent.ErrNoDecision).
+func Decider(decide func(agent.Perception) (agent.Decision, error), kinds ...string) (agent.Decider, <-chan agent.Perception) {
+	d := decider{decide: decide, kinds: kinds, seen: make(chan agent.Perception, 16)}
+	return d, d.seen
+}
+
+type decider struct {
+	decide func(agent.Perception) (agent.Decision, error)
+	kinds  []string
+	seen   chan agent.Perception
+}
+
+func (d decider) Decide(_ context.Context, p agent.Perception) (agent.Decision, error) {
+	if p.Event == nil || !slices.Contains(d.kinds, p.Event.Kind) {
+		return agent.Decision{}, agent.ErrNoDecision
+	}
+	d.seen <- p
+	return d.decide(p)
+}
+
+// Probe is an actuating tool named name, params its JSON Schema (empty:
+// none), that does nothing but report the parameters of each call on the
+// returned channel: what the test's decision made the robot do. Calls
+// beyond the channel's 16 are not reported.
+func Probe(name, params string) (tools.Tool, <-chan json.RawMessage) {
+	calls := make(chan json.RawMessage, 16)
+	spec := tools.Spec{Name: name, Description: "the test's probe " + name, Permission: "actuate"}
+	if params != "" {
+		spec.Params = json.RawMessage(params)
+	}
+	return tools.Func(spec, func(_ context.Context, p json.RawMessage) (tools.Result, error) {
+		select {
+		case calls <- p:
+		default:
+		}
+		return tools.Result{}, nil
+	}), calls
 }
 
 // Sink is what the runtime gives a sensor: observations into the world

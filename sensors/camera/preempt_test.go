@@ -1,8 +1,6 @@
 package camera
 
 import (
-	"context"
-	"encoding/json"
 	"strings"
 	"testing"
 	"time"
@@ -11,20 +9,8 @@ import (
 	"github.com/edgeagent/edgeagent/agent/agenttest"
 	"github.com/edgeagent/edgeagent/sensors/camera/camsim"
 	"github.com/edgeagent/edgeagent/sensors/i2c/i2ckit/kittest"
-	"github.com/edgeagent/edgeagent/tools"
 	"github.com/edgeagent/edgeagent/worldmodel"
 )
-
-// motionDecider reacts to motion_start and remembers what it perceived.
-type motionDecider struct{ seen chan agent.Perception }
-
-func (d motionDecider) Decide(_ context.Context, p agent.Perception) (agent.Decision, error) {
-	if p.Event == nil || p.Event.Kind != EventMotionStart {
-		return agent.Decision{}, agent.ErrNoDecision
-	}
-	d.seen <- p
-	return agent.Decision{Path: "reflex", Caller: "reflex", Steps: []agent.Step{{ID: "1", Tool: "probe.look"}}}, nil
-}
 
 // With the agent busy in a slow Normal-priority step, a person walking into
 // the camera's view cancels that step, and the next cycle is about the
@@ -32,13 +18,12 @@ func (d motionDecider) Decide(_ context.Context, p agent.Perception) (agent.Deci
 // summary.
 func TestMotionStartPreemptsABusyAgent(t *testing.T) {
 	world := worldmodel.New(worldmodel.Config{Capacities: map[string]int{"door.snapshot": 2}})
-	looked := make(chan struct{}, 1)
-	dec := motionDecider{seen: make(chan agent.Perception, 4)}
-	busy := agenttest.StartBusy(t, world, dec, tools.Func(tools.Spec{Name: "probe.look", Description: "turns to look", Permission: "actuate"},
-		func(context.Context, json.RawMessage) (tools.Result, error) {
-			looked <- struct{}{}
-			return tools.Result{}, nil
-		}))
+	look, looked := agenttest.Probe("probe.look", "")
+	// The motion's cycle turns to look.
+	dec, seen := agenttest.Decider(func(agent.Perception) (agent.Decision, error) {
+		return agent.Decision{Path: "reflex", Caller: "reflex", Steps: []agent.Step{{ID: "1", Tool: "probe.look"}}}, nil
+	}, EventMotionStart)
+	busy := agenttest.StartBusy(t, world, dec, look)
 
 	// A camera replaying, in real time, a doorway where someone walks in
 	// after two seconds.
@@ -57,7 +42,7 @@ func TestMotionStartPreemptsABusyAgent(t *testing.T) {
 	out := busy.Preempted(t, "door/motion_start")
 	var p agent.Perception
 	select {
-	case p = <-dec.seen:
+	case p = <-seen:
 	case <-time.After(5 * time.Second):
 		t.Fatal("no cycle for the motion event")
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/edgeagent/edgeagent/agent"
 	"github.com/edgeagent/edgeagent/hooks"
 	"github.com/edgeagent/edgeagent/internal/mqttclient"
+	"github.com/edgeagent/edgeagent/internal/wait"
 	"github.com/edgeagent/edgeagent/tools"
 	"github.com/edgeagent/edgeagent/worldmodel"
 )
@@ -491,14 +492,10 @@ func (t *tracker) close(ctx context.Context) error {
 	t.mu.Lock()
 	t.closed = true
 	t.mu.Unlock()
-	done := make(chan struct{})
-	go func() { t.wg.Wait(); close(done) }()
-	select {
-	case <-done:
-		return nil
-	case <-ctx.Done():
-		return fmt.Errorf("mqtt: handlers still running at stop: %w", ctx.Err())
+	if err := wait.Group(ctx, &t.wg); err != nil {
+		return fmt.Errorf("mqtt: handlers still running at stop: %w", err)
 	}
+	return nil
 }
 
 // rateLimit lets a log line through at most once a second, so a flood of

@@ -310,6 +310,17 @@ agent:
 		`t.yaml:6:36: sensors[1].interval: not a duration`,
 		`t.yaml:8:10: agent.queue: expected an integer`,
 	}
+	wantErrors(t, err, want)
+	var joined interface{ Unwrap() []error }
+	if !errors.As(err, &joined) || len(joined.Unwrap()) != len(want) {
+		t.Errorf("errors are not individually reachable: %T", err)
+	}
+}
+
+// wantErrors checks that err lists one error a line, in order, each
+// starting with its want.
+func wantErrors(t *testing.T, err error, want []string) {
+	t.Helper()
 	lines := strings.Split(err.Error(), "\n")
 	if len(lines) != len(want) {
 		t.Fatalf("got %d errors, want %d:\n%v", len(lines), len(want), err)
@@ -318,10 +329,6 @@ agent:
 		if !strings.HasPrefix(lines[i], want[i]) {
 			t.Errorf("error %d:\n got %s\nwant %s…", i, lines[i], want[i])
 		}
-	}
-	var joined interface{ Unwrap() []error }
-	if !errors.As(err, &joined) || len(joined.Unwrap()) != len(want) {
-		t.Errorf("errors are not individually reachable: %T", err)
 	}
 }
 

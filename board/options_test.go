@@ -110,15 +110,7 @@ func TestOptionsStrict(t *testing.T) {
 		`o.yaml:10:18: sensors[0].options.channels[0].gain: expected a number, got a string`,
 		`o.yaml:11:15: sensors[0].options.labels: expected a mapping, got a list`,
 	}
-	lines := strings.Split(err.Error(), "\n")
-	if len(lines) != len(want) {
-		t.Fatalf("got %d errors, want %d:\n%v", len(lines), len(want), err)
-	}
-	for i := range want {
-		if !strings.HasPrefix(lines[i], want[i]) {
-			t.Errorf("error %d:\n got %s\nwant %s…", i, lines[i], want[i])
-		}
-	}
+	wantErrors(t, err, want)
 }
 
 func TestOptionsDecodeNeedsPointer(t *testing.T) {

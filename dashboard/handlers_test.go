@@ -62,7 +62,7 @@ func runBoard(t *testing.T, auth, listen string) (n *node.Node, exited <-chan st
 	if err != nil {
 		t.Fatal(err)
 	}
-	n, err = node.New(cfg, node.Options{Log: slog.New(slog.NewTextHandler(io.Discard, nil)), ConfigDir: dir})
+	n, err = node.New(cfg, node.Options{Log: slog.New(slog.DiscardHandler), ConfigDir: dir})
 	if err != nil {
 		t.Fatal(err)
 	}

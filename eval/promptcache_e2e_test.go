@@ -59,7 +59,7 @@ func TestPromptCacheE2E(t *testing.T) {
 	for i := range cfg.Sensors {
 		cfg.Sensors[i].Enabled = false // the test seeds the world itself
 	}
-	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	log := slog.New(slog.DiscardHandler)
 	n, err := node.New(cfg, node.Options{Log: log, ConfigDir: "../board-configs", NoStore: true})
 	if err != nil {
 		t.Fatal(err)

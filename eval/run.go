@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"path/filepath"
 	"time"
@@ -74,7 +73,7 @@ func Run(ctx context.Context, s *Suite, o Options) ([]ModelRun, error) {
 		o.Timeout = time.Minute
 	}
 	if o.Log == nil {
-		o.Log = slog.New(slog.NewTextHandler(io.Discard, nil))
+		o.Log = slog.New(slog.DiscardHandler)
 	}
 	base, err := board.Load(o.Board)
 	if err != nil {

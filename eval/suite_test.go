@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"io"
 	"log/slog"
 	"slices"
 	"strings"
@@ -34,7 +33,7 @@ func TestDefaultSuite(t *testing.T) {
 	for i := range cfg.Sensors {
 		cfg.Sensors[i].Enabled = false
 	}
-	n, err := node.New(cfg, node.Options{Log: slog.New(slog.NewTextHandler(io.Discard, nil)), ConfigDir: "../board-configs", NoStore: true})
+	n, err := node.New(cfg, node.Options{Log: slog.New(slog.DiscardHandler), ConfigDir: "../board-configs", NoStore: true})
 	if err != nil {
 		t.Fatal(err)
 	}

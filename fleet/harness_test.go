@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -87,7 +86,7 @@ func (r *robot) connects(t *testing.T) uint64 {
 
 func startRobots(t *testing.T, n int, brokerOf func(i int) string) []*robot {
 	t.Helper()
-	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
+	quiet := slog.New(slog.DiscardHandler)
 	robots := make([]*robot, n)
 	for i := range n {
 		id := fmt.Sprintf("r%03d", i)

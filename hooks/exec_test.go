@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/edgeagent/edgeagent/internal/syncbuf"
+	"github.com/edgeagent/edgeagent/internal/wait"
 )
 
 var errBoom = errors.New("boom")
@@ -613,12 +614,13 @@ func (o *onlyErrors) OnError(ctx context.Context, f Failure) error {
 	return o.fn(ctx, f)
 }
 
+// waitTimeout is where a hook of a parallel stage waits until every hook
+// of wg has arrived, which happens (within 10 s) only if they run at the
+// same time.
 func waitTimeout(t *testing.T, wg *sync.WaitGroup) {
-	done := make(chan struct{})
-	go func() { wg.Wait(); close(done) }()
-	select {
-	case <-done:
-	case <-time.After(10 * time.Second):
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if wait.Group(ctx, wg) != nil {
 		t.Error("parallel hooks did not run concurrently")
 	}
 }

@@ -11,6 +11,7 @@ import (
 	paho "github.com/eclipse/paho.mqtt.golang"
 
 	"github.com/edgeagent/edgeagent/internal/benchlat"
+	"github.com/edgeagent/edgeagent/internal/mqttclient"
 	"github.com/edgeagent/edgeagent/worldmodel"
 )
 
@@ -152,12 +153,12 @@ func benchClient(b *testing.B, url, filter string, handle func(paho.Message)) pa
 	b.Helper()
 	c := paho.NewClient(paho.NewClientOptions().AddBroker(url).SetClientID("bench-" + randomHex(4)).
 		SetAutoReconnect(false).SetOrderMatters(false).SetConnectTimeout(3 * time.Second))
-	if err := wait(context.Background(), c.Connect(), 5*time.Second); err != nil {
+	if err := mqttclient.Wait(context.Background(), c.Connect(), 5*time.Second); err != nil {
 		b.Fatal(err)
 	}
 	b.Cleanup(func() { c.Disconnect(50) })
 	if filter != "" {
-		if err := wait(context.Background(), c.Subscribe(filter, 1, func(_ paho.Client, m paho.Message) { handle(m) }), 5*time.Second); err != nil {
+		if err := mqttclient.Wait(context.Background(), c.Subscribe(filter, 1, func(_ paho.Client, m paho.Message) { handle(m) }), 5*time.Second); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	paho "github.com/eclipse/paho.mqtt.golang"
+	"github.com/edgeagent/edgeagent/internal/mqttclient"
 	"golang.org/x/crypto/bcrypt"
 )
 
@@ -25,7 +26,7 @@ func connectAs(url, user, pass string) (paho.Client, error) {
 	o := paho.NewClientOptions().AddBroker(url).SetClientID("c-" + randomHex(4)).SetUsername(user).SetPassword(pass).
 		SetAutoReconnect(false).SetConnectTimeout(2 * time.Second)
 	c := paho.NewClient(o)
-	if err := wait(context.Background(), c.Connect(), 3*time.Second); err != nil {
+	if err := mqttclient.Wait(context.Background(), c.Connect(), 3*time.Second); err != nil {
 		return nil, err
 	}
 	return c, nil
@@ -50,7 +51,7 @@ func TestBrokerAuthAndACL(t *testing.T) {
 	}
 	defer agent.Disconnect(0)
 	got := make(chan string, 16)
-	if err := wait(context.Background(), agent.Subscribe("#", 1, func(_ paho.Client, m paho.Message) { got <- m.Topic() + "=" + string(m.Payload()) }), time.Second); err != nil {
+	if err := mqttclient.Wait(context.Background(), agent.Subscribe("#", 1, func(_ paho.Client, m paho.Message) { got <- m.Topic() + "=" + string(m.Payload()) }), time.Second); err != nil {
 		t.Fatal(err)
 	}
 	ha, err := connectAs(b.URL(), "ha", "ha-pass")
@@ -66,7 +67,7 @@ func TestBrokerAuthAndACL(t *testing.T) {
 
 	// Subscriptions: the device and discovery prefixes only.
 	tok := ha.SubscribeMultiple(map[string]byte{"#": 1, "edgeagent/#": 1, tp.Prefix + "#": 1, "homeassistant/#": 1}, func(paho.Client, paho.Message) {})
-	if err := wait(context.Background(), tok, time.Second); err != nil {
+	if err := mqttclient.Wait(context.Background(), tok, time.Second); err != nil {
 		t.Fatal(err)
 	}
 	for filter, granted := range tok.(*paho.SubscribeToken).Result() {

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	paho "github.com/eclipse/paho.mqtt.golang"
+	"github.com/edgeagent/edgeagent/internal/mqttclient"
 )
 
 // Call sends one command to the agent running with cfg and waits for the
@@ -46,14 +47,14 @@ func Call(ctx context.Context, cfg Config, cmd Command, admin bool) (Reply, erro
 		o.SetUsername(m.Username).SetPassword(pass)
 	}
 	if strings.HasPrefix(m.Broker, "ssl://") {
-		tc, err := tlsConfig(m.TLS)
+		tc, err := TLSConfig(m.TLS)
 		if err != nil {
 			return Reply{}, err
 		}
 		o.SetTLSConfig(tc)
 	}
 	c := paho.NewClient(o)
-	if err := wait(ctx, c.Connect(), 5*time.Second); err != nil {
+	if err := mqttclient.Wait(ctx, c.Connect(), 5*time.Second); err != nil {
 		return Reply{}, fmt.Errorf("connecting to %s: %w", m.BrokerURL(), err)
 	}
 	defer c.Disconnect(100)
@@ -67,14 +68,14 @@ func Call(ctx context.Context, cfg Config, cmd Command, admin bool) (Reply, erro
 			}
 		}
 	})
-	if err := wait(ctx, sub, 5*time.Second); err != nil {
+	if err := mqttclient.Wait(ctx, sub, 5*time.Second); err != nil {
 		return Reply{}, fmt.Errorf("subscribing to %s: %w", cmd.ReplyTo, err)
 	}
 	topic := t.Cmd
 	if admin {
 		topic = t.Admin
 	}
-	if err := wait(ctx, c.Publish(topic, 1, false, payload), 5*time.Second); err != nil {
+	if err := mqttclient.Wait(ctx, c.Publish(topic, 1, false, payload), 5*time.Second); err != nil {
 		return Reply{}, fmt.Errorf("publishing to %s: %w", topic, err)
 	}
 	select {

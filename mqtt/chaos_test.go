@@ -16,6 +16,7 @@ import (
 	"time"
 
 	paho "github.com/eclipse/paho.mqtt.golang"
+	"github.com/edgeagent/edgeagent/internal/mqttclient"
 )
 
 // The fault suite (issue 11): every run prints commands sent / executed
@@ -123,7 +124,7 @@ func flood(t *testing.T, c paho.Client, tp Topics, prefix string, rate int, d ti
 	for _, tok := range toks {
 		// Not fatal: a broker killed mid-stream may fail a publish; the
 		// requester then resends unanswered commands with the same id.
-		if err := wait(context.Background(), tok, 30*time.Second); err != nil {
+		if err := mqttclient.Wait(context.Background(), tok, 30*time.Second); err != nil {
 			t.Logf("publish not acknowledged by the broker: %v", err)
 		}
 	}
@@ -137,11 +138,11 @@ func floodClient(t *testing.T, url string, tl *tally, tp Topics) paho.Client {
 		SetAutoReconnect(false).SetOrderMatters(false).SetConnectTimeout(3 * time.Second).
 		SetMaxResumePubInFlight(0).SetWriteTimeout(10 * time.Second)
 	c := paho.NewClient(o)
-	if err := wait(context.Background(), c.Connect(), 5*time.Second); err != nil {
+	if err := mqttclient.Wait(context.Background(), c.Connect(), 5*time.Second); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { c.Disconnect(50) })
-	if err := wait(context.Background(), c.Subscribe(tp.Reply+"/#", 1, tl.record), 5*time.Second); err != nil {
+	if err := mqttclient.Wait(context.Background(), c.Subscribe(tp.Reply+"/#", 1, tl.record), 5*time.Second); err != nil {
 		t.Fatal(err)
 	}
 	return c
@@ -194,7 +195,7 @@ func requester(t *testing.T, url string, tl *tally, tp Topics) paho.Client {
 		SetMaxReconnectInterval(300 * time.Millisecond).SetOrderMatters(false).SetWriteTimeout(10 * time.Second).
 		SetOnConnectHandler(func(c paho.Client) { c.Subscribe(tp.Reply+"/#", 1, tl.record) })
 	c := paho.NewClient(o)
-	if err := wait(context.Background(), c.Connect(), 5*time.Second); err != nil {
+	if err := mqttclient.Wait(context.Background(), c.Connect(), 5*time.Second); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { c.Disconnect(50) })
@@ -251,9 +252,7 @@ func streamWith(t *testing.T, c paho.Client, tp Topics, prefix string, rate int,
 // comes back after a pause; nothing is lost or run twice (redeliveries and
 // the requester's resends are answered from the journal).
 func TestChaosBrokerKill(t *testing.T) {
-	m := startMosquitto(t)
-	r := newRig(t, rigOpts{broker: m.URL(), options: reconnectFast})
-	r.start(t)
+	m, r := mosquittoRig(t)
 	tp := r.topics()
 	tl := newTally()
 	c := requester(t, m.URL(), tl, tp)

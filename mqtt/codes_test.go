@@ -32,10 +32,7 @@ func TestErrorCodeTable(t *testing.T) {
 	}
 
 	r := newRig(t, rigOpts{options: func(o *Options) { o.MaxInflight, o.Queue = 1, 1 }})
-	cmd := `{"id":"half","tool":"counter.hit","params":{"id":"half"}}`
-	if err := r.store.Put(journalBucket, "half", journalRecord{Hash: payloadHash([]byte(cmd)), Seq: 1}); err != nil {
-		t.Fatal(err)
-	}
+	cmd := r.interrupted(t)
 	r.start(t)
 	tp := r.topics()
 	p := dialPeer(t, r.url(), "client", tp.Reply+"/#")

@@ -1,12 +1,9 @@
 package mqtt
 
 import (
-	"context"
-	"errors"
 	"fmt"
 	"sync"
 	"sync/atomic"
-	"time"
 
 	paho "github.com/eclipse/paho.mqtt.golang"
 	"github.com/eclipse/paho.mqtt.golang/packets"
@@ -152,24 +149,6 @@ func (c *conn) flush() {
 func (c *conn) flushLocked() {
 	for _, m := range c.box.drain() {
 		c.send(m)
-	}
-}
-
-// errTimeout is returned by wait when the token did not complete in time.
-var errTimeout = errors.New("timed out")
-
-// wait is WaitTimeout that also gives up when ctx ends; never a bare Wait,
-// which can hang forever on a lost connection.
-func wait(ctx context.Context, tok paho.Token, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-tok.Done():
-		return tok.Error()
-	case <-t.C:
-		return errTimeout
-	case <-ctx.Done():
-		return ctx.Err()
 	}
 }
 

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/edgeagent/edgeagent/internal/mqttclient"
 	"github.com/edgeagent/edgeagent/store"
 	"github.com/edgeagent/edgeagent/worldmodel"
 )
@@ -124,10 +125,7 @@ func TestRedeliveryAcrossRestart(t *testing.T) {
 func TestInterruptedCommandNotRunAgain(t *testing.T) {
 	dir := t.TempDir()
 	r := newRig(t, rigOpts{dir: dir})
-	cmd := `{"id":"half","tool":"counter.hit","params":{"id":"half"}}`
-	if err := r.store.Put(journalBucket, "half", journalRecord{Hash: payloadHash([]byte(cmd)), Seq: 1}); err != nil {
-		t.Fatal(err)
-	}
+	cmd := r.interrupted(t)
 	r.start(t)
 	tp := r.topics()
 	p := dialPeer(t, r.url(), "client", tp.Reply+"/#")
@@ -181,10 +179,10 @@ func TestOfflineEstopClear(t *testing.T) {
 	tp := r.topics()
 	r.stop(t)
 	p := dialPeer(t, b.URL(), "owner")
-	if err := wait(context.Background(), p.c.Publish(tp.Estop, 1, true, ""), time.Second); err != nil {
+	if err := mqttclient.Wait(context.Background(), p.c.Publish(tp.Estop, 1, true, ""), time.Second); err != nil {
 		t.Fatal(err)
 	}
-	if err := wait(context.Background(), p.c.Publish(tp.Cmd, 1, true, ""), time.Second); err != nil {
+	if err := mqttclient.Wait(context.Background(), p.c.Publish(tp.Cmd, 1, true, ""), time.Second); err != nil {
 		t.Fatal(err)
 	}
 	r.start(t)

@@ -10,6 +10,7 @@ import (
 
 	paho "github.com/eclipse/paho.mqtt.golang"
 
+	"github.com/edgeagent/edgeagent/internal/mqttclient"
 	"github.com/edgeagent/edgeagent/tools"
 	"github.com/edgeagent/edgeagent/worldmodel"
 )
@@ -156,7 +157,9 @@ func (p *Plane) info() []byte {
 // TLSConfig builds a client TLS config from PEM files (CA, client cert and
 // key), as the control plane does for the robot's broker: fleet tools and
 // the robots use the same rules.
-func TLSConfig(t TLS) (*tls.Config, error) { return tlsConfig(t) }
+func TLSConfig(t TLS) (*tls.Config, error) {
+	return mqttclient.TLS("mqtt.tls", mqttclient.Files(t))
+}
 
 // FleetRoot is the topic root a robot shares with its fleet.
 func (c Config) FleetRoot() string { return fleetRoot(c.Prefix, c.DeviceID) }

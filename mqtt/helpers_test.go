@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -22,6 +21,7 @@ import (
 	"github.com/edgeagent/edgeagent/agent"
 	"github.com/edgeagent/edgeagent/board"
 	"github.com/edgeagent/edgeagent/hooks"
+	"github.com/edgeagent/edgeagent/internal/mqttclient"
 	"github.com/edgeagent/edgeagent/mqtt/mosquittotest"
 	"github.com/edgeagent/edgeagent/store"
 	"github.com/edgeagent/edgeagent/tools"
@@ -36,7 +36,7 @@ func TestMain(m *testing.M) {
 	goleak.VerifyTestMain(m)
 }
 
-var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
+var quiet = slog.New(slog.DiscardHandler)
 
 func testLog() *slog.Logger {
 	if os.Getenv("EDGEAGENT_TEST_LOG") != "" {
@@ -195,6 +195,18 @@ func (r *rig) stop(t testing.TB) {
 	if err := r.hooks.Stop(ctx); err != nil {
 		t.Errorf("stop: %v", err)
 	}
+}
+
+// interrupted journals the command with id "half" as an agent leaves a
+// command it died running (started, never answered), and returns it: a
+// redelivery of it is answered failed, not run.
+func (r *rig) interrupted(t testing.TB) string {
+	t.Helper()
+	cmd := `{"id":"half","tool":"counter.hit","params":{"id":"half"}}`
+	if err := r.store.Put(journalBucket, "half", journalRecord{Hash: payloadHash([]byte(cmd)), Seq: 1}); err != nil {
+		t.Fatal(err)
+	}
+	return cmd
 }
 
 // url is where the plane's broker is.
@@ -374,7 +386,7 @@ func dialPeer(t testing.TB, url, id string, filters ...string) *peer {
 	o := paho.NewClientOptions().AddBroker(url).SetClientID(id).SetCleanSession(true).
 		SetAutoReconnect(false).SetConnectTimeout(3 * time.Second) // in order: the tests read sequences
 	p.c = paho.NewClient(o)
-	if err := wait(context.Background(), p.c.Connect(), 5*time.Second); err != nil {
+	if err := mqttclient.Wait(context.Background(), p.c.Connect(), 5*time.Second); err != nil {
 		t.Fatalf("peer %s: connect %s: %v", id, url, err)
 	}
 	t.Cleanup(func() { p.c.Disconnect(50) })
@@ -383,7 +395,7 @@ func dialPeer(t testing.TB, url, id string, filters ...string) *peer {
 		for _, f := range filters {
 			subs[f] = 1
 		}
-		if err := wait(context.Background(), p.c.SubscribeMultiple(subs, p.record), 5*time.Second); err != nil {
+		if err := mqttclient.Wait(context.Background(), p.c.SubscribeMultiple(subs, p.record), 5*time.Second); err != nil {
 			t.Fatalf("peer subscribe: %v", err)
 		}
 	}
@@ -449,7 +461,7 @@ func (p *peer) silent(topic string, d time.Duration) bool {
 
 func (p *peer) send(t testing.TB, topic, payload string) {
 	t.Helper()
-	if err := wait(context.Background(), p.c.Publish(topic, 1, false, payload), 5*time.Second); err != nil {
+	if err := mqttclient.Wait(context.Background(), p.c.Publish(topic, 1, false, payload), 5*time.Second); err != nil {
 		t.Fatalf("publish %s: %v", topic, err)
 	}
 }
@@ -505,3 +517,13 @@ func runChild(url string) {
 
 // reconnectFast is for the tests where the broker goes away.
 func reconnectFast(o *Options) { o.ReconnectMax = time.Second }
+
+// mosquittoRig starts mosquitto and a started rig on it that reconnects
+// fast, for the tests that stop, kill or restart the broker.
+func mosquittoRig(t testing.TB) (*mosquittotest.Broker, *rig) {
+	t.Helper()
+	m := startMosquitto(t)
+	r := newRig(t, rigOpts{broker: m.URL(), options: reconnectFast})
+	r.start(t)
+	return m, r
+}

@@ -10,6 +10,7 @@ import (
 	paho "github.com/eclipse/paho.mqtt.golang"
 
 	"github.com/edgeagent/edgeagent/agent"
+	"github.com/edgeagent/edgeagent/internal/wait"
 	"github.com/edgeagent/edgeagent/tools"
 )
 
@@ -235,13 +236,9 @@ func (p *Plane) rejectInput(rs *runState, topic string, err error) {
 // stopWorkers waits for the running commands, up to ctx, then writes the
 // journal's last batch (their replies, their acknowledgements).
 func (rs *runState) stopWorkers(ctx context.Context) error {
-	done := make(chan struct{})
-	go func() { rs.workers.Wait(); close(done) }()
-	var err error
-	select {
-	case <-done:
-	case <-ctx.Done():
-		err = fmt.Errorf("mqtt: commands still running at stop: %w", ctx.Err())
+	err := wait.Group(ctx, &rs.workers)
+	if err != nil {
+		err = fmt.Errorf("mqtt: commands still running at stop: %w", err)
 	}
 	for {
 		select {

@@ -11,6 +11,7 @@ import (
 
 	paho "github.com/eclipse/paho.mqtt.golang"
 
+	"github.com/edgeagent/edgeagent/internal/mqttclient"
 	"github.com/edgeagent/edgeagent/worldmodel"
 )
 
@@ -84,11 +85,11 @@ func newSender(t *testing.T, url string, tp Topics) *sender {
 		SetAutoReconnect(true).SetConnectRetry(true).SetConnectRetryInterval(200 * time.Millisecond).
 		SetMaxReconnectInterval(time.Second).SetDefaultPublishHandler(record)
 	s.c = paho.NewClient(o)
-	if err := wait(context.Background(), s.c.Connect(), 5*time.Second); err != nil {
+	if err := mqttclient.Wait(context.Background(), s.c.Connect(), 5*time.Second); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { s.c.Disconnect(50) })
-	if err := wait(context.Background(), s.c.Subscribe(tp.Reply+"/#", 1, record), 5*time.Second); err != nil {
+	if err := mqttclient.Wait(context.Background(), s.c.Subscribe(tp.Reply+"/#", 1, record), 5*time.Second); err != nil {
 		t.Fatal(err)
 	}
 	return s
@@ -114,9 +115,7 @@ func (s *sender) count() int {
 // persistence keeps the sessions); commands sent while it was down are
 // delivered afterwards, each executed once and answered.
 func TestMosquittoRestartLosesNoQoS1Commands(t *testing.T) {
-	m := startMosquitto(t)
-	r := newRig(t, rigOpts{broker: m.URL(), options: reconnectFast})
-	r.start(t)
+	m, r := mosquittoRig(t)
 	tp := r.topics()
 	s := newSender(t, m.URL(), tp)
 	for i := range 10 {
@@ -134,7 +133,7 @@ func TestMosquittoRestartLosesNoQoS1Commands(t *testing.T) {
 	}
 	m.Start()
 	for _, tok := range pending {
-		if err := wait(context.Background(), tok, 10*time.Second); err != nil {
+		if err := mqttclient.Wait(context.Background(), tok, 10*time.Second); err != nil {
 			t.Fatalf("sender publish: %v", err)
 		}
 	}
@@ -157,9 +156,7 @@ func TestMosquittoRestartLosesNoQoS1Commands(t *testing.T) {
 // without our session (no persistence) still delivers our commands,
 // because the agent subscribes again on every connect.
 func TestMosquittoResubscribesAfterSessionLoss(t *testing.T) {
-	m := startMosquitto(t)
-	r := newRig(t, rigOpts{broker: m.URL(), options: reconnectFast})
-	r.start(t)
+	m, r := mosquittoRig(t)
 	tp := r.topics()
 	m.Stop()
 	if err := m.ForgetSessions(); err != nil {

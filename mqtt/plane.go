@@ -2,8 +2,6 @@ package mqtt
 
 import (
 	"context"
-	"crypto/tls"
-	"crypto/x509"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -18,6 +16,8 @@ import (
 
 	"github.com/edgeagent/edgeagent/agent"
 	"github.com/edgeagent/edgeagent/hooks"
+	"github.com/edgeagent/edgeagent/internal/mqttclient"
+	"github.com/edgeagent/edgeagent/internal/wait"
 	"github.com/edgeagent/edgeagent/tools"
 	"github.com/edgeagent/edgeagent/worldmodel"
 )
@@ -245,35 +245,13 @@ func (p *Plane) clientOptions(rs *runState, url, username, password string) (*pa
 		o.SetUsername(username).SetPassword(password)
 	}
 	if strings.HasPrefix(url, "ssl://") {
-		tc, err := tlsConfig(m.TLS)
+		tc, err := TLSConfig(m.TLS)
 		if err != nil {
 			return nil, err
 		}
 		o.SetTLSConfig(tc)
 	}
 	return o, nil
-}
-
-func tlsConfig(t TLS) (*tls.Config, error) {
-	tc := &tls.Config{MinVersion: tls.VersionTLS12}
-	if t.CA != "" {
-		pem, err := os.ReadFile(t.CA)
-		if err != nil {
-			return nil, fmt.Errorf("mqtt.tls.ca: %w", err)
-		}
-		tc.RootCAs = x509.NewCertPool()
-		if !tc.RootCAs.AppendCertsFromPEM(pem) {
-			return nil, fmt.Errorf("mqtt.tls.ca: %s holds no PEM certificate", t.CA)
-		}
-	}
-	if t.Cert != "" {
-		cert, err := tls.LoadX509KeyPair(t.Cert, t.Key)
-		if err != nil {
-			return nil, fmt.Errorf("mqtt.tls.cert/key: %w", err)
-		}
-		tc.Certificates = []tls.Certificate{cert}
-	}
-	return tc, nil
 }
 
 // onConnect runs on every (re)connection: subscribe again (a broker that
@@ -294,7 +272,7 @@ func (p *Plane) onConnect(rs *runState, route paho.MessageHandler) {
 		filters[p.topics.HAStatus] = 0
 	}
 	tok := c.client.SubscribeMultiple(filters, route)
-	if err := wait(rs.ctx, tok, 10*time.Second); err != nil {
+	if err := mqttclient.Wait(rs.ctx, tok, 10*time.Second); err != nil {
 		c.setErr(fmt.Errorf("subscribe: %w", err))
 		p.log.Error("MQTT subscribe failed", "err", err)
 	} else if st, ok := tok.(*paho.SubscribeToken); ok {
@@ -329,7 +307,7 @@ func (p *Plane) OnAgentStop(ctx context.Context) error {
 	err := errors.Join(rs.handlers.close(ctx), rs.stopWorkers(ctx))
 	if rs.conn.client.IsConnectionOpen() {
 		tok := rs.conn.client.Publish(p.topics.Status, 1, true, []byte("stopped"))
-		if werr := wait(context.WithoutCancel(ctx), tok, time.Second); werr != nil {
+		if werr := mqttclient.Wait(context.WithoutCancel(ctx), tok, time.Second); werr != nil {
 			p.log.Warn("MQTT: could not publish stopped", "err", werr)
 		}
 	}
@@ -514,14 +492,10 @@ func (t *tracker) close(ctx context.Context) error {
 	t.mu.Lock()
 	t.closed = true
 	t.mu.Unlock()
-	done := make(chan struct{})
-	go func() { t.wg.Wait(); close(done) }()
-	select {
-	case <-done:
-		return nil
-	case <-ctx.Done():
-		return fmt.Errorf("mqtt: handlers still running at stop: %w", ctx.Err())
+	if err := wait.Group(ctx, &t.wg); err != nil {
+		return fmt.Errorf("mqtt: handlers still running at stop: %w", err)
 	}
+	return nil
 }
 
 // rateLimit lets a log line through at most once a second, so a flood of

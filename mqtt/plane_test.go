@@ -14,6 +14,7 @@ import (
 
 	paho "github.com/eclipse/paho.mqtt.golang"
 
+	"github.com/edgeagent/edgeagent/internal/mqttclient"
 	"github.com/edgeagent/edgeagent/tools"
 	"github.com/edgeagent/edgeagent/worldmodel"
 )
@@ -147,7 +148,7 @@ func TestRetainedInputIgnored(t *testing.T) {
 	tp := NewTopics("edgeagent/test-bot/", "test-bot", "homeassistant")
 	p := dialPeer(t, b.URL(), "old-client", tp.Reply+"/#")
 	for topic, payload := range map[string]string{tp.Cmd: `{"id":"ret","tool":"headlight.set","params":{"on":true}}`, tp.Estop: "STOP"} {
-		if err := wait(context.Background(), p.c.Publish(topic, 1, true, payload), time.Second); err != nil {
+		if err := mqttclient.Wait(context.Background(), p.c.Publish(topic, 1, true, payload), time.Second); err != nil {
 			t.Fatal(err)
 		}
 	}

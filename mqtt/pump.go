@@ -7,7 +7,7 @@ import (
 	"strings"
 	"time"
 
-	sleep "github.com/edgeagent/edgeagent/internal/wait"
+	"github.com/edgeagent/edgeagent/internal/wait"
 	"github.com/edgeagent/edgeagent/worldmodel"
 )
 
@@ -75,7 +75,7 @@ func (p *Plane) pump(rs *runState) {
 		case <-tick.C:
 		case <-wake:
 			// Changed: batch what else comes within the rest of the Poll.
-			if rest := p.opts.Poll - time.Since(last); rest > 0 && sleep.For(rs.ctx, rest) != nil {
+			if rest := p.opts.Poll - time.Since(last); rest > 0 && wait.For(rs.ctx, rest) != nil {
 				return
 			}
 		}

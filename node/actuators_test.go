@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"path/filepath"
 	"strings"
@@ -54,7 +53,7 @@ func actuatorNode(t testing.TB) (*Node, string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	n, err := New(cfg, Options{Log: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	n, err := New(cfg, Options{Log: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -156,7 +155,7 @@ func TestActuatorsBuildWithoutHardware(t *testing.T) {
 			t.Fatal(err)
 		}
 		cfg.Sensors = nil // their kinds register elsewhere; this is about actuators
-		n, err := New(cfg, Options{Log: slog.New(slog.NewTextHandler(io.Discard, nil)), NoStore: true})
+		n, err := New(cfg, Options{Log: slog.New(slog.DiscardHandler), NoStore: true})
 		if err != nil {
 			t.Fatalf("%s: %v", f, err)
 		}

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -239,7 +238,7 @@ func (n *Node) confine(p string) (string, error) {
 // CheckConfig builds a node from cfg without a store and without starting
 // it: sensor kinds, their options and every plugin's options are checked.
 func CheckConfig(cfg *board.Config, dir string) error {
-	dry, err := New(cfg, Options{Log: slog.New(slog.NewTextHandler(io.Discard, nil)), ConfigDir: dir, NoStore: true})
+	dry, err := New(cfg, Options{Log: slog.New(slog.DiscardHandler), ConfigDir: dir, NoStore: true})
 	if err != nil {
 		return err
 	}

@@ -3,7 +3,6 @@ package node
 import (
 	"context"
 	"encoding/json"
-	"io"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -28,7 +27,7 @@ func TestReloadSaves(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
+	quiet := slog.New(slog.DiscardHandler)
 	n, err := New(cfg, Options{Log: quiet, ConfigDir: dir, ConfigFile: file, NoStore: true})
 	if err != nil {
 		t.Fatal(err)

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"log/slog"
 	"slices"
 	"strings"
@@ -64,7 +63,7 @@ func mqttNode(t testing.TB, extra string) (*Node, string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	n, err := New(cfg, Options{Log: slog.New(slog.NewTextHandler(io.Discard, nil)), ConfigDir: t.TempDir()})
+	n, err := New(cfg, Options{Log: slog.New(slog.DiscardHandler), ConfigDir: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
 	}

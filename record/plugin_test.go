@@ -1,19 +1,17 @@
 package record_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
-	"log/slog"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/edgeagent/edgeagent/board"
 	"github.com/edgeagent/edgeagent/node"
+	"github.com/edgeagent/edgeagent/node/nodetest"
 	"github.com/edgeagent/edgeagent/record/recording"
 	"github.com/edgeagent/edgeagent/tools"
 	"github.com/edgeagent/edgeagent/worldmodel"
@@ -22,32 +20,13 @@ import (
 	_ "github.com/edgeagent/edgeagent/sensors/mic"
 )
 
-func loadBoard(t *testing.T, yaml string) (*board.Config, error) {
-	dir := t.TempDir()
-	path := filepath.Join(dir, "b.yaml")
-	if err := os.WriteFile(path, []byte(yaml), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return board.Load(path)
-}
-
 // The admin tools start and stop a recording in a running agent; the file
 // holds the board and what happened in between.
 func TestRecordStartStopTools(t *testing.T) {
-	cfg, err := loadBoard(t, "device: {id: bot, platform: sim}\ndata_dir: state\nplugins: {mqtt: {enabled: false}}\nrecord: {dir: rec, flush_every: 1m}\n")
-	if err != nil {
-		t.Fatal(err)
-	}
-	n, err := node.New(cfg, node.Options{Log: slog.New(slog.NewTextHandler(io.Discard, nil)), NoStore: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- n.Run(ctx, time.Now()) }()
-	<-n.Ready()
+	n := nodetest.New(t, "plugins: {mqtt: {enabled: false}}\nrecord: {dir: rec, flush_every: 1m}\n")
+	stop := nodetest.Run(t, n)
 	call := func(tool string, params string) (tools.Result, error) {
-		return n.Tools.Invoke(ctx, tools.Call{Caller: "cli", Tool: tool, Params: json.RawMessage(params)})
+		return n.Tools.Invoke(context.Background(), tools.Call{Caller: "cli", Tool: tool, Params: json.RawMessage(params)})
 	}
 	if _, err := call("record.start", `{"name":"../escape.mcap"}`); err == nil {
 		t.Fatal("a name with a path was accepted")
@@ -56,7 +35,7 @@ func TestRecordStartStopTools(t *testing.T) {
 		t.Fatal(err)
 	}
 	n.World.Append(worldmodel.Observation{Source: "env.temperature", Kind: worldmodel.Reading, Value: 21.5})
-	path := filepath.Join(cfg.DataDir, "rec", "incident.mcap")
+	path := filepath.Join(n.Board.DataDir, "rec", "incident.mcap")
 	for end := time.Now().Add(30 * time.Second); ; time.Sleep(time.Millisecond) {
 		res, err := call("record.status", `{}`)
 		if err != nil {
@@ -73,6 +52,7 @@ func TestRecordStartStopTools(t *testing.T) {
 		t.Fatal(err)
 	}
 	var in *recording.Info
+	var err error
 	for end := time.Now().Add(30 * time.Second); ; time.Sleep(time.Millisecond) {
 		if in, err = recording.Read(path, nil); err == nil && in.Complete {
 			break
@@ -81,28 +61,20 @@ func TestRecordStartStopTools(t *testing.T) {
 			t.Fatalf("the file was not completed: %v", err)
 		}
 	}
-	if in.Channel("/obs/env.temperature") == nil || !strings.Contains(string(in.Attachments["board.yaml"]), "id: bot") {
-		t.Errorf("channels %v, board %q", in.Channels, in.Attachments["board.yaml"])
-	}
-	cancel()
-	if err := <-done; err != nil {
-		t.Fatal(err)
-	}
-}
-
-func TestRecordOptionsAreStrict(t *testing.T) {
-	cfg, err := loadBoard(t, "device: {id: bot, platform: sim}\nrecord: {dir: rec, compresion: zstd}\n")
+	board, err := n.Board.Marshal()
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = node.New(cfg, node.Options{Log: slog.New(slog.NewTextHandler(io.Discard, nil)), NoStore: true})
-	if err == nil || !strings.Contains(err.Error(), "b.yaml:2:") || !strings.Contains(err.Error(), "compresion") {
-		t.Fatalf("err = %v, want the unknown key with its position", err)
+	if in.Channel("/obs/env.temperature") == nil || !bytes.Equal(in.Attachments["board.yaml"], board) {
+		t.Errorf("channels %v, board %q, want the node's %q", in.Channels, in.Attachments["board.yaml"], board)
 	}
-	cfg, _ = loadBoard(t, "device: {id: bot, platform: sim}\nrecord: {compression: brotli}\n")
-	if _, err = node.New(cfg, node.Options{Log: slog.New(slog.NewTextHandler(io.Discard, nil)), NoStore: true}); err == nil || !strings.Contains(err.Error(), "want lz4 or zstd") {
-		t.Fatalf("err = %v", err)
-	}
+	stop()
+}
+
+func TestRecordOptionsAreStrict(t *testing.T) {
+	// The unknown key with its position.
+	nodetest.Refused(t, "record: {dir: rec, compresion: zstd}\n", "t.yaml:3:20: record.compresion: unknown key")
+	nodetest.Refused(t, "record: {compression: brotli}\n", "want lz4 or zstd")
 }
 
 // With record.audio the microphone's audio around speech is in the file:
@@ -115,9 +87,7 @@ func TestRecordsAudioAroundSpeech(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, audio := range []bool{true, false} {
-		cfg, err := loadBoard(t, fmt.Sprintf(`device: {id: bot, platform: sim}
-data_dir: state
-plugins: {mqtt: {enabled: false}}
+		n := nodetest.New(t, fmt.Sprintf(`plugins: {mqtt: {enabled: false}}
 record: {dir: rec, audio: %v}
 sensors:
   - name: mic
@@ -128,28 +98,15 @@ sensors:
       sim: {noise: pink, noise_dbfs: -60, period: 0s, utterances: [{file: %q, at: 1s}]}
       wakeword: {detector: off}
 `, audio, speech))
-		if err != nil {
-			t.Fatal(err)
-		}
-		n, err := node.New(cfg, node.Options{Log: slog.New(slog.NewTextHandler(io.Discard, nil)), NoStore: true})
-		if err != nil {
-			t.Fatal(err)
-		}
 		path := filepath.Join(t.TempDir(), "run.mcap")
 		rec, ok := node.Find[interface{ RecordFile(string) }](n)
 		if !ok {
 			t.Fatal("no recorder")
 		}
 		rec.RecordFile(path)
-		ctx, cancel := context.WithCancel(context.Background())
-		done := make(chan error, 1)
-		go func() { done <- n.Run(ctx, time.Now()) }()
-		<-n.Ready()
+		stop := nodetest.Run(t, n)
 		time.Sleep(4 * time.Second) // the phrase (~1 s) at 1 s, and the tail
-		cancel()
-		if err := <-done; err != nil {
-			t.Fatal(err)
-		}
+		stop()
 		var samples int
 		in, err := recording.Read(path, func(m recording.Msg) error {
 			if m.Channel.Topic != "/audio/mic.audio" {

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"image"
 	"image/jpeg"
-	"io"
 	"log/slog"
 	"math/rand/v2"
 	"os"
@@ -22,7 +21,7 @@ import (
 
 var t0 = time.Date(2026, 11, 24, 3, 0, 0, 0, time.UTC)
 
-func quiet() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
+func quiet() *slog.Logger { return slog.New(slog.DiscardHandler) }
 
 func testOptions() Options {
 	o := DefaultOptions()

@@ -10,6 +10,7 @@
 #   scripts/bench-dashboard.sh [seconds per window] [rounds]   # default 20 s, 3 rounds
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. scripts/lib/proc.sh
 dur=${1:-20}
 rounds=${2:-3}
 warm=10
@@ -32,9 +33,6 @@ off=$!
 "$tmp/edgeagent" run --board "$tmp/on.yaml" --log-level error &
 on=$!
 pids="$off $on"
-ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
-rss() { awk '/^VmRSS/ {print $2}' "/proc/$1/status"; }
-hz=$(getconf CLK_TCK)
 sleep "$warm"
 url="http://127.0.0.1:$port"
 curl -sf "$url/api/session" >/dev/null || { echo "the dashboard does not answer at $url" >&2; exit 1; }

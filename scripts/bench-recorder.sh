@@ -9,6 +9,7 @@
 #   scripts/bench-recorder.sh [seconds]      # default 300
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. scripts/lib/proc.sh
 dur=${1:-300}
 warm=10
 tmp=$(mktemp -d)
@@ -28,8 +29,6 @@ rec=$!
 "$tmp/edgeagent" run --board "$tmp/norec.yaml" --log-level error &
 norec=$!
 pids="$rec $norec"
-ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
-rss() { awk '/^VmRSS/ {print $2}' "/proc/$1/status"; }
 sleep "$warm"
 r0=$(ticks $rec) n0=$(ticks $norec) s0=$(stat -c %s "$tmp/run.mcap")
 rr=0 rn=0 samples=0
@@ -38,7 +37,6 @@ for _ in $(seq $((dur / 5))); do
 	rr=$((rr + $(rss $rec))) rn=$((rn + $(rss $norec))) samples=$((samples + 1))
 done
 r1=$(ticks $rec) n1=$(ticks $norec) s1=$(stat -c %s "$tmp/run.mcap")
-hz=$(getconf CLK_TCK)
 awk -v r=$((r1 - r0)) -v n=$((n1 - n0)) -v hz="$hz" -v d="$dur" -v rr="$rr" -v rn="$rn" -v k="$samples" -v b=$((s1 - s0)) 'BEGIN {
 	printf "over %d s: with recorder %.2f %% of one core, without %.2f %%: recorder %.2f %%\n", d, 100*r/hz/d, 100*n/hz/d, 100*(r-n)/hz/d
 	printf "mean RSS: with recorder %.1f MB, without %.1f MB: recorder %.1f MB\n", rr/k/1024, rn/k/1024, (rr-rn)/k/1024

@@ -7,8 +7,9 @@ package agenttest
 import (
 	"context"
 	"encoding/json"
-	"io"
 	"log/slog"
+	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -44,7 +45,7 @@ type Busy struct {
 // at cleanup) ends the loop and fails the test if it takes over 2 s.
 func StartBusy(t testing.TB, world *worldmodel.Model, d agent.Decider, extra ...tools.Tool) *Busy {
 	t.Helper()
-	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
+	quiet := slog.New(slog.DiscardHandler)
 	all := []string{"*"}
 	reg, err := tools.NewRegistry(tools.Options{Log: quiet,
 		Grants: map[string][]string{"cli": all, "reflex": all, "voice": all, "llm": all}})
@@ -99,6 +100,64 @@ func (b *Busy) Stop(t testing.TB) {
 			t.Error("the agent loop did not stop within 2 s")
 		}
 	})
+}
+
+// Preempted waits for the slow job's outcome and checks that the High
+// event by ("door/motion_start": source/kind) cancelled it; it returns
+// the outcome.
+func (b *Busy) Preempted(t testing.TB, by string) agent.Outcome {
+	t.Helper()
+	var out agent.Outcome
+	select {
+	case out = <-b.Job:
+	case <-time.After(10 * time.Second):
+		t.Fatalf("%s did not preempt the slow job", by)
+	}
+	if out.Preempted != by || len(out.Steps) != 1 || !strings.Contains(out.Steps[0].Error, "preempted by high "+by) {
+		t.Fatalf("slow job outcome: preempted %q, steps %+v", out.Preempted, out.Steps)
+	}
+	return out
+}
+
+// Decider answers the cycles about an event of one of kinds with decide,
+// after reporting their perception on the returned channel (16 deep); the
+// other cycles it leaves undecided (agent.ErrNoDecision).
+func Decider(decide func(agent.Perception) (agent.Decision, error), kinds ...string) (agent.Decider, <-chan agent.Perception) {
+	d := decider{decide: decide, kinds: kinds, seen: make(chan agent.Perception, 16)}
+	return d, d.seen
+}
+
+type decider struct {
+	decide func(agent.Perception) (agent.Decision, error)
+	kinds  []string
+	seen   chan agent.Perception
+}
+
+func (d decider) Decide(_ context.Context, p agent.Perception) (agent.Decision, error) {
+	if p.Event == nil || !slices.Contains(d.kinds, p.Event.Kind) {
+		return agent.Decision{}, agent.ErrNoDecision
+	}
+	d.seen <- p
+	return d.decide(p)
+}
+
+// Probe is an actuating tool named name, params its JSON Schema (empty:
+// none), that does nothing but report the parameters of each call on the
+// returned channel: what the test's decision made the robot do. Calls
+// beyond the channel's 16 are not reported.
+func Probe(name, params string) (tools.Tool, <-chan json.RawMessage) {
+	calls := make(chan json.RawMessage, 16)
+	spec := tools.Spec{Name: name, Description: "the test's probe " + name, Permission: "actuate"}
+	if params != "" {
+		spec.Params = json.RawMessage(params)
+	}
+	return tools.Func(spec, func(_ context.Context, p json.RawMessage) (tools.Result, error) {
+		select {
+		case calls <- p:
+		default:
+		}
+		return tools.Result{}, nil
+	}), calls
 }
 
 // Sink is what the runtime gives a sensor: observations into the world

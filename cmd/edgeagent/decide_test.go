@@ -2,21 +2,19 @@ package main
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/edgeagent/edgeagent/agent"
 	"github.com/edgeagent/edgeagent/board"
 	"github.com/edgeagent/edgeagent/llm/local/ollamatest"
 	"github.com/edgeagent/edgeagent/node"
+	"github.com/edgeagent/edgeagent/node/nodetest"
 	"github.com/edgeagent/edgeagent/tools"
 )
 
@@ -91,20 +89,11 @@ func TestDecideForwardsToRunningAgent(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	n, err := node.New(cfg, node.Options{Log: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	n, err := node.New(cfg, node.Options{Log: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- n.Run(ctx, time.Now()) }()
-	defer func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Error(err)
-		}
-	}()
-	<-n.Ready()
+	nodetest.Run(t, n)
 	out, stderr, err := runDecide(t, "--board", path, "turn on the lamp")
 	if err != nil {
 		t.Fatalf("%v\n%s", err, stderr)

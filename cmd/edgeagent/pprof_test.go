@@ -11,7 +11,7 @@ import (
 )
 
 func TestPprofLoopbackOnly(t *testing.T) {
-	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	log := slog.New(slog.DiscardHandler)
 	for _, addr := range []string{"0.0.0.0:0", "192.168.1.2:6060", "nohost"} {
 		if _, err := servePprof(context.Background(), addr, log); err == nil || !strings.Contains(err.Error(), pprofEnv) {
 			t.Errorf("%s: %v", addr, err)

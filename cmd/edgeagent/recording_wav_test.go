@@ -20,7 +20,7 @@ import (
 // An audio channel exports as WAV: its chunks, in order, as they were said.
 func TestExportAudioAsWAV(t *testing.T) {
 	w := worldmodel.New(worldmodel.Config{})
-	r, err := record.New(w, record.DefaultOptions(), nil, slog.New(slog.NewTextHandler(io.Discard, nil)), "bot",
+	r, err := record.New(w, record.DefaultOptions(), nil, slog.New(slog.DiscardHandler), "bot",
 		func() record.Header { return record.Header{Meta: map[string]string{}} })
 	if err != nil {
 		t.Fatal(err)

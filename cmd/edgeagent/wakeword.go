@@ -36,8 +36,13 @@ on recordings of the place it will listen in (test).`,
 	rootCmd.AddCommand(ww)
 }
 
-// micFromBoard finds a mic block of a board file and decodes it.
-func micFromBoard(boardPath, micName string) (mic.Opts, string, error) {
+// micOpts is what the wakeword commands take from --board and --mic: the
+// options and name of the board file's mic micName (its only mic when
+// micName is empty), or the defaults and no name without a board.
+func micOpts(boardPath, micName string) (mic.Opts, string, error) {
+	if boardPath == "" {
+		return mic.DefaultOpts(), "", nil
+	}
 	cfg, err := board.Load(boardPath)
 	if err != nil {
 		return mic.Opts{}, "", err
@@ -97,21 +102,16 @@ own microphone, and vary your delivery a little between takes.`,
 			if name == "" {
 				return errors.New("--name is required")
 			}
-			var o mic.Opts
+			o, n, err := micOpts(boardPath, micName)
+			if err != nil {
+				return err
+			}
 			micLabel := "the default capture device"
-			if boardPath != "" {
-				var err error
-				var n string
-				o, n, err = micFromBoard(boardPath, micName)
-				if err != nil {
-					return err
-				}
+			if n != "" {
 				micLabel = fmt.Sprintf("%s's mic %s (%s)", boardPath, n, o.Source)
-				if templates == "" {
-					templates = o.WakeWord.Templates
-				}
-			} else {
-				o = mic.DefaultOpts()
+			}
+			if templates == "" {
+				templates = o.WakeWord.Templates
 			}
 			if templates == "" {
 				return errors.New("where to store the templates: --templates DIR, or --board with a mic")
@@ -121,7 +121,6 @@ own microphone, and vary your delivery a little between takes.`,
 			case record > 0 && len(args) > 0:
 				return errors.New("give WAV files or --record, not both")
 			case record > 0:
-				var err error
 				recs, err = recordTakes(cmd.Context(), out, o, micLabel, record, seconds)
 				if err != nil {
 					return err
@@ -263,24 +262,19 @@ from it, and the detector re-mixes the templates with it, as it does live.`,
   edgeagent wakeword test --board board-configs/rpi5.yaml --threshold 0.85 evening.wav`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			out := cmd.OutOrStdout()
-			var o mic.Opts
+			o, n, err := micOpts(boardPath, micName)
+			if err != nil {
+				return err
+			}
 			from := "defaults"
-			if boardPath != "" {
-				var err error
-				var n string
-				o, n, err = micFromBoard(boardPath, micName)
-				if err != nil {
-					return err
-				}
+			if n != "" {
 				from = fmt.Sprintf("%s's mic %s", boardPath, n)
-				if templates == "" {
-					templates = o.WakeWord.Templates
-				}
-				if len(names) == 0 {
-					names = o.WakeWord.Names
-				}
-			} else {
-				o = mic.DefaultOpts()
+			}
+			if templates == "" {
+				templates = o.WakeWord.Templates
+			}
+			if len(names) == 0 {
+				names = o.WakeWord.Names
 			}
 			if model == "" {
 				model = o.WakeWord.Model

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"io"
 	"log/slog"
 	"net/http"
 	"reflect"
@@ -30,7 +29,7 @@ func (s stopAfter) Run() int {
 	return s.m.Run()
 }
 
-var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
+var quiet = slog.New(slog.DiscardHandler)
 
 func newClient(t *testing.T, srv *ollamatest.Server, mod func(*Options)) *Client {
 	t.Helper()

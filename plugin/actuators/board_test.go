@@ -2,14 +2,14 @@ package actuators_test
 
 import (
 	"errors"
-	"github.com/edgeagent/edgeagent/store"
-	"io"
 	"log/slog"
 	"path/filepath"
 	"reflect"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/edgeagent/edgeagent/store"
 
 	"github.com/edgeagent/edgeagent/board"
 	"github.com/edgeagent/edgeagent/plugin/actuators" // also: the board learns the actuator kinds
@@ -157,7 +157,7 @@ func TestOptionErrorsHavePositions(t *testing.T) {
 			t.Fatal(err)
 		}
 		_, err = actuator.New(actuator.Options{Store: store.NewMemory(), Platform: "sim", Actuators: actuators.Configs(c.Actuators),
-			Log: slog.New(slog.NewTextHandler(io.Discard, nil))})
+			Log: slog.New(slog.DiscardHandler)})
 		var be *board.Error
 		if err == nil || !strings.HasPrefix(err.Error(), tc.want) || !errors.As(err, &be) {
 			t.Errorf("%s:\n got %v\nwant %s…", tc.block, err, tc.want)

@@ -3,12 +3,12 @@ package actuators_test
 import (
 	"context"
 	"encoding/json"
-	"github.com/edgeagent/edgeagent/store"
-	"io"
 	"log/slog"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/edgeagent/edgeagent/store"
 
 	"github.com/edgeagent/edgeagent/board"
 	"github.com/edgeagent/edgeagent/plugin/actuators"
@@ -43,7 +43,7 @@ func TestExampleKind(t *testing.T) {
 	if got := *c.Actuators[0].Limits.MaxDuty; got != 1 {
 		t.Errorf("max_duty default = %g, want the kind's 1", got)
 	}
-	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
+	quiet := slog.New(slog.DiscardHandler)
 	_, err = actuator.New(actuator.Options{Store: store.NewMemory(), Platform: "sim", Actuators: actuators.Configs(c.Actuators), Log: quiet})
 	if err == nil || !strings.HasPrefix(err.Error(), `actuator desk: t.yaml:3:65: actuators[0].options.gama: unknown key (did you mean "gamma"?)`) {
 		t.Fatalf("options typo: %v", err)

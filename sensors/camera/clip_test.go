@@ -1,7 +1,6 @@
 package camera
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"image/color"
@@ -12,16 +11,8 @@ import (
 )
 
 func TestDetectClipAndAnnotate(t *testing.T) {
-	const w, h = 160, 120
-	sc, _ := camsim.New(camsim.Config{Width: w, Height: h, Seed: 8, Noise: 3,
+	path := mjpegClip(t, "walk.mjpeg", 80, camsim.Config{Width: 160, Height: 120, Seed: 8, Noise: 3,
 		Objects: []camsim.Object{{W: 24, H: 40, Y: 40, Speed: 4, Start: 20, Level: 90}}})
-	var clip bytes.Buffer
-	y := make([]byte, w*h)
-	for i := range 80 {
-		sc.Render(i, y)
-		clip.Write(encodeJPEG(t, y, w, h))
-	}
-	path := writeFile(t, "walk.mjpeg", clip.Bytes())
 
 	var seen, annotated int
 	st, err := DetectClip(context.Background(), path, motion.DefaultConfig(), func(f *Frame, r motion.Result) error {

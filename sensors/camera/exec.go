@@ -73,10 +73,7 @@ func (s *execSource) Next(ctx context.Context, f *Frame) error {
 		return err
 	}
 	f.setI420(s.w, s.h)
-	f.JPEG = nil
-	f.Seq = s.seq
-	f.Time = time.Now()
-	s.seq++
+	f.stampNow(&s.seq)
 	return nil
 }
 

@@ -90,6 +90,16 @@ func (f *Frame) setI420(w, h int) {
 	f.CStride, f.Ratio = cw, image.YCbCrSubsampleRatio420
 }
 
+// stampNow finishes a frame that a source without a JPEG of its own (a
+// command's raw output, OpenCV) has just read: timed now and numbered with
+// *seq, which counts on.
+func (f *Frame) stampNow(seq *uint64) {
+	f.JPEG = nil
+	f.Seq = *seq
+	f.Time = time.Now()
+	*seq++
+}
+
 func i420Size(w, h int) int { return w*h + 2*((w+1)/2)*((h+1)/2) }
 
 // Source delivers the frames of one camera.

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"strconv"
-	"time"
 
 	"gocv.io/x/gocv"
 )
@@ -112,10 +111,7 @@ func (s *gocvSource) Next(ctx context.Context, f *Frame) error {
 	default:
 		return asConfigError(errors.New("gocv: frames with neither 1 nor 3 channels"))
 	}
-	f.JPEG = nil
-	f.Seq = s.seq
-	f.Time = time.Now()
-	s.seq++
+	f.stampNow(&s.seq)
 	return nil
 }
 

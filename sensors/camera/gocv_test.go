@@ -10,6 +10,21 @@ import (
 	"testing"
 )
 
+// openGoCVOrSkip opens the gocv source of o, closed when the test ends; a
+// build of OpenCV that cannot open it skips the test, saying why.
+func openGoCVOrSkip(t *testing.T, o Opts, why string) Source {
+	t.Helper()
+	if err := o.validate(""); err != nil {
+		t.Fatal(err)
+	}
+	src, err := openGoCV(context.Background(), o)
+	if err != nil {
+		t.Skipf("%s: %v", why, err)
+	}
+	t.Cleanup(func() { src.Close() })
+	return src
+}
+
 func TestGoCVFile(t *testing.T) {
 	const w, h = 96, 64
 	var clip bytes.Buffer
@@ -19,14 +34,7 @@ func TestGoCVFile(t *testing.T) {
 	}
 	o := DefaultOpts()
 	o.Source, o.Path = "gocv", writeFile(t, "c.mjpeg", clip.Bytes())
-	if err := o.validate(""); err != nil {
-		t.Fatal(err)
-	}
-	src, err := openGoCV(context.Background(), o)
-	if err != nil {
-		t.Skipf("OpenCV cannot read raw MJPEG here: %v", err)
-	}
-	defer src.Close()
+	src := openGoCVOrSkip(t, o, "OpenCV cannot read raw MJPEG here")
 	var f Frame
 	n := 0
 	for {
@@ -56,14 +64,7 @@ func TestGoCVPipeline(t *testing.T) {
 	o := DefaultOpts()
 	o.Source = "gocv"
 	o.Pipeline = "videotestsrc num-buffers=3 pattern=ball ! video/x-raw,width=160,height=120 ! videoconvert ! video/x-raw,format=GRAY8 ! appsink"
-	if err := o.validate(""); err != nil {
-		t.Fatal(err)
-	}
-	src, err := openGoCV(context.Background(), o)
-	if err != nil {
-		t.Skipf("no GStreamer with videotestsrc here: %v", err)
-	}
-	defer src.Close()
+	src := openGoCVOrSkip(t, o, "no GStreamer with videotestsrc here")
 	var f Frame
 	if err := src.Next(context.Background(), &f); err != nil {
 		t.Fatal(err)

@@ -1,32 +1,16 @@
 package camera
 
 import (
-	"bytes"
-	"context"
-	"encoding/json"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/edgeagent/edgeagent/agent"
 	"github.com/edgeagent/edgeagent/agent/agenttest"
-	"github.com/edgeagent/edgeagent/sensors"
 	"github.com/edgeagent/edgeagent/sensors/camera/camsim"
 	"github.com/edgeagent/edgeagent/sensors/i2c/i2ckit/kittest"
-	"github.com/edgeagent/edgeagent/tools"
 	"github.com/edgeagent/edgeagent/worldmodel"
 )
-
-// motionDecider reacts to motion_start and remembers what it perceived.
-type motionDecider struct{ seen chan agent.Perception }
-
-func (d motionDecider) Decide(_ context.Context, p agent.Perception) (agent.Decision, error) {
-	if p.Event == nil || p.Event.Kind != EventMotionStart {
-		return agent.Decision{}, agent.ErrNoDecision
-	}
-	d.seen <- p
-	return agent.Decision{Path: "reflex", Caller: "reflex", Steps: []agent.Step{{ID: "1", Tool: "probe.look"}}}, nil
-}
 
 // With the agent busy in a slow Normal-priority step, a person walking into
 // the camera's view cancels that step, and the next cycle is about the
@@ -34,53 +18,31 @@ func (d motionDecider) Decide(_ context.Context, p agent.Perception) (agent.Deci
 // summary.
 func TestMotionStartPreemptsABusyAgent(t *testing.T) {
 	world := worldmodel.New(worldmodel.Config{Capacities: map[string]int{"door.snapshot": 2}})
-	looked := make(chan struct{}, 1)
-	dec := motionDecider{seen: make(chan agent.Perception, 4)}
-	busy := agenttest.StartBusy(t, world, dec, tools.Func(tools.Spec{Name: "probe.look", Description: "turns to look", Permission: "actuate"},
-		func(context.Context, json.RawMessage) (tools.Result, error) {
-			looked <- struct{}{}
-			return tools.Result{}, nil
-		}))
+	look, looked := agenttest.Probe("probe.look", "")
+	// The motion's cycle turns to look.
+	dec, seen := agenttest.Decider(func(agent.Perception) (agent.Decision, error) {
+		return agent.Decision{Path: "reflex", Caller: "reflex", Steps: []agent.Step{{ID: "1", Tool: "probe.look"}}}, nil
+	}, EventMotionStart)
+	busy := agenttest.StartBusy(t, world, dec, look)
 
 	// A camera replaying, in real time, a doorway where someone walks in
 	// after two seconds.
-	const w, h = 160, 120
-	sc, _ := camsim.New(camsim.Config{Width: w, Height: h, Seed: 5, Noise: 3,
+	door := mjpegClip(t, "door.mjpeg", 80, camsim.Config{Width: 160, Height: 120, Seed: 5, Noise: 3,
 		Objects: []camsim.Object{{W: 30, H: 50, Y: 40, Speed: 6, Start: 40, Level: 200}}})
-	var clip bytes.Buffer
-	y := make([]byte, w*h)
-	for i := range 80 {
-		sc.Render(i, y)
-		clip.Write(encodeJPEG(t, y, w, h))
-	}
 	cfg := kittest.Board(t, "sim", `
 - name: door
   kind: camera
   options:
     source: file
-    path: `+writeFile(t, "door.mjpeg", clip.Bytes())+`
+    path: `+door+`
     fps: 20
     pace: true
 `)
-	cam, err := sensors.New(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	camDone := make(chan error, 1)
-	go func() { camDone <- cam.Run(busy.Ctx, busy.Sink()) }()
-
-	var out agent.Outcome
-	select {
-	case out = <-busy.Job:
-	case <-time.After(10 * time.Second):
-		t.Fatal("motion did not preempt the slow job")
-	}
-	if out.Preempted != "door/motion_start" || len(out.Steps) != 1 || !strings.Contains(out.Steps[0].Error, "preempted by high door/motion_start") {
-		t.Fatalf("slow job outcome: preempted %q, steps %+v", out.Preempted, out.Steps)
-	}
+	kittest.Start(t, cfg, busy.Sink())
+	out := busy.Preempted(t, "door/motion_start")
 	var p agent.Perception
 	select {
-	case p = <-dec.seen:
+	case p = <-seen:
 	case <-time.After(5 * time.Second):
 		t.Fatal("no cycle for the motion event")
 	}
@@ -100,11 +62,5 @@ func TestMotionStartPreemptsABusyAgent(t *testing.T) {
 	}
 	if snap, ok := world.Latest("door.motion_snapshot"); !ok || snap.Blob == nil || snap.Blob.MIME != "image/jpeg" {
 		t.Errorf("no snapshot of the motion start in the world model")
-	}
-	busy.Stop(t)
-	select {
-	case <-camDone:
-	case <-time.After(2 * time.Second):
-		t.Fatal("the camera did not stop within 2 s")
 	}
 }

@@ -118,16 +118,9 @@ func containsAll(v []float64, want ...float64) bool {
 // A clip that ends leaves the camera idle (not failing, not restarting)
 // until it is stopped; motion that was on still ends after the off delay.
 func TestClipEndIdlesAndMotionTimesOut(t *testing.T) {
-	const w, h = 64, 48
-	sc, _ := camsim.New(camsim.Config{Width: w, Height: h, Seed: 2, Noise: 2,
+	// 30 frames: the walker is still in view when the clip ends.
+	path := mjpegClip(t, "walk.mjpeg", 30, camsim.Config{Width: 64, Height: 48, Seed: 2, Noise: 2,
 		Objects: []camsim.Object{{W: 12, H: 20, Y: 10, Speed: 2, Start: 15, Level: 200}}})
-	var clip bytes.Buffer
-	y := make([]byte, w*h)
-	for i := range 30 { // the walker is still in view when the clip ends
-		sc.Render(i, y)
-		clip.Write(encodeJPEG(t, y, w, h))
-	}
-	path := writeFile(t, "walk.mjpeg", clip.Bytes())
 	cfg := kittest.Board(t, "sim", `
 - name: door
   kind: camera

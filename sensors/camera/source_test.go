@@ -67,6 +67,23 @@ func encodeJPEG(t testing.TB, y []byte, w, h int) []byte {
 	return buf.Bytes()
 }
 
+// mjpegClip writes frames [0, n) of a scene as an MJPEG file, as a camera
+// filming it would have recorded them, and returns its path.
+func mjpegClip(t testing.TB, name string, n int, sc camsim.Config) string {
+	t.Helper()
+	scene, err := camsim.New(sc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var clip bytes.Buffer
+	y := make([]byte, sc.Width*sc.Height)
+	for i := range n {
+		scene.Render(i, y)
+		clip.Write(encodeJPEG(t, y, sc.Width, sc.Height))
+	}
+	return writeFile(t, name, clip.Bytes())
+}
+
 // segments lists a JPEG's marker segments up to SOS: (offset, marker, length incl. marker).
 func withoutDHT(j []byte) []byte {
 	out := append([]byte(nil), j[:2]...)
@@ -108,6 +125,17 @@ func writeFile(t testing.TB, name string, data []byte) string {
 	return p
 }
 
+// openFile opens a clip for the test; it is closed when the test ends.
+func openFile(t testing.TB, path string, o FileOpts) Source {
+	t.Helper()
+	src, err := OpenFile(path, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { src.Close() })
+	return src
+}
+
 func TestMJPEGStream(t *testing.T) {
 	const w, h = 96, 64
 	frames := sceneFrames(t, w, h, 4)
@@ -131,11 +159,7 @@ func TestMJPEGStream(t *testing.T) {
 	j = encodeJPEG(t, frames[3], w, h)
 	stream.Write(j[:len(j)/2])
 
-	src, err := OpenFile(writeFile(t, "clip.mjpeg", stream.Bytes()), FileOpts{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer src.Close()
+	src := openFile(t, writeFile(t, "clip.mjpeg", stream.Bytes()), FileOpts{})
 	var f Frame
 	for i := range 3 {
 		if err := src.Next(context.Background(), &f); err != nil {
@@ -160,11 +184,7 @@ func TestCorruptFrameIsABadFrameNotTheEnd(t *testing.T) {
 	stream.Write(encodeJPEG(t, frames[0], w, h))
 	stream.Write([]byte{0xFF, 0xD8, 0xFF, 0xDA, 0x00, 0x02, 1, 2, 3, 0xFF, 0xD9}) // SOS without a frame header
 	stream.Write(encodeJPEG(t, frames[1], w, h))
-	src, err := OpenFile(writeFile(t, "c.mjpeg", stream.Bytes()), FileOpts{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer src.Close()
+	src := openFile(t, writeFile(t, "c.mjpeg", stream.Bytes()), FileOpts{})
 	var f Frame
 	if err := src.Next(context.Background(), &f); err != nil {
 		t.Fatal(err)
@@ -201,11 +221,7 @@ func TestY4M(t *testing.T) {
 		for i := range 3 {
 			frames = append(frames, append(mk(w*h, 10*i), mk(2*3*2, 200)...))
 		}
-		src, err := OpenFile(writeFile(t, "a.y4m", y4m(w, h, "420jpeg", frames)), FileOpts{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer src.Close()
+		src := openFile(t, writeFile(t, "a.y4m", y4m(w, h, "420jpeg", frames)), FileOpts{})
 		if fps := src.(*fileSource).FPS(); fps != 25 {
 			t.Errorf("fps %g from the header, want 25", fps)
 		}
@@ -227,11 +243,7 @@ func TestY4M(t *testing.T) {
 		}
 	})
 	t.Run("mono", func(t *testing.T) {
-		src, err := OpenFile(writeFile(t, "m.y4m", y4m(w, h, "mono", [][]byte{mk(w*h, 7)})), FileOpts{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer src.Close()
+		src := openFile(t, writeFile(t, "m.y4m", y4m(w, h, "mono", [][]byte{mk(w*h, 7)})), FileOpts{})
 		var f Frame
 		if err := src.Next(context.Background(), &f); err != nil || f.Cb != nil || f.Y[0] != 7 {
 			t.Fatalf("%v %+v", err, f)
@@ -257,11 +269,7 @@ func TestFileLoopAndPace(t *testing.T) {
 	path := writeFile(t, "l.y4m", y4m(w, h, "420", frames))
 
 	t.Run("loop", func(t *testing.T) {
-		src, err := OpenFile(path, FileOpts{Loop: true})
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer src.Close()
+		src := openFile(t, path, FileOpts{Loop: true})
 		var f Frame
 		for i := range 8 {
 			if err := src.Next(context.Background(), &f); err != nil {
@@ -273,11 +281,7 @@ func TestFileLoopAndPace(t *testing.T) {
 		}
 	})
 	t.Run("paced", func(t *testing.T) {
-		src, err := OpenFile(path, FileOpts{Loop: true, Pace: true, FPS: 50})
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer src.Close()
+		src := openFile(t, path, FileOpts{Loop: true, Pace: true, FPS: 50})
 		var f Frame
 		start := time.Now()
 		for range 5 {
@@ -300,11 +304,7 @@ func TestFileLoopAndPace(t *testing.T) {
 		}
 	})
 	t.Run("cancel", func(t *testing.T) {
-		src, err := OpenFile(path, FileOpts{Loop: true, Pace: true, FPS: 0.5})
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer src.Close()
+		src := openFile(t, path, FileOpts{Loop: true, Pace: true, FPS: 0.5})
 		var f Frame
 		_ = src.Next(context.Background(), &f) // frame 0 is due at once
 		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)

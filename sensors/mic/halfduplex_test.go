@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/edgeagent/edgeagent/sensors/i2c/i2ckit/kittest"
 	"github.com/edgeagent/edgeagent/sensors/mic/duplex"
 )
 
@@ -41,19 +42,12 @@ func TestHalfDuplexModes(t *testing.T) {
 			end := duplex.Get(name).Begin()
 			defer end()
 		}
-		rec := newRecorder()
-		stop := run(t, s, rec)
+		rec := kittest.NewRecorder()
+		stop := kittest.Run(t, s, rec)
 		// 3 s of audio (level readings at 10 Hz) cover the phrase and more.
-		for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(5 * time.Millisecond) {
-			if _, n := rec.latest(name + ".rms_dbfs"); n >= 30 {
-				break
-			}
-			if time.Now().After(deadline) {
-				t.Fatal("no audio")
-			}
-		}
+		rec.WaitFor(t, 10*time.Second, "3 s of audio", func() bool { return len(rec.Observations(name+".rms_dbfs")) >= 30 })
 		stop()
-		if woke := len(rec.kinds(EventWakeWord)) > 0; woke != c.wakes {
+		if woke := len(rec.Events(EventWakeWord)) > 0; woke != c.wakes {
 			t.Errorf("%+v: woke %v", c, woke)
 		}
 	}

@@ -22,10 +22,10 @@ func TestBuiltinModelByDefaultHearsAHeldOutVoice(t *testing.T) {
 	if n := s.Nets(); len(n) != 1 || n[0].Name != "hey_robot" || len(s.Models()) != 0 {
 		t.Fatalf("nets %v, templates %d", n, len(s.Models()))
 	}
-	rec := newRecorder()
-	stop := run(t, s, rec)
+	rec := kittest.NewRecorder()
+	stop := kittest.Run(t, s, rec)
 	defer stop()
-	w := rec.waitFor(t, EventWakeWord, 1, 10*time.Second)[0]
+	w := waitEvents(t, rec, EventWakeWord, 1, 10*time.Second)[0]
 	if w.Data["name"] != "hey_robot" || w.Data["by"] != wakeword.DetectorModel || w.Data["detector"] != "builtin" {
 		t.Fatalf("wake event %+v", w.Data)
 	}
@@ -41,19 +41,13 @@ func TestBuiltinModelIgnoresOtherSpeech(t *testing.T) {
 	}
 	wav := sceneWAV(t, 10*time.Second, clips, at)
 	s := newSensor(t, fmt.Sprintf("- name: mic\n  kind: mic\n  options: {source: wav, file: %s, pace: false}", wav))
-	rec := newRecorder()
-	stop := run(t, s, rec)
+	rec := kittest.NewRecorder()
+	stop := kittest.Run(t, s, rec)
 	// The file is read as fast as possible; wait until its last level
 	// reading (one per 100 ms).
-	deadline := time.Now().Add(10 * time.Second)
-	for _, n := rec.latest("mic.speech"); n < 99; _, n = rec.latest("mic.speech") {
-		if time.Now().After(deadline) {
-			t.Fatalf("only %d level readings", n)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	rec.WaitFor(t, 10*time.Second, "99 level readings", func() bool { return len(rec.Observations("mic.speech")) >= 99 })
 	stop()
-	if w := rec.kinds(EventWakeWord); len(w) != 0 {
+	if w := rec.Events(EventWakeWord); len(w) != 0 {
 		t.Fatalf("woke on other speech: %+v", w[0].Data)
 	}
 }

@@ -1,93 +1,49 @@
 package mic
 
 import (
-	"context"
 	"encoding/json"
-	"fmt"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/edgeagent/edgeagent/agent"
 	"github.com/edgeagent/edgeagent/agent/agenttest"
-	"github.com/edgeagent/edgeagent/sensors/mic/audio"
+	"github.com/edgeagent/edgeagent/sensors/i2c/i2ckit/kittest"
 	"github.com/edgeagent/edgeagent/sensors/mic/wyoming/wyomingtest"
-	"github.com/edgeagent/edgeagent/tools"
 	"github.com/edgeagent/edgeagent/worldmodel"
 )
-
-// voiceDecider turns the spoken command into a tool call, as the local
-// matcher or the LLM engine would, and remembers what it perceived.
-type voiceDecider struct{ seen chan agent.Perception }
-
-func (d voiceDecider) Decide(_ context.Context, p agent.Perception) (agent.Decision, error) {
-	if p.Event == nil || (p.Event.Kind != EventWakeWord && p.Event.Kind != EventVoiceCommand) {
-		return agent.Decision{}, agent.ErrNoDecision
-	}
-	d.seen <- p
-	if p.Command != nil && strings.Contains(p.Command.Text, "headlight") {
-		return agent.Decision{Path: "local", Caller: p.Command.Caller,
-			Steps: []agent.Step{{ID: "1", Tool: "headlight.set", Params: json.RawMessage(`{"on":true}`)}}}, nil
-	}
-	return agent.Decision{}, agent.ErrNoDecision
-}
 
 // With the agent busy in a slow Normal-priority job, "hey robot" cancels
 // the job at once (wake_word is High); the command spoken after it is
 // transcribed and reaches the agent as a text command, which runs.
 func TestWakeWordPreemptsABusyAgent(t *testing.T) {
-	lit := make(chan string, 1)
-	dec := voiceDecider{seen: make(chan agent.Perception, 8)}
-	busy := agenttest.StartBusy(t, worldmodel.New(worldmodel.Config{}), dec,
-		tools.Func(tools.Spec{Name: "headlight.set", Description: "switch the headlight", Permission: "actuate",
-			Params: json.RawMessage(`{"type":"object","properties":{"on":{"type":"boolean"}},"required":["on"],"additionalProperties":false}`)},
-			func(_ context.Context, p json.RawMessage) (tools.Result, error) {
-				lit <- string(p)
-				return tools.Result{Value: "on"}, nil
-			}))
-
-	srv, err := wyomingtest.Start(&wyomingtest.Server{Transcribe: func(a []int16) string {
-		if len(a) < audio.Rate/2 {
-			return ""
+	headlight, lit := agenttest.Probe("headlight.set",
+		`{"type":"object","properties":{"on":{"type":"boolean"}},"required":["on"],"additionalProperties":false}`)
+	// The spoken command's cycle turns it into a tool call, as the local
+	// matcher or the LLM engine would.
+	dec, seen := agenttest.Decider(func(p agent.Perception) (agent.Decision, error) {
+		if p.Command != nil && strings.Contains(p.Command.Text, "headlight") {
+			return agent.Decision{Path: "local", Caller: p.Command.Caller,
+				Steps: []agent.Step{{ID: "1", Tool: "headlight.set", Params: json.RawMessage(`{"on":true}`)}}}, nil
 		}
-		return "turn on the headlight"
-	}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Close()
+		return agent.Decision{}, agent.ErrNoDecision
+	}, EventWakeWord, EventVoiceCommand)
+	busy := agenttest.StartBusy(t, worldmodel.New(worldmodel.Config{}), dec, headlight)
+
+	srv := startWyoming(t, &wyomingtest.Server{Transcribe: hearHeadlight})
 	// In real time: three seconds of a quiet room, "hey robot", a pause,
 	// "turn on the headlight".
 	wav := sceneWAV(t, 7*time.Second, [][]int16{speech(t, "pos/enrolled_b.wav"), speech(t, "neg/turn_on_the_headlight.wav")},
 		[]time.Duration{3 * time.Second, 4 * time.Second})
-	m := newSensor(t, fmt.Sprintf(`
-- name: mic
-  kind: mic
-  options:
-    source: wav
-    file: %s
-    pace: true
-    wakeword: {templates: testdata/wakewords}
-    stt: {wyoming: %s}
-`, wav, srv.Addr()))
-	micDone := make(chan error, 1)
-	go func() { micDone <- m.Run(busy.Ctx, busy.Sink()) }()
-
-	var out agent.Outcome
-	select {
-	case out = <-busy.Job:
-	case <-time.After(10 * time.Second):
-		t.Fatal("the wake word did not preempt the slow job")
-	}
-	if out.Preempted != "mic/wake_word" || len(out.Steps) != 1 || !strings.Contains(out.Steps[0].Error, "preempted by high mic/wake_word") {
-		t.Fatalf("slow job outcome: preempted %q, steps %+v", out.Preempted, out.Steps)
-	}
+	m := voiceSensor(t, wav, true, "wyoming: "+srv.Addr())
+	kittest.Run(t, m, busy.Sink())
+	out := busy.Preempted(t, "mic/wake_word")
 	// The next cycle is about the wake word; the one after carries the
 	// spoken command as text.
 	var wake, cmd agent.Perception
 	for cmd.Command == nil {
 		select {
-		case p := <-dec.seen:
+		case p := <-seen:
 			if p.Event.Kind == EventWakeWord {
 				wake = p
 			} else {
@@ -105,16 +61,10 @@ func TestWakeWordPreemptsABusyAgent(t *testing.T) {
 	}
 	select {
 	case p := <-lit:
-		if p != `{"on":true}` {
+		if string(p) != `{"on":true}` {
 			t.Fatalf("headlight.set params %s", p)
 		}
 	case <-time.After(5 * time.Second):
 		t.Fatal("the spoken command did not run")
-	}
-	busy.Stop(t)
-	select {
-	case <-micDone:
-	case <-time.After(2 * time.Second):
-		t.Fatal("the microphone did not stop within 2 s")
 	}
 }

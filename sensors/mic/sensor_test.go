@@ -1,11 +1,9 @@
 package mic
 
 import (
-	"context"
 	"fmt"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -16,78 +14,21 @@ import (
 	"github.com/edgeagent/edgeagent/worldmodel"
 )
 
-// recorder is a Sink that keeps everything.
-type recorder struct {
-	mu     sync.Mutex
-	obs    []worldmodel.Observation
-	events []worldmodel.Event
-	signal chan struct{}
-}
-
-func newRecorder() *recorder { return &recorder{signal: make(chan struct{}, 1000)} }
-
-func (r *recorder) Observe(o worldmodel.Observation) {
-	r.mu.Lock()
-	r.obs = append(r.obs, o)
-	r.mu.Unlock()
-}
-
-func (r *recorder) Raise(e worldmodel.Event) {
-	r.mu.Lock()
-	r.events = append(r.events, e)
-	r.mu.Unlock()
-	select {
-	case r.signal <- struct{}{}:
-	default:
-	}
-}
-
-func (r *recorder) kinds(kind string) []worldmodel.Event {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	var out []worldmodel.Event
-	for _, e := range r.events {
-		if e.Kind == kind {
-			out = append(out, e)
-		}
-	}
-	return out
-}
-
-func (r *recorder) latest(source string) (worldmodel.Observation, int) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	var last worldmodel.Observation
-	n := 0
-	for _, o := range r.obs {
-		if o.Source == source {
-			last = o
-			n++
-		}
-	}
-	return last, n
-}
-
-// waitFor waits until kind has been raised n times.
-func (r *recorder) waitFor(t *testing.T, kind string, n int, d time.Duration) []worldmodel.Event {
+// waitEvents waits until kind has been raised n times and returns the
+// events of that kind.
+func waitEvents(t *testing.T, rec *kittest.Recorder, kind string, n int, d time.Duration) []worldmodel.Event {
 	t.Helper()
-	deadline := time.After(d)
-	for {
-		if es := r.kinds(kind); len(es) >= n {
-			return es
-		}
-		select {
-		case <-r.signal:
-		case <-deadline:
-			r.mu.Lock()
-			defer r.mu.Unlock()
-			var ks []string
-			for _, e := range r.events {
-				ks = append(ks, e.Kind+": "+e.Message)
-			}
-			t.Fatalf("no %d× %s within %v; events: %s", n, kind, d, strings.Join(ks, " | "))
-		}
+	rec.WaitFor(t, d, fmt.Sprintf("%d× %s", n, kind), func() bool { return len(rec.Events(kind)) >= n })
+	return rec.Events(kind)
+}
+
+// latest is the last observation of source and how many there were.
+func latest(rec *kittest.Recorder, source string) (worldmodel.Observation, int) {
+	obs := rec.Observations(source)
+	if len(obs) == 0 {
+		return worldmodel.Observation{}, 0
 	}
+	return obs[len(obs)-1], len(obs)
 }
 
 func speech(t *testing.T, name string) []int16 {
@@ -124,22 +65,41 @@ func newSensor(t *testing.T, block string) *Sensor {
 	return s.(*Sensor)
 }
 
-func run(t *testing.T, s *Sensor, out sensors.Sink) (stop func()) {
+// voiceSensor builds the mic "mic" listening to wav for the enrolled wake
+// words and sending what is said after one to speech-to-text; stt is the
+// inside of its options.stt block. pace plays the file in real time.
+func voiceSensor(t *testing.T, wav string, pace bool, stt string) *Sensor {
 	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- s.Run(ctx, out) }()
-	return func() {
-		cancel()
-		select {
-		case err := <-done:
-			if err != nil {
-				t.Errorf("Run: %v", err)
-			}
-		case <-time.After(3 * time.Second):
-			t.Fatal("Run did not return within 3 s of cancellation")
-		}
+	return newSensor(t, fmt.Sprintf(`
+- name: mic
+  kind: mic
+  options:
+    source: wav
+    file: %s
+    pace: %v
+    wakeword: {templates: testdata/wakewords}
+    stt: {%s}
+`, wav, pace, stt))
+}
+
+// startWyoming starts a fake Wyoming server, stopped when the test ends.
+func startWyoming(t *testing.T, srv *wyomingtest.Server) *wyomingtest.Server {
+	t.Helper()
+	srv, err := wyomingtest.Start(srv)
+	if err != nil {
+		t.Fatal(err)
 	}
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+// hearHeadlight transcribes the spoken command of the tests: "turn on the
+// headlight" in any capture of half a second or more.
+func hearHeadlight(a []int16) string {
+	if len(a) < audio.Rate/2 {
+		return ""
+	}
+	return "turn on the headlight"
 }
 
 func TestOptions(t *testing.T) {
@@ -178,41 +138,23 @@ func TestOptions(t *testing.T) {
 }
 
 func TestWakeWordThenVoiceCommand(t *testing.T) {
-	srv, err := wyomingtest.Start(&wyomingtest.Server{Split: 11, Transcribe: func(a []int16) string {
-		if len(a) < audio.Rate/2 {
-			return ""
-		}
-		return "turn on the headlight"
-	}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Close()
+	srv := startWyoming(t, &wyomingtest.Server{Split: 11, Transcribe: hearHeadlight})
 	cmd := speech(t, "neg/turn_on_the_headlight.wav")
 	wav := sceneWAV(t, 8*time.Second, [][]int16{speech(t, "pos/enrolled_a.wav"), cmd},
 		[]time.Duration{3 * time.Second, 4 * time.Second})
-	s := newSensor(t, fmt.Sprintf(`
-- name: mic
-  kind: mic
-  options:
-    source: wav
-    file: %s
-    pace: false
-    wakeword: {templates: testdata/wakewords}
-    stt: {wyoming: %s, language: en}
-`, wav, srv.Addr()))
-	rec := newRecorder()
-	stop := run(t, s, rec)
+	s := voiceSensor(t, wav, false, "wyoming: "+srv.Addr()+", language: en")
+	rec := kittest.NewRecorder()
+	stop := kittest.Run(t, s, rec)
 	defer stop()
 
-	w := rec.waitFor(t, EventWakeWord, 1, 10*time.Second)[0]
+	w := waitEvents(t, rec, EventWakeWord, 1, 10*time.Second)[0]
 	if w.Priority != worldmodel.High || w.Source != "mic" || w.Data["name"] != "hey_robot" || w.Data["detector"] != "builtin" || w.Data["stt"] != true {
 		t.Fatalf("wake event %+v", w)
 	}
 	if sc, _ := w.Data["score"].(float64); sc < 0.8 || sc > 1 {
 		t.Fatalf("wake score %v", w.Data["score"])
 	}
-	v := rec.waitFor(t, EventVoiceCommand, 1, 10*time.Second)[0]
+	v := waitEvents(t, rec, EventVoiceCommand, 1, 10*time.Second)[0]
 	if v.Priority != worldmodel.Normal || v.Data["text"] != "turn on the headlight" || v.Data["wake_word"] != "hey_robot" {
 		t.Fatalf("voice command %+v", v)
 	}
@@ -225,19 +167,19 @@ func TestWakeWordThenVoiceCommand(t *testing.T) {
 	if got[0].Type != "transcribe" || got[0].String("language") != "en" {
 		t.Fatalf("STT server saw %+v", got[0])
 	}
-	if len(rec.kinds(EventWakeWord)) != 1 || len(rec.kinds(EventCommandFailed)) != 0 {
-		t.Fatalf("events: %d wake, %d failed", len(rec.kinds(EventWakeWord)), len(rec.kinds(EventCommandFailed)))
+	if len(rec.Events(EventWakeWord)) != 1 || len(rec.Events(EventCommandFailed)) != 0 {
+		t.Fatalf("events: %d wake, %d failed", len(rec.Events(EventWakeWord)), len(rec.Events(EventCommandFailed)))
 	}
 	// Levels at 10 Hz (the command ended after about 6 s of the 8).
-	if o, n := rec.latest("mic.rms_dbfs"); n < 55 || o.Unit != "dBFS" || o.Value > -20 || o.Value < -80 {
+	if o, n := latest(rec, "mic.rms_dbfs"); n < 55 || o.Unit != "dBFS" || o.Value > -20 || o.Value < -80 {
 		t.Fatalf("rms readings: %d, last %+v", n, o)
 	}
 	for _, q := range []string{"peak_dbfs", "noise_dbfs", "speech", "dropped"} {
-		if _, n := rec.latest("mic." + q); n < 55 {
+		if _, n := latest(rec, "mic."+q); n < 55 {
 			t.Errorf("mic.%s: %d readings", q, n)
 		}
 	}
-	if o, _ := rec.latest("mic.health"); o.Text != "ok" {
+	if o, _ := latest(rec, "mic.health"); o.Text != "ok" {
 		t.Errorf("health %q", o.Text)
 	}
 }
@@ -245,15 +187,15 @@ func TestWakeWordThenVoiceCommand(t *testing.T) {
 func TestWakeWordWithoutSTTSaysSo(t *testing.T) {
 	wav := sceneWAV(t, 6*time.Second, [][]int16{speech(t, "pos/enrolled_b.wav")}, []time.Duration{3 * time.Second})
 	s := newSensor(t, fmt.Sprintf("- name: ears\n  kind: mic\n  options: {source: wav, file: %s, pace: false, wakeword: {templates: testdata/wakewords}}", wav))
-	rec := newRecorder()
-	stop := run(t, s, rec)
-	w := rec.waitFor(t, EventWakeWord, 1, 10*time.Second)[0]
+	rec := kittest.NewRecorder()
+	stop := kittest.Run(t, s, rec)
+	w := waitEvents(t, rec, EventWakeWord, 1, 10*time.Second)[0]
 	if w.Data["stt"] != false || !strings.Contains(w.Message, "no speech-to-text") || w.Source != "ears" {
 		t.Fatalf("wake event without STT: %+v", w)
 	}
 	time.Sleep(100 * time.Millisecond)
 	stop()
-	if n := len(rec.kinds(EventVoiceCommand)) + len(rec.kinds(EventCommandFailed)); n != 0 {
+	if n := len(rec.Events(EventVoiceCommand)) + len(rec.Events(EventCommandFailed)); n != 0 {
 		t.Fatalf("%d command events without STT", n)
 	}
 }
@@ -262,43 +204,21 @@ func TestVoiceCommandFailures(t *testing.T) {
 	// Wake word, then nothing said: no_speech_timeout, and a dead STT
 	// server: both end in voice_command_failed, never in a hang.
 	wav := sceneWAV(t, 9*time.Second, [][]int16{speech(t, "pos/enrolled_a.wav")}, []time.Duration{3 * time.Second})
-	s := newSensor(t, fmt.Sprintf(`
-- name: mic
-  kind: mic
-  options:
-    source: wav
-    file: %s
-    pace: false
-    wakeword: {templates: testdata/wakewords}
-    stt: {wyoming: 127.0.0.1:1, no_speech_timeout: 2s}
-`, wav))
-	rec := newRecorder()
-	stop := run(t, s, rec)
+	s := voiceSensor(t, wav, false, "wyoming: 127.0.0.1:1, no_speech_timeout: 2s")
+	rec := kittest.NewRecorder()
+	stop := kittest.Run(t, s, rec)
 	defer stop()
-	f := rec.waitFor(t, EventCommandFailed, 1, 10*time.Second)[0]
+	f := waitEvents(t, rec, EventCommandFailed, 1, 10*time.Second)[0]
 	if !strings.Contains(f.Message, "unreachable") || f.Priority != worldmodel.Low {
 		t.Fatalf("failure %+v", f)
 	}
 
-	srv, err := wyomingtest.Start(&wyomingtest.Server{Transcribe: func([]int16) string { return "should not be asked" }})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Close()
-	s = newSensor(t, fmt.Sprintf(`
-- name: mic
-  kind: mic
-  options:
-    source: wav
-    file: %s
-    pace: false
-    wakeword: {templates: testdata/wakewords}
-    stt: {wyoming: %s, no_speech_timeout: 2s}
-`, wav, srv.Addr()))
-	rec = newRecorder()
-	stop2 := run(t, s, rec)
+	srv := startWyoming(t, &wyomingtest.Server{Transcribe: func([]int16) string { return "should not be asked" }})
+	s = voiceSensor(t, wav, false, "wyoming: "+srv.Addr()+", no_speech_timeout: 2s")
+	rec = kittest.NewRecorder()
+	stop2 := kittest.Run(t, s, rec)
 	defer stop2()
-	f = rec.waitFor(t, EventCommandFailed, 1, 10*time.Second)[0]
+	f = waitEvents(t, rec, EventCommandFailed, 1, 10*time.Second)[0]
 	if !strings.Contains(f.Message, "no speech") {
 		t.Fatalf("failure %+v", f)
 	}
@@ -315,15 +235,15 @@ func TestLoudNoise(t *testing.T) {
 	}
 	wav := writeWAV(t, "bang.wav", sig)
 	s := newSensor(t, fmt.Sprintf("- name: mic\n  kind: mic\n  options: {source: wav, file: %s, pace: false, loud_priority: normal, wakeword: {detector: off}}", wav))
-	rec := newRecorder()
-	stop := run(t, s, rec)
-	e := rec.waitFor(t, EventLoudNoise, 1, 5*time.Second)[0]
+	rec := kittest.NewRecorder()
+	stop := kittest.Run(t, s, rec)
+	e := waitEvents(t, rec, EventLoudNoise, 1, 5*time.Second)[0]
 	time.Sleep(200 * time.Millisecond)
 	stop()
 	if e.Priority != worldmodel.Normal || e.Data["peak_dbfs"].(float64) < -1 {
 		t.Fatalf("loud noise %+v", e)
 	}
-	if n := len(rec.kinds(EventLoudNoise)); n != 1 {
+	if n := len(rec.Events(EventLoudNoise)); n != 1 {
 		t.Fatalf("%d loud_noise events within the 2 s cooldown", n)
 	}
 }
@@ -340,11 +260,11 @@ func TestSourceFailureReopens(t *testing.T) {
     wakeword: {detector: off}
     reconnect: {initial: 50ms, max: 100ms}
 `, strings.Join(helper("short"), ", ")))
-	rec := newRecorder()
-	stop := run(t, s, rec)
-	rec.waitFor(t, sensors.EventRecovered, 2, 10*time.Second)
+	rec := kittest.NewRecorder()
+	stop := kittest.Run(t, s, rec)
+	waitEvents(t, rec, sensors.EventRecovered, 2, 10*time.Second)
 	stop()
-	f := rec.kinds(sensors.EventFault)
+	f := rec.Events(sensors.EventFault)
 	if len(f) < 2 || !strings.Contains(f[0].Message, "ended its output") {
 		t.Fatalf("faults %+v", f)
 	}
@@ -357,7 +277,7 @@ func TestWyomingDetectorAndFallback(t *testing.T) {
 	click[400] = 32000
 	wav := sceneWAV(t, 5500*time.Millisecond, [][]int16{speech(t, "pos/enrolled_a.wav"), click},
 		[]time.Duration{3 * time.Second, 4500 * time.Millisecond})
-	srv, err := wyomingtest.Start(&wyomingtest.Server{Split: 9, Wake: func(a []int16) string {
+	srv := startWyoming(t, &wyomingtest.Server{Split: 9, Wake: func(a []int16) string {
 		for _, v := range a[max(0, len(a)-3200):] {
 			if v > 30000 {
 				return "ok_nabu"
@@ -365,9 +285,6 @@ func TestWyomingDetectorAndFallback(t *testing.T) {
 		}
 		return ""
 	}})
-	if err != nil {
-		t.Fatal(err)
-	}
 	block := `
 - name: mic
   kind: mic
@@ -379,9 +296,9 @@ func TestWyomingDetectorAndFallback(t *testing.T) {
     reconnect: {initial: 100ms, max: 200ms}
 `
 	// The server is up: it decides, and the built-in detector stays quiet.
-	rec := newRecorder()
-	stop := run(t, newSensor(t, fmt.Sprintf(block, wav, srv.Addr())), rec)
-	w := rec.waitFor(t, EventWakeWord, 1, 10*time.Second)[0]
+	rec := kittest.NewRecorder()
+	stop := kittest.Run(t, newSensor(t, fmt.Sprintf(block, wav, srv.Addr())), rec)
+	w := waitEvents(t, rec, EventWakeWord, 1, 10*time.Second)[0]
 	if w.Data["detector"] != "wyoming" || w.Data["name"] != "ok_nabu" {
 		t.Fatalf("wake event %+v (the built-in detector should defer to the server)", w)
 	}
@@ -398,15 +315,15 @@ func TestWyomingDetectorAndFallback(t *testing.T) {
 	if n := srv.Connections.Load(); n < 2 {
 		t.Fatalf("%d connections: no reconnect after the server dropped the stream", n)
 	}
-	if n := len(rec.kinds(EventWakeWord)); n != 1 {
+	if n := len(rec.Events(EventWakeWord)); n != 1 {
 		t.Fatalf("%d wake events with the server up", n)
 	}
 
 	// The server is down: the built-in detector takes over.
 	srv.Close()
-	rec = newRecorder()
-	stop = run(t, newSensor(t, fmt.Sprintf(block, wav, srv.Addr())), rec)
-	w = rec.waitFor(t, EventWakeWord, 1, 10*time.Second)[0]
+	rec = kittest.NewRecorder()
+	stop = kittest.Run(t, newSensor(t, fmt.Sprintf(block, wav, srv.Addr())), rec)
+	w = waitEvents(t, rec, EventWakeWord, 1, 10*time.Second)[0]
 	stop()
 	if w.Data["detector"] != "builtin" || w.Data["name"] != "hey_robot" {
 		t.Fatalf("fallback wake event %+v", w)
@@ -416,10 +333,10 @@ func TestWyomingDetectorAndFallback(t *testing.T) {
 func TestWakeWordPriorityFromBoard(t *testing.T) {
 	wav := sceneWAV(t, 5*time.Second, [][]int16{speech(t, "pos/enrolled_a.wav")}, []time.Duration{3 * time.Second})
 	s := newSensor(t, fmt.Sprintf("- name: mic\n  kind: mic\n  priority: normal\n  options: {source: wav, file: %s, pace: false, wakeword: {templates: testdata/wakewords}}", wav))
-	rec := newRecorder()
-	stop := run(t, s, rec)
+	rec := kittest.NewRecorder()
+	stop := kittest.Run(t, s, rec)
 	defer stop()
-	if w := rec.waitFor(t, EventWakeWord, 1, 10*time.Second)[0]; w.Priority != worldmodel.Normal {
+	if w := waitEvents(t, rec, EventWakeWord, 1, 10*time.Second)[0]; w.Priority != worldmodel.Normal {
 		t.Fatalf("wake word priority %v, board says normal", w.Priority)
 	}
 }

@@ -130,50 +130,39 @@ func TestExecSourceReportsFailure(t *testing.T) {
 	}
 }
 
+// Close stops the capture command, after which reads end. A shell that
+// runs the command as its child leaves the grandchild holding stdout and
+// stderr when it is killed: Close must still return (and the grandchild
+// end), or the sensor never stops.
 func TestExecSourceCloseStopsCommand(t *testing.T) {
-	st, err := (&ExecSource{Command: helper("forever"), Format: audio.Mono16k}).Open(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	buf := make([]int16, 100)
-	if _, err := st.Read(buf); err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan struct{})
-	go func() { st.Close(); close(done) }()
-	select {
-	case <-done:
-	case <-time.After(3 * time.Second):
-		t.Fatal("Close did not stop the command")
-	}
-	// After Close, reads end.
-	if _, err := readAll(t, st); err == nil {
-		t.Fatal("read after close succeeded forever")
-	}
-}
-
-// A shell that runs the capture command as its child: killing the shell
-// leaves the grandchild holding stdout and stderr. Close must still return
-// (and the grandchild end), or the sensor never stops.
-func TestExecSourceCloseWithGrandchild(t *testing.T) {
-	cmd := []string{"/bin/sh", "-c", "MIC_HELPER=forever " + os.Args[0] + "; exit 0"}
-	st, err := (&ExecSource{Command: cmd, Format: audio.Mono16k}).Open(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	buf := make([]int16, 100)
-	if _, err := st.Read(buf); err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan struct{})
-	go func() { st.Close(); close(done) }()
-	select {
-	case <-done:
-	case <-time.After(5 * time.Second):
-		t.Fatal("Close did not return with a grandchild holding the pipes")
-	}
-	if _, err := readAll(t, st); err == nil {
-		t.Fatal("read after close succeeded forever")
+	for _, c := range []struct {
+		name    string
+		command []string
+		within  time.Duration
+	}{
+		{"child", helper("forever"), 3 * time.Second},
+		{"grandchild", []string{"/bin/sh", "-c", "MIC_HELPER=forever " + os.Args[0] + "; exit 0"}, 5 * time.Second},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			st, err := (&ExecSource{Command: c.command, Format: audio.Mono16k}).Open(context.Background())
+			if err != nil {
+				t.Fatal(err)
+			}
+			buf := make([]int16, 100)
+			if _, err := st.Read(buf); err != nil {
+				t.Fatal(err)
+			}
+			done := make(chan struct{})
+			go func() { st.Close(); close(done) }()
+			select {
+			case <-done:
+			case <-time.After(c.within):
+				t.Fatalf("Close did not stop the command within %v", c.within)
+			}
+			if _, err := readAll(t, st); err == nil {
+				t.Fatal("read after close succeeded forever")
+			}
+		})
 	}
 }
 

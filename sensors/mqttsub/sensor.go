@@ -2,8 +2,6 @@ package mqttsub
 
 import (
 	"context"
-	"crypto/tls"
-	"crypto/x509"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -14,6 +12,7 @@ import (
 
 	paho "github.com/eclipse/paho.mqtt.golang"
 
+	"github.com/edgeagent/edgeagent/internal/mqttclient"
 	"github.com/edgeagent/edgeagent/sensors"
 	"github.com/edgeagent/edgeagent/worldmodel"
 )
@@ -69,7 +68,7 @@ func (s *Sensor) session(ctx context.Context, h *sensors.Health, out sensors.Sin
 		}
 	})
 	c := paho.NewClient(o)
-	if err := wait(ctx, c.Connect(), 10*time.Second); err != nil {
+	if err := mqttclient.Wait(ctx, c.Connect(), 10*time.Second); err != nil {
 		return fmt.Errorf("connect %s: %w", s.opts.Broker, err)
 	}
 	defer c.Disconnect(250)
@@ -77,7 +76,7 @@ func (s *Sensor) session(ctx context.Context, h *sensors.Health, out sensors.Sin
 		tok := c.Subscribe(t.filter, t.qos, func(_ paho.Client, m paho.Message) {
 			s.handle(t, out, m.Topic(), m.Payload(), time.Now())
 		})
-		if err := wait(ctx, tok, 10*time.Second); err != nil {
+		if err := mqttclient.Wait(ctx, tok, 10*time.Second); err != nil {
 			return fmt.Errorf("subscribe %s: %w", t.filter, err)
 		}
 		if st, ok := tok.(*paho.SubscribeToken); ok && st.Result()[t.filter] >= 0x80 {
@@ -91,19 +90,6 @@ func (s *Sensor) session(ctx context.Context, h *sensors.Health, out sensors.Sin
 		return nil
 	case err := <-lost:
 		return fmt.Errorf("connection lost: %w", err)
-	}
-}
-
-func wait(ctx context.Context, tok paho.Token, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-tok.Done():
-		return tok.Error()
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return errors.New("timed out")
 	}
 }
 
@@ -132,36 +118,13 @@ func (s *Sensor) clientOptions() (*paho.ClientOptions, error) {
 		o.SetUsername(s.opts.Username).SetPassword(s.opts.Password)
 	}
 	if scheme, _, _ := strings.Cut(s.opts.Broker, "://"); scheme == "ssl" || scheme == "tls" || scheme == "mqtts" || scheme == "wss" {
-		tc, err := s.tlsConfig()
+		tc, err := mqttclient.TLS("options.tls", mqttclient.Files(s.opts.TLS))
 		if err != nil {
 			return nil, err
 		}
 		o.SetTLSConfig(tc)
 	}
 	return o, nil
-}
-
-func (s *Sensor) tlsConfig() (*tls.Config, error) {
-	t := s.opts.TLS
-	tc := &tls.Config{MinVersion: tls.VersionTLS12}
-	if t.CA != "" {
-		pem, err := os.ReadFile(t.CA)
-		if err != nil {
-			return nil, fmt.Errorf("options.tls.ca: %w", err)
-		}
-		tc.RootCAs = x509.NewCertPool()
-		if !tc.RootCAs.AppendCertsFromPEM(pem) {
-			return nil, errors.New("options.tls.ca: the file holds no PEM certificate")
-		}
-	}
-	if t.Cert != "" {
-		cert, err := tls.LoadX509KeyPair(t.Cert, t.Key)
-		if err != nil {
-			return nil, fmt.Errorf("options.tls.cert/key: %w", err)
-		}
-		tc.Certificates = []tls.Certificate{cert}
-	}
-	return tc, nil
 }
 
 // handle turns one message into readings and events. It never blocks (the

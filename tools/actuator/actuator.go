@@ -36,6 +36,7 @@ import (
 	"periph.io/x/conn/v3/i2c"
 
 	"github.com/edgeagent/edgeagent/clock"
+	"github.com/edgeagent/edgeagent/internal/wait"
 	"github.com/edgeagent/edgeagent/tools"
 	"github.com/edgeagent/edgeagent/worldmodel"
 )
@@ -331,14 +332,10 @@ func (s *Set) Stop(ctx context.Context) error {
 }
 
 func (s *Set) waitGoroutines(ctx context.Context) error {
-	waited := make(chan struct{})
-	go func() { s.wg.Wait(); close(waited) }()
-	select {
-	case <-waited:
-		return nil
-	case <-ctx.Done():
+	if wait.Group(ctx, &s.wg) != nil {
 		return errors.New("actuator goroutines did not end in time (a write is hanging)")
 	}
+	return nil
 }
 
 // Adaptor is the connected adaptor (nil before Start). Tests on the sim

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"log/slog"
 	"strings"
 	"testing"
@@ -19,7 +18,7 @@ import (
 // The audit log's retention, tested on the log itself with a fake clock.
 
 var (
-	auditQuiet = slog.New(slog.NewTextHandler(io.Discard, nil))
+	auditQuiet = slog.New(slog.DiscardHandler)
 	auditEpoch = time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 )
 

@@ -4,8 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
-	"log/slog"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -14,8 +12,8 @@ import (
 	"time"
 
 	"github.com/edgeagent/edgeagent/agent"
-	"github.com/edgeagent/edgeagent/board"
 	"github.com/edgeagent/edgeagent/node"
+	"github.com/edgeagent/edgeagent/node/nodetest"
 	_ "github.com/edgeagent/edgeagent/plugin/actuators"
 	_ "github.com/edgeagent/edgeagent/plugin/engine"
 	_ "github.com/edgeagent/edgeagent/sensors/mic"
@@ -30,8 +28,6 @@ import (
 // wake-word detector) hears the sim speaker, which plays what the real
 // espeak-ng engine says.
 
-var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
-
 func testdata(t testing.TB, p string) string {
 	t.Helper()
 	abs, err := filepath.Abs(filepath.Join("../../sensors/mic/testdata", p))
@@ -44,10 +40,9 @@ func testdata(t testing.TB, p string) string {
 // rig is a running sim node with a mic named after the test (so that the
 // duplex lines of parallel tests never meet).
 type rig struct {
-	n    *node.Node
-	say  *say.Plugin
-	mic  string
-	stop func()
+	n   *node.Node
+	say *say.Plugin
+	mic string
 }
 
 func start(t testing.TB, micOpts, sayOpts string) *rig {
@@ -56,9 +51,7 @@ func start(t testing.TB, micOpts, sayOpts string) *rig {
 		t.Skip("espeak-ng not installed (apt-get install espeak-ng)")
 	}
 	mic := "mic_" + strings.ToLower(strings.NewReplacer("/", "_", "-", "_").Replace(t.Name()))
-	src := fmt.Sprintf(`device: {id: t, platform: sim}
-data_dir: %s
-plugins: {mqtt: {enabled: false}, say: {%s}}
+	n := nodetest.New(t, fmt.Sprintf(`plugins: {mqtt: {enabled: false}, say: {%s}}
 llm: {enabled: false}
 sensors:
   - name: %s
@@ -69,31 +62,13 @@ sensors:
       %s
 actuators:
   - {name: headlight, kind: led, pins: {pin: "sim:12"}, initial: "off"}
-`, t.TempDir(), sayOpts, mic, testdata(t, "wakewords"), micOpts)
-	cfg, err := board.Parse("t.yaml", []byte(src))
-	if err != nil {
-		t.Fatal(err)
-	}
-	n, err := node.New(cfg, node.Options{Log: quiet, NoStore: true})
-	if err != nil {
-		t.Fatal(err)
-	}
+`, sayOpts, mic, testdata(t, "wakewords"), micOpts))
 	p, ok := node.Find[*say.Plugin](n)
 	if !ok || p.Sim() == nil {
 		t.Fatal("say plugin not loaded with the sim sink")
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- n.Run(ctx, time.Now()) }()
-	<-n.Ready()
+	nodetest.Run(t, n)
 	r := &rig{n: n, say: p, mic: mic}
-	r.stop = func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("Run: %v", err)
-		}
-	}
-	t.Cleanup(r.stop)
 	// A second of audio first: the VAD learns the room's noise before
 	// anyone speaks, however late the microphone started on a busy
 	// machine.
@@ -266,18 +241,7 @@ func TestOptionErrors(t *testing.T) {
 		"max_text: 0":      "plugins.say.max_text",
 		"voice_volume: 1":  "voice_volume",
 	} {
-		cfg, err := board.Parse("t.yaml", []byte("device: {id: t, platform: sim}\ndata_dir: "+t.TempDir()+
-			"\nplugins: {mqtt: {enabled: false}, say: {"+opts+"}}\nllm: {enabled: false}\n"))
-		if err == nil {
-			var n *node.Node
-			n, err = node.New(cfg, node.Options{Log: quiet, NoStore: true})
-			if err == nil {
-				n.Close()
-			}
-		}
-		if err == nil || !strings.Contains(err.Error(), want) {
-			t.Errorf("%s: %v, want %q", opts, err, want)
-		}
+		nodetest.Refused(t, "plugins: {mqtt: {enabled: false}, say: {"+opts+"}}\nllm: {enabled: false}\n", want)
 	}
 }
 

@@ -5,7 +5,6 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"errors"
-	"io"
 	"log/slog"
 	"os"
 	"os/exec"
@@ -21,7 +20,7 @@ import (
 	"github.com/edgeagent/edgeagent/sensors/mic/wyoming/wyomingtest"
 )
 
-var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
+var quiet = slog.New(slog.DiscardHandler)
 
 func needEspeak(t testing.TB) {
 	t.Helper()

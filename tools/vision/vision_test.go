@@ -8,7 +8,6 @@ import (
 	"image"
 	"image/color"
 	"image/jpeg"
-	"io"
 	"log/slog"
 	"os"
 	"strings"
@@ -16,7 +15,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/edgeagent/edgeagent/board"
 	"github.com/edgeagent/edgeagent/internal/syncbuf"
 	"github.com/edgeagent/edgeagent/llm/local/ollamatest"
 	"github.com/edgeagent/edgeagent/node"
@@ -28,22 +26,11 @@ import (
 	"github.com/edgeagent/edgeagent/worldmodel"
 )
 
-var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
-
 const camera = `sensors:
   - name: front_cam
     kind: camera
     options: {source: sim}
 `
-
-func parse(t *testing.T, src string) *board.Config {
-	t.Helper()
-	cfg, err := board.Parse("t.yaml", []byte("device: {id: t, platform: sim}\ndata_dir: "+t.TempDir()+"\n"+src))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return cfg
-}
 
 func newNode(t *testing.T, src string) *node.Node {
 	t.Helper()
@@ -92,7 +79,7 @@ func TestAbsentWithoutVisionModel(t *testing.T) {
 		"no camera":            "llm: {enabled: true, host: http://127.0.0.1:1, vision_model: moondream}\n",
 	} {
 		var logs syncbuf.Buffer
-		n, err := node.New(parse(t, "plugins: {mqtt: {enabled: false}}\n"+src), node.Options{Log: slog.New(slog.NewTextHandler(&logs, nil)), NoStore: true})
+		n, err := node.New(nodetest.Board(t, "plugins: {mqtt: {enabled: false}}\n"+src), node.Options{Log: slog.New(slog.NewTextHandler(&logs, nil)), NoStore: true})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -216,11 +203,7 @@ func TestOnMotion(t *testing.T) {
 	})
 	n := newNode(t, "llm: {enabled: true, host: "+srv.URL()+", vision_model: moondream}\n"+
 		"plugins: {mqtt: {enabled: false}, vision: {on_motion: {enabled: true, min_interval: 1h}}}\n"+camera)
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- n.Run(ctx, time.Now()) }()
-	defer func() { cancel(); <-done }()
-	<-n.Ready()
+	nodetest.Run(t, n)
 	n.World.Append(worldmodel.Observation{Time: time.Now(), Source: "front_cam.motion_snapshot", Kind: worldmodel.BlobRef,
 		Blob: &worldmodel.Blob{MIME: "image/jpeg", Data: redSquare(t)}})
 	for range 3 {
@@ -289,10 +272,6 @@ func TestOptionErrors(t *testing.T) {
 		"on_motion: {min_interval: 0s}": "plugins.vision.on_motion.min_interval",
 		"colour: true":                  "colour",
 	} {
-		_, err := node.New(parse(t, "plugins: {mqtt: {enabled: false}, vision: {"+opts+"}}\nllm: {enabled: true, host: http://127.0.0.1:1, vision_model: moondream}\n"+camera),
-			node.Options{Log: quiet, NoStore: true})
-		if err == nil || !strings.Contains(err.Error(), want) {
-			t.Errorf("%s: %v, want %q", opts, err, want)
-		}
+		nodetest.Refused(t, "plugins: {mqtt: {enabled: false}, vision: {"+opts+"}}\nllm: {enabled: true, host: http://127.0.0.1:1, vision_model: moondream}\n"+camera, want)
 	}
 }

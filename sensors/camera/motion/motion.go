@@ -294,6 +294,27 @@ func (c *control) settle(jump bool, changed, active, boxes int) (act action, alp
 	return keep, float32(c.cfg.Alpha), true
 }
 
+// finish fills in what a frame reports after settle decided act: a reset
+// or re-base recalibrates, and a calibrating detector reports no motion;
+// otherwise the boxes and the share of the active pixels that changed in
+// them (counted).
+func (c *control) finish(res *Result, act action, boxes []image.Rectangle, counted, active int) {
+	switch {
+	case act != keep:
+		res.Calibrating, res.Recalibrated = true, true
+		res.Boxes = boxes[:0]
+	case c.calibrating:
+		res.Calibrating = true
+		res.Boxes = boxes[:0]
+	default:
+		res.Boxes = boxes
+		res.Motion = len(boxes) > 0
+		if active > 0 {
+			res.Area = 100 * float64(counted) / float64(active)
+		}
+	}
+}
+
 // New returns a detector for cfg.
 func New(cfg Config) (*Detector, error) {
 	if err := cfg.Validate(); err != nil {
@@ -429,13 +450,7 @@ func (d *Detector) Detect(y []byte, stride, w, h int) Result {
 	}
 	// this frame's changes are the next one's moving things
 	d.bin, d.prev = d.prev, d.bin
-	if act != keep {
-		d.boxes = d.boxes[:0]
-		res.Calibrating, res.Recalibrated = true, true
-		res.Boxes = d.boxes
-		return res
-	}
-	if update {
+	if act == keep && update {
 		// The frame goes in as it is, not mapped to the background's
 		// lighting: the background follows lasting changes of the light
 		// (dusk) slowly, which keeps the fitted map near identity and
@@ -451,17 +466,7 @@ func (d *Detector) Detect(y []byte, stride, w, h int) Result {
 			blend(bg, d.cur, alpha)
 		}
 	}
-
-	res.Calibrating = d.calibrating
-	if d.calibrating {
-		res.Boxes = d.boxes[:0]
-		return res
-	}
-	res.Boxes = d.boxes
-	res.Motion = len(d.boxes) > 0
-	if d.active > 0 {
-		res.Area = 100 * float64(counted) / float64(d.active)
-	}
+	d.finish(&res, act, d.boxes, counted, d.active)
 	return res
 }
 

@@ -249,22 +249,7 @@ func (d *OpenCV) Detect(y []byte, stride, w, h int) Result {
 	}
 	// this frame's changes are the next one's moving things
 	d.dil.CopyTo(&d.prev)
-	if act != keep {
-		d.boxes = d.boxes[:0]
-		res.Calibrating, res.Recalibrated = true, true
-		res.Boxes = d.boxes
-		return res
-	}
-	res.Calibrating = d.calibrating
-	if d.calibrating {
-		res.Boxes = d.boxes[:0]
-		return res
-	}
-	res.Boxes = d.boxes
-	res.Motion = len(d.boxes) > 0
-	if d.active > 0 {
-		res.Area = 100 * float64(counted) / float64(d.active)
-	}
+	d.finish(&res, act, d.boxes, counted, d.active)
 	return res
 }
 

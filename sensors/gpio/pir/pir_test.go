@@ -1,7 +1,6 @@
 package pir_test
 
 import (
-	"context"
 	"strings"
 	"testing"
 	"time"
@@ -106,17 +105,6 @@ func TestBoardPriorityOverridesMotionStart(t *testing.T) {
 	}
 }
 
-// lookDecider answers motion_start and reports the cycle that did.
-type lookDecider chan agent.Perception
-
-func (d lookDecider) Decide(_ context.Context, p agent.Perception) (agent.Decision, error) {
-	if p.Event == nil || p.Event.Kind != "motion_start" {
-		return agent.Decision{}, agent.ErrNoDecision
-	}
-	d <- p
-	return agent.Decision{Path: "reflex", Caller: "reflex"}, nil
-}
-
 // A PIR firing while the agent is busy in a Normal-priority job preempts
 // it, like camera motion does, and the next cycle is about the motion.
 func TestPIRPreemptsABusyAgent(t *testing.T) {
@@ -126,8 +114,10 @@ func TestPIRPreemptsABusyAgent(t *testing.T) {
   pins: {signal: "sim:pir7"}
   options: {debounce: 1ms, sim: {motion: []}}
 `)
-	seen := make(lookDecider, 2)
-	busy := agenttest.StartBusy(t, worldmodel.New(worldmodel.Config{}), seen)
+	dec, seen := agenttest.Decider(func(agent.Perception) (agent.Decision, error) {
+		return agent.Decision{Path: "reflex", Caller: "reflex"}, nil
+	}, "motion_start")
+	busy := agenttest.StartBusy(t, worldmodel.New(worldmodel.Config{}), dec)
 	pin := gpiosim.Shared("sim:pir7")
 	pin.Set(gpio.Low)
 	kittest.Start(t, cfg, busy.Sink())
@@ -141,14 +131,7 @@ func TestPIRPreemptsABusyAgent(t *testing.T) {
 		}
 	}
 	pin.Set(gpio.High)
-	select {
-	case out := <-busy.Job:
-		if out.Preempted != "porch_pir/motion_start" {
-			t.Fatalf("slow job outcome: %+v", out)
-		}
-	case <-time.After(5 * time.Second):
-		t.Fatal("PIR motion did not preempt the busy agent")
-	}
+	busy.Preempted(t, "porch_pir/motion_start")
 	select {
 	case p := <-seen:
 		if p.Event.Priority != worldmodel.High || p.Event.Source != "porch_pir" {

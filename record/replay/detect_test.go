@@ -5,8 +5,6 @@ import (
 	"context"
 	"image"
 	"image/jpeg"
-	"io"
-	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -14,7 +12,6 @@ import (
 	"time"
 
 	"github.com/edgeagent/edgeagent/board"
-	"github.com/edgeagent/edgeagent/node"
 	"github.com/edgeagent/edgeagent/record/recording"
 	"github.com/edgeagent/edgeagent/record/replay"
 	"github.com/edgeagent/edgeagent/worldmodel"
@@ -164,28 +161,7 @@ record: {frames: {interval: 100ms}}
 sensors:
   - {name: cam, kind: camera, enabled: false, options: {source: sim, width: 64, height: 48}} # on in the replay
 `
-	path := filepath.Join(dir, "b.yaml")
-	if err := os.WriteFile(path, []byte(recorded), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	cfg, err := board.Load(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	n, err := node.New(cfg, node.Options{Log: slog.New(slog.NewTextHandler(io.Discard, nil)), ConfigDir: dir, NoStore: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	rec, ok := node.Find[interface{ RecordFile(string) }](n)
-	if !ok {
-		t.Fatal("no recorder")
-	}
-	file := filepath.Join(dir, "frames.mcap")
-	rec.RecordFile(file)
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- n.Run(ctx, time.Now()) }()
-	<-n.Ready()
+	n, file, stop := recordBoard(t, dir, recorded, "frames.mcap")
 	var good bytes.Buffer
 	if err := jpeg.Encode(&good, image.NewGray(image.Rect(0, 0, 64, 48)), nil); err != nil {
 		t.Fatal(err)
@@ -199,16 +175,15 @@ sensors:
 		n.World.Append(worldmodel.Observation{Time: t0.Add(time.Duration(i) * 200 * time.Millisecond), Source: "cam.snapshot",
 			Kind: worldmodel.BlobRef, Blob: &worldmodel.Blob{MIME: "image/jpeg", Data: bytes.Clone(data)}})
 	}
-	cancel()
-	if err := <-done; err != nil {
-		t.Fatal(err)
-	}
+	stop()
 
 	replayed := strings.Replace(recorded, "enabled: false, options", "enabled: true, options", 1)
+	path := filepath.Join(dir, "b.yaml")
 	if err := os.WriteFile(path, []byte(replayed), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if cfg, err = board.Load(path); err != nil {
+	cfg, err := board.Load(path)
+	if err != nil {
 		t.Fatal(err)
 	}
 	rep, err := replay.Run(context.Background(), file, replay.Options{Board: cfg, Dir: dir, Detections: "detectors"})

@@ -4,16 +4,15 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"io"
 	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/edgeagent/edgeagent/board"
 	"github.com/edgeagent/edgeagent/node"
+	"github.com/edgeagent/edgeagent/node/nodetest"
 	"github.com/edgeagent/edgeagent/record/recording"
 	"github.com/edgeagent/edgeagent/record/replay"
 	"github.com/edgeagent/edgeagent/tools"
@@ -152,34 +151,15 @@ func TestChangedPromptDiverges(t *testing.T) {
 // Tools called from outside (the CLI, MQTT) are made again at their time;
 // a servo that ramps on the node's clock ends as the replay moves it.
 func TestCommandsFromOutsideReplay(t *testing.T) {
-	dir := t.TempDir()
-	path := filepath.Join(dir, "b.yaml")
-	os.WriteFile(path, []byte(`device: {id: cmd, platform: sim}
+	n, file, stop := recordBoard(t, t.TempDir(), `device: {id: cmd, platform: sim}
 data_dir: state
 llm: {enabled: false}
 plugins: {mqtt: {enabled: false}}
 actuators:
   - {name: headlight, kind: led, pins: {pin: "sim:12"}, initial: "off"}
   - {name: pan, kind: servo, pins: {pin: "sim:13"}, initial: "90", limits: {min_angle: 0, max_angle: 180, max_rate: 180, on_violation: clamp}}
-`), 0o644)
-	cfg, err := board.Load(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	n, err := node.New(cfg, node.Options{Log: slog.New(slog.NewTextHandler(io.Discard, nil)), ConfigDir: dir, NoStore: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	rec, ok := node.Find[interface{ RecordFile(string) }](n)
-	if !ok {
-		t.Fatal("no recorder")
-	}
-	file := filepath.Join(dir, "cmd.mcap")
-	rec.RecordFile(file)
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- n.Run(ctx, time.Now()) }()
-	<-n.Ready()
+`, "cmd.mcap")
+	ctx := context.Background()
 	for _, c := range []tools.Call{
 		{Caller: "cli", Tool: "headlight.set", Params: json.RawMessage(`{"on":true}`)},
 		{Caller: "cli", Tool: "pan.set_angle", Params: json.RawMessage(`{"degrees":135}`)}, // a 0.25 s ramp
@@ -189,10 +169,7 @@ actuators:
 			t.Fatal(err)
 		}
 	}
-	cancel()
-	if err := <-done; err != nil {
-		t.Fatal(err)
-	}
+	stop()
 	rep, err := replay.Run(context.Background(), file, replay.Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -202,4 +179,30 @@ actuators:
 	if rep.Diverged() || rep.Counts["tool_call"] != [2]int{3, 3} {
 		t.Fatalf("want the 3 calls made again:\n%s", b.String())
 	}
+}
+
+// recordBoard writes the board src as dir/b.yaml, builds its node, records
+// it into dir/name and runs it until ready; stop ends the run, which closes
+// the recording.
+func recordBoard(t *testing.T, dir, src, name string) (n *node.Node, file string, stop func()) {
+	t.Helper()
+	path := filepath.Join(dir, "b.yaml")
+	if err := os.WriteFile(path, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := board.Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, err = node.New(cfg, node.Options{Log: slog.New(slog.DiscardHandler), ConfigDir: dir, NoStore: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec, ok := node.Find[interface{ RecordFile(string) }](n)
+	if !ok {
+		t.Fatal("no recorder")
+	}
+	file = filepath.Join(dir, name)
+	rec.RecordFile(file)
+	return n, file, nodetest.Run(t, n)
 }

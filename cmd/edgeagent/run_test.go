@@ -68,11 +68,15 @@ func TestReloadOverMQTT(t *testing.T) {
 		t.Fatalf("connect: %v", tok.Error())
 	}
 	defer c.Disconnect(100)
+	// Generous: under CI's parallel packages a node took 13 s from start
+	// to ready; what is tested is the reload, not its speed.
 	ask := func(topic, payload, id string) map[string]any {
 		t.Helper()
-		deadline := time.After(10 * time.Second)
+		deadline := time.After(30 * time.Second)
 		for {
-			c.Publish("edgeagent/reload-bot/"+topic, 1, false, payload).WaitTimeout(5 * time.Second)
+			// Not waiting for the PUBACK long: while the client reconnects
+			// to the restarted broker it would hold the next attempt.
+			c.Publish("edgeagent/reload-bot/"+topic, 1, false, payload).WaitTimeout(time.Second)
 			select {
 			case r := <-replies:
 				if r["id"] == id {

@@ -22,6 +22,7 @@ import (
 	"github.com/edgeagent/edgeagent/node/sensorconf"
 	"github.com/edgeagent/edgeagent/plugin"
 	"github.com/edgeagent/edgeagent/sensors"
+	"github.com/edgeagent/edgeagent/sensors/supervise"
 	"github.com/edgeagent/edgeagent/store"
 	"github.com/edgeagent/edgeagent/tools"
 	"github.com/edgeagent/edgeagent/worldmodel"
@@ -47,11 +48,12 @@ type Node struct {
 	clock    clock.Clock
 	reloads  chan Reload
 
+	supervisor *supervise.Supervisor // runs the sensors, keeps their health
+
 	mu       sync.Mutex
 	sensors  []sensors.Sensor               // from the board config
 	limits   map[string][]sensors.Threshold // sensor name -> its thresholds
 	owned    map[string][]sensors.Sensor    // plugin name -> its sensors
-	runs     map[string]*sensorRun          // sensor name -> running goroutine
 	critical []namedCritical
 	deciders []namedDecider
 	runCtx   context.Context // set while Run is running; plugins loaded later start under it
@@ -92,7 +94,7 @@ func New(cfg *board.Config, o Options) (*Node, error) {
 		log = slog.Default()
 	}
 	n := &Node{Board: cfg, Log: log, dir: o.ConfigDir, file: o.ConfigFile, clock: o.Clock, ready: make(chan struct{}), reloads: make(chan Reload),
-		owned: map[string][]sensors.Sensor{}, runs: map[string]*sensorRun{}}
+		owned: map[string][]sensors.Sensor{}}
 	if n.clock == nil {
 		n.clock = clock.Real()
 	}
@@ -100,6 +102,7 @@ func New(cfg *board.Config, o Options) (*Node, error) {
 		DefaultCapacity: cfg.World.DefaultCapacity, Capacities: capacities(cfg), Horizon: cfg.World.Horizon,
 		MaxSources: cfg.World.MaxSources, Events: cfg.World.Events,
 	})
+	n.supervisor = supervise.New(n.World, n.Raise, n.clock, log)
 	n.Hooks = hooks.NewManager(log)
 	n.Store = store.NewMemory()
 	if !o.NoStore {
@@ -151,7 +154,7 @@ func New(cfg *board.Config, o Options) (*Node, error) {
 	if err := n.buildPlugins(); err != nil {
 		return nil, err
 	}
-	n.Agent.Report("sensors", n.sensorStatus)
+	n.Agent.Report("sensors", n.supervisor.Status)
 	ok = true
 	return n, nil
 }
@@ -250,7 +253,7 @@ func (n *Node) Run(ctx context.Context, started time.Time) error {
 	}
 	n.mu.Unlock()
 	for _, s := range all {
-		n.startSensor(runCtx, s)
+		n.supervisor.Start(runCtx, s, n.limits[s.Name()])
 	}
 	loopCtx, stopLoop := context.WithCancel(context.WithoutCancel(ctx))
 	loopDone := make(chan struct{})
@@ -266,7 +269,7 @@ func (n *Node) Run(ctx context.Context, started time.Time) error {
 	cancelSensors()
 	stopLoop()
 	var errs []error
-	if !n.waitSensors(time.Until(deadline)) {
+	if !n.supervisor.Wait(time.Until(deadline)) {
 		errs = append(errs, errors.New("some sensors did not stop in time"))
 	}
 	select {

@@ -23,42 +23,27 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 var quiet = slog.New(slog.DiscardHandler)
 
-// ticker is a test sensor kind: it reads a counter every interval, raises
-// a High "motion_start" on its first reading, and fails on demand.
+// ticker is a test sensor kind: it reads a counter every interval and
+// raises a High "motion_start" on its first reading. (Its failures and
+// restarts are sensors/supervise's tests.)
 type ticker struct {
 	name     string
 	interval time.Duration
-	opts     tickerOpts
-	runs     atomic.Int32
 }
-
-type tickerOpts struct {
-	FailFirst bool `yaml:"fail_first"`
-	Permanent bool `yaml:"permanent"` // every run fails with a Permanent error
-}
-
-var lastTicker atomic.Pointer[ticker]
 
 func init() {
 	sensors.Register("test_ticker", func(cfg sensors.Config) (sensors.Sensor, error) {
-		t := &ticker{name: cfg.Name, interval: cfg.Interval}
-		if err := cfg.DecodeOptions(&t.opts); err != nil {
+		var none struct{} // it takes no options: any is an error to report
+		if err := cfg.DecodeOptions(&none); err != nil {
 			return nil, err
 		}
-		lastTicker.Store(t)
-		return t, nil
+		return &ticker{name: cfg.Name, interval: cfg.Interval}, nil
 	})
 }
 
 func (t *ticker) Name() string { return t.name }
 
 func (t *ticker) Run(ctx context.Context, out sensors.Sink) error {
-	if t.runs.Add(1) == 1 && t.opts.FailFirst {
-		return errors.New("device not found")
-	}
-	if t.opts.Permanent {
-		return sensors.Permanent(errors.New("no such bus"))
-	}
 	out.Raise(worldmodel.Event{Kind: "motion_start", Priority: worldmodel.High, Message: "moved"})
 	tk := time.NewTicker(t.interval)
 	defer tk.Stop()
@@ -100,17 +85,15 @@ sensors:
   - name: tick
     kind: test_ticker
     interval: 2ms
-    options: {fail_first: %s}
     thresholds: [{quantity: count, above: 3, hysteresis: 1, event: count_high}]
 reflexes:
   - on: tick/motion_start
     do: {tool: lamp.on}
 `
 
-func newNode(t *testing.T, failFirst string) *Node {
+func newNode(t *testing.T) *Node {
 	t.Helper()
-	yaml := strings.Replace(testBoard, "%s", failFirst, 1)
-	yaml = strings.Replace(yaml, "device:", "data_dir: "+t.TempDir()+"\ndevice:", 1)
+	yaml := strings.Replace(testBoard, "device:", "data_dir: "+t.TempDir()+"\ndevice:", 1)
 	cfg, err := board.Parse("test.yaml", []byte(yaml))
 	if err != nil {
 		t.Fatal(err)
@@ -154,7 +137,7 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 }
 
 func TestSensorsReflexesPluginsAndShutdown(t *testing.T) {
-	n := newNode(t, "false")
+	n := newNode(t)
 	l := &lamp{sensor: &ticker{name: "lampmeter", interval: time.Millisecond}}
 	if err := n.LoadPlugin(context.Background(), l); err != nil {
 		t.Fatal(err)
@@ -184,7 +167,7 @@ func TestSensorsReflexesPluginsAndShutdown(t *testing.T) {
 	if _, err := n.Tools.Resolve("lamp.on"); tools.CodeOf(err) != tools.CodeNotFound {
 		t.Fatalf("tool still there: %v", err)
 	}
-	if st := n.sensorStatus().(map[string]string); len(st) != 1 || st["tick"] != "ok" {
+	if st := n.supervisor.Status().(map[string]string); len(st) != 1 || st["tick"] != "ok" {
 		t.Fatalf("sensor status after unload: %v", st)
 	}
 	// Twice is a refusal a caller can tell by class, not by text.
@@ -194,49 +177,6 @@ func TestSensorsReflexesPluginsAndShutdown(t *testing.T) {
 	}
 	if took := stop(); took > ShutdownGrace {
 		t.Fatalf("shutdown took %v", took)
-	}
-}
-
-func TestFailingSensorIsDegradedAndRestarted(t *testing.T) {
-	n := newNode(t, "true")
-	stop := run(t, n)
-	defer stop()
-	waitFor(t, "fault event", func() bool {
-		for _, e := range n.World.Events(0, worldmodel.Low, 0) {
-			if e.Kind == "sensor_fault" && e.Source == "tick" && e.Message == "device not found" {
-				return true
-			}
-		}
-		return false
-	})
-	// After the backoff the sensor runs again and readings arrive.
-	waitFor(t, "restart", func() bool { _, ok := n.World.Latest("tick.count"); return ok })
-	if got := lastTicker.Load().runs.Load(); got != 2 {
-		t.Fatalf("runs = %d", got)
-	}
-}
-
-// A sensor failing with a Permanent error is not restarted, and its health
-// says why, in the one place agent.status reads.
-func TestPermanentSensorFailureIsNotRetried(t *testing.T) {
-	cfg, err := board.Parse("t.yaml", []byte("device: {id: t, platform: sim}\ndata_dir: "+t.TempDir()+
-		"\nplugins: {mqtt: {enabled: false}}\nsensors: [{name: dead, kind: test_ticker, interval: 1ms, options: {permanent: true}}]"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	n, err := New(cfg, Options{Log: quiet, NoStore: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	stop := run(t, n)
-	defer stop()
-	waitFor(t, "degraded health", func() bool { return strings.Contains(n.World.Health()["dead"], "no such bus") })
-	time.Sleep(sensors.DefaultBackoff.Initial * 2) // a retry would have happened by now
-	if got := lastTicker.Load().runs.Load(); got != 1 {
-		t.Fatalf("a permanently failed sensor ran %d times", got)
-	}
-	if st := n.sensorStatus().(map[string]string)["dead"]; !strings.HasPrefix(st, "degraded: no such bus") {
-		t.Fatalf("status %q", st)
 	}
 }
 
@@ -271,7 +211,7 @@ func addCriticalProbe(tb testing.TB, n *Node, fn func(worldmodel.Event)) {
 }
 
 func TestUnloadedPluginNoLongerSeesCriticalEvents(t *testing.T) {
-	n := newNode(t, "false")
+	n := newNode(t)
 	defer n.Close()
 	var hits atomic.Int32
 	addCriticalProbe(t, n, func(worldmodel.Event) { hits.Add(1) })

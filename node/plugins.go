@@ -100,7 +100,7 @@ func (n *Node) detach(name string) {
 	n.critical = slices.DeleteFunc(n.critical, func(c namedCritical) bool { return c.plugin == name })
 	n.mu.Unlock()
 	for _, s := range owned {
-		n.stopSensor(s.Name())
+		n.supervisor.Stop(s.Name())
 	}
 	n.Agent.Report(name, func() any { return "unloaded" })
 	n.updateDecider()
@@ -131,7 +131,7 @@ func (n *Node) LoadPlugin(ctx context.Context, p hooks.Plugin) error {
 	n.mu.Unlock()
 	if runCtx != nil {
 		for _, s := range owned {
-			n.startSensor(runCtx, s)
+			n.supervisor.Start(runCtx, s, n.limits[s.Name()])
 		}
 	}
 	return nil

@@ -52,6 +52,9 @@ var rules = []struct {
 	{"sensors/simcurve", nil},
 	{"sensors/periphhost", nil},
 	{"sensors/mqttsub", []string{"sensors", "worldmodel"}},
+	// The node's sensor supervisor: it runs sensors, restarts them on a
+	// clock and keeps their health in the world model.
+	{"sensors/supervise", []string{"sensors", "worldmodel", "clock"}},
 	{"sensors/camera/...", []string{"sensors", "worldmodel", "sensors/camera/..."}},
 	{"sensors/mic/...", []string{"sensors", "worldmodel", "sensors/mic/..."}},
 	{"sensors/i2c/i2ckit/kittest", []string{"sensors", "worldmodel", "board", "node/sensorconf", "sensors/i2c/..."}},
@@ -74,7 +77,7 @@ var rules = []struct {
 	{"plugin/engine", []string{"plugin", "hooks", "agent", "llm", "llm/local", "tools", "worldmodel"}},
 	{"plugin/mqttplane", []string{"plugin", "hooks", "mqtt", "board"}},
 	// node assembles: it knows the host and the runtime, never a plugin.
-	{"node", []string{"agent", "board", "clock", "hooks", "node/sensorconf", "plugin", "sensors", "store", "tools", "worldmodel"}},
+	{"node", []string{"agent", "board", "clock", "hooks", "node/sensorconf", "plugin", "sensors", "sensors/supervise", "store", "tools", "worldmodel"}},
 	{"node/sensorconf", []string{"board", "sensors", "worldmodel"}},
 	{"node/nodetest", []string{"board", "node"}},
 	{"record", []string{"plugin", "hooks", "tools", "worldmodel", "board", "clock"}},

@@ -19,10 +19,16 @@ import (
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 // counter is a test sensor: Run returns fail's error for its run number
-// (1, 2, …); when that is nil it reads a counter every millisecond.
+// (1, 2, …); when that is nil it writes one reading, says so on running and
+// runs until its context ends.
 type counter struct {
-	fail func(run int32) error
-	runs atomic.Int32
+	fail    func(run int32) error
+	runs    atomic.Int32
+	running chan struct{}
+}
+
+func newCounter(fail func(run int32) error) *counter {
+	return &counter{fail: fail, running: make(chan struct{}, 1)}
 }
 
 func (c *counter) Name() string { return "tick" }
@@ -31,25 +37,19 @@ func (c *counter) Run(ctx context.Context, out sensors.Sink) error {
 	if err := c.fail(c.runs.Add(1)); err != nil {
 		return err
 	}
-	tk := time.NewTicker(time.Millisecond)
-	defer tk.Stop()
-	for n := 1.0; ; n++ {
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-tk.C:
-			out.Observe(worldmodel.Observation{Source: "tick.count", Kind: worldmodel.Reading, Value: n, Unit: "1"})
-		}
-	}
+	out.Observe(worldmodel.Observation{Source: "tick.count", Kind: worldmodel.Reading, Value: 1, Unit: "1"})
+	c.running <- struct{}{}
+	<-ctx.Done()
+	return nil
 }
 
-// supervised starts c under a supervisor whose events land in the world
-// model's event log, as the node's Raise records them.
-func supervised(t *testing.T, c *counter) (*Supervisor, *worldmodel.Model) {
+// supervised starts c under a supervisor; the events it raises come out of
+// the returned channel.
+func supervised(t *testing.T, c *counter) (*Supervisor, *worldmodel.Model, <-chan worldmodel.Event) {
 	t.Helper()
 	world := worldmodel.New(worldmodel.Config{})
-	raise := func(e worldmodel.Event) { world.Record(e) }
-	v := New(world, raise, clock.Real(), slog.New(slog.DiscardHandler))
+	events := make(chan worldmodel.Event, 16)
+	v := New(world, func(e worldmodel.Event) { events <- e }, clock.Real(), slog.New(slog.DiscardHandler))
 	ctx, cancel := context.WithCancel(context.Background())
 	v.Start(ctx, c, nil)
 	t.Cleanup(func() {
@@ -58,38 +58,41 @@ func supervised(t *testing.T, c *counter) (*Supervisor, *worldmodel.Model) {
 			t.Error("the sensor did not stop")
 		}
 	})
-	return v, world
+	return v, world, events
 }
 
-func waitFor(t *testing.T, what string, cond func() bool) {
+// next is the next value from ch, or a failure after 3 s.
+func next[T any](t *testing.T, what string, ch <-chan T) T {
 	t.Helper()
-	deadline := time.Now().Add(3 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(time.Millisecond)
+	select {
+	case v := <-ch:
+		return v
+	case <-time.After(3 * time.Second):
 	}
+	t.Fatalf("timed out waiting for %s", what)
+	var zero T
+	return zero
 }
 
 func TestFailingSensorIsDegradedAndRestarted(t *testing.T) {
-	c := &counter{fail: func(run int32) error {
+	c := newCounter(func(run int32) error {
 		if run == 1 {
 			return errors.New("device not found")
 		}
 		return nil
-	}}
-	_, world := supervised(t, c)
-	waitFor(t, "fault event", func() bool {
-		for _, e := range world.Events(0, worldmodel.Low, 0) {
-			if e.Kind == "sensor_fault" && e.Source == "tick" && e.Message == "device not found" {
-				return true
-			}
-		}
-		return false
 	})
+	_, world, events := supervised(t, c)
+	if e := next(t, "fault event", events); e.Kind != "sensor_fault" || e.Source != "tick" || e.Message != "device not found" {
+		t.Fatalf("event %+v", e)
+	}
+	if h := world.Health()["tick"]; h != "degraded: device not found" {
+		t.Fatalf("health %q", h)
+	}
 	// After the backoff the sensor runs again and readings arrive.
-	waitFor(t, "restart", func() bool { _, ok := world.Latest("tick.count"); return ok })
+	next(t, "restart", c.running)
+	if _, ok := world.Latest("tick.count"); !ok {
+		t.Fatal("no reading after the restart")
+	}
 	if got := c.runs.Load(); got != 2 {
 		t.Fatalf("runs = %d", got)
 	}
@@ -98,9 +101,12 @@ func TestFailingSensorIsDegradedAndRestarted(t *testing.T) {
 // A sensor failing with a Permanent error is not restarted, and its health
 // says why, in the one place agent.status reads.
 func TestPermanentSensorFailureIsNotRetried(t *testing.T) {
-	c := &counter{fail: func(int32) error { return sensors.Permanent(errors.New("no such bus")) }}
-	v, world := supervised(t, c)
-	waitFor(t, "degraded health", func() bool { return strings.Contains(world.Health()["tick"], "no such bus") })
+	c := newCounter(func(int32) error { return sensors.Permanent(errors.New("no such bus")) })
+	v, world, events := supervised(t, c)
+	next(t, "fault event", events)
+	if h := world.Health()["tick"]; !strings.Contains(h, "no such bus") {
+		t.Fatalf("health %q", h)
+	}
 	time.Sleep(sensors.DefaultBackoff.Initial * 2) // a retry would have happened by now
 	if got := c.runs.Load(); got != 1 {
 		t.Fatalf("a permanently failed sensor ran %d times", got)
@@ -112,9 +118,9 @@ func TestPermanentSensorFailureIsNotRetried(t *testing.T) {
 
 // Stop ends one sensor and drops it from the status.
 func TestStopRemovesTheSensor(t *testing.T) {
-	c := &counter{fail: func(int32) error { return nil }}
-	v, world := supervised(t, c)
-	waitFor(t, "readings", func() bool { _, ok := world.Latest("tick.count"); return ok })
+	c := newCounter(func(int32) error { return nil })
+	v, _, _ := supervised(t, c)
+	next(t, "run", c.running)
 	if st := v.Status().(map[string]string); st["tick"] != "ok" {
 		t.Fatalf("status %v", st)
 	}

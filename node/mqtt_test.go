@@ -20,6 +20,7 @@ import (
 	"github.com/edgeagent/edgeagent/mqtt/mosquittotest"
 	"github.com/edgeagent/edgeagent/plugin"
 	"github.com/edgeagent/edgeagent/tools"
+	"github.com/edgeagent/edgeagent/tools/admin"
 	"github.com/edgeagent/edgeagent/worldmodel"
 )
 
@@ -201,7 +202,7 @@ func TestMQTTControlPlaneOnANode(t *testing.T) {
 	if r = c.call(t, "admin", `{"id":"9c","op":"reload","params":{"yaml":"`+good+`"}}`); r.Code != tools.CodeRefused || !strings.Contains(r.Error, "does not apply reloads") {
 		t.Fatalf("reload with nobody listening: %+v", r)
 	}
-	got := make(chan Reload, 1)
+	got := make(chan admin.Reload, 1)
 	go func() { got <- <-n.ReloadRequests() }()
 	time.Sleep(20 * time.Millisecond)
 	if r = c.call(t, "admin", `{"id":"10","op":"reload","params":{"yaml":"`+good+`"}}`); !r.OK {

@@ -25,6 +25,7 @@ import (
 	"github.com/edgeagent/edgeagent/sensors/supervise"
 	"github.com/edgeagent/edgeagent/store"
 	"github.com/edgeagent/edgeagent/tools"
+	"github.com/edgeagent/edgeagent/tools/admin"
 	"github.com/edgeagent/edgeagent/worldmodel"
 )
 
@@ -46,7 +47,7 @@ type Node struct {
 	dir      string
 	file     string // the board file, "" when the board did not come from one
 	clock    clock.Clock
-	reloads  chan Reload
+	reloads  chan admin.Reload
 
 	supervisor *supervise.Supervisor // runs the sensors, keeps their health
 
@@ -93,7 +94,7 @@ func New(cfg *board.Config, o Options) (*Node, error) {
 	if log == nil {
 		log = slog.Default()
 	}
-	n := &Node{Board: cfg, Log: log, dir: o.ConfigDir, file: o.ConfigFile, clock: o.Clock, ready: make(chan struct{}), reloads: make(chan Reload),
+	n := &Node{Board: cfg, Log: log, dir: o.ConfigDir, file: o.ConfigFile, clock: o.Clock, ready: make(chan struct{}), reloads: make(chan admin.Reload),
 		owned: map[string][]sensors.Sensor{}}
 	if n.clock == nil {
 		n.clock = clock.Real()

@@ -14,6 +14,7 @@ import (
 	"github.com/edgeagent/edgeagent/plugin"
 	"github.com/edgeagent/edgeagent/store"
 	"github.com/edgeagent/edgeagent/tools"
+	"github.com/edgeagent/edgeagent/tools/admin"
 	"github.com/edgeagent/edgeagent/worldmodel"
 )
 
@@ -189,7 +190,7 @@ func (n *Node) UnloadPlugin(ctx context.Context, name string) error {
 
 // PluginStates are the compiled-in plugins and any loaded ones besides,
 // with whether each is loaded.
-func (n *Node) PluginStates() []PluginState {
+func (n *Node) PluginStates() []admin.PluginState {
 	names := plugin.Names()
 	for _, p := range n.Hooks.Plugins() { // loaded plugins that are not compiled in
 		if _, ok := plugin.Lookup(p.Info().Name); !ok {
@@ -197,17 +198,11 @@ func (n *Node) PluginStates() []PluginState {
 		}
 	}
 	slices.Sort(names)
-	out := make([]PluginState, len(names))
+	out := make([]admin.PluginState, len(names))
 	for i, name := range names {
-		out[i] = PluginState{Name: name, Loaded: n.plugin(name)}
+		out[i] = admin.PluginState{Name: name, Loaded: n.plugin(name)}
 	}
 	return out
-}
-
-// PluginState is one line of PluginStates.
-type PluginState struct {
-	Name   string `json:"name"`
-	Loaded bool   `json:"loaded"`
 }
 
 // Find returns the first loaded plugin that has the capability T, e.g. the

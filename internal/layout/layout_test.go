@@ -38,6 +38,9 @@ var rules = []struct {
 	{"llm/local/...", []string{"llm"}},
 	{"tools", []string{"hooks", "worldmodel"}},
 	{"tools/toolstest", []string{"tools"}},
+	// The admin tools change the node through the narrow Config it gives
+	// them (its plugins, board file, reload hand-off), never the node.
+	{"tools/admin", []string{"tools", "board", "hooks"}},
 	{"tools/actuator/...", []string{"tools", "worldmodel", "clock", "hooks", "tools/actuator/..."}},
 	{"tools/snapshot", []string{"plugin", "tools", "tools/cameras", "worldmodel", "hooks"}},
 	// say speaks through the microphone's audio format, half-duplex gate and
@@ -77,7 +80,7 @@ var rules = []struct {
 	{"plugin/engine", []string{"plugin", "hooks", "agent", "llm", "llm/local", "tools", "worldmodel"}},
 	{"plugin/mqttplane", []string{"plugin", "hooks", "mqtt", "board"}},
 	// node assembles: it knows the host and the runtime, never a plugin.
-	{"node", []string{"agent", "board", "clock", "hooks", "node/sensorconf", "plugin", "sensors", "sensors/supervise", "store", "tools", "worldmodel"}},
+	{"node", []string{"agent", "board", "clock", "hooks", "node/sensorconf", "plugin", "sensors", "sensors/supervise", "store", "tools", "tools/admin", "worldmodel"}},
 	{"node/sensorconf", []string{"board", "sensors", "worldmodel"}},
 	{"node/nodetest", []string{"board", "node"}},
 	{"record", []string{"plugin", "hooks", "tools", "worldmodel", "board", "clock"}},

@@ -8,10 +8,12 @@ package mosquittotest
 import (
 	"bufio"
 	"fmt"
+	"math/rand/v2"
 	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -42,15 +44,37 @@ func Bin(t testing.TB) string {
 	return ""
 }
 
-// FreePort returns a loopback port nobody listens on right now.
+// FreePort returns a loopback port nobody listens on right now, below the
+// kernel's ephemeral range. Tests restart brokers on the same port (a
+// reload, a broker killed and started again), and a port from that range
+// can meanwhile become the source port of any outgoing connection on the
+// machine, and stay taken in TIME_WAIT for a minute after it: on a busy CI
+// the embedded broker of a reloaded node then could not listen again.
 func FreePort(t testing.TB) int {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
+	lo := ephemeralLow()
+	for range 1000 {
+		port := 10000 + rand.IntN(lo-10000)
+		l, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", port))
+		if err == nil {
+			l.Close()
+			return port
+		}
 	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
+	t.Fatalf("no free loopback port in 10000-%d", lo-1)
+	return 0
+}
+
+// ephemeralLow is the first port of Linux's ephemeral range, or the lowest
+// any common system uses.
+func ephemeralLow() int {
+	b, err := os.ReadFile("/proc/sys/net/ipv4/ip_local_port_range")
+	if f := strings.Fields(string(b)); err == nil && len(f) == 2 {
+		if lo, err := strconv.Atoi(f[0]); err == nil && lo > 11000 {
+			return lo
+		}
+	}
+	return 32768
 }
 
 // Start runs mosquitto on a free loopback port with persistence; extra lines

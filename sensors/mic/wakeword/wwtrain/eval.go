@@ -231,10 +231,14 @@ func evaluate(ctx context.Context, cfg Config, n *wakeword.Net, c *corpus, pr *p
 		}
 		nearClips = append(nearClips, phraseClip(u.x, cd, cfg.Seed*104729+uint64(i), testBabble))
 	}
+	if cfg.SkipTest {
+		posClips, posMeta, negClips, nearClips = nil, nil, nil, nil
+	}
+	val := newValSet(cfg.Seed, c)
 	// Uncalibrated scores: the threshold is chosen on them.
 	raw := *n
 	raw.Offset = 0
-	all := append(append(append(append([]clip(nil), calib...), posClips...), negClips...), nearClips...)
+	all := slices.Concat(calib, posClips, negClips, nearClips, val.clips())
 	trs, err := scoreTraces(ctx, &raw, all, cfg.Workers, pr.counter("evaluating", len(all)))
 	if err != nil {
 		return rep, err
@@ -242,7 +246,8 @@ func evaluate(ctx context.Context, cfg Config, n *wakeword.Net, c *corpus, pr *p
 	calTr := trs[:len(calib)]
 	posTr := trs[len(calib) : len(calib)+len(posClips)]
 	negTr := trs[len(calib)+len(posClips) : len(calib)+len(posClips)+len(negClips)]
-	nearTr := trs[len(calib)+len(posClips)+len(negClips):]
+	nearTr := trs[len(calib)+len(posClips)+len(negClips) : len(calib)+len(posClips)+len(negClips)+len(nearClips)]
+	val.take(trs[len(calib)+len(posClips)+len(negClips)+len(nearClips):])
 
 	rep.CalibHours = round3(hours(calib))
 	allowed := int(math.Floor(cfg.TargetFAPerHour * rep.CalibHours))
@@ -251,6 +256,10 @@ func evaluate(ctx context.Context, cfg Config, n *wakeword.Net, c *corpus, pr *p
 	rep.CalibFA = countFires(calTr, th)
 	th = math.Min(th, 1-1e-6)
 	n.Offset = float32(math.Log(th / (1 - th)))
+	rep.Validation = val.report(th, calTr)
+	if cfg.SkipTest {
+		return rep, nil
+	}
 
 	rep.TestNegHours = round3(hours(negClips))
 	// One replay of each test trace: the total, what was said, and the row
@@ -332,6 +341,9 @@ func evaluate(ctx context.Context, cfg Config, n *wakeword.Net, c *corpus, pr *p
 	fired := map[string][2]int{}
 	for i, tr := range nearTr {
 		t := c.testNear[i].d.Text
+		if c.sameSound[c.testNear[i].d.Voice.Accent+"|"+t] {
+			rep.ConfusableSameSound++
+		}
 		f := fired[t]
 		f[0]++
 		if at, _ := fires(tr, th); len(at) > 0 {

@@ -52,11 +52,30 @@ type Config struct {
 	// frames in each clip at each step.
 	SpecAugment bool `json:"spec_augment"`
 
+	// NegClipWeight weighs the loss of each negative clip's highest
+	// frame against the other terms (2: a false accept anywhere in an
+	// hour of talk is what users notice first).
+	NegClipWeight float64 `json:"neg_clip_weight"`
+	// DropSameSound leaves out of training the confusables that their
+	// utterance's accent pronounces exactly like the phrase (espeak-ng's
+	// Spanish voice says "hey rovot" as "hey robot"): as negatives they
+	// are the phrase, and teach the model to doubt it.
+	DropSameSound bool `json:"drop_same_sound,omitempty"`
+
 	// Threshold and evaluation.
 	TargetFAPerHour float64 `json:"target_fa_per_hour"`
 	CalibMinutes    float64 `json:"calib_minutes"`      // held-out negatives for the threshold
 	TestPosPerGroup int     `json:"test_pos_per_group"` // utterances per voice group
 	TestNegMinutes  float64 `json:"test_neg_minutes"`   // other speech for FA/h
+	// Validation: training accents with the validation speakers (never
+	// trained on), training sentences and trained confusables. Recipes
+	// are chosen on it, never on the test groups.
+	ValPosUtterances  int     `json:"val_pos_utterances"`
+	ValNegMinutes     float64 `json:"val_neg_minutes"`
+	ValConfusableReps int     `json:"val_confusable_reps"`
+	// SkipTest evaluates on validation only: for exploring recipes
+	// without looking at the test groups.
+	SkipTest bool `json:"-"`
 
 	Workers int `json:"-"` // parallelism; does not change the result
 }
@@ -66,8 +85,9 @@ func DefaultConfig(phrase string) Config {
 	return Config{Phrase: phrase, Seed: 1,
 		PosUtterances: 2500, NegUtterances: 2500, ConfusableReps: 40, PosClips: 3, NoiseClips: 400,
 		Channels: 48, Kernel: 3, Dilations: []int{1, 2, 4, 8, 16, 32},
-		Epochs: 16, Batch: 32, LR: 4e-3, SpecAugment: true,
+		Epochs: 16, Batch: 32, LR: 4e-3, SpecAugment: true, NegClipWeight: 2,
 		TargetFAPerHour: 0.5, CalibMinutes: 120, TestPosPerGroup: 150, TestNegMinutes: 60,
+		ValPosUtterances: 150, ValNegMinutes: 30, ValConfusableReps: 3,
 		Workers: 2}
 }
 
@@ -84,8 +104,11 @@ func (c *Config) check() error {
 		return fmt.Errorf("network shape: channels %d, kernel %d, %d layers", c.Channels, c.Kernel, len(c.Dilations))
 	case c.Epochs < 1 || c.Batch < 1 || !(c.LR > 0):
 		return fmt.Errorf("optimiser: epochs %d, batch %d, lr %v", c.Epochs, c.Batch, c.LR)
-	case !(c.TargetFAPerHour > 0) || !(c.CalibMinutes > 0) || c.TestPosPerGroup < 1 || !(c.TestNegMinutes > 0):
+	case !(c.TargetFAPerHour > 0) || !(c.CalibMinutes > 0) || c.TestPosPerGroup < 1 || !(c.TestNegMinutes > 0) ||
+		c.ValPosUtterances < 1 || !(c.ValNegMinutes > 0) || c.ValConfusableReps < 1:
 		return fmt.Errorf("evaluation sizes must be positive")
+	case !(c.NegClipWeight >= 0):
+		return fmt.Errorf("negative clip weight %v", c.NegClipWeight)
 	}
 	c.Workers = max(1, c.Workers)
 	return nil
@@ -215,7 +238,7 @@ func fit(ctx context.Context, cfg Config, net *tcn, ds *dataset, r *rand.Rand, p
 				return 0
 			}
 			batch := order[b:min(ds.n, b+cfg.Batch)]
-			wt := batchWeights(ds, batch)
+			wt := batchWeights(ds, batch, float32(cfg.NegClipWeight))
 			var wg sync.WaitGroup
 			for wk := 0; wk < nw; wk++ {
 				wg.Add(1)
@@ -314,7 +337,7 @@ const frameWeight = 0.25
 // lossWeights make each loss term a mean over the batch.
 type lossWeights struct{ pos, neg, posClip, negClip float32 }
 
-func batchWeights(ds *dataset, batch []int) lossWeights {
+func batchWeights(ds *dataset, batch []int, negClip float32) lossWeights {
 	var npos, nneg, cpos, cneg int
 	for _, c := range batch {
 		_, y := ds.clip(c)
@@ -342,9 +365,7 @@ func batchWeights(ds *dataset, batch []int) lossWeights {
 		}
 		return 1 / float32(n)
 	}
-	// The negative clips' peaks weigh double: a false accept anywhere in
-	// an hour of talk is what users notice first.
-	return lossWeights{pos: inv(npos), neg: inv(nneg), posClip: inv(cpos), negClip: 2 * inv(cneg)}
+	return lossWeights{pos: inv(npos), neg: inv(nneg), posClip: inv(cpos), negClip: negClip * inv(cneg)}
 }
 
 // softplus is log(1+e^z) without overflow.

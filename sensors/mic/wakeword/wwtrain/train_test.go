@@ -23,8 +23,9 @@ func tinyConfig() Config {
 	return Config{Phrase: "hey robot", Seed: 7,
 		PosUtterances: 8, NegUtterances: 8, ConfusableReps: 1, PosClips: 2, NoiseClips: 4,
 		Channels: 6, Kernel: 3, Dilations: []int{1, 2, 4},
-		Epochs: 2, Batch: 8, LR: 3e-3, SpecAugment: true,
-		TargetFAPerHour: 0.5, CalibMinutes: 0.3, TestPosPerGroup: 1, TestNegMinutes: 0.3, Workers: 2}
+		Epochs: 2, Batch: 8, LR: 3e-3, SpecAugment: true, NegClipWeight: 2, DropSameSound: true,
+		TargetFAPerHour: 0.5, CalibMinutes: 0.3, TestPosPerGroup: 1, TestNegMinutes: 0.3,
+		ValPosUtterances: 1, ValNegMinutes: 0.3, ValConfusableReps: 1, Workers: 2}
 }
 
 func needEspeak(t *testing.T) {

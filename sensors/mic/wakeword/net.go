@@ -32,10 +32,18 @@ type Net struct {
 	Phrase string // the text it was trained on
 
 	Mean, Std []float32 // per log-mel band
-	Layers    []Conv
-	OutW      []float32
-	OutB      float32
-	Offset    float32 // calibration: score = sigmoid(logit - Offset)
+	// LogFloor, if not 0, raises every log-mel energy to at least this
+	// before normalisation (natural log; -14 is white noise near -60
+	// dBFS). Without it, the near-silence of a quiet room — a few
+	// LSB of hiss, or digital zeros — reaches the network as large,
+	// random swings between the analysis floor and the quantisation
+	// noise, which a network trained mostly on noisy rooms reads as
+	// anything; with it, silence is one steady input.
+	LogFloor float32
+	Layers   []Conv
+	OutW     []float32
+	OutB     float32
+	Offset   float32 // calibration: score = sigmoid(logit - Offset)
 
 	// Training is the training configuration and its report summary as
 	// JSON, kept with the weights so a model says how it was made.
@@ -100,7 +108,7 @@ func (n *Net) validate() error {
 	if len(n.OutW) != in {
 		return fmt.Errorf("output layer reads %d channels, the network gives %d", len(n.OutW), in)
 	}
-	if !finite(n.Mean) || !finite(n.OutW) || !finite([]float32{n.OutB, n.Offset}) {
+	if !finite(n.Mean) || !finite(n.OutW) || !finite([]float32{n.OutB, n.Offset, n.LogFloor}) {
 		return fmt.Errorf("non-finite weights")
 	}
 	for _, s := range n.Std {
@@ -174,7 +182,11 @@ func (s *netState) reset() {
 func (s *netState) step(logMel []float64) float32 {
 	n := s.n
 	for i := range s.in {
-		s.in[i] = (float32(logMel[i]) - n.Mean[i]) / n.Std[i]
+		v := float32(logMel[i])
+		if n.LogFloor != 0 {
+			v = max(v, n.LogFloor)
+		}
+		s.in[i] = (v - n.Mean[i]) / n.Std[i]
 	}
 	x := s.in
 	for li := range n.Layers {

@@ -225,12 +225,20 @@ func (c *corpus) trainingSet(cfg Config, pr *progress) *dataset {
 			jobs = append(jobs, job{sc, end})
 		}
 	}
-	for _, set := range [][]utt{c.speech, c.near} {
+	// The near misses are where the model must be sharpest, and cost
+	// nothing to hear again in another room: NearClips scenes each.
+	for k, set := range [][]utt{c.speech, c.near} {
+		reps := 1
+		if k == 1 {
+			reps = max(1, cfg.NearClips)
+		}
 		for _, u := range set {
-			sc := randomScene(r)
-			end := placeEnding(r, &sc, u.x)
-			before(&sc, end)
-			jobs = append(jobs, job{sc, -1})
+			for range reps {
+				sc := randomScene(r)
+				end := placeEnding(r, &sc, u.x)
+				before(&sc, end)
+				jobs = append(jobs, job{sc, -1})
+			}
 		}
 	}
 	for range cfg.NoiseClips {
@@ -243,6 +251,7 @@ func (c *corpus) trainingSet(cfg Config, pr *progress) *dataset {
 		babble[i] = u.x
 	}
 	ds := newDataset(len(jobs))
+	ds.floor = float32(cfg.LogMelFloor)
 	tick := pr.counter("mixing clips", len(jobs))
 	var wg sync.WaitGroup
 	next := make(chan int)

@@ -39,6 +39,9 @@ type dataset struct {
 	y    []int8    // clips × clipHops
 	n    int
 	npos int // clips with the phrase
+	// floor is the network's LogFloor (0: none), applied to every
+	// frame as the detector will.
+	floor float32
 }
 
 func (d *dataset) clip(i int) ([]float32, []int8) {
@@ -54,6 +57,11 @@ func newDataset(n int) *dataset {
 func (d *dataset) set(i int, sc scene, babble [][]int16, phraseEnd int) {
 	x, y := d.clip(i)
 	logMels(x[:0], sc.render(babble))
+	if d.floor != 0 {
+		for j, v := range x {
+			x[j] = max(v, d.floor)
+		}
+	}
 	eh := phraseEnd / wakeword.HopSamples
 	for f := range y {
 		l := labelNeg

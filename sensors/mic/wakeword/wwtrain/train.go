@@ -34,15 +34,19 @@ type Config struct {
 
 	// Data: utterances synthesised, and augmented clips made from each.
 	PosUtterances  int `json:"pos_utterances"`
-	NegUtterances  int `json:"neg_utterances"`  // ordinary speech
-	ConfusableReps int `json:"confusable_reps"` // utterances per confusable or partial phrase
-	PosClips       int `json:"pos_clips"`       // clips per positive utterance
+	NegUtterances  int `json:"neg_utterances"`       // ordinary speech
+	ConfusableReps int `json:"confusable_reps"`      // utterances per confusable or partial phrase
+	PosClips       int `json:"pos_clips"`            // clips per positive utterance
+	NearClips      int `json:"near_clips,omitempty"` // clips per confusable, partial or in-context utterance (0: 1)
 	NoiseClips     int `json:"noise_clips"`
 
 	// Network.
-	Channels  int   `json:"channels"`
-	Kernel    int   `json:"kernel"`
-	Dilations []int `json:"dilations"`
+	// LogMelFloor is the network's input floor (wakeword.Net.LogFloor;
+	// 0: none).
+	LogMelFloor float64 `json:"log_mel_floor,omitempty"`
+	Channels    int     `json:"channels"`
+	Kernel      int     `json:"kernel"`
+	Dilations   []int   `json:"dilations"`
 
 	// Optimisation.
 	Epochs int     `json:"epochs"`
@@ -161,6 +165,7 @@ func Train(ctx context.Context, cfg Config, dir string, created time.Time, progr
 		}
 		tTrain = time.Since(t0)
 		n = net.net(mean, std)
+		n.LogFloor = float32(cfg.LogMelFloor)
 		n.Name, n.Phrase = Name(cfg.Phrase), cfg.Phrase
 		stats = trainStats{Clips: ds.n, PosClips: ds.npos, Loss: loss}
 		if err := saveCheckpoint(ckpt, n, cfg, stats); err != nil {

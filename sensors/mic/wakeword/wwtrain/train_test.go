@@ -119,6 +119,21 @@ func TestTrainingForwardMatchesStreaming(t *testing.T) {
 	x := make([]int16, clipLen)
 	audio.NewNoise("pink", -25, 3).Fill(x)
 	mel := logMels(nil, x)
+	// A floor within the noise's range: some energies are raised, some not.
+	lo, hi := mel[0], mel[0]
+	for _, v := range mel {
+		lo, hi = min(lo, v), max(hi, v)
+	}
+	floor := (lo + hi) / 2
+	raised := 0
+	for i, v := range mel {
+		if v < floor {
+			mel[i], raised = floor, raised+1
+		}
+	}
+	if raised == 0 || raised == len(mel) {
+		t.Fatalf("the floor raises %d of %d energies: it tests nothing", raised, len(mel))
+	}
 	mean, std := make([]float32, wakeword.Mels), make([]float32, wakeword.Mels)
 	for i := range mean {
 		mean[i], std[i] = -10, 3
@@ -131,7 +146,7 @@ func TestTrainingForwardMatchesStreaming(t *testing.T) {
 	net.forward(w, norm, clipHops)
 
 	n := net.net(mean, std)
-	n.Name = "t"
+	n.Name, n.LogFloor = "t", floor
 	sp, err := wakeword.NewSpotter(nil, wakeword.Options{Nets: []*wakeword.Net{n}})
 	if err != nil {
 		t.Fatal(err)

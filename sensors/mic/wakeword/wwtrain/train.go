@@ -60,6 +60,12 @@ type Config struct {
 	// frame against the other terms (2: a false accept anywhere in an
 	// hour of talk is what users notice first).
 	NegClipWeight float64 `json:"neg_clip_weight"`
+	// SmoothPeaks takes the clip-level (max-pooling) terms on the score
+	// the picker thresholds — the probability averaged over its
+	// smoothing window — instead of on one frame's logit: a lone high
+	// frame among low ones is no detection for the picker, and should be
+	// none for the loss.
+	SmoothPeaks bool `json:"smooth_peaks,omitempty"`
 	// DropSameSound leaves out of training the confusables that their
 	// utterance's accent pronounces exactly like the phrase (espeak-ng's
 	// Spanish voice says "hey rovot" as "hey robot"): as negatives they
@@ -227,6 +233,10 @@ func fit(ctx context.Context, cfg Config, net *tcn, ds *dataset, r *rand.Rand, p
 	}
 	opt := newAdam(len(net.params))
 	masks := maskPlan{on: cfg.SpecAugment, seed: cfg.Seed}
+	smooth := 1
+	if cfg.SmoothPeaks {
+		smooth = max(1, wakeword.NewPicker(0.5, 0).Smooth)
+	}
 	steps := cfg.Epochs * ((ds.n + cfg.Batch - 1) / cfg.Batch)
 	step := 0
 	order := make([]int, ds.n)
@@ -251,7 +261,7 @@ func fit(ctx context.Context, cfg Config, net *tcn, ds *dataset, r *rand.Rand, p
 					defer wg.Done()
 					for k := wk; k < shards; k += nw {
 						lo, hi := k*len(batch)/shards, (k+1)*len(batch)/shards
-						losses[k] = backprop(net, works[wk], grads[k], ds, batch[lo:hi], wt, masks.at(step))
+						losses[k] = backprop(net, works[wk], grads[k], ds, batch[lo:hi], wt, masks.at(step), smooth)
 					}
 				}()
 			}
@@ -287,10 +297,11 @@ func fit(ctx context.Context, cfg Config, net *tcn, ds *dataset, r *rand.Rand, p
 // (max-pooling loss, Sun et al. 2016). wp and wn weigh positive and
 // negative frames, cp and cn positive and negative clips, so that each of
 // the four terms is a mean over the batch.
-func backprop(net *tcn, w *work, g []float32, ds *dataset, clips []int, wt lossWeights, mask *masker) float64 {
+func backprop(net *tcn, w *work, g []float32, ds *dataset, clips []int, wt lossWeights, mask *masker, smooth int) float64 {
 	clear(g)
 	gv := net.view(g)
 	dl := make([]float32, clipHops)
+	prob := make([]float64, clipHops)
 	var loss float64
 	for _, c := range clips {
 		x, y := ds.clip(c)
@@ -320,6 +331,11 @@ func backprop(net *tcn, w *work, g []float32, ds *dataset, clips []int, wt lossW
 				}
 			}
 		}
+		if smooth > 1 {
+			loss += smoothPeaks(w.logit, y, prob, dl, smooth, wt)
+			net.backward(w, gv, x, dl, clipHops)
+			continue
+		}
 		if bestPos >= 0 {
 			z := float64(w.logit[bestPos])
 			loss += float64(wt.posClip) * softplus(-z)
@@ -331,6 +347,52 @@ func backprop(net *tcn, w *work, g []float32, ds *dataset, clips []int, wt lossW
 			dl[bestNeg] += wt.negClip * float32(1/(1+math.Exp(-z)))
 		}
 		net.backward(w, gv, x, dl, clipHops)
+	}
+	return loss
+}
+
+// smoothPeaks adds the clip-level terms on the smoothed score s_t (the
+// mean probability of frames t-k+1..t, as the picker computes it): the
+// cross-entropy of the highest s_t in the fire window and of the highest
+// s_t over negative frames. It adds their gradient to dl and returns
+// their loss; prob is scratch.
+func smoothPeaks(logit []float32, y []int8, prob []float64, dl []float32, k int, wt lossWeights) float64 {
+	for f, z := range logit {
+		prob[f] = 1 / (1 + math.Exp(-float64(z)))
+	}
+	bestPos, bestNeg := -1, -1
+	var sPos, sNeg float64
+	for f, l := range y {
+		if l == labelIgnore || f < k-1 {
+			continue
+		}
+		var s float64
+		for j := f - k + 1; j <= f; j++ {
+			s += prob[j]
+		}
+		s /= float64(k)
+		if l == labelPos && (bestPos < 0 || s > sPos) {
+			bestPos, sPos = f, s
+		}
+		if l == labelNeg && (bestNeg < 0 || s > sNeg) {
+			bestNeg, sNeg = f, s
+		}
+	}
+	const eps = 1e-7
+	var loss float64
+	if bestPos >= 0 {
+		loss += float64(wt.posClip) * -math.Log(max(sPos, eps))
+		c := -float64(wt.posClip) / (float64(k) * max(sPos, eps))
+		for j := bestPos - k + 1; j <= bestPos; j++ {
+			dl[j] += float32(c * prob[j] * (1 - prob[j]))
+		}
+	}
+	if bestNeg >= 0 {
+		loss += float64(wt.negClip) * -math.Log(max(1-sNeg, eps))
+		c := float64(wt.negClip) / (float64(k) * max(1-sNeg, eps))
+		for j := bestNeg - k + 1; j <= bestNeg; j++ {
+			dl[j] += float32(c * prob[j] * (1 - prob[j]))
+		}
 	}
 	return loss
 }

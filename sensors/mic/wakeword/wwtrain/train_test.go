@@ -252,3 +252,46 @@ func TestConfusablesAndPartials(t *testing.T) {
 		t.Fatalf("%q %v", p, err)
 	}
 }
+
+// The smoothed clip-level terms' gradient agrees with finite differences.
+func TestSmoothPeaksGradient(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	const frames, k = 40, 5
+	logit := make([]float32, frames)
+	y := make([]int8, frames)
+	for f := range logit {
+		logit[f] = float32(r.NormFloat64() * 2)
+		y[f] = labelNeg
+		if f >= 25 && f < 32 {
+			y[f] = labelPos
+		}
+		if f < 8 {
+			y[f] = labelIgnore
+		}
+	}
+	wt := lossWeights{posClip: 0.7, negClip: 1.3}
+	prob := make([]float64, frames)
+	lossAt := func() float64 { return smoothPeaks(logit, y, prob, make([]float32, frames), k, wt) }
+	dl := make([]float32, frames)
+	smoothPeaks(logit, y, prob, dl, k, wt)
+	nonzero := 0
+	for f := range logit {
+		z := logit[f]
+		const eps = 1e-3
+		logit[f] = z + eps
+		up := lossAt()
+		logit[f] = z - eps
+		down := lossAt()
+		logit[f] = z
+		num := (up - down) / (2 * eps)
+		if math.Abs(num-float64(dl[f])) > 1e-2*math.Max(1, math.Abs(num)) {
+			t.Fatalf("frame %d: gradient %v, finite difference %v", f, dl[f], num)
+		}
+		if dl[f] != 0 {
+			nonzero++
+		}
+	}
+	if nonzero <= k || nonzero > 2*k { // two windows of k frames, which may overlap
+		t.Fatalf("%d frames with a gradient, want %d..%d", nonzero, k+1, 2*k)
+	}
+}

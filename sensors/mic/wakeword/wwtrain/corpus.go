@@ -252,6 +252,7 @@ func (c *corpus) trainingSet(cfg Config, pr *progress) *dataset {
 	}
 	ds := newDataset(len(jobs))
 	ds.floor = float32(cfg.LogMelFloor)
+	ds.quietAfter = cfg.IgnoreAfter
 	tick := pr.counter("mixing clips", len(jobs))
 	var wg sync.WaitGroup
 	next := make(chan int)

@@ -42,6 +42,9 @@ type dataset struct {
 	// floor is the network's LogFloor (0: none), applied to every
 	// frame as the detector will.
 	floor float32
+	// quietAfter is how many hops after the fire window are left
+	// unlabelled (Config.IgnoreAfter).
+	quietAfter int
 }
 
 func (d *dataset) clip(i int) ([]float32, []int8) {
@@ -71,7 +74,7 @@ func (d *dataset) set(i int, sc scene, babble [][]int16, phraseEnd int) {
 		case phraseEnd < 0:
 		case f >= eh-posBefore && f <= eh+posAfter:
 			l = labelPos
-		case f > eh-negBefore:
+		case f > eh-negBefore && f <= eh+posAfter+d.quietAfter:
 			l = labelIgnore
 		}
 		y[f] = l

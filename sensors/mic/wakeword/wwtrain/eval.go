@@ -257,6 +257,7 @@ func evaluate(ctx context.Context, cfg Config, n *wakeword.Net, c *corpus, pr *p
 	th = math.Min(th, 1-1e-6)
 	n.Offset = float32(math.Log(th / (1 - th)))
 	rep.Validation = val.report(th, calTr)
+	rep.CalibTop = topPeaks(calTr, calib, 8)
 	if cfg.SkipTest {
 		return rep, nil
 	}
@@ -370,3 +371,28 @@ func evaluate(ctx context.Context, cfg Config, n *wakeword.Net, c *corpus, pr *p
 }
 
 func round3(v float64) float64 { return math.Round(v*1000) / 1000 }
+
+// topPeaks lists the n highest detections in the traces (at a low
+// threshold), best first, with what was being said: the negatives that
+// decide the threshold.
+func topPeaks(trs [][]float32, clips []clip, n int) []string {
+	type hit struct {
+		score float64
+		what  string
+	}
+	var hits []hit
+	for i, tr := range trs {
+		p := wakeword.NewPicker(0.3, refractHops)
+		for h, s := range tr {
+			if ok, sc, pk := p.Step(int64(h), float64(s)); ok {
+				hits = append(hits, hit{sc, clips[i].said(int(pk))})
+			}
+		}
+	}
+	sort.Slice(hits, func(i, j int) bool { return hits[i].score > hits[j].score })
+	var out []string
+	for _, h := range hits[:min(n, len(hits))] {
+		out = append(out, fmt.Sprintf("%.4f %s", h.score, h.what))
+	}
+	return out
+}

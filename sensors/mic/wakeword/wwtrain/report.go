@@ -16,6 +16,8 @@ type Report struct {
 	RawThreshold float64 `json:"raw_threshold"`
 	CalibHours   float64 `json:"calib_hours"`
 	CalibFA      int     `json:"calib_false_accepts"`
+	// CalibTop are the highest detections in the calibration speech.
+	CalibTop []string `json:"calib_top,omitempty"`
 
 	Recall []RecallRow `json:"recall"`
 
@@ -125,6 +127,13 @@ func (r Report) Markdown() string {
 		r.RawThreshold, r.TargetFAPerHour, r.CalibHours, r.CalibFA)
 	fmt.Fprintf(&b, "Time: synthesis %.0f s, mixing %.0f s, training %.0f s, evaluation %.0f s.\n\n",
 		r.Timing.SynthS, r.Timing.DataS, r.Timing.TrainS, r.Timing.EvalS)
+	if len(r.CalibTop) > 0 {
+		b.WriteString("Highest scores in the calibration speech (uncalibrated):\n\n")
+		for _, t := range r.CalibTop {
+			fmt.Fprintf(&b, "- %s\n", t)
+		}
+		b.WriteString("\n")
+	}
 	r.Validation.markdown(&b)
 	if len(r.Recall) == 0 {
 		b.WriteString("Test groups not evaluated (validation only).\n")

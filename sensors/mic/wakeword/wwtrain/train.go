@@ -66,6 +66,15 @@ type Config struct {
 	// frame among low ones is no detection for the picker, and should be
 	// none for the loss.
 	SmoothPeaks bool `json:"smooth_peaks,omitempty"`
+	// PosFrameWeight weighs the positive frames' mean cross-entropy
+	// against the positive clips' peak (0: 0.25).
+	PosFrameWeight float64 `json:"pos_frame_weight,omitempty"`
+	// IgnoreAfter leaves this many hops after the fire window (which
+	// ends 200 ms after the phrase) unlabelled instead of negative: the
+	// picker's refractory period hides a score that stays up there, and
+	// a window whose end must fall on one exact hop asks for timing
+	// the phrase does not give.
+	IgnoreAfter int `json:"ignore_after_hops,omitempty"`
 	// DropSameSound leaves out of training the confusables that their
 	// utterance's accent pronounces exactly like the phrase (espeak-ng's
 	// Spanish voice says "hey rovot" as "hey robot"): as negatives they
@@ -254,6 +263,10 @@ func fit(ctx context.Context, cfg Config, net *tcn, ds *dataset, r *rand.Rand, p
 			}
 			batch := order[b:min(ds.n, b+cfg.Batch)]
 			wt := batchWeights(ds, batch, float32(cfg.NegClipWeight))
+			wt.posFrame = float32(cfg.PosFrameWeight)
+			if wt.posFrame == 0 {
+				wt.posFrame = frameWeight
+			}
 			var wg sync.WaitGroup
 			for wk := 0; wk < nw; wk++ {
 				wg.Add(1)
@@ -318,8 +331,8 @@ func backprop(net *tcn, w *work, g []float32, ds *dataset, clips []int, wt lossW
 			z := float64(w.logit[f])
 			p := 1 / (1 + math.Exp(-z))
 			if l == labelPos {
-				loss += float64(wt.pos*frameWeight) * softplus(-z)
-				dl[f] = wt.pos * frameWeight * float32(p-1)
+				loss += float64(wt.pos*wt.posFrame) * softplus(-z)
+				dl[f] = wt.pos * wt.posFrame * float32(p-1)
 				if bestPos < 0 || w.logit[f] > w.logit[bestPos] {
 					bestPos = f
 				}
@@ -402,7 +415,7 @@ func smoothPeaks(logit []float32, y []int8, prob []float64, dl []float32, k int,
 const frameWeight = 0.25
 
 // lossWeights make each loss term a mean over the batch.
-type lossWeights struct{ pos, neg, posClip, negClip float32 }
+type lossWeights struct{ pos, neg, posClip, negClip, posFrame float32 }
 
 func batchWeights(ds *dataset, batch []int, negClip float32) lossWeights {
 	var npos, nneg, cpos, cneg int

@@ -40,10 +40,14 @@ type Net struct {
 	// noise, which a network trained mostly on noisy rooms reads as
 	// anything; with it, silence is one steady input.
 	LogFloor float32
-	Layers   []Conv
-	OutW     []float32
-	OutB     float32
-	Offset   float32 // calibration: score = sigmoid(logit - Offset)
+	// Smooth is how many hops the picker averages the score over before
+	// the threshold (0: the default, 5); the threshold was calibrated on
+	// that average.
+	Smooth int
+	Layers []Conv
+	OutW   []float32
+	OutB   float32
+	Offset float32 // calibration: score = sigmoid(logit - Offset)
 
 	// Training is the training configuration and its report summary as
 	// JSON, kept with the weights so a model says how it was made.
@@ -70,6 +74,14 @@ func (n *Net) ReceptiveField() int {
 	return rf
 }
 
+// SmoothHops is the score smoothing the model was calibrated with.
+func (n *Net) SmoothHops() int {
+	if n.Smooth > 0 {
+		return n.Smooth
+	}
+	return smoothHops
+}
+
 // Params is the number of trained weights.
 func (n *Net) Params() int {
 	p := len(n.OutW) + 1
@@ -83,6 +95,9 @@ func (n *Net) Params() int {
 func (n *Net) validate() error {
 	if len(n.Layers) == 0 || len(n.Layers) > maxLayers {
 		return fmt.Errorf("%d layers (want 1..%d)", len(n.Layers), maxLayers)
+	}
+	if n.Smooth < 0 || n.Smooth > maxSmooth {
+		return fmt.Errorf("score smoothing over %d hops (want 0..%d)", n.Smooth, maxSmooth)
 	}
 	if len(n.Mean) != Mels || len(n.Std) != Mels {
 		return fmt.Errorf("input normalisation for %d/%d bands, want %d", len(n.Mean), len(n.Std), Mels)

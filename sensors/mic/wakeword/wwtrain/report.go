@@ -197,6 +197,11 @@ func (v Validation) markdown(b *strings.Builder) {
 		fmt.Fprintf(b, "| %.4f | %d | %.2f | %.1f %% | %.1f %% | %.1f %% |\n", p.RawThreshold, p.CalibFA, p.FAPerHour,
 			100*p.RecallClean, 100*p.Recall10dB, 100*p.ConfusableRate)
 	}
+	b.WriteString("\nOther score smoothings, each at its calibrated threshold:\n\n| smoothing (hops) | uncalibrated threshold | calibration FA | FA/h | recall clean | recall pink 10 dB | confusables fired |\n|---:|---:|---:|---:|---:|---:|---:|\n")
+	for _, p := range v.Smoothing {
+		fmt.Fprintf(b, "| %d | %.4f | %d | %.2f | %.1f %% | %.1f %% | %.1f %% |\n", p.SmoothHops, p.RawThreshold, p.CalibFA, p.FAPerHour,
+			100*p.RecallClean, 100*p.Recall10dB, 100*p.ConfusableRate)
+	}
 	if len(v.FalseAccepts) > 0 {
 		b.WriteString("\nFalse accepts:\n\n")
 		for _, f := range v.FalseAccepts {

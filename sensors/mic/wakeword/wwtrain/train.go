@@ -66,6 +66,9 @@ type Config struct {
 	// frame among low ones is no detection for the picker, and should be
 	// none for the loss.
 	SmoothPeaks bool `json:"smooth_peaks,omitempty"`
+	// SmoothHops is the model's score smoothing (wakeword.Net.Smooth;
+	// 0: the detector's default, 5 hops).
+	SmoothHops int `json:"smooth_hops,omitempty"`
 	// PosFrameWeight weighs the positive frames' mean cross-entropy
 	// against the positive clips' peak (0: 0.25).
 	PosFrameWeight float64 `json:"pos_frame_weight,omitempty"`
@@ -126,6 +129,8 @@ func (c *Config) check() error {
 	case !(c.TargetFAPerHour > 0) || !(c.CalibMinutes > 0) || c.TestPosPerGroup < 1 || !(c.TestNegMinutes > 0) ||
 		c.ValPosUtterances < 1 || !(c.ValNegMinutes > 0) || c.ValConfusableReps < 1:
 		return fmt.Errorf("evaluation sizes must be positive")
+	case c.SmoothHops < 0 || c.SmoothHops > 16:
+		return fmt.Errorf("score smoothing over %d hops (want 0..16)", c.SmoothHops)
 	case !(c.NegClipWeight >= 0):
 		return fmt.Errorf("negative clip weight %v", c.NegClipWeight)
 	}
@@ -180,7 +185,7 @@ func Train(ctx context.Context, cfg Config, dir string, created time.Time, progr
 		}
 		tTrain = time.Since(t0)
 		n = net.net(mean, std)
-		n.LogFloor = float32(cfg.LogMelFloor)
+		n.LogFloor, n.Smooth = float32(cfg.LogMelFloor), cfg.SmoothHops
 		n.Name, n.Phrase = Name(cfg.Phrase), cfg.Phrase
 		stats = trainStats{Clips: ds.n, PosClips: ds.npos, Loss: loss}
 		if err := saveCheckpoint(ckpt, n, cfg, stats); err != nil {
@@ -244,7 +249,7 @@ func fit(ctx context.Context, cfg Config, net *tcn, ds *dataset, r *rand.Rand, p
 	masks := maskPlan{on: cfg.SpecAugment, seed: cfg.Seed}
 	smooth := 1
 	if cfg.SmoothPeaks {
-		smooth = max(1, wakeword.NewPicker(0.5, 0).Smooth)
+		smooth = (&wakeword.Net{Smooth: cfg.SmoothHops}).SmoothHops()
 	}
 	steps := cfg.Epochs * ((ds.n + cfg.Batch - 1) / cfg.Batch)
 	step := 0

@@ -21,11 +21,14 @@ type Validation struct {
 	ConfusableRate  float64     `json:"confusable_fire_rate"`
 	Fired           []string    `json:"confusables_fired,omitempty"`
 	Curve           []ValPoint  `json:"curve"`
+	// Smoothing: other score smoothings at their calibrated thresholds.
+	Smoothing []ValPoint `json:"smoothing"`
 }
 
 // ValPoint is one threshold's validation rates.
 type ValPoint struct {
 	RawThreshold   float64 `json:"raw_threshold"`
+	SmoothHops     int     `json:"smooth_hops"`
 	CalibFA        int     `json:"calib_false_accepts"`
 	FAPerHour      float64 `json:"fa_per_hour"`
 	RecallClean    float64 `json:"recall_clean"`
@@ -73,24 +76,24 @@ func (v *valSet) take(trs [][]float32) {
 	v.posTr, v.negTr, v.nearTr = trs[:a], trs[a:b], trs[b:]
 }
 
-func (v *valSet) recall(th float64, cd condition) float64 {
+func (v *valSet) recall(th float64, k int, cd condition) float64 {
 	var hits, n int
 	for i, tr := range v.posTr {
 		if v.posCond[i] != cd {
 			continue
 		}
 		n++
-		if hitIn(tr, th, v.pos[i]) >= 0 {
+		if hitIn(tr, th, k, v.pos[i]) >= 0 {
 			hits++
 		}
 	}
 	return round3(float64(hits) / float64(max(1, n)))
 }
 
-func (v *valSet) confusablesFired(th float64) int {
+func (v *valSet) confusablesFired(th float64, k int) int {
 	n := 0
 	for _, tr := range v.nearTr {
-		if at, _ := fires(tr, th); len(at) > 0 {
+		if at, _ := fires(tr, th, k); len(at) > 0 {
 			n++
 		}
 	}
@@ -98,7 +101,7 @@ func (v *valSet) confusablesFired(th float64) int {
 }
 
 // report evaluates at th (the calibrated threshold) and around it.
-func (v *valSet) report(th float64, calTr [][]float32) Validation {
+func (v *valSet) report(th float64, calTr [][]float32, k, allowed int) Validation {
 	var out Validation
 	rows := map[condition]*RecallRow{}
 	for i, tr := range v.posTr {
@@ -109,7 +112,7 @@ func (v *valSet) report(th float64, calTr [][]float32) Validation {
 			rows[cd] = row
 		}
 		row.N++
-		if at := hitIn(tr, th, v.pos[i]); at >= 0 {
+		if at := hitIn(tr, th, k, v.pos[i]); at >= 0 {
 			row.Hits++
 			row.latencies = append(row.latencies, (at+1-v.pos[i].end)*10)
 		}
@@ -127,7 +130,7 @@ func (v *valSet) report(th float64, calTr [][]float32) Validation {
 	}
 	out.NegHours = round3(hours(v.neg))
 	for i, tr := range v.negTr {
-		_, peaks := fires(tr, th)
+		_, peaks := fires(tr, th, k)
 		out.FA += len(peaks)
 		for _, pk := range peaks {
 			out.FalseAccepts = append(out.FalseAccepts, v.neg[i].said(pk))
@@ -136,19 +139,29 @@ func (v *valSet) report(th float64, calTr [][]float32) Validation {
 	out.FAPerHour = round3(float64(out.FA) / math.Max(out.NegHours, 1e-9))
 	out.ConfusableN = len(v.near)
 	for i, tr := range v.nearTr {
-		if at, _ := fires(tr, th); len(at) > 0 {
+		if at, _ := fires(tr, th, k); len(at) > 0 {
 			out.ConfusableFired++
 			out.Fired = append(out.Fired, v.nearText[i])
 		}
 	}
 	out.ConfusableRate = round3(float64(out.ConfusableFired) / float64(max(1, out.ConfusableN)))
 	for _, q := range []float64{0.5, 0.8, 0.9, 0.95, th, 0.98, 0.99, 0.995} {
-		out.Curve = append(out.Curve, ValPoint{RawThreshold: q, CalibFA: countFires(calTr, q),
-			FAPerHour:      round3(float64(countFires(v.negTr, q)) / math.Max(out.NegHours, 1e-9)),
-			RecallClean:    v.recall(q, condition{}),
-			Recall10dB:     v.recall(q, condition{"pink", 10}),
-			ConfusableRate: round3(float64(v.confusablesFired(q)) / float64(max(1, len(v.near))))})
+		out.Curve = append(out.Curve, v.point(q, k, calTr))
 	}
 	sort.Slice(out.Curve, func(i, j int) bool { return out.Curve[i].RawThreshold < out.Curve[j].RawThreshold })
+	// Other score smoothings, each with its own calibrated threshold: the
+	// same traces replayed, so choosing one costs no training.
+	for _, ks := range []int{1, 3, 5, 8, 12, 16} {
+		p := v.point(pickThreshold(calTr, allowed, ks), ks, calTr)
+		out.Smoothing = append(out.Smoothing, p)
+	}
 	return out
+}
+
+func (v *valSet) point(q float64, k int, calTr [][]float32) ValPoint {
+	return ValPoint{RawThreshold: q, SmoothHops: k, CalibFA: countFires(calTr, q, k),
+		FAPerHour:      round3(float64(countFires(v.negTr, q, k)) / math.Max(hours(v.neg), 1e-9)),
+		RecallClean:    v.recall(q, k, condition{}),
+		Recall10dB:     v.recall(q, k, condition{"pink", 10}),
+		ConfusableRate: round3(float64(v.confusablesFired(q, k)) / float64(max(1, len(v.near))))}
 }

@@ -209,7 +209,8 @@ func (v Validation) markdown(b *strings.Builder) {
 		}
 	}
 	if len(v.Fired) > 0 {
-		fmt.Fprintf(b, "\nConfusables that fired: %s\n", strings.Join(v.Fired, ", "))
+		fmt.Fprintf(b, "\nConfusables that fired: %s (%d of the %d clips that their accent says as the phrase)\n",
+			strings.Join(v.Fired, ", "), v.SameSoundFired, v.SameSoundN)
 	}
 	b.WriteString("\n")
 }

@@ -20,6 +20,10 @@ type Validation struct {
 	ConfusableFired int         `json:"confusable_fired"`
 	ConfusableRate  float64     `json:"confusable_fire_rate"`
 	Fired           []string    `json:"confusables_fired,omitempty"`
+	// Of the confusable clips, those whose accent says them exactly as
+	// the phrase (espeak-ng phonemes), and how many of those fired.
+	SameSoundN     int `json:"same_sound_clips"`
+	SameSoundFired int `json:"same_sound_fired"`
 	Curve           []ValPoint  `json:"curve"`
 	// Smoothing: other score smoothings at their calibrated thresholds.
 	Smoothing []ValPoint `json:"smoothing"`
@@ -42,6 +46,7 @@ type valSet struct {
 	posTr, negTr, nearTr [][]float32
 	posCond              []condition
 	nearText             []string
+	nearSame             []bool // the accent says it as the phrase
 }
 
 func newValSet(seed uint64, c *corpus) *valSet {
@@ -64,6 +69,7 @@ func newValSet(seed uint64, c *corpus) *valSet {
 		}
 		v.near = append(v.near, phraseClip(u.x, cd, seed*32452843+uint64(i), babble))
 		v.nearText = append(v.nearText, u.d.Text)
+		v.nearSame = append(v.nearSame, c.sameSound[u.d.Voice.Accent+"|"+u.d.Text])
 	}
 	return v
 }
@@ -139,9 +145,15 @@ func (v *valSet) report(th float64, calTr [][]float32, k, allowed int) Validatio
 	out.FAPerHour = round3(float64(out.FA) / math.Max(out.NegHours, 1e-9))
 	out.ConfusableN = len(v.near)
 	for i, tr := range v.nearTr {
+		if v.nearSame[i] {
+			out.SameSoundN++
+		}
 		if at, _ := fires(tr, th, k); len(at) > 0 {
 			out.ConfusableFired++
 			out.Fired = append(out.Fired, v.nearText[i])
+			if v.nearSame[i] {
+				out.SameSoundFired++
+			}
 		}
 	}
 	out.ConfusableRate = round3(float64(out.ConfusableFired) / float64(max(1, out.ConfusableN)))

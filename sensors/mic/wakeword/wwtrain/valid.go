@@ -22,9 +22,9 @@ type Validation struct {
 	Fired           []string    `json:"confusables_fired,omitempty"`
 	// Of the confusable clips, those whose accent says them exactly as
 	// the phrase (espeak-ng phonemes), and how many of those fired.
-	SameSoundN     int `json:"same_sound_clips"`
-	SameSoundFired int `json:"same_sound_fired"`
-	Curve           []ValPoint  `json:"curve"`
+	SameSoundN     int        `json:"same_sound_clips"`
+	SameSoundFired int        `json:"same_sound_fired"`
+	Curve          []ValPoint `json:"curve"`
 	// Smoothing: other score smoothings at their calibrated thresholds.
 	Smoothing []ValPoint `json:"smoothing"`
 }

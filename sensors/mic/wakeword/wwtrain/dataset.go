@@ -26,7 +26,8 @@ const (
 // Fire window: the network should fire from just before the phrase's last
 // frame (the final consonant is often already clear) to posAfter hops
 // after it, and must stay quiet until negBefore hops before it, where the
-// phrase is not yet complete ("hey robo").
+// phrase is not yet complete ("hey robo"). After the window, the recipe's
+// IgnoreAfter hops are unlabelled, and the rest negative.
 const (
 	posBefore = 2
 	posAfter  = 20

@@ -112,11 +112,11 @@ type Config struct {
 // its training loss was still falling when the learning rate ran out.
 func DefaultConfig(phrase string) Config {
 	return Config{Phrase: phrase, Seed: 1,
-		PosUtterances: 2500, NegUtterances: 2500, ConfusableReps: 40, PosClips: 3, NearClips: 2, NoiseClips: 400,
+		PosUtterances: 2500, NegUtterances: 2500, ConfusableReps: 40, PosClips: 3, NearClips: 3, NoiseClips: 400,
 		DropSameSound: true,
 		LogMelFloor:   -14,
 		Channels:      64, Kernel: 3, Dilations: []int{1, 2, 4, 8, 16, 32},
-		Epochs: 20, Batch: 32, LR: 4e-3, SpecAugment: true, NegClipWeight: 2,
+		Epochs: 20, Batch: 32, LR: 4e-3, SpecAugment: true, NegClipWeight: 4,
 		SmoothPeaks: true, SmoothHops: 12, PosFrameWeight: 1, IgnoreAfter: 40,
 		TargetFAPerHour: 0.5, CalibMinutes: 120, TestPosPerGroup: 150, TestNegMinutes: 60,
 		ValPosUtterances: 150, ValNegMinutes: 30, ValConfusableReps: 3,

@@ -251,7 +251,8 @@ func evaluate(ctx context.Context, cfg Config, n *wakeword.Net, c *corpus, pr *p
 	val.take(trs[len(calib)+len(posClips)+len(negClips)+len(nearClips):])
 
 	rep.CalibHours = round3(hours(calib))
-	allowed := int(math.Floor(cfg.TargetFAPerHour * rep.CalibHours))
+	rep.CalibTargetFAPerHour = cfg.TargetFAPerHour / cfg.calibMargin()
+	allowed := int(math.Floor(rep.CalibTargetFAPerHour * rep.CalibHours))
 	k := n.SmoothHops()
 	th := pickThreshold(calTr, allowed, k)
 	rep.RawThreshold = th

@@ -86,7 +86,14 @@ type Config struct {
 
 	// Threshold and evaluation.
 	TargetFAPerHour float64 `json:"target_fa_per_hour"`
-	CalibMinutes    float64 `json:"calib_minutes"`      // held-out negatives for the threshold
+	CalibMinutes    float64 `json:"calib_minutes"` // held-out negatives for the threshold
+	// CalibMargin divides the target rate for the calibration: 2 aims
+	// the threshold at 0.25 false accepts per hour for a 0.5 target (on
+	// two hours of calibration speech: none at all), so that another
+	// hour of speech stays under the target. With no margin, one hard
+	// negative in two hours sets the threshold, and the rate on a fresh
+	// hour is the target itself, give or take chance (0 or 1: none).
+	CalibMargin     float64 `json:"calib_margin,omitempty"`
 	TestPosPerGroup int     `json:"test_pos_per_group"` // utterances per voice group
 	TestNegMinutes  float64 `json:"test_neg_minutes"`   // other speech for FA/h
 	// Validation: training accents with the validation speakers (never
@@ -112,16 +119,18 @@ type Config struct {
 // its training loss was still falling when the learning rate ran out.
 func DefaultConfig(phrase string) Config {
 	return Config{Phrase: phrase, Seed: 1,
-		PosUtterances: 2500, NegUtterances: 2500, ConfusableReps: 40, PosClips: 3, NearClips: 3, NoiseClips: 400,
+		PosUtterances: 2500, NegUtterances: 2500, ConfusableReps: 40, PosClips: 3, NearClips: 2, NoiseClips: 400,
 		DropSameSound: true,
 		LogMelFloor:   -14,
 		Channels:      64, Kernel: 3, Dilations: []int{1, 2, 4, 8, 16, 32},
-		Epochs: 20, Batch: 32, LR: 4e-3, SpecAugment: true, NegClipWeight: 4,
+		Epochs: 20, Batch: 32, LR: 4e-3, SpecAugment: true, NegClipWeight: 2,
 		SmoothPeaks: true, SmoothHops: 12, PosFrameWeight: 1, IgnoreAfter: 40,
-		TargetFAPerHour: 0.5, CalibMinutes: 120, TestPosPerGroup: 150, TestNegMinutes: 60,
+		TargetFAPerHour: 0.5, CalibMinutes: 120, CalibMargin: 2, TestPosPerGroup: 150, TestNegMinutes: 60,
 		ValPosUtterances: 150, ValNegMinutes: 30, ValConfusableReps: 3,
 		Workers: 2}
 }
+
+func (c *Config) calibMargin() float64 { return max(1, c.CalibMargin) }
 
 func (c *Config) check() error {
 	p, err := normPhrase(c.Phrase)

@@ -1,10 +1,12 @@
 package main
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
 	"os/signal"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -19,6 +21,8 @@ func wakewordTrainCmd() *cobra.Command {
 		workers     int
 		epochs      int
 		posUtt      int
+		recipe      string
+		valOnly     bool
 	)
 	cmd := &cobra.Command{
 		Use:   "train --phrase TEXT --out DIR",
@@ -42,7 +46,16 @@ from it). The same --seed gives the same model.`,
 				return errors.New("--phrase and --out are required")
 			}
 			cfg := wwtrain.DefaultConfig(phrase)
+			if recipe != "" {
+				// Fields not named keep the default recipe's values.
+				dec := json.NewDecoder(strings.NewReader(recipe))
+				dec.DisallowUnknownFields()
+				if err := dec.Decode(&cfg); err != nil {
+					return fmt.Errorf("--recipe: %w", err)
+				}
+			}
 			cfg.Seed = seed
+			cfg.SkipTest = valOnly
 			if workers > 0 {
 				cfg.Workers = workers
 			}
@@ -69,5 +82,7 @@ from it). The same --seed gives the same model.`,
 	cmd.Flags().IntVar(&workers, "workers", 2, "parallel workers (does not change the model)")
 	cmd.Flags().IntVar(&epochs, "epochs", 0, "training epochs (default: the recipe's)")
 	cmd.Flags().IntVar(&posUtt, "positives", 0, "utterances of the phrase to synthesise (default: the recipe's)")
+	cmd.Flags().StringVar(&recipe, "recipe", "", `changes to the default recipe as JSON, e.g. '{"channels":64,"epochs":20}' (field names as in the model's training record)`)
+	cmd.Flags().BoolVar(&valOnly, "validation-only", false, "evaluate on the validation split only (for comparing recipes without looking at the test groups)")
 	return cmd
 }

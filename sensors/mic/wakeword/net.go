@@ -32,10 +32,22 @@ type Net struct {
 	Phrase string // the text it was trained on
 
 	Mean, Std []float32 // per log-mel band
-	Layers    []Conv
-	OutW      []float32
-	OutB      float32
-	Offset    float32 // calibration: score = sigmoid(logit - Offset)
+	// LogFloor, if not 0, raises every log-mel energy to at least this
+	// before normalisation (natural log; -14 is white noise near -60
+	// dBFS). Without it, the near-silence of a quiet room — a few
+	// LSB of hiss, or digital zeros — reaches the network as large,
+	// random swings between the analysis floor and the quantisation
+	// noise, which a network trained mostly on noisy rooms reads as
+	// anything; with it, silence is one steady input.
+	LogFloor float32
+	// Smooth is how many hops the picker averages the score over before
+	// the threshold (0: the default, 5); the threshold was calibrated on
+	// that average.
+	Smooth int
+	Layers []Conv
+	OutW   []float32
+	OutB   float32
+	Offset float32 // calibration: score = sigmoid(logit - Offset)
 
 	// Training is the training configuration and its report summary as
 	// JSON, kept with the weights so a model says how it was made.
@@ -62,6 +74,14 @@ func (n *Net) ReceptiveField() int {
 	return rf
 }
 
+// SmoothHops is the score smoothing the model was calibrated with.
+func (n *Net) SmoothHops() int {
+	if n.Smooth > 0 {
+		return n.Smooth
+	}
+	return smoothHops
+}
+
 // Params is the number of trained weights.
 func (n *Net) Params() int {
 	p := len(n.OutW) + 1
@@ -75,6 +95,9 @@ func (n *Net) Params() int {
 func (n *Net) validate() error {
 	if len(n.Layers) == 0 || len(n.Layers) > maxLayers {
 		return fmt.Errorf("%d layers (want 1..%d)", len(n.Layers), maxLayers)
+	}
+	if n.Smooth < 0 || n.Smooth > maxSmooth {
+		return fmt.Errorf("score smoothing over %d hops (want 0..%d)", n.Smooth, maxSmooth)
 	}
 	if len(n.Mean) != Mels || len(n.Std) != Mels {
 		return fmt.Errorf("input normalisation for %d/%d bands, want %d", len(n.Mean), len(n.Std), Mels)
@@ -100,7 +123,7 @@ func (n *Net) validate() error {
 	if len(n.OutW) != in {
 		return fmt.Errorf("output layer reads %d channels, the network gives %d", len(n.OutW), in)
 	}
-	if !finite(n.Mean) || !finite(n.OutW) || !finite([]float32{n.OutB, n.Offset}) {
+	if !finite(n.Mean) || !finite(n.OutW) || !finite([]float32{n.OutB, n.Offset, n.LogFloor}) {
 		return fmt.Errorf("non-finite weights")
 	}
 	for _, s := range n.Std {
@@ -174,7 +197,11 @@ func (s *netState) reset() {
 func (s *netState) step(logMel []float64) float32 {
 	n := s.n
 	for i := range s.in {
-		s.in[i] = (float32(logMel[i]) - n.Mean[i]) / n.Std[i]
+		v := float32(logMel[i])
+		if n.LogFloor != 0 {
+			v = max(v, n.LogFloor)
+		}
+		s.in[i] = (v - n.Mean[i]) / n.Std[i]
 	}
 	x := s.in
 	for li := range n.Layers {

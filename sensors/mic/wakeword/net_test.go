@@ -17,7 +17,9 @@ import (
 // what the weights are.
 func randomNet(seed uint64) *Net {
 	r := rand.New(rand.NewPCG(seed, 1))
-	n := &Net{Name: "test_word", Phrase: "test word", Offset: 0.25, Training: `{"seed":1}`}
+	// A log-mel floor within the range of the tests' signals, so
+	// streaming and the file format are tested with it.
+	n := &Net{Name: "test_word", Phrase: "test word", Offset: 0.25, LogFloor: -12, Smooth: 7, Training: `{"seed":1}`}
 	for i := 0; i < Mels; i++ {
 		n.Mean = append(n.Mean, float32(-8+r.NormFloat64()))
 		n.Std = append(n.Std, float32(1+r.Float64()))
@@ -60,6 +62,7 @@ func TestNetFileRoundTrip(t *testing.T) {
 		t.Fatal(err)
 	}
 	if got.Name != n.Name || got.Phrase != n.Phrase || got.Offset != n.Offset || got.Training != n.Training ||
+		got.LogFloor != n.LogFloor || got.Smooth != n.Smooth || got.SmoothHops() != 7 ||
 		got.Params() != n.Params() || got.ReceptiveField() != n.ReceptiveField() {
 		t.Fatalf("header changed: %+v", got)
 	}
@@ -98,6 +101,16 @@ func TestNetFileCorruptOrTruncated(t *testing.T) {
 	n.Layers[1].W[5] = float32(math.NaN())
 	if err := WriteNet(&bytes.Buffer{}, n); err == nil {
 		t.Fatal("WriteNet accepted a NaN weight")
+	}
+	n = randomNet(3)
+	n.Smooth = maxSmooth + 1 // more than the picker can average
+	if err := WriteNet(&bytes.Buffer{}, n); err == nil {
+		t.Fatal("WriteNet accepted an impossible smoothing")
+	}
+	n = randomNet(3)
+	n.LogFloor = float32(math.Inf(-1))
+	if err := WriteNet(&bytes.Buffer{}, n); err == nil {
+		t.Fatal("WriteNet accepted an infinite floor")
 	}
 }
 

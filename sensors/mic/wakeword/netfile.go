@@ -39,6 +39,8 @@ type netHeader struct {
 	Mels     int             `json:"mels"`
 	Layers   []layerHeader   `json:"layers"`
 	Offset   float32         `json:"offset"`
+	LogFloor float32         `json:"log_floor,omitempty"`   // absent in older files: no floor
+	Smooth   int             `json:"smooth_hops,omitempty"` // absent: the default
 	Created  time.Time       `json:"created"`
 	Training json.RawMessage `json:"training,omitempty"`
 }
@@ -55,7 +57,7 @@ func WriteNet(w io.Writer, n *Net) error {
 	if err := n.validate(); err != nil {
 		return fmt.Errorf("wake word model: %w", err)
 	}
-	h := netHeader{Name: n.Name, Phrase: n.Phrase, Mels: Mels, Offset: n.Offset, Created: n.Created.UTC()}
+	h := netHeader{Name: n.Name, Phrase: n.Phrase, Mels: Mels, Offset: n.Offset, LogFloor: n.LogFloor, Smooth: n.Smooth, Created: n.Created.UTC()}
 	if n.Training != "" {
 		if !json.Valid([]byte(n.Training)) {
 			return errors.New("wake word model: training record is not JSON")
@@ -161,7 +163,7 @@ func parseNet(b []byte) (*Net, error) {
 		p = p[4*k:]
 		return v
 	}
-	n := &Net{Name: h.Name, Phrase: h.Phrase, Offset: h.Offset, Created: h.Created, Training: string(h.Training)}
+	n := &Net{Name: h.Name, Phrase: h.Phrase, Offset: h.Offset, LogFloor: h.LogFloor, Smooth: h.Smooth, Created: h.Created, Training: string(h.Training)}
 	n.Mean, n.Std = take(Mels), take(Mels)
 	for _, l := range h.Layers {
 		n.Layers = append(n.Layers, Conv{In: l.In, Out: l.Out, Kernel: l.Kernel, Dilation: l.Dilation,

@@ -31,7 +31,8 @@ func NewPicker(threshold float64, refractHops int64) Picker {
 	return Picker{Threshold: threshold, Settle: settleHops, Refract: refractHops, Smooth: smoothHops}
 }
 
-// smoothHops is the trained models' score smoothing: 50 ms.
+// smoothHops is the score smoothing of models that do not give their own
+// (Net.Smooth): 50 ms.
 const (
 	smoothHops = 5
 	maxSmooth  = 16

@@ -159,8 +159,9 @@ func NewSpotter(models []*Model, o Options) (*Spotter, error) {
 		s.entries = append(s.entries, e)
 	}
 	for _, n := range o.Nets {
-		s.nets = append(s.nets, &netEntry{net: n, st: newNetState(n), lastAssist: -assistHops - 1,
-			pick: NewPicker(o.NetThreshold, Hops(o.Refractory))})
+		pick := NewPicker(o.NetThreshold, Hops(o.Refractory))
+		pick.Smooth = n.SmoothHops()
+		s.nets = append(s.nets, &netEntry{net: n, st: newNetState(n), lastAssist: -assistHops - 1, pick: pick})
 	}
 	s.rebuild(nil)
 	return s, nil

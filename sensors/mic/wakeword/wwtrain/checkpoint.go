@@ -59,6 +59,7 @@ func loadCheckpoint(path string, cfg Config) (*wakeword.Net, trainStats, error) 
 // trainingPart is the configuration without what only the evaluation
 // uses: changing those keeps the checkpoint.
 func trainingPart(c Config) Config {
-	c.TargetFAPerHour, c.CalibMinutes, c.TestPosPerGroup, c.TestNegMinutes = 0, 0, 0, 0
+	c.TargetFAPerHour, c.CalibMinutes, c.CalibMargin, c.TestPosPerGroup, c.TestNegMinutes = 0, 0, 0, 0, 0
+	c.ValPosUtterances, c.ValNegMinutes, c.ValConfusableReps = 0, 0, 0
 	return c
 }

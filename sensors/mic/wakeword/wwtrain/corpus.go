@@ -2,7 +2,9 @@ package wwtrain
 
 import (
 	"context"
+	"fmt"
 	"math/rand/v2"
+	"slices"
 	"sync"
 )
 
@@ -23,6 +25,11 @@ type corpus struct {
 	testNear          []utt // confusables (not partials), for their fire rate
 	confusables       []string
 	heldConfusables   map[string]bool // never trained on
+	// Validation: the phrase by the validation speakers, training
+	// sentences and trained confusables.
+	valPos, valSpeech, valNear []utt
+	// sameSound[accent+"|"+text]: the accent reads text as the phrase.
+	sameSound map[string]bool
 }
 
 // utterances per minute of other speech (about 2.2 s each, plus pauses).
@@ -64,9 +71,9 @@ func buildCorpus(ctx context.Context, cfg Config, syn *synth, pr *progress) (*co
 	}
 	near := append(append(append([]string(nil), trainConf...), parts...), InContext(cfg.Phrase)...)
 	r := func(stream uint64) *rand.Rand { return rand.New(rand.NewPCG(cfg.Seed, stream)) }
-	add(r(10), cfg.PosUtterances, trainVoice, phrase)
-	add(r(11), cfg.NegUtterances, trainVoice, other)
-	add(r(12), len(near)*cfg.ConfusableReps, trainVoice, func(_ *rand.Rand, i int) string { return near[i%len(near)] })
+	add(r(10), cfg.PosUtterances, fitVoice, phrase)
+	add(r(11), cfg.NegUtterances, fitVoice, other)
+	add(r(12), len(near)*cfg.ConfusableReps, fitVoice, func(_ *rand.Rand, i int) string { return near[i%len(near)] })
 	add(r(13), int(cfg.CalibMinutes*uttPerMinute), anyVoice, otherHeld)
 	groups := []func(*rand.Rand) Voice{trainVoice,
 		func(r *rand.Rand) Voice { return Voice{pick(r, trainAccents), pick(r, heldVariants)} },
@@ -84,6 +91,36 @@ func buildCorpus(ctx context.Context, cfg Config, syn *synth, pr *progress) (*co
 		}
 		return trainVoice(r)
 	}, func(_ *rand.Rand, i int) string { return conf[i/2] })
+	add(r(17), cfg.ValPosUtterances, valVoice, phrase)
+	add(r(18), int(cfg.ValNegMinutes*uttPerMinute), func(r *rand.Rand) Voice {
+		if r.IntN(2) == 0 {
+			return valVoice(r)
+		}
+		return fitVoice(r)
+	}, other)
+	add(r(19), len(trainConf)*cfg.ValConfusableReps, valVoice, func(_ *rand.Rand, i int) string { return trainConf[i%len(trainConf)] })
+
+	same, err := sameSounding(ctx, syn, cfg.Phrase, conf)
+	if err != nil {
+		return nil, err
+	}
+	if cfg.DropSameSound {
+		s := spans[2]
+		kept := all[:s[0]:s[0]]
+		for _, d := range all[s[0]:s[1]] {
+			if !same[d.Voice.Accent+"|"+d.Text] {
+				kept = append(kept, d)
+			}
+		}
+		drop := s[1] - s[0] - (len(kept) - s[0])
+		pr.stage(fmt.Sprintf("%d confusable utterances left out: their accent says them as the phrase", drop))
+		all = append(kept, all[s[1]:]...)
+		spans[2][1] -= drop
+		for k := 3; k < len(spans); k++ {
+			spans[k][0] -= drop
+			spans[k][1] -= drop
+		}
+	}
 
 	xs, err := syn.sayAll(ctx, all, cfg.Workers, pr.counter("synthesising (espeak-ng)", len(all)))
 	if err != nil {
@@ -97,7 +134,8 @@ func buildCorpus(ctx context.Context, cfg Config, syn *synth, pr *progress) (*co
 		return out
 	}
 	c := &corpus{pos: get(0), speech: get(1), near: get(2), calib: get(3),
-		testSpeech: get(7), testNear: get(8), confusables: conf, heldConfusables: map[string]bool{}}
+		testSpeech: get(7), testNear: get(8), confusables: conf, heldConfusables: map[string]bool{},
+		valPos: get(9), valSpeech: get(10), valNear: get(11), sameSound: same}
 	for i, t := range conf {
 		if i%4 == 3 {
 			c.heldConfusables[t] = true
@@ -125,6 +163,28 @@ func soundsDifferent(ctx context.Context, syn *synth, phrase string, cands []str
 		}
 		if p != want {
 			out = append(out, c)
+		}
+	}
+	return out, nil
+}
+
+// sameSounding finds, for every accent, the confusables it pronounces
+// exactly like the phrase; keys are accent+"|"+text.
+func sameSounding(ctx context.Context, syn *synth, phrase string, conf []string) (map[string]bool, error) {
+	out := map[string]bool{}
+	for _, a := range slices.Concat(trainAccents, heldAccents) {
+		want, err := syn.phonemesIn(ctx, a, phrase)
+		if err != nil {
+			return nil, err
+		}
+		for _, c := range conf {
+			p, err := syn.phonemesIn(ctx, a, c)
+			if err != nil {
+				return nil, err
+			}
+			if p == want {
+				out[a+"|"+c] = true
+			}
 		}
 	}
 	return out, nil
@@ -165,12 +225,20 @@ func (c *corpus) trainingSet(cfg Config, pr *progress) *dataset {
 			jobs = append(jobs, job{sc, end})
 		}
 	}
-	for _, set := range [][]utt{c.speech, c.near} {
+	// The near misses are where the model must be sharpest, and cost
+	// nothing to hear again in another room: NearClips scenes each.
+	for k, set := range [][]utt{c.speech, c.near} {
+		reps := 1
+		if k == 1 {
+			reps = max(1, cfg.NearClips)
+		}
 		for _, u := range set {
-			sc := randomScene(r)
-			end := placeEnding(r, &sc, u.x)
-			before(&sc, end)
-			jobs = append(jobs, job{sc, -1})
+			for range reps {
+				sc := randomScene(r)
+				end := placeEnding(r, &sc, u.x)
+				before(&sc, end)
+				jobs = append(jobs, job{sc, -1})
+			}
 		}
 	}
 	for range cfg.NoiseClips {
@@ -183,6 +251,8 @@ func (c *corpus) trainingSet(cfg Config, pr *progress) *dataset {
 		babble[i] = u.x
 	}
 	ds := newDataset(len(jobs))
+	ds.floor = float32(cfg.LogMelFloor)
+	ds.quietAfter = cfg.IgnoreAfter
 	tick := pr.counter("mixing clips", len(jobs))
 	var wg sync.WaitGroup
 	next := make(chan int)

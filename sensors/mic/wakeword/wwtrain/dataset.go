@@ -26,7 +26,8 @@ const (
 // Fire window: the network should fire from just before the phrase's last
 // frame (the final consonant is often already clear) to posAfter hops
 // after it, and must stay quiet until negBefore hops before it, where the
-// phrase is not yet complete ("hey robo").
+// phrase is not yet complete ("hey robo"). After the window, the recipe's
+// IgnoreAfter hops are unlabelled, and the rest negative.
 const (
 	posBefore = 2
 	posAfter  = 20
@@ -39,6 +40,12 @@ type dataset struct {
 	y    []int8    // clips × clipHops
 	n    int
 	npos int // clips with the phrase
+	// floor is the network's LogFloor (0: none), applied to every
+	// frame as the detector will.
+	floor float32
+	// quietAfter is how many hops after the fire window are left
+	// unlabelled (Config.IgnoreAfter).
+	quietAfter int
 }
 
 func (d *dataset) clip(i int) ([]float32, []int8) {
@@ -54,6 +61,11 @@ func newDataset(n int) *dataset {
 func (d *dataset) set(i int, sc scene, babble [][]int16, phraseEnd int) {
 	x, y := d.clip(i)
 	logMels(x[:0], sc.render(babble))
+	if d.floor != 0 {
+		for j, v := range x {
+			x[j] = max(v, d.floor)
+		}
+	}
 	eh := phraseEnd / wakeword.HopSamples
 	for f := range y {
 		l := labelNeg
@@ -63,7 +75,7 @@ func (d *dataset) set(i int, sc scene, babble [][]int16, phraseEnd int) {
 		case phraseEnd < 0:
 		case f >= eh-posBefore && f <= eh+posAfter:
 			l = labelPos
-		case f > eh-negBefore:
+		case f > eh-negBefore && f <= eh+posAfter+d.quietAfter:
 			l = labelIgnore
 		}
 		y[f] = l

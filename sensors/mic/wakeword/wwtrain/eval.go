@@ -107,8 +107,9 @@ func scoreTraces(ctx context.Context, n *wakeword.Net, clips []clip, workers int
 
 // fires replays the picker over a trace: the hops where it fired and the
 // hops of their peaks.
-func fires(tr []float32, th float64) (at, peaks []int) {
+func fires(tr []float32, th float64, k int) (at, peaks []int) {
 	p := wakeword.NewPicker(th, refractHops)
+	p.Smooth = k
 	for h, s := range tr {
 		if ok, _, pk := p.Step(int64(h), float64(s)); ok {
 			at = append(at, h)
@@ -120,8 +121,8 @@ func fires(tr []float32, th float64) (at, peaks []int) {
 
 // hitIn is the hop at which the picker detects the clip's phrase (its
 // peak within the phrase or up to a second after it), or -1.
-func hitIn(tr []float32, th float64, c clip) int {
-	at, peaks := fires(tr, th)
+func hitIn(tr []float32, th float64, k int, c clip) int {
+	at, peaks := fires(tr, th, k)
 	for j := range at {
 		if peaks[j] >= c.start-10 && peaks[j] <= c.end+100 {
 			return at[j]
@@ -130,10 +131,10 @@ func hitIn(tr []float32, th float64, c clip) int {
 	return -1
 }
 
-func countFires(trs [][]float32, th float64) int {
+func countFires(trs [][]float32, th float64, k int) int {
 	n := 0
 	for _, t := range trs {
-		a, _ := fires(t, th)
+		a, _ := fires(t, th, k)
 		n += len(a)
 	}
 	return n
@@ -141,14 +142,14 @@ func countFires(trs [][]float32, th float64) int {
 
 // pickThreshold is the lowest threshold (on the uncalibrated score) at
 // which the negatives fire at most allowed times.
-func pickThreshold(trs [][]float32, allowed int) float64 {
+func pickThreshold(trs [][]float32, allowed, k int) float64 {
 	lo, hi := 0.0, 1.0
-	if countFires(trs, hi) > allowed {
+	if countFires(trs, hi, k) > allowed {
 		return hi
 	}
 	for range 40 {
 		mid := (lo + hi) / 2
-		if countFires(trs, mid) > allowed {
+		if countFires(trs, mid, k) > allowed {
 			lo = mid
 		} else {
 			hi = mid
@@ -231,10 +232,14 @@ func evaluate(ctx context.Context, cfg Config, n *wakeword.Net, c *corpus, pr *p
 		}
 		nearClips = append(nearClips, phraseClip(u.x, cd, cfg.Seed*104729+uint64(i), testBabble))
 	}
+	if cfg.SkipTest {
+		posClips, posMeta, negClips, nearClips = nil, nil, nil, nil
+	}
+	val := newValSet(cfg.Seed, c)
 	// Uncalibrated scores: the threshold is chosen on them.
 	raw := *n
 	raw.Offset = 0
-	all := append(append(append(append([]clip(nil), calib...), posClips...), negClips...), nearClips...)
+	all := slices.Concat(calib, posClips, negClips, nearClips, val.clips())
 	trs, err := scoreTraces(ctx, &raw, all, cfg.Workers, pr.counter("evaluating", len(all)))
 	if err != nil {
 		return rep, err
@@ -242,15 +247,23 @@ func evaluate(ctx context.Context, cfg Config, n *wakeword.Net, c *corpus, pr *p
 	calTr := trs[:len(calib)]
 	posTr := trs[len(calib) : len(calib)+len(posClips)]
 	negTr := trs[len(calib)+len(posClips) : len(calib)+len(posClips)+len(negClips)]
-	nearTr := trs[len(calib)+len(posClips)+len(negClips):]
+	nearTr := trs[len(calib)+len(posClips)+len(negClips) : len(calib)+len(posClips)+len(negClips)+len(nearClips)]
+	val.take(trs[len(calib)+len(posClips)+len(negClips)+len(nearClips):])
 
 	rep.CalibHours = round3(hours(calib))
-	allowed := int(math.Floor(cfg.TargetFAPerHour * rep.CalibHours))
-	th := pickThreshold(calTr, allowed)
+	rep.CalibTargetFAPerHour = cfg.TargetFAPerHour / cfg.calibMargin()
+	allowed := int(math.Floor(rep.CalibTargetFAPerHour * rep.CalibHours))
+	k := n.SmoothHops()
+	th := pickThreshold(calTr, allowed, k)
 	rep.RawThreshold = th
-	rep.CalibFA = countFires(calTr, th)
+	rep.CalibFA = countFires(calTr, th, k)
 	th = math.Min(th, 1-1e-6)
 	n.Offset = float32(math.Log(th / (1 - th)))
+	rep.Validation = val.report(th, calTr, k, allowed)
+	rep.CalibTop = topPeaks(calTr, calib, 8, k)
+	if cfg.SkipTest {
+		return rep, nil
+	}
 
 	rep.TestNegHours = round3(hours(negClips))
 	// One replay of each test trace: the total, what was said, and the row
@@ -260,7 +273,7 @@ func evaluate(ctx context.Context, cfg Config, n *wakeword.Net, c *corpus, pr *p
 		rep.FAByCondition[j].Condition = cd.String()
 	}
 	for i, tr := range negTr {
-		a, peaks := fires(tr, th)
+		a, peaks := fires(tr, th, k)
 		rep.TestFA += len(a)
 		for _, pk := range peaks {
 			rep.FalseAccepts = append(rep.FalseAccepts, negClips[i].said(pk))
@@ -278,21 +291,21 @@ func evaluate(ctx context.Context, cfg Config, n *wakeword.Net, c *corpus, pr *p
 	// The trade-off around the chosen threshold: what lower and higher
 	// thresholds would give on the same test data.
 	for _, q := range []float64{0.5, 0.8, 0.9, 0.95, th, 0.98, 0.99, 0.995, 0.998} {
-		pt := CurvePoint{RawThreshold: q, FAPerHour: round3(float64(countFires(negTr, q)) / math.Max(rep.TestNegHours, 1e-9))}
+		pt := CurvePoint{RawThreshold: q, FAPerHour: round3(float64(countFires(negTr, q, k)) / math.Max(rep.TestNegHours, 1e-9))}
 		var hits, n int
 		for i, tr := range posTr {
 			if posMeta[i].group == GroupSeen || posMeta[i].cond != (condition{"pink", 10}) {
 				continue
 			}
 			n++
-			if hitIn(tr, q, posClips[i]) >= 0 {
+			if hitIn(tr, q, k, posClips[i]) >= 0 {
 				hits++
 			}
 		}
 		pt.RecallHeldOut10dB = round3(float64(hits) / float64(max(1, n)))
 		var cf int
 		for _, tr := range nearTr {
-			if at, _ := fires(tr, q); len(at) > 0 {
+			if at, _ := fires(tr, q, k); len(at) > 0 {
 				cf++
 			}
 		}
@@ -306,21 +319,21 @@ func evaluate(ctx context.Context, cfg Config, n *wakeword.Net, c *corpus, pr *p
 	var keys []key
 	for i, tr := range posTr {
 		m := posMeta[i]
-		k := key{m.group, m.cond.String()}
-		row := rows[k]
+		kk := key{m.group, m.cond.String()}
+		row := rows[kk]
 		if row == nil {
-			row = &RecallRow{Group: m.group, Condition: k.c}
-			rows[k] = row
-			keys = append(keys, k)
+			row = &RecallRow{Group: m.group, Condition: kk.c}
+			rows[kk] = row
+			keys = append(keys, kk)
 		}
 		row.N++
-		if at := hitIn(tr, th, posClips[i]); at >= 0 {
+		if at := hitIn(tr, th, k, posClips[i]); at >= 0 {
 			row.Hits++
 			row.latencies = append(row.latencies, (at+1-posClips[i].end)*10)
 		}
 	}
-	for _, k := range keys {
-		row := rows[k]
+	for _, kk := range keys {
+		row := rows[kk]
 		row.Recall = round3(float64(row.Hits) / float64(row.N))
 		if len(row.latencies) > 0 {
 			sort.Ints(row.latencies)
@@ -332,9 +345,12 @@ func evaluate(ctx context.Context, cfg Config, n *wakeword.Net, c *corpus, pr *p
 	fired := map[string][2]int{}
 	for i, tr := range nearTr {
 		t := c.testNear[i].d.Text
+		if c.sameSound[c.testNear[i].d.Voice.Accent+"|"+t] {
+			rep.ConfusableSameSound++
+		}
 		f := fired[t]
 		f[0]++
-		if at, _ := fires(tr, th); len(at) > 0 {
+		if at, _ := fires(tr, th, k); len(at) > 0 {
 			f[1]++
 			rep.ConfusableFired++
 		}
@@ -358,3 +374,29 @@ func evaluate(ctx context.Context, cfg Config, n *wakeword.Net, c *corpus, pr *p
 }
 
 func round3(v float64) float64 { return math.Round(v*1000) / 1000 }
+
+// topPeaks lists the n highest detections in the traces (at a low
+// threshold), best first, with what was being said: the negatives that
+// decide the threshold.
+func topPeaks(trs [][]float32, clips []clip, n, k int) []string {
+	type hit struct {
+		score float64
+		what  string
+	}
+	var hits []hit
+	for i, tr := range trs {
+		p := wakeword.NewPicker(0.3, refractHops)
+		p.Smooth = k
+		for h, s := range tr {
+			if ok, sc, pk := p.Step(int64(h), float64(s)); ok {
+				hits = append(hits, hit{sc, clips[i].said(int(pk))})
+			}
+		}
+	}
+	sort.Slice(hits, func(i, j int) bool { return hits[i].score > hits[j].score })
+	var out []string
+	for _, h := range hits[:min(n, len(hits))] {
+		out = append(out, fmt.Sprintf("%.4f %s", h.score, h.what))
+	}
+	return out
+}

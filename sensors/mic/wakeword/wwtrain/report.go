@@ -16,6 +16,11 @@ type Report struct {
 	RawThreshold float64 `json:"raw_threshold"`
 	CalibHours   float64 `json:"calib_hours"`
 	CalibFA      int     `json:"calib_false_accepts"`
+	// CalibTargetFAPerHour is the rate the threshold aimed at on the
+	// calibration speech: the target with the recipe's margin.
+	CalibTargetFAPerHour float64 `json:"calib_target_fa_per_hour"`
+	// CalibTop are the highest detections in the calibration speech.
+	CalibTop []string `json:"calib_top,omitempty"`
 
 	Recall []RecallRow `json:"recall"`
 
@@ -32,10 +37,16 @@ type Report struct {
 	// Of those, the confusables never trained on.
 	HeldConfusableN     int `json:"held_out_confusable_clips"`
 	HeldConfusableFired int `json:"held_out_confusable_fired"`
+	// ConfusableSameSound counts the confusable clips whose voice's
+	// accent pronounces them exactly like the phrase (espeak-ng phonemes).
+	ConfusableSameSound int `json:"confusable_same_sound"`
 	// Curve is the trade-off at other thresholds on the same test data.
 	Curve []CurvePoint `json:"curve"`
 	// FalseAccepts says what was being said at each test false accept.
 	FalseAccepts []string `json:"false_accepts"`
+
+	// Validation is the split recipes are chosen on.
+	Validation Validation `json:"validation"`
 
 	Params        int     `json:"params"`
 	ReceptiveMS   int     `json:"receptive_field_ms"`
@@ -115,8 +126,23 @@ func (r Report) Markdown() string {
 	fmt.Fprintf(&b, "# Wake word %q\n\n", r.Phrase)
 	fmt.Fprintf(&b, "%d parameters, receptive field %d ms; %d training clips (%d with the phrase); final loss %.4f.\n\n",
 		r.Params, r.ReceptiveMS, r.TrainClips, r.TrainPosClips, r.FinalLoss)
-	fmt.Fprintf(&b, "Threshold: uncalibrated score %.4f (calibrated 0.5), chosen for ≤ %.2g false accepts/h on %.2f h of held-out speech (%d there).\n\n",
-		r.RawThreshold, r.TargetFAPerHour, r.CalibHours, r.CalibFA)
+	fmt.Fprintf(&b, "Threshold: uncalibrated score %.4f (calibrated 0.5), chosen for ≤ %.2g false accepts/h (target %.2g with margin) on %.2f h of held-out speech (%d there).\n\n",
+		r.RawThreshold, r.CalibTargetFAPerHour, r.TargetFAPerHour, r.CalibHours, r.CalibFA)
+	fmt.Fprintf(&b, "Time: synthesis %.0f s, mixing %.0f s, training %.0f s, evaluation %.0f s.\n\n",
+		r.Timing.SynthS, r.Timing.DataS, r.Timing.TrainS, r.Timing.EvalS)
+	if len(r.CalibTop) > 0 {
+		b.WriteString("Highest scores in the calibration speech (uncalibrated):\n\n")
+		for _, t := range r.CalibTop {
+			fmt.Fprintf(&b, "- %s\n", t)
+		}
+		b.WriteString("\n")
+	}
+	r.Validation.markdown(&b)
+	if len(r.Recall) == 0 {
+		b.WriteString("Test groups not evaluated (validation only).\n")
+		return b.String()
+	}
+	b.WriteString("## Test\n\n")
 	fmt.Fprintf(&b, "False accepts on %.2f h of other speech (a separate draw, all voices, mixed noise): %d = **%.2f per hour**.\n\n",
 		r.TestNegHours, r.TestFA, r.FAPerHour)
 	b.WriteString("| condition | hours | false accepts |\n|---|---:|---:|\n")
@@ -135,8 +161,8 @@ func (r Report) Markdown() string {
 		fmt.Fprintf(&b, "| %s | %s | %d | %.1f %% | %d ms | %d ms |\n", row.Group, row.Condition, row.N, 100*row.Recall,
 			row.LatencyMedianMS, row.LatencyP90MS)
 	}
-	fmt.Fprintf(&b, "\n## Confusable phrases\n\n%d of %d clips fired (**%.1f %%**), clean and in pink noise at 10 dB, half in held-out voices; of the phrases never trained on (*), %d of %d.\n\n| phrase | clips | fired |\n|---|---:|---:|\n",
-		r.ConfusableFired, r.ConfusableN, 100*r.ConfusableRate, r.HeldConfusableFired, r.HeldConfusableN)
+	fmt.Fprintf(&b, "\n## Confusable phrases\n\n%d of %d clips fired (**%.1f %%**), clean and in pink noise at 10 dB, half in held-out voices; of the phrases never trained on (*), %d of %d. %d of the clips are, in their voice's accent, the phrase's own phonemes (espeak-ng).\n\n| phrase | clips | fired |\n|---|---:|---:|\n",
+		r.ConfusableFired, r.ConfusableN, 100*r.ConfusableRate, r.HeldConfusableFired, r.HeldConfusableN, r.ConfusableSameSound)
 	for _, c := range r.Confusables {
 		mark := ""
 		if c.HeldOut {
@@ -148,8 +174,6 @@ func (r Report) Markdown() string {
 	for _, p := range r.Curve {
 		fmt.Fprintf(&b, "| %.4f | %.2f | %.1f %% | %.1f %% |\n", p.RawThreshold, p.FAPerHour, 100*p.RecallHeldOut10dB, 100*p.ConfusableRate)
 	}
-	fmt.Fprintf(&b, "\nTime: synthesis %.0f s, mixing %.0f s, training %.0f s, evaluation %.0f s.\n",
-		r.Timing.SynthS, r.Timing.DataS, r.Timing.TrainS, r.Timing.EvalS)
 	return b.String()
 }
 
@@ -161,4 +185,35 @@ func (r Report) write(dir string, cfg Config) error {
 		Config Config `json:"config"`
 		Report Report `json:"report"`
 	}{cfg, r})
+}
+
+func (v Validation) markdown(b *strings.Builder) {
+	b.WriteString("## Validation (validation speakers, training sentences and confusables)\n\n")
+	fmt.Fprintf(b, "False accepts: %d in %.2f h (%.2f/h); confusables fired: %d of %d (%.1f %%).\n\n",
+		v.FA, v.NegHours, v.FAPerHour, v.ConfusableFired, v.ConfusableN, 100*v.ConfusableRate)
+	b.WriteString("| condition | n | recall | latency median | p90 |\n|---|---:|---:|---:|---:|\n")
+	for _, row := range v.Recall {
+		fmt.Fprintf(b, "| %s | %d | %.1f %% | %d ms | %d ms |\n", row.Condition, row.N, 100*row.Recall, row.LatencyMedianMS, row.LatencyP90MS)
+	}
+	b.WriteString("\n| uncalibrated threshold | calibration FA | FA/h | recall clean | recall pink 10 dB | confusables fired |\n|---:|---:|---:|---:|---:|---:|\n")
+	for _, p := range v.Curve {
+		fmt.Fprintf(b, "| %.4f | %d | %.2f | %.1f %% | %.1f %% | %.1f %% |\n", p.RawThreshold, p.CalibFA, p.FAPerHour,
+			100*p.RecallClean, 100*p.Recall10dB, 100*p.ConfusableRate)
+	}
+	b.WriteString("\nOther score smoothings, each at its calibrated threshold:\n\n| smoothing (hops) | uncalibrated threshold | calibration FA | FA/h | recall clean | recall pink 10 dB | confusables fired |\n|---:|---:|---:|---:|---:|---:|---:|\n")
+	for _, p := range v.Smoothing {
+		fmt.Fprintf(b, "| %d | %.4f | %d | %.2f | %.1f %% | %.1f %% | %.1f %% |\n", p.SmoothHops, p.RawThreshold, p.CalibFA, p.FAPerHour,
+			100*p.RecallClean, 100*p.Recall10dB, 100*p.ConfusableRate)
+	}
+	if len(v.FalseAccepts) > 0 {
+		b.WriteString("\nFalse accepts:\n\n")
+		for _, f := range v.FalseAccepts {
+			fmt.Fprintf(b, "- %s\n", f)
+		}
+	}
+	if len(v.Fired) > 0 {
+		fmt.Fprintf(b, "\nConfusables that fired: %s (%d of the %d clips that their accent says as the phrase)\n",
+			strings.Join(v.Fired, ", "), v.SameSoundFired, v.SameSoundN)
+	}
+	b.WriteString("\n")
 }

@@ -133,7 +133,14 @@ feed:
 // marks: two texts with the same phonemes sound the same ("hay robot" for
 // "hey robot") and cannot be a negative for each other.
 func (s *synth) phonemes(ctx context.Context, text string) (string, error) {
-	out, err := exec.CommandContext(ctx, s.bin, "-q", "-x", "-v", "en-us", text).Output()
+	return s.phonemesIn(ctx, "en-us", text)
+}
+
+// phonemesIn is phonemes as the voice of accent reads text: espeak-ng's
+// Spanish voice reads "hey rovot" and its Polish voice "hej robot" exactly
+// as they read "hey robot".
+func (s *synth) phonemesIn(ctx context.Context, accent, text string) (string, error) {
+	out, err := exec.CommandContext(ctx, s.bin, "-q", "-x", "-v", accent, text).Output()
 	if err != nil {
 		return "", fmt.Errorf("espeak-ng phonemes of %q: %w", text, err)
 	}

@@ -23,8 +23,9 @@ func tinyConfig() Config {
 	return Config{Phrase: "hey robot", Seed: 7,
 		PosUtterances: 8, NegUtterances: 8, ConfusableReps: 1, PosClips: 2, NoiseClips: 4,
 		Channels: 6, Kernel: 3, Dilations: []int{1, 2, 4},
-		Epochs: 2, Batch: 8, LR: 3e-3, SpecAugment: true,
-		TargetFAPerHour: 0.5, CalibMinutes: 0.3, TestPosPerGroup: 1, TestNegMinutes: 0.3, Workers: 2}
+		Epochs: 2, Batch: 8, LR: 3e-3, SpecAugment: true, NegClipWeight: 2, DropSameSound: true,
+		TargetFAPerHour: 0.5, CalibMinutes: 0.3, TestPosPerGroup: 1, TestNegMinutes: 0.3,
+		ValPosUtterances: 1, ValNegMinutes: 0.3, ValConfusableReps: 1, Workers: 2}
 }
 
 func needEspeak(t *testing.T) {
@@ -118,6 +119,21 @@ func TestTrainingForwardMatchesStreaming(t *testing.T) {
 	x := make([]int16, clipLen)
 	audio.NewNoise("pink", -25, 3).Fill(x)
 	mel := logMels(nil, x)
+	// A floor within the noise's range: some energies are raised, some not.
+	lo, hi := mel[0], mel[0]
+	for _, v := range mel {
+		lo, hi = min(lo, v), max(hi, v)
+	}
+	floor := (lo + hi) / 2
+	raised := 0
+	for i, v := range mel {
+		if v < floor {
+			mel[i], raised = floor, raised+1
+		}
+	}
+	if raised == 0 || raised == len(mel) {
+		t.Fatalf("the floor raises %d of %d energies: it tests nothing", raised, len(mel))
+	}
 	mean, std := make([]float32, wakeword.Mels), make([]float32, wakeword.Mels)
 	for i := range mean {
 		mean[i], std[i] = -10, 3
@@ -130,7 +146,7 @@ func TestTrainingForwardMatchesStreaming(t *testing.T) {
 	net.forward(w, norm, clipHops)
 
 	n := net.net(mean, std)
-	n.Name = "t"
+	n.Name, n.LogFloor = "t", floor
 	sp, err := wakeword.NewSpotter(nil, wakeword.Options{Nets: []*wakeword.Net{n}})
 	if err != nil {
 		t.Fatal(err)
@@ -234,5 +250,48 @@ func TestConfusablesAndPartials(t *testing.T) {
 	}
 	if p, err := normPhrase("  Hey   Jarvis "); err != nil || p != "hey jarvis" {
 		t.Fatalf("%q %v", p, err)
+	}
+}
+
+// The smoothed clip-level terms' gradient agrees with finite differences.
+func TestSmoothPeaksGradient(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	const frames, k = 40, 5
+	logit := make([]float32, frames)
+	y := make([]int8, frames)
+	for f := range logit {
+		logit[f] = float32(r.NormFloat64() * 2)
+		y[f] = labelNeg
+		if f >= 25 && f < 32 {
+			y[f] = labelPos
+		}
+		if f < 8 {
+			y[f] = labelIgnore
+		}
+	}
+	wt := lossWeights{posClip: 0.7, negClip: 1.3}
+	prob := make([]float64, frames)
+	lossAt := func() float64 { return smoothPeaks(logit, y, prob, make([]float32, frames), k, wt) }
+	dl := make([]float32, frames)
+	smoothPeaks(logit, y, prob, dl, k, wt)
+	nonzero := 0
+	for f := range logit {
+		z := logit[f]
+		const eps = 1e-3
+		logit[f] = z + eps
+		up := lossAt()
+		logit[f] = z - eps
+		down := lossAt()
+		logit[f] = z
+		num := (up - down) / (2 * eps)
+		if math.Abs(num-float64(dl[f])) > 1e-2*math.Max(1, math.Abs(num)) {
+			t.Fatalf("frame %d: gradient %v, finite difference %v", f, dl[f], num)
+		}
+		if dl[f] != 0 {
+			nonzero++
+		}
+	}
+	if nonzero <= k || nonzero > 2*k { // two windows of k frames, which may overlap
+		t.Fatalf("%d frames with a gradient, want %d..%d", nonzero, k+1, 2*k)
 	}
 }

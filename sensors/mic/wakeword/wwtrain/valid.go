@@ -1,0 +1,179 @@
+package wwtrain
+
+import (
+	"math"
+	"slices"
+	"sort"
+)
+
+// Validation is how a model does on the validation split: the phrase by
+// speakers held out of training but in the training lists (valVariants in
+// the training accents), training sentences, trained confusables. Recipes
+// are compared on it; the test groups only report the chosen one.
+type Validation struct {
+	Recall          []RecallRow `json:"recall"`
+	NegHours        float64     `json:"negative_hours"`
+	FA              int         `json:"false_accepts"`
+	FAPerHour       float64     `json:"fa_per_hour"`
+	FalseAccepts    []string    `json:"false_accept_texts,omitempty"`
+	ConfusableN     int         `json:"confusable_clips"`
+	ConfusableFired int         `json:"confusable_fired"`
+	ConfusableRate  float64     `json:"confusable_fire_rate"`
+	Fired           []string    `json:"confusables_fired,omitempty"`
+	// Of the confusable clips, those whose accent says them exactly as
+	// the phrase (espeak-ng phonemes), and how many of those fired.
+	SameSoundN     int        `json:"same_sound_clips"`
+	SameSoundFired int        `json:"same_sound_fired"`
+	Curve          []ValPoint `json:"curve"`
+	// Smoothing: other score smoothings at their calibrated thresholds.
+	Smoothing []ValPoint `json:"smoothing"`
+}
+
+// ValPoint is one threshold's validation rates.
+type ValPoint struct {
+	RawThreshold   float64 `json:"raw_threshold"`
+	SmoothHops     int     `json:"smooth_hops"`
+	CalibFA        int     `json:"calib_false_accepts"`
+	FAPerHour      float64 `json:"fa_per_hour"`
+	RecallClean    float64 `json:"recall_clean"`
+	Recall10dB     float64 `json:"recall_pink_10db"`
+	ConfusableRate float64 `json:"confusable_fire_rate"`
+}
+
+// valSet is the validation clips and their score traces.
+type valSet struct {
+	pos, neg, near       []clip
+	posTr, negTr, nearTr [][]float32
+	posCond              []condition
+	nearText             []string
+	nearSame             []bool // the accent says it as the phrase
+}
+
+func newValSet(seed uint64, c *corpus) *valSet {
+	v := &valSet{}
+	babble := make([][]int16, len(c.valSpeech))
+	for i, u := range c.valSpeech {
+		babble[i] = u.x
+	}
+	for i, u := range c.valPos {
+		for j, cd := range posConditions {
+			v.pos = append(v.pos, phraseClip(u.x, cd, seed*15485863+uint64(i*len(posConditions)+j), babble))
+			v.posCond = append(v.posCond, cd)
+		}
+	}
+	v.neg = speechStreams(c.valSpeech, negConditions, seed+300, babble)
+	for i, u := range c.valNear {
+		cd := condition{}
+		if i%2 == 1 {
+			cd = condition{"pink", 10}
+		}
+		v.near = append(v.near, phraseClip(u.x, cd, seed*32452843+uint64(i), babble))
+		v.nearText = append(v.nearText, u.d.Text)
+		v.nearSame = append(v.nearSame, c.sameSound[u.d.Voice.Accent+"|"+u.d.Text])
+	}
+	return v
+}
+
+func (v *valSet) clips() []clip { return slices.Concat(v.pos, v.neg, v.near) }
+
+// take splits the traces of clips() back into the sets.
+func (v *valSet) take(trs [][]float32) {
+	a, b := len(v.pos), len(v.pos)+len(v.neg)
+	v.posTr, v.negTr, v.nearTr = trs[:a], trs[a:b], trs[b:]
+}
+
+func (v *valSet) recall(th float64, k int, cd condition) float64 {
+	var hits, n int
+	for i, tr := range v.posTr {
+		if v.posCond[i] != cd {
+			continue
+		}
+		n++
+		if hitIn(tr, th, k, v.pos[i]) >= 0 {
+			hits++
+		}
+	}
+	return round3(float64(hits) / float64(max(1, n)))
+}
+
+func (v *valSet) confusablesFired(th float64, k int) int {
+	n := 0
+	for _, tr := range v.nearTr {
+		if at, _ := fires(tr, th, k); len(at) > 0 {
+			n++
+		}
+	}
+	return n
+}
+
+// report evaluates at th (the calibrated threshold) and around it.
+func (v *valSet) report(th float64, calTr [][]float32, k, allowed int) Validation {
+	var out Validation
+	rows := map[condition]*RecallRow{}
+	for i, tr := range v.posTr {
+		cd := v.posCond[i]
+		row := rows[cd]
+		if row == nil {
+			row = &RecallRow{Group: "validation speakers", Condition: cd.String()}
+			rows[cd] = row
+		}
+		row.N++
+		if at := hitIn(tr, th, k, v.pos[i]); at >= 0 {
+			row.Hits++
+			row.latencies = append(row.latencies, (at+1-v.pos[i].end)*10)
+		}
+	}
+	for _, cd := range posConditions {
+		if row := rows[cd]; row != nil {
+			row.Recall = round3(float64(row.Hits) / float64(row.N))
+			if len(row.latencies) > 0 {
+				sort.Ints(row.latencies)
+				row.LatencyMedianMS = row.latencies[len(row.latencies)/2]
+				row.LatencyP90MS = row.latencies[len(row.latencies)*9/10]
+			}
+			out.Recall = append(out.Recall, *row)
+		}
+	}
+	out.NegHours = round3(hours(v.neg))
+	for i, tr := range v.negTr {
+		_, peaks := fires(tr, th, k)
+		out.FA += len(peaks)
+		for _, pk := range peaks {
+			out.FalseAccepts = append(out.FalseAccepts, v.neg[i].said(pk))
+		}
+	}
+	out.FAPerHour = round3(float64(out.FA) / math.Max(out.NegHours, 1e-9))
+	out.ConfusableN = len(v.near)
+	for i, tr := range v.nearTr {
+		if v.nearSame[i] {
+			out.SameSoundN++
+		}
+		if at, _ := fires(tr, th, k); len(at) > 0 {
+			out.ConfusableFired++
+			out.Fired = append(out.Fired, v.nearText[i])
+			if v.nearSame[i] {
+				out.SameSoundFired++
+			}
+		}
+	}
+	out.ConfusableRate = round3(float64(out.ConfusableFired) / float64(max(1, out.ConfusableN)))
+	for _, q := range []float64{0.5, 0.8, 0.9, 0.95, th, 0.98, 0.99, 0.995} {
+		out.Curve = append(out.Curve, v.point(q, k, calTr))
+	}
+	sort.Slice(out.Curve, func(i, j int) bool { return out.Curve[i].RawThreshold < out.Curve[j].RawThreshold })
+	// Other score smoothings, each with its own calibrated threshold: the
+	// same traces replayed, so choosing one costs no training.
+	for _, ks := range []int{1, 3, 5, 8, 12, 16} {
+		p := v.point(pickThreshold(calTr, allowed, ks), ks, calTr)
+		out.Smoothing = append(out.Smoothing, p)
+	}
+	return out
+}
+
+func (v *valSet) point(q float64, k int, calTr [][]float32) ValPoint {
+	return ValPoint{RawThreshold: q, SmoothHops: k, CalibFA: countFires(calTr, q, k),
+		FAPerHour:      round3(float64(countFires(v.negTr, q, k)) / math.Max(hours(v.neg), 1e-9)),
+		RecallClean:    v.recall(q, k, condition{}),
+		Recall10dB:     v.recall(q, k, condition{"pink", 10}),
+		ConfusableRate: round3(float64(v.confusablesFired(q, k)) / float64(max(1, len(v.near))))}
+}

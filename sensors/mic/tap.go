@@ -20,9 +20,15 @@ import (
 const AudioMIME = "audio/L16;rate=16000;channels=1"
 
 const (
-	tapChunk    = 4000 // samples per blob: 250 ms
-	tapPreroll  = 4000 // samples kept before speech opens the tap
-	tapHangover = 50   // hops (10 ms each) of silence before it closes
+	tapChunk = 4000 // samples per blob: 250 ms
+	// tapPreroll is the audio kept before speech opens the tap: 1.5 s, as
+	// far back as the wake-word model looks (its receptive field is 1.27
+	// s), so that a replay running the detector again over the recording
+	// (replay --detections detectors) gives it the context it had live. A
+	// quarter of a second was enough for the onset, but the model, started
+	// on it, missed a phrase it had caught live.
+	tapPreroll  = 24000
+	tapHangover = 50 // hops (10 ms each) of silence before it closes
 )
 
 // tap gates the samples a pipeline reads into <name>.audio blobs.

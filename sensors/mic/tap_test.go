@@ -46,7 +46,7 @@ func TestTapSpeechOnlyWithPrerollAndTail(t *testing.T) {
 	out := &tapSink{watched: true}
 	tp := newTap("mic.audio", out)
 	next := 0
-	feed(tp, out, &next, 100, false) // 1 s of room noise: nothing
+	feed(tp, out, &next, 200, false) // 2 s of room noise: nothing
 	if len(out.obs) != 0 {
 		t.Fatalf("%d blobs before any speech", len(out.obs))
 	}
@@ -54,7 +54,7 @@ func TestTapSpeechOnlyWithPrerollAndTail(t *testing.T) {
 	feed(tp, out, &next, 100, true)             // 1 s of speech
 	feed(tp, out, &next, tapHangover+20, false) // the tail, then silence
 	got := samplesOf(out.obs)
-	// Pre-roll (250 ms) + speech (1 s) + the hangover (500 ms).
+	// Pre-roll (1.5 s) + speech (1 s) + the hangover (500 ms).
 	want := tapPreroll + 100*160 + tapHangover*160
 	if len(got) != want {
 		t.Fatalf("%d samples, want %d", len(got), want)
@@ -92,7 +92,9 @@ func TestTapChunksLargeReads(t *testing.T) {
 		}
 		tp.add(read, time.Unix(0, 0), out)
 	}
-	add(30, false)          // room noise: the pre-roll keeps its last 250 ms
+	for range 6 {
+		add(30, false) // 1.8 s of room noise: the pre-roll keeps its last 1.5 s
+	}
 	add(30, true)           // speech opens the tap
 	add(30, true)           //
 	add(tapHangover, false) // the hangover ends: this read closes the segment

@@ -326,20 +326,11 @@ func evaluate(ctx context.Context, cfg Config, n *wakeword.Net, c *corpus, pr *p
 			rows[kk] = row
 			keys = append(keys, kk)
 		}
-		row.N++
-		if at := hitIn(tr, th, k, posClips[i]); at >= 0 {
-			row.Hits++
-			row.latencies = append(row.latencies, (at+1-posClips[i].end)*10)
-		}
+		row.add(hitIn(tr, th, k, posClips[i]), posClips[i].end)
 	}
 	for _, kk := range keys {
 		row := rows[kk]
-		row.Recall = round3(float64(row.Hits) / float64(row.N))
-		if len(row.latencies) > 0 {
-			sort.Ints(row.latencies)
-			row.LatencyMedianMS = row.latencies[len(row.latencies)/2]
-			row.LatencyP90MS = row.latencies[len(row.latencies)*9/10]
-		}
+		row.finish()
 		rep.Recall = append(rep.Recall, *row)
 	}
 	fired := map[string][2]int{}

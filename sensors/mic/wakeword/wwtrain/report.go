@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 )
 
@@ -66,6 +67,27 @@ type RecallRow struct {
 	LatencyMedianMS int     `json:"latency_median_ms"` // detection after the phrase's end
 	LatencyP90MS    int     `json:"latency_p90_ms"`
 	latencies       []int
+}
+
+// add counts one positive clip: at is the hop the detector fired in (-1:
+// it did not), end the hop the phrase ended in.
+func (r *RecallRow) add(at, end int) {
+	r.N++
+	if at >= 0 {
+		r.Hits++
+		r.latencies = append(r.latencies, (at+1-end)*10)
+	}
+}
+
+// finish computes the recall and the latency percentiles from the clips
+// added.
+func (r *RecallRow) finish() {
+	r.Recall = round3(float64(r.Hits) / float64(r.N))
+	if len(r.latencies) > 0 {
+		sort.Ints(r.latencies)
+		r.LatencyMedianMS = r.latencies[len(r.latencies)/2]
+		r.LatencyP90MS = r.latencies[len(r.latencies)*9/10]
+	}
 }
 
 // CurvePoint is one threshold's rates on the test data.

@@ -117,20 +117,11 @@ func (v *valSet) report(th float64, calTr [][]float32, k, allowed int) Validatio
 			row = &RecallRow{Group: "validation speakers", Condition: cd.String()}
 			rows[cd] = row
 		}
-		row.N++
-		if at := hitIn(tr, th, k, v.pos[i]); at >= 0 {
-			row.Hits++
-			row.latencies = append(row.latencies, (at+1-v.pos[i].end)*10)
-		}
+		row.add(hitIn(tr, th, k, v.pos[i]), v.pos[i].end)
 	}
 	for _, cd := range posConditions {
 		if row := rows[cd]; row != nil {
-			row.Recall = round3(float64(row.Hits) / float64(row.N))
-			if len(row.latencies) > 0 {
-				sort.Ints(row.latencies)
-				row.LatencyMedianMS = row.latencies[len(row.latencies)/2]
-				row.LatencyP90MS = row.latencies[len(row.latencies)*9/10]
-			}
+			row.finish()
 			out.Recall = append(out.Recall, *row)
 		}
 	}

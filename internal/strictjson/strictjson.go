@@ -3,6 +3,12 @@
 // wins". Two parsers that disagree on such a payload (a broker-side ACL
 // proxy, a logger, Home Assistant, us) are a classic smuggling path:
 // {"tool":"agent.status","tool":"estop.trigger"} must not reach a tool.
+//
+// "Twice" is as encoding/json sees keys when it fills a struct: after
+// decoding escapes, with invalid UTF-8 replaced by U+FFFD, and ignoring
+// case (it matches "Tool" and "TOOL" to the field Tool, and "paramſ" to
+// Params). So {"tool":…,"Tool":…} is refused too: a proxy that reads
+// "tool" and a decoder that keeps the last match must not disagree.
 package strictjson
 
 import (
@@ -13,6 +19,8 @@ import (
 	"io"
 	"slices"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 )
 
 // ErrDuplicateKey matches every duplicate-key error.
@@ -154,22 +162,25 @@ func (s *scanner) object(depth int) error {
 			return err
 		}
 		key := string(raw)
-		if escaped {
+		if escaped || !utf8.Valid(raw) {
 			if json.Unmarshal(s.data[s.i-len(raw)-2:s.i], &key) != nil {
 				return errStop
 			}
 		}
 		dup := false
 		if many != nil {
-			_, dup = many[key]
-			many[key] = struct{}{}
+			folded := fold(key)
+			_, dup = many[folded]
+			many[folded] = struct{}{}
 		} else {
-			dup = slices.Contains(keys, key)
+			// EqualFold is the equivalence encoding/json matches fields
+			// with, and allocates nothing.
+			dup = slices.ContainsFunc(keys, func(k string) bool { return strings.EqualFold(k, key) })
 			keys = append(keys, key)
 			if len(keys) > manyKeys {
 				many = make(map[string]struct{}, 2*manyKeys)
 				for _, k := range keys {
-					many[k] = struct{}{}
+					many[fold(k)] = struct{}{}
 				}
 			}
 		}
@@ -212,6 +223,21 @@ func Decode(data []byte, v any) error {
 		return errors.New("data after the JSON value")
 	}
 	return nil
+}
+
+// fold maps keys that strings.EqualFold takes for equal to one string:
+// each rune to the smallest of its case-folding orbit. Only objects with
+// many keys need it (a map instead of pairwise comparisons).
+func fold(key string) string {
+	return strings.Map(func(r rune) rune {
+		for {
+			next := unicode.SimpleFold(r)
+			if next <= r {
+				return next
+			}
+			r = next
+		}
+	}, key)
 }
 
 // truncate keeps an error short whatever key a payload carries.

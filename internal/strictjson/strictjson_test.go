@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -25,6 +26,13 @@ func TestCheckKeys(t *testing.T) {
 		{`"just a string"`, ""},
 		{`{"a":1,`, ""},             // malformed: left to the decoder
 		{`{"\u0061":1,"a":2}`, "a"}, // escapes are decoded before comparing
+		// encoding/json matches struct fields ignoring case (Unicode
+		// folding: ſ is s, K is k): the last match would win.
+		{`{"tool":"agent.status","Tool":"estop.trigger"}`, "Tool"},
+		{`{"params":{},"paramſ":{}}`, "paramſ"},
+		{`{"K":1,"k":2}`, "k"},
+		{"{\"\xb9\":0,\"\x80\":0}", "\ufffd"}, // invalid UTF-8 decodes to U+FFFD (found by the fuzzer)
+		{`{"a":1,"ä":2,"Ä0":3}`, ""},
 	} {
 		err := CheckKeys([]byte(tc.in))
 		var de *DuplicateKeyError
@@ -34,6 +42,24 @@ func TestCheckKeys(t *testing.T) {
 		case tc.dup != "" && (!errors.As(err, &de) || de.Key != tc.dup || !errors.Is(err, ErrDuplicateKey)):
 			t.Errorf("%s: got %v, want duplicate %q", tc.in, err, tc.dup)
 		}
+	}
+}
+
+// Past manyKeys an object's keys go into a map; case folding must hold
+// there too.
+func TestCheckKeysManyKeys(t *testing.T) {
+	var b strings.Builder
+	b.WriteString(`{"tool":1`)
+	for i := range 2 * manyKeys {
+		fmt.Fprintf(&b, `,"k%d":%d`, i, i)
+	}
+	b.WriteString(`,"TOOL":2}`)
+	var de *DuplicateKeyError
+	if err := CheckKeys([]byte(b.String())); !errors.As(err, &de) || de.Key != "TOOL" {
+		t.Fatalf("got %v, want duplicate TOOL", err)
+	}
+	if err := CheckKeys([]byte(strings.Replace(b.String(), `"TOOL"`, `"tool2"`, 1))); err != nil {
+		t.Fatal(err)
 	}
 }
 
@@ -65,7 +91,8 @@ func TestErrorQuotesOnlyTheKey(t *testing.T) {
 }
 
 // hasDuplicate is the oracle of the fuzz target: encoding/json's own
-// tokenizer, with a set of keys per object.
+// tokenizer, and the keys of each object compared pairwise with
+// bytes.EqualFold, the equivalence encoding/json matches fields with.
 func hasDuplicate(data []byte) bool {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	var walk func() bool
@@ -76,14 +103,14 @@ func hasDuplicate(data []byte) bool {
 		}
 		switch t {
 		case json.Delim('{'):
-			seen := map[string]bool{}
+			var seen []string
 			dup := false
 			for dec.More() {
 				k, _ := dec.Token()
-				if seen[k.(string)] {
-					dup = true
+				for _, s := range seen {
+					dup = dup || bytes.EqualFold([]byte(s), []byte(k.(string)))
 				}
-				seen[k.(string)] = true
+				seen = append(seen, k.(string))
 				dup = walk() || dup
 			}
 			_, _ = dec.Token()

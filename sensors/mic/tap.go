@@ -45,8 +45,7 @@ type tap struct {
 
 func newTap(source string, out sensors.Sink) *tap {
 	w, _ := out.(sensors.Watcher)
-	return &tap{source: source, watcher: w, pre: make([]int16, tapPreroll),
-		chunk: make([]int16, 0, tapChunk), quiet: tapHangover}
+	return &tap{source: source, watcher: w, quiet: tapHangover}
 }
 
 // hop takes the VAD's verdict on one hop.
@@ -61,8 +60,13 @@ func (t *tap) hop(speech bool) {
 // add takes the samples the hops were judged on.
 func (t *tap) add(samples []int16, now time.Time, out sensors.Sink) {
 	if t.watcher == nil || !t.watcher.Watched(t.source) {
-		t.open, t.preN, t.chunk = false, 0, t.chunk[:0]
+		// Nobody records audio (the default): the 48 KB pre-roll is not
+		// held, and goes again when a recording stops.
+		t.open, t.preN, t.pre, t.chunk = false, 0, nil, nil
 		return
+	}
+	if t.pre == nil {
+		t.pre, t.preAt, t.chunk = make([]int16, tapPreroll), 0, make([]int16, 0, tapChunk)
 	}
 	speaking := t.quiet < tapHangover
 	if !speaking && !t.open {

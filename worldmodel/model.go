@@ -15,9 +15,7 @@ import (
 const (
 	DefaultCapacity   = 256
 	DefaultMaxSources = 512
-	// DefaultHorizon matches the dashboard's ten-minute plots.
-	DefaultHorizon = 10 * time.Minute
-	DefaultEvents  = 1024
+	DefaultEvents     = 1024
 )
 
 var (
@@ -37,7 +35,8 @@ type Config struct {
 	// towards its capacity only while its oldest reading is no older than
 	// this, and otherwise overwrites it. So a slow source holds one
 	// horizon of readings instead of filling its capacity over hours.
-	// Negative: rings always grow to capacity. Zero: DefaultHorizon.
+	// Zero: no horizon, rings grow to their capacity (the board's
+	// world.horizon is 10 minutes by default).
 	Horizon time.Duration
 	// MaxSources bounds the number of distinct sources, and separately of
 	// actuators and health components, so that a misbehaving producer
@@ -92,9 +91,6 @@ type sourceSet struct {
 func New(cfg Config) *Model {
 	if cfg.DefaultCapacity <= 0 {
 		cfg.DefaultCapacity = DefaultCapacity
-	}
-	if cfg.Horizon == 0 {
-		cfg.Horizon = DefaultHorizon
 	}
 	if cfg.MaxSources <= 0 {
 		cfg.MaxSources = DefaultMaxSources

@@ -20,17 +20,19 @@ targets=(
   "FuzzWAVReader ./sensors/mic/audio"
   "FuzzCodec ./sensors/i2c/generic"
 )
+# inputs counts the saved inputs of a target (its folder may not exist).
+inputs() { if [ -d "$1" ]; then ls "$1" | wc -l; else echo 0; fi; }
 for t in "${targets[@]}"; do
   read -r name pkg <<<"$t"
   echo "-- $name ($pkg, $fuzztime)"
   corpus="$pkg/testdata/fuzz/$name"
-  before=$(ls "$corpus" 2>/dev/null | wc -l)
+  before=$(inputs "$corpus")
   for try in 1 2; do
     go test -run '^$' -fuzz "^${name}\$" -fuzztime "$fuzztime" "$pkg" 2>&1 | grep -v '^fuzz: elapsed' && break
     # Go's fuzzing engine can end a run with "context deadline exceeded"
     # and no failing input when a worker answers late at the deadline (a
     # loaded machine): only a failure that wrote an input is a crasher.
-    if [ "$(ls "$corpus" 2>/dev/null | wc -l)" != "$before" ] || [ "$try" = 2 ]; then
+    if [ "$(inputs "$corpus")" != "$before" ] || [ "$try" = 2 ]; then
       echo "FAIL: $name in $pkg (the crasher is in $corpus/)"
       exit 1
     fi

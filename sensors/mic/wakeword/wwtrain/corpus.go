@@ -71,9 +71,10 @@ func buildCorpus(ctx context.Context, cfg Config, syn *synth, pr *progress) (*co
 	}
 	near := append(append(append([]string(nil), trainConf...), parts...), InContext(cfg.Phrase)...)
 	r := func(stream uint64) *rand.Rand { return rand.New(rand.NewPCG(cfg.Seed, stream)) }
-	add(r(10), cfg.PosUtterances, fitVoice, phrase)
-	add(r(11), cfg.NegUtterances, fitVoice, other)
-	add(r(12), len(near)*cfg.ConfusableReps, fitVoice, func(_ *rand.Rand, i int) string { return near[i%len(near)] })
+	fit := fitVoices(cfg.ExtraAccents)
+	add(r(10), cfg.PosUtterances, fit, phrase)
+	add(r(11), cfg.NegUtterances, fit, other)
+	add(r(12), len(near)*cfg.ConfusableReps, fit, func(_ *rand.Rand, i int) string { return near[i%len(near)] })
 	add(r(13), int(cfg.CalibMinutes*uttPerMinute), anyVoice, otherHeld)
 	groups := []func(*rand.Rand) Voice{trainVoice,
 		func(r *rand.Rand) Voice { return Voice{pick(r, trainAccents), pick(r, heldVariants)} },
@@ -100,7 +101,7 @@ func buildCorpus(ctx context.Context, cfg Config, syn *synth, pr *progress) (*co
 	}, other)
 	add(r(19), len(trainConf)*cfg.ValConfusableReps, valVoice, func(_ *rand.Rand, i int) string { return trainConf[i%len(trainConf)] })
 
-	same, err := sameSounding(ctx, syn, cfg.Phrase, conf)
+	same, err := sameSounding(ctx, syn, cfg.Phrase, conf, cfg.ExtraAccents)
 	if err != nil {
 		return nil, err
 	}
@@ -170,9 +171,9 @@ func soundsDifferent(ctx context.Context, syn *synth, phrase string, cands []str
 
 // sameSounding finds, for every accent, the confusables it pronounces
 // exactly like the phrase; keys are accent+"|"+text.
-func sameSounding(ctx context.Context, syn *synth, phrase string, conf []string) (map[string]bool, error) {
+func sameSounding(ctx context.Context, syn *synth, phrase string, conf, extraAccents []string) (map[string]bool, error) {
 	out := map[string]bool{}
-	for _, a := range slices.Concat(trainAccents, heldAccents) {
+	for _, a := range slices.Concat(trainAccents, heldAccents, extraAccents) {
 		want, err := syn.phonemesIn(ctx, a, phrase)
 		if err != nil {
 			return nil, err

@@ -20,6 +20,8 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -39,6 +41,13 @@ type Config struct {
 	PosClips       int `json:"pos_clips"`            // clips per positive utterance
 	NearClips      int `json:"near_clips,omitempty"` // clips per confusable, partial or in-context utterance (0: 1)
 	NoiseClips     int `json:"noise_clips"`
+	// ExtraAccents are more espeak-ng languages whose voices read the
+	// training text (positives, speech, near misses) besides the
+	// evaluation's training accents: accent diversity the model learns
+	// from that no test or validation draw uses, so the draws (and the
+	// comparison with earlier recipes) stay the same. The held-out
+	// accents may not be among them.
+	ExtraAccents []string `json:"extra_accents,omitempty"`
 
 	// Network.
 	// LogMelFloor is the network's input floor (wakeword.Net.LogFloor;
@@ -152,6 +161,11 @@ func (c *Config) check() error {
 		return fmt.Errorf("score smoothing over %d hops (want 0..16)", c.SmoothHops)
 	case !(c.NegClipWeight >= 0):
 		return fmt.Errorf("negative clip weight %v", c.NegClipWeight)
+	}
+	for _, a := range c.ExtraAccents {
+		if a == "" || strings.ContainsAny(a, "+ \t") || slices.Contains(heldAccents, a) {
+			return fmt.Errorf("extra accent %q: want an espeak-ng language that is not held out", a)
+		}
 	}
 	c.Workers = max(1, c.Workers)
 	return nil

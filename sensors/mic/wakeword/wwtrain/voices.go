@@ -72,6 +72,15 @@ func trainVoice(r *rand.Rand) Voice { return Voice{pick(r, trainAccents), pick(r
 // training variant that is not a validation speaker.
 func fitVoice(r *rand.Rand) Voice { return Voice{pick(r, trainAccents), pick(r, fitVariants)} }
 
+// fitVoices is fitVoice with extra accents to train on (Config.ExtraAccents).
+func fitVoices(extra []string) func(*rand.Rand) Voice {
+	if len(extra) == 0 {
+		return fitVoice
+	}
+	accents := append(slices.Clone(trainAccents), extra...)
+	return func(r *rand.Rand) Voice { return Voice{pick(r, accents), pick(r, fitVariants)} }
+}
+
 // valVoice draws a validation speaker in a training accent.
 func valVoice(r *rand.Rand) Voice { return Voice{pick(r, trainAccents), pick(r, valVariants)} }
 

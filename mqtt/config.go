@@ -81,7 +81,8 @@ type Options struct {
 	// command is answered busy at once (and counted).
 	Queue int `yaml:"queue"`
 	// DedupWindow is how many recent command ids the journal keeps: a
-	// command redelivered within it is answered, not run again.
+	// command redelivered within it is answered, not run again. Its
+	// memory, about 70 bytes per id, is taken at start.
 	DedupWindow int `yaml:"dedup_window"`
 	// CommandTimeout bounds one command; default agent.cycle_timeout.
 	CommandTimeout time.Duration `yaml:"command_timeout"`

@@ -106,9 +106,9 @@ func (p *Plane) answerKnown(rs *runState, j *job, v verdict, reply []byte) {
 	switch v {
 	case replay:
 		p.in.duplicates.Add(1)
-		if reply == nil { // too long to keep
+		if reply == nil { // too long to keep, or the store failed to read it
 			r := replyFor(j.cmd.ID, map[string]any{"duplicate": true,
-				"note": "this command ran once already; its result was too long to keep"}, nil)
+				"note": "this command ran once already; its result was not kept (too long, or the store could not read it)"}, nil)
 			p.sendReply(rs, j.replyTo, r)
 			return
 		}
@@ -156,7 +156,7 @@ func (p *Plane) runJob(rs *runState, j *job) {
 	<-j.durable // the writer flushes until every worker has returned
 	p.in.commands.Add(1)
 	data := p.sendReply(rs, j.replyTo, p.execute(rs.ctx, j.cmd, j.grants))
-	rs.journal.finish(j.cmd.ID, data, j.msg.Ack)
+	rs.journal.finish(j.cmd.ID, j.hash, data, j.msg.Ack)
 }
 
 // execute runs a decoded command.

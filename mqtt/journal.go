@@ -6,6 +6,7 @@ import (
 	"hash/fnv"
 	"log/slog"
 	"slices"
+	"strconv"
 	"sync"
 	"sync/atomic"
 )
@@ -14,6 +15,7 @@ import (
 // one; store.Memory in tests and with --no-store).
 type KV interface {
 	Update(bucket string, put map[string]any, del []string) error
+	Get(bucket, key string, v any) (bool, error)
 	ForEach(bucket string, fn func(key string, value json.RawMessage) error) error
 }
 
@@ -37,16 +39,23 @@ const maxKeptReply = 2048
 //
 // Writes are coalesced: whatever waits while one batch is being written
 // goes into the next, so a flood costs one fsync per batch, not per command.
+//
+// Memory is fixed at start: the window is a table of 64-bit id keys
+// (idKey) and a ring of them by sequence, about 70 bytes per id (0.7 MB
+// for the default 10,000), allocated whole so that the agent's memory
+// does not creep for hours while the window fills. Ids and replies stay
+// in the store; the rare duplicate reads its record back from there,
+// which also confirms that the key was its id and not another's.
 type journal struct {
 	kv     KV
 	window int
 	log    *slog.Logger
+	key    func(id string) uint64 // idKey; tests give colliding ones
 
 	mu      sync.Mutex
-	byID    map[string]*journalEntry
-	order   []string // ids oldest first (a ring: head is the oldest)
-	head    int
-	next    uint64 // sequence of the next entry
+	byKey   map[uint64]journalEntry
+	ring    []uint64 // ring[seq%window] is the key begun with seq
+	next    uint64   // sequence of the next entry
 	pending map[string]any
 	dels    []string
 	waiters []chan struct{}
@@ -57,15 +66,15 @@ type journal struct {
 }
 
 type journalEntry struct {
-	hash  uint64
-	seq   uint64
-	done  bool
-	mine  bool   // started by this process (not loaded from the store)
-	reply []byte // nil until done; never kept beyond maxKeptReply
+	hash uint64 // of the payload
+	seq  uint64
+	done bool
+	mine bool // started by this process (not loaded from the store)
 }
 
-// journalRecord is an entry as stored.
+// journalRecord is an entry as stored, under storeKey(idKey(ID)).
 type journalRecord struct {
+	ID    string          `json:"i,omitempty"` // empty in stores written before ids were keyed: the key is the id
 	Hash  uint64          `json:"h"`
 	Seq   uint64          `json:"s"`
 	Done  bool            `json:"d,omitempty"`
@@ -84,19 +93,30 @@ const (
 )
 
 func newJournal(kv KV, window int, log *slog.Logger) *journal {
-	// byID grows with use: sized for the whole window up front it would
-	// hold half a megabyte on a robot that gets a command a minute.
-	j := &journal{kv: kv, window: window, log: log, byID: map[string]*journalEntry{},
+	j := &journal{kv: kv, window: window, log: log, key: idKey,
+		byKey: make(map[uint64]journalEntry, window), ring: make([]uint64, window),
 		pending: map[string]any{}, wake: make(chan struct{}, 1)}
 	j.load()
 	return j
 }
 
+// idKey is the table key of a command id (FNV-1a, 64 bits).
+func idKey(id string) uint64 {
+	h := fnv.New64a()
+	_, _ = h.Write([]byte(id))
+	return h.Sum64()
+}
+
+// storeKey names a key's record in the store.
+func storeKey(k uint64) string { return strconv.FormatUint(k, 16) }
+
 // load reads the window left by the previous run. An entry that was
-// started and not done stays so: its command was interrupted.
+// started and not done stays so: its command was interrupted. Records of
+// the earlier layout (keyed by the id itself) are rewritten under their
+// key; records beyond the window are deleted.
 func (j *journal) load() {
 	type loaded struct {
-		id string
+		key string
 		journalRecord
 	}
 	var all []loaded
@@ -111,12 +131,25 @@ func (j *journal) load() {
 		j.log.Warn("command journal unreadable: redelivered commands from before this start may run again", "err", err)
 	}
 	slices.SortFunc(all, func(a, b loaded) int { return cmpU64(a.Seq, b.Seq) })
-	for _, e := range all {
-		j.byID[e.id] = &journalEntry{hash: e.Hash, seq: e.Seq, done: e.Done, reply: e.Reply}
-		j.order = append(j.order, e.id)
-		j.next = e.Seq + 1
+	if n := len(all); n > 0 {
+		j.next = all[n-1].Seq + 1
 	}
-	j.evictLocked()
+	for _, e := range all {
+		if e.Seq+uint64(j.window) < j.next {
+			j.dels = append(j.dels, e.key)
+			continue
+		}
+		if e.ID == "" {
+			e.ID = e.key
+		}
+		k := j.key(e.ID)
+		if sk := storeKey(k); sk != e.key {
+			j.dels = append(j.dels, e.key)
+			j.pending[sk] = e.journalRecord
+		}
+		j.byKey[k] = journalEntry{hash: e.Hash, seq: e.Seq, done: e.Done}
+		j.ring[e.Seq%uint64(j.window)] = k
+	}
 }
 
 func cmpU64(a, b uint64) int {
@@ -144,18 +177,48 @@ func (j *journal) lookup(id string, hash uint64) (verdict, []byte) {
 }
 
 func (j *journal) verdictLocked(id string, hash uint64) (verdict, []byte) {
-	e, ok := j.byID[id]
+	e, ok := j.byKey[j.key(id)]
+	if !ok {
+		return fresh, nil
+	}
+	rec, found := j.recordLocked(id)
 	switch {
-	case !ok:
+	case found && rec.ID != id:
+		// Another id with the same key: this one is new. Beginning it
+		// takes the key over, and the other id loses its protection.
 		return fresh, nil
 	case e.hash != hash:
 		return reused, nil
 	case e.done:
-		return replay, e.reply
+		return replay, rec.Reply
 	case e.mine:
 		return running, nil
 	}
 	return interrupted, nil
+}
+
+// recordLocked reads the record of id's key, pending or stored. A store
+// that fails reports nothing found: the key is then taken as the id.
+func (j *journal) recordLocked(id string) (journalRecord, bool) {
+	sk := storeKey(j.key(id))
+	if r, ok := j.pending[sk].(journalRecord); ok {
+		return recordID(r, sk), true
+	}
+	var r journalRecord
+	ok, err := j.kv.Get(journalBucket, sk, &r)
+	if err != nil {
+		j.failed.Add(1)
+		return r, false
+	}
+	return recordID(r, sk), ok
+}
+
+// recordID fills in the id of a record of the earlier layout.
+func recordID(r journalRecord, key string) journalRecord {
+	if r.ID == "" {
+		r.ID = key
+	}
+	return r
 }
 
 // begin records a fresh command as started and returns a channel closed
@@ -167,12 +230,12 @@ func (j *journal) begin(id string, hash uint64) (verdict, []byte, <-chan struct{
 	if v, reply := j.verdictLocked(id, hash); v != fresh {
 		return v, reply, nil
 	}
-	e := &journalEntry{hash: hash, seq: j.next, mine: true}
-	j.next++
-	j.byID[id] = e
-	j.order = append(j.order, id)
-	j.pending[id] = journalRecord{Hash: hash, Seq: e.seq}
 	j.evictLocked()
+	k, seq := j.key(id), j.next
+	j.next++
+	j.byKey[k] = journalEntry{hash: hash, seq: seq, mine: true}
+	j.ring[seq%uint64(j.window)] = k
+	j.pending[storeKey(k)] = journalRecord{ID: id, Hash: hash, Seq: seq}
 	done := make(chan struct{})
 	j.waiters = append(j.waiters, done)
 	j.signal()
@@ -181,15 +244,18 @@ func (j *journal) begin(id string, hash uint64) (verdict, []byte, <-chan struct{
 
 // finish records the reply of a command started with begin; then, once
 // that is durable, runs ack (the MQTT acknowledgement), so that a command
-// the broker redelivers finds its reply.
-func (j *journal) finish(id string, reply []byte, ack func()) {
+// the broker redelivers finds its reply. hash is the payload's, as given
+// to begin.
+func (j *journal) finish(id string, hash uint64, reply []byte, ack func()) {
 	if len(reply) > maxKeptReply {
 		reply = nil
 	}
 	j.mu.Lock()
-	if e, ok := j.byID[id]; ok {
-		e.done, e.reply = true, reply
-		j.pending[id] = journalRecord{Hash: e.hash, Seq: e.seq, Done: true, Reply: reply}
+	k := j.key(id)
+	if e, ok := j.byKey[k]; ok && e.mine && e.hash == hash { // not an entry that took its key over
+		e.done = true
+		j.byKey[k] = e
+		j.pending[storeKey(k)] = journalRecord{ID: id, Hash: e.hash, Seq: e.seq, Done: true, Reply: reply}
 	}
 	if ack != nil {
 		j.after = append(j.after, ack)
@@ -200,13 +266,15 @@ func (j *journal) finish(id string, reply []byte, ack func()) {
 
 // forget removes a journalled command that was not run (refused as busy,
 // left in the queue at stop): the same id may come again and run. Its
-// slot in the eviction ring stays until it is reached.
+// slot in the ring stays until it is reached.
 func (j *journal) forget(id string) {
 	j.mu.Lock()
 	defer j.mu.Unlock()
-	delete(j.byID, id)
-	delete(j.pending, id)
-	j.dels = append(j.dels, id)
+	k := j.key(id)
+	delete(j.byKey, k)
+	sk := storeKey(k)
+	delete(j.pending, sk)
+	j.dels = append(j.dels, sk)
 	j.signal()
 }
 
@@ -217,21 +285,19 @@ func (j *journal) signal() {
 	}
 }
 
-// evictLocked keeps the window bounded: the oldest ids go first.
+// evictLocked makes room for the next id: the one begun a window ago
+// goes, unless its key was forgotten or taken over since.
 func (j *journal) evictLocked() {
-	for len(j.order)-j.head > j.window {
-		id := j.order[j.head]
-		j.order[j.head] = ""
-		j.head++
-		if _, ok := j.byID[id]; ok {
-			delete(j.byID, id)
-			delete(j.pending, id)
-			j.dels = append(j.dels, id)
-		}
+	if j.next < uint64(j.window) {
+		return
 	}
-	if j.head > 1024 && j.head > len(j.order)/2 { // compact the ring
-		j.order = append(j.order[:0:0], j.order[j.head:]...)
-		j.head = 0
+	old := j.next - uint64(j.window)
+	k := j.ring[old%uint64(j.window)]
+	if e, ok := j.byKey[k]; ok && e.seq == old {
+		delete(j.byKey, k)
+		sk := storeKey(k)
+		delete(j.pending, sk)
+		j.dels = append(j.dels, sk)
 	}
 }
 
@@ -259,7 +325,7 @@ func (j *journal) flush() {
 		return
 	}
 	put, dels, waiters, after := j.pending, j.dels, j.waiters, j.after
-	j.pending, j.dels, j.waiters, j.after = make(map[string]any, len(put)), nil, nil, nil
+	j.pending, j.dels, j.waiters, j.after = map[string]any{}, nil, nil, nil
 	j.mu.Unlock()
 	if len(put) > 0 || len(dels) > 0 {
 		if err := j.kv.Update(journalBucket, put, dels); err != nil {
@@ -280,5 +346,5 @@ func (j *journal) flush() {
 func (j *journal) size() int {
 	j.mu.Lock()
 	defer j.mu.Unlock()
-	return len(j.byID)
+	return len(j.byKey)
 }

@@ -147,11 +147,9 @@ func (s *Bolt) Append(bucket string, v any, keep int) (seq uint64, err error) {
 }
 
 // Tail calls fn with the last n entries of a log bucket, oldest first. The
-// value is valid only during fn, which must not call back into the log.
+// value is valid only during fn.
 func (s *Bolt) Tail(bucket string, n int, fn func(seq uint64, value json.RawMessage) error) error {
-	return s.logs.with(bucket, func(l *segLog) error {
-		return l.tail(n, func(seq uint64, v []byte) error { return fn(seq, v) })
-	})
+	return s.logs.tail(bucket, n, fn)
 }
 
 // LogSize counts the entries of a log bucket and the bytes of their
@@ -169,7 +167,7 @@ func (s *Bolt) LogSize(bucket string) (entries int, bytes int64, err error) {
 // log.
 func (s *Bolt) Evict(bucket string, evict func(seq uint64, value json.RawMessage) bool) (entries int, bytes int64, err error) {
 	err = s.logs.with(bucket, func(l *segLog) error {
-		entries, bytes, err = l.evict(func(seq uint64, v []byte) bool { return evict(seq, v) })
+		entries, bytes, err = l.evict(evict)
 		return err
 	})
 	return entries, bytes, err

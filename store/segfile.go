@@ -72,20 +72,17 @@ func (e *segmentError) Error() string {
 
 func (e *segmentError) Unwrap() error { return e.err }
 
-// readSegment calls fn with the records of the segment file at path from
-// byte from to byte size (-1: to the end of the file), in order, with
-// each record's offset, and returns where the records it read end. Every
-// record is checked: its seq must be above the one before (the first at
-// least first) and below below (0: no bound), its checksum must match.
-// What fails is a *segmentError with its offset; an error from fn is
-// returned as is. value is valid only during fn: one buffer serves every
-// record, so reading a log costs its largest record, not its length.
-func readSegment(path string, first, below uint64, from, size int64, fn func(off int64, seq uint64, value []byte) error) (int64, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return from, &segmentError{path: path, off: from, err: err}
-	}
-	defer f.Close()
+// readSegment calls fn with the records of the segment file f from byte
+// from to byte size (-1: to the end of the file), in order, with each
+// record's offset, and returns where the records it read end. It reads
+// with ReadAt, so several calls may share f. Every record is checked: its
+// seq must be above the one before (the first at least first) and below
+// below (0: no bound), its checksum must match. What fails is a
+// *segmentError with its offset; an error from fn is returned as is.
+// value is valid only during fn: one buffer serves every record, so
+// reading a log costs its largest record, not its length.
+func readSegment(f *os.File, first, below uint64, from, size int64, fn func(off int64, seq uint64, value []byte) error) (int64, error) {
+	path := f.Name()
 	if size < 0 {
 		fi, err := f.Stat()
 		if err != nil {

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -63,8 +64,8 @@ func newLogSet(dir string, db *bolt.DB) *logSet {
 	return &logSet{dir: dir, db: db, roll: segmentRoll, logs: map[string]*segLog{}}
 }
 
-// segLog is one log bucket. Its mutex is held for a whole call, including
-// the callbacks of Tail and Evict.
+// segLog is one log bucket. Its mutex is held for a whole call but the
+// reading of a tail, including Evict's callback.
 type segLog struct {
 	set  *logSet
 	name string
@@ -200,7 +201,7 @@ func (l *segLog) load() error {
 	var last uint64
 	for i := range l.segs {
 		seg := &l.segs[i]
-		end, err := l.read(i, 0, -1, func(off int64, seq uint64, v []byte) error {
+		end, err := l.scan(i, 0, -1, func(off int64, seq uint64, v []byte) error {
 			last = seq
 			if seq < l.start {
 				seg.off = off + recordHeader + int64(len(v))
@@ -211,10 +212,11 @@ func (l *segLog) load() error {
 			return nil
 		})
 		if bad, ok := errors.AsType[*segmentError](err); ok && bad.err == nil && i == len(l.segs)-1 {
-			err = truncateSegment(l.path(seg.first), end)
-		}
-		if err != nil {
-			return l.errorf(err)
+			if err := truncateSegment(l.path(seg.first), end); err != nil {
+				return l.errorf(err)
+			}
+		} else if err != nil {
+			return err // scan named the log
 		}
 		seg.size = end
 	}
@@ -231,25 +233,45 @@ func (l *segLog) load() error {
 	return l.dropEvicted()
 }
 
-// read calls fn with the records of segment i from byte from to byte size
-// (-1: the end of the file) and returns where they end. Its errors but
-// fn's name the log.
-func (l *segLog) read(i int, from, size int64, fn func(off int64, seq uint64, value []byte) error) (int64, error) {
-	var below uint64
+// span is a part of a segment file, opened for reading.
+type span struct {
+	f            *os.File
+	first, below uint64 // the bounds of its seqs (below 0: none)
+	from, size   int64  // the bytes to read (size -1: to the end)
+}
+
+// open opens segment i for reading from byte from to byte size.
+func (l *segLog) open(i int, from, size int64) (span, error) {
+	sp := span{first: l.segs[i].first, from: from, size: size}
 	if i+1 < len(l.segs) {
-		below = l.segs[i+1].first
+		sp.below = l.segs[i+1].first
 	}
-	end, err := readSegment(l.path(l.segs[i].first), l.segs[i].first, below, from, size, fn)
+	f, err := os.Open(l.path(sp.first))
+	if err != nil {
+		return sp, l.errorf(err)
+	}
+	sp.f = f
+	return sp, nil
+}
+
+// read calls fn with the records of sp and returns where they end. Its
+// errors but fn's name the log. It uses nothing the lock guards.
+func (l *segLog) read(sp span, fn func(off int64, seq uint64, value []byte) error) (int64, error) {
+	end, err := readSegment(sp.f, sp.first, sp.below, sp.from, sp.size, fn)
 	if _, ok := errors.AsType[*segmentError](err); ok {
 		err = l.errorf(err)
 	}
 	return end, err
 }
 
-// entries calls fn with the entries of segment i, from the log start on.
-func (l *segLog) entries(i int, fn func(off int64, seq uint64, value []byte) error) error {
-	_, err := l.read(i, l.segs[i].off, l.segs[i].size, fn)
-	return err
+// scan reads segment i from byte from to byte size, as read does.
+func (l *segLog) scan(i int, from, size int64, fn func(off int64, seq uint64, value []byte) error) (int64, error) {
+	sp, err := l.open(i, from, size)
+	if err != nil {
+		return from, err
+	}
+	defer sp.f.Close()
+	return l.read(sp, fn)
 }
 
 // unload closes the log after a failed change, so that the next call
@@ -294,7 +316,7 @@ func (l *segLog) append(value []byte, keep int) (uint64, error) {
 	seg.bytes += int64(len(value))
 	l.next++
 	if keep > 0 && seq > uint64(keep) {
-		_, _, err = l.evict(func(s uint64, _ []byte) bool { return s <= seq-uint64(keep) })
+		_, _, err = l.evict(func(s uint64, _ json.RawMessage) bool { return s <= seq-uint64(keep) })
 	}
 	return seq, err
 }
@@ -327,20 +349,46 @@ func (l *segLog) openActive(n int64) error {
 	return syncDir(l.dir)
 }
 
-// tail calls fn with the last n entries, oldest first, reading only the
-// newest segments that hold them.
-func (l *segLog) tail(n int, fn func(seq uint64, value []byte) error) error {
-	i := len(l.segs) - 1
-	if i < 0 || n <= 0 {
+// tail calls fn with the last n entries of bucket, oldest first, reading
+// only the newest segments that hold them. It opens them under the log's
+// lock and reads them after: a record never changes once written, and an
+// open file outlives its deletion by Evict, so appends and evictions go on
+// while a long tail (a filtered audit query) is read, and fn may call back
+// into the store.
+func (s *logSet) tail(bucket string, n int, fn func(seq uint64, value json.RawMessage) error) error {
+	var l *segLog
+	var spans []span
+	skip := 0 // entries of the first span before the last n
+	defer func() {
+		for _, sp := range spans {
+			sp.f.Close()
+		}
+	}()
+	err := s.with(bucket, func(lg *segLog) error {
+		l = lg
+		i := len(l.segs) - 1
+		if i < 0 || n <= 0 {
+			return nil
+		}
+		for i > 0 && l.segs[i].live < n {
+			n -= l.segs[i].live
+			i--
+		}
+		skip = max(0, l.segs[i].live-n)
+		for ; i < len(l.segs); i++ {
+			sp, err := l.open(i, l.segs[i].off, l.segs[i].size)
+			if err != nil {
+				return err
+			}
+			spans = append(spans, sp)
+		}
 		return nil
+	})
+	if err != nil {
+		return err
 	}
-	for i > 0 && l.segs[i].live < n {
-		n -= l.segs[i].live
-		i--
-	}
-	skip := max(0, l.segs[i].live-n) // segment i's entries before the last n
-	for ; i < len(l.segs); i++ {
-		err := l.entries(i, func(_ int64, seq uint64, v []byte) error {
+	for _, sp := range spans {
+		_, err := l.read(sp, func(_ int64, seq uint64, v []byte) error {
 			if skip > 0 {
 				skip--
 				return nil
@@ -365,11 +413,11 @@ func (l *segLog) size() (entries int, bytes int64) {
 
 // evict moves the log start past the oldest entries while more says so,
 // persists it, and deletes the segments wholly below it.
-func (l *segLog) evict(more func(seq uint64, value []byte) bool) (entries int, bytes int64, err error) {
+func (l *segLog) evict(more func(seq uint64, value json.RawMessage) bool) (entries int, bytes int64, err error) {
 	start := l.next // when every entry goes
 	for i := range l.segs {
 		seg := &l.segs[i]
-		err := l.entries(i, func(off int64, seq uint64, v []byte) error {
+		_, err := l.scan(i, seg.off, seg.size, func(off int64, seq uint64, v []byte) error {
 			if !more(seq, v) {
 				start = seq
 				return errStop
@@ -381,7 +429,7 @@ func (l *segLog) evict(more func(seq uint64, value []byte) bool) (entries int, b
 			bytes += int64(len(v))
 			return nil
 		})
-		if err == errStop {
+		if errors.Is(err, errStop) {
 			break
 		}
 		if err != nil {

@@ -23,9 +23,10 @@ import (
 // when sized at start or walked by retention) stayed resident and counted
 // in the agent's RSS — about 1 MB an hour in a soak, all of a 50 MB audit
 // log after a restart, against a 25 MB budget. Segment files are read and
-// written with plain read and write calls, so what a log touches is page
-// cache the kernel owns and takes back, and the process holds only a few
-// numbers per segment.
+// written with plain read and write calls, never mapped, so what a log
+// touches is page cache the kernel owns and takes back, and the process
+// holds only a few numbers per segment. No test can tell a mapped read
+// from a plain one: keep it plain.
 //
 // For a store at path, log bucket b is the directory path.logs/b holding
 //

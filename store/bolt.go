@@ -1,7 +1,6 @@
 package store
 
 import (
-	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -14,9 +13,15 @@ import (
 
 // Bolt is a Store in one bbolt file (pure Go, crash-safe), so that a board
 // without cgo or a database server still keeps what it learned across
-// restarts. All methods are safe for concurrent use.
+// restarts. Its logs are not in that file but in append-only segment files
+// in a directory next to it (path.logs/<bucket>/, segments.go): bbolt reads
+// through a memory map, and a log as large as the audit log (50 MB) kept
+// there would count in the process's RSS. A bucket name is either a
+// key-value bucket or a log; a log's name is also a directory's, so it is
+// letters, digits, '.', '_' and '-'. All methods are safe for concurrent use.
 type Bolt struct {
-	db *bolt.DB
+	db   *bolt.DB
+	logs *logSet
 }
 
 // Open opens (creating if needed) the store at path. A store held by another
@@ -32,11 +37,11 @@ func Open(path string) (*Bolt, error) {
 	if err != nil {
 		return nil, fmt.Errorf("store %s: %w", path, err)
 	}
-	return &Bolt{db: db}, nil
+	return &Bolt{db: db, logs: newLogSet(path+".logs", db)}, nil
 }
 
-// Close flushes and closes the file.
-func (s *Bolt) Close() error { return s.db.Close() }
+// Close closes the logs' open files, then flushes and closes the bbolt file.
+func (s *Bolt) Close() error { return errors.Join(s.logs.close(), s.db.Close()) }
 
 // Path is the file the store lives in.
 func (s *Bolt) Path() string { return s.db.Path() }
@@ -125,107 +130,45 @@ func (s *Bolt) ForEach(bucket string, fn func(key string, value json.RawMessage)
 	})
 }
 
-// Append adds v to the log kept in bucket and returns its sequence number.
-// When the log holds more than keep entries the oldest are deleted, so an
-// append-only log (the audit trail) stays bounded on a small SD card.
-func (s *Bolt) Append(bucket string, v any, keep int) (uint64, error) {
+// Append adds v to the log kept in bucket and returns its sequence number,
+// written and fsynced. When the log holds more than keep entries the
+// oldest are evicted, so an append-only log (the audit trail) stays
+// bounded on a small SD card.
+func (s *Bolt) Append(bucket string, v any, keep int) (seq uint64, err error) {
 	data, err := json.Marshal(v)
 	if err != nil {
 		return 0, fmt.Errorf("store: encode %s entry: %w", bucket, err)
 	}
-	var seq uint64
-	err = s.db.Update(func(tx *bolt.Tx) error {
-		b, err := tx.CreateBucketIfNotExists([]byte(bucket))
-		if err != nil {
-			return err
-		}
-		if seq, err = b.NextSequence(); err != nil {
-			return err
-		}
-		if err := b.Put(seqKey(seq), data); err != nil {
-			return err
-		}
-		if keep > 0 && seq > uint64(keep) {
-			c := b.Cursor()
-			for k, _ := c.First(); k != nil && binary.BigEndian.Uint64(k) <= seq-uint64(keep); k, _ = c.Next() {
-				if err := c.Delete(); err != nil {
-					return err
-				}
-			}
-		}
-		return nil
+	err = s.logs.with(bucket, func(l *segLog) error {
+		seq, err = l.append(data, keep)
+		return err
 	})
 	return seq, err
 }
 
-// Tail calls fn with the last n entries of a log bucket, oldest first.
+// Tail calls fn with the last n entries of a log bucket, oldest first. The
+// value is valid only during fn.
 func (s *Bolt) Tail(bucket string, n int, fn func(seq uint64, value json.RawMessage) error) error {
-	return s.db.View(func(tx *bolt.Tx) error {
-		b := tx.Bucket([]byte(bucket))
-		if b == nil || n <= 0 {
-			return nil
-		}
-		c := b.Cursor()
-		k, _ := c.Last()
-		for i := 1; i < n && k != nil; i++ {
-			if pk, _ := c.Prev(); pk == nil {
-				k, _ = c.First()
-				break
-			} else {
-				k = pk
-			}
-		}
-		for k, v := c.Seek(k); k != nil; k, v = c.Next() {
-			if err := fn(binary.BigEndian.Uint64(k), v); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
+	return s.logs.tail(bucket, n, fn)
 }
 
-// LogSize counts the entries of a log bucket and the bytes of their values.
+// LogSize counts the entries of a log bucket and the bytes of their
+// values, from counts kept in memory.
 func (s *Bolt) LogSize(bucket string) (entries int, bytes int64, err error) {
-	err = s.db.View(func(tx *bolt.Tx) error {
-		if b := tx.Bucket([]byte(bucket)); b != nil {
-			return b.ForEach(func(_, v []byte) error {
-				entries++
-				bytes += int64(len(v))
-				return nil
-			})
-		}
+	err = s.logs.with(bucket, func(l *segLog) error {
+		entries, bytes = l.size()
 		return nil
 	})
 	return entries, bytes, err
 }
 
-// Evict deletes the oldest entries of a log bucket while evict says so, in
-// one transaction.
+// Evict deletes the oldest entries of a log bucket while evict says so.
+// The value is valid only during evict, which must not call back into the
+// log.
 func (s *Bolt) Evict(bucket string, evict func(seq uint64, value json.RawMessage) bool) (entries int, bytes int64, err error) {
-	err = s.db.Update(func(tx *bolt.Tx) error {
-		b := tx.Bucket([]byte(bucket))
-		if b == nil {
-			return nil
-		}
-		c := b.Cursor()
-		for k, v := c.First(); k != nil && evict(binary.BigEndian.Uint64(k), v); k, v = c.Next() {
-			n := int64(len(v))
-			if err := c.Delete(); err != nil {
-				return err
-			}
-			entries++
-			bytes += n
-		}
-		return nil
+	err = s.logs.with(bucket, func(l *segLog) error {
+		entries, bytes, err = l.evict(evict)
+		return err
 	})
-	if err != nil {
-		return 0, 0, err
-	}
-	return entries, bytes, nil
-}
-
-func seqKey(seq uint64) []byte {
-	var k [8]byte
-	binary.BigEndian.PutUint64(k[:], seq)
-	return k[:]
+	return entries, bytes, err
 }

@@ -17,7 +17,9 @@ func TestStoresShareTheContract(t *testing.T) {
 			}
 			return s
 		},
-		"memory": func(*testing.T) Store { return NewMemory() },
+		// segments of a record or two: the log's files roll and go whole
+		"bolt, small segments": func(t *testing.T) Store { return openBolt(t, filepath.Join(t.TempDir(), "s.db"), 40) },
+		"memory":               func(*testing.T) Store { return NewMemory() },
 	} {
 		t.Run(name, func(t *testing.T) {
 			s := open(t)
@@ -90,6 +92,16 @@ func TestStoresShareTheContract(t *testing.T) {
 			if len(seqs) != 3 || seqs[0] != 23 || seqs[2] != 25 {
 				t.Fatalf("tail %v", seqs)
 			}
+			if n, b, err := s.Evict("log", func(uint64, json.RawMessage) bool { return true }); err != nil || n != 7 || b != 14 {
+				t.Fatalf("Evict of everything = %d entries, %d bytes, %v", n, b, err)
+			}
+			if n, b, err := s.LogSize("log"); err != nil || n != 0 || b != 0 {
+				t.Fatalf("LogSize of an evicted log = %d, %d, %v", n, b, err)
+			}
+			if seq, err := s.Append("log", 26, 10); err != nil || seq != 26 {
+				t.Fatalf("Append after evicting everything: seq %d, %v", seq, err)
+			}
+			_ = s.Tail("nolog", 5, func(uint64, json.RawMessage) error { t.Fatal("a missing log has entries"); return nil })
 		})
 	}
 }

@@ -1,7 +1,11 @@
 // Package store is the durable state of one agent: tool history, disabled
-// tools, the audit log, the e-stop latch, cached embeddings. Bolt keeps it in
-// one file across restarts; Memory keeps it for the life of the process
-// (tests, `--no-store`, a dry-run node), so callers never check for nil.
+// tools, the audit log, the e-stop latch, cached embeddings. Bolt keeps it
+// across restarts: key-value buckets in one bbolt file, logs (the audit
+// log) in append-only segment files in a directory next to it, read and
+// written with plain file I/O so that a log of tens of megabytes is not
+// mapped into the process and does not count in its RSS. Memory keeps it
+// for the life of the process (tests, `--no-store`, a dry-run node), so
+// callers never check for nil.
 package store
 
 import (

@@ -41,8 +41,9 @@ Retention (plugins.actuators.audit_max_age / audit_max_mb, default 30 days /
 50 MB) evicts the oldest routine entries first; e-stops, resets, refusals and
 admin actions go last, and every eviction is an audit.evicted entry.
 
-The store is a single file that a running agent holds locked. While the agent
-runs, read the log through it: the admin skill audit.query, e.g. over MQTT
+The store (edgeagent.db, and the log files in edgeagent.db.logs/) is held
+locked by a running agent. While the agent runs, read the log through it:
+the admin skill audit.query, e.g. over MQTT
 {"id":"1","op":"audit","params":{"limit":20}} on the admin topic.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {

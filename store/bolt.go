@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sync/atomic"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
@@ -22,6 +23,9 @@ import (
 type Bolt struct {
 	db   *bolt.DB
 	logs *logSet
+
+	writes  atomic.Uint64         // write transactions, for trimming the map (trim.go)
+	trimErr atomic.Pointer[error] // the first failed trim, reported by Close
 }
 
 // Open opens (creating if needed) the store at path. A store held by another
@@ -41,7 +45,15 @@ func Open(path string) (*Bolt, error) {
 }
 
 // Close closes the logs' open files, then flushes and closes the bbolt file.
-func (s *Bolt) Close() error { return errors.Join(s.logs.close(), s.db.Close()) }
+// A failed trim of the map (never seen: the advice is on bbolt's own map)
+// is reported here, as a write that succeeded must not say it failed.
+func (s *Bolt) Close() error {
+	var trimErr error
+	if p := s.trimErr.Load(); p != nil {
+		trimErr = *p
+	}
+	return errors.Join(s.logs.close(), s.db.Close(), trimErr)
+}
 
 // Path is the file the store lives in.
 func (s *Bolt) Path() string { return s.db.Path() }
@@ -52,7 +64,7 @@ func (s *Bolt) Put(bucket, key string, v any) error {
 	if err != nil {
 		return fmt.Errorf("store: encode %s/%s: %w", bucket, key, err)
 	}
-	return s.db.Update(func(tx *bolt.Tx) error {
+	return s.update(func(tx *bolt.Tx) error {
 		b, err := tx.CreateBucketIfNotExists([]byte(bucket))
 		if err != nil {
 			return err
@@ -68,7 +80,7 @@ func (s *Bolt) PutMany(bucket string, values map[string]any) error {
 
 // Update stores put and deletes del in one transaction (one fsync).
 func (s *Bolt) Update(bucket string, put map[string]any, del []string) error {
-	return s.db.Update(func(tx *bolt.Tx) error {
+	return s.update(func(tx *bolt.Tx) error {
 		b, err := tx.CreateBucketIfNotExists([]byte(bucket))
 		if err != nil {
 			return err
@@ -111,7 +123,7 @@ func (s *Bolt) Get(bucket, key string, v any) (bool, error) {
 
 // Delete removes bucket/key; a missing key is not an error.
 func (s *Bolt) Delete(bucket, key string) error {
-	return s.db.Update(func(tx *bolt.Tx) error {
+	return s.update(func(tx *bolt.Tx) error {
 		if b := tx.Bucket([]byte(bucket)); b != nil {
 			return b.Delete([]byte(key))
 		}

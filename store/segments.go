@@ -75,6 +75,7 @@ type segLog struct {
 	mu     sync.Mutex
 	loaded bool
 	err    error     // why the log cannot be used (its load failed), until reopened
+	damage error     // rot the load skipped, not yet reported to a caller
 	start  uint64    // the first seq not evicted
 	next   uint64    // the seq of the next append
 	segs   []segment // oldest first
@@ -111,6 +112,10 @@ func (s *logSet) with(bucket string, fn func(l *segLog) error) error {
 	}
 	if l.err != nil {
 		return l.err
+	}
+	if d := l.damage; d != nil {
+		l.damage = nil
+		return errors.Join(fn(l), d)
 	}
 	return fn(l)
 }
@@ -172,7 +177,8 @@ func (l *segLog) path(first uint64) string { return filepath.Join(l.dir, segName
 // previous layout has it there): the start, and each segment's counts. The
 // newest segment loses an incomplete or corrupt tail, left by a crash in
 // the middle of an append, and keeps every record before it; a bad record
-// anywhere else is an error, as nothing but rot makes one.
+// in an older segment, which nothing but rot makes, ends what is read of
+// that segment and is reported to the next caller (l.damage).
 func (l *segLog) load() error {
 	if err := l.set.moveFromBolt(l.name, l.dir); err != nil {
 		return l.errorf(fmt.Errorf("moving it out of the bbolt file: %w", err))
@@ -212,11 +218,20 @@ func (l *segLog) load() error {
 			}
 			return nil
 		})
-		if bad, ok := errors.AsType[*segmentError](err); ok && bad.err == nil && i == len(l.segs)-1 {
+		bad, ok := errors.AsType[*segmentError](err)
+		switch {
+		case ok && bad.err == nil && i == len(l.segs)-1:
 			if err := truncateSegment(l.path(seg.first), end); err != nil {
 				return l.errorf(err)
 			}
-		} else if err != nil {
+		case ok && bad.err == nil:
+			// Rot in an older segment (an SD card's): the records before
+			// it stay readable, the file is left as it is for whoever
+			// looks, and the log goes on — an audit log that refused
+			// every append after one bad sector would lose the rest of
+			// the robot's history. The caller hears of it once.
+			l.damage = errors.Join(l.damage, fmt.Errorf("%w; the rest of that file is skipped", err))
+		case err != nil:
 			return err // scan named the log
 		}
 		seg.size = end

@@ -115,6 +115,16 @@ func TestActuatorsOnTheSimBoard(t *testing.T) {
 	if !strings.Contains(string(data), `"actuators":{"platform":"sim","started":true`) || !strings.Contains(string(data), `"latched":true`) {
 		t.Fatalf("agent.status: %s", data)
 	}
+	var status struct {
+		Components struct {
+			Memory struct {
+				HeapLive uint64 `json:"heap_live"`
+			} `json:"memory"`
+		} `json:"components"`
+	}
+	if err := json.Unmarshal(data, &status); err != nil || status.Components.Memory.HeapLive == 0 {
+		t.Fatalf("agent.status has no memory component: %v %s", err, data)
+	}
 	if _, err := n.Tools.Invoke(ctx, tools.Call{Caller: "cli", Tool: "estop.reset"}); err != nil {
 		t.Fatal(err)
 	}

@@ -19,6 +19,7 @@ import (
 	"github.com/edgeagent/edgeagent/board"
 	"github.com/edgeagent/edgeagent/clock"
 	"github.com/edgeagent/edgeagent/hooks"
+	"github.com/edgeagent/edgeagent/internal/memstat"
 	"github.com/edgeagent/edgeagent/node/sensorconf"
 	"github.com/edgeagent/edgeagent/plugin"
 	"github.com/edgeagent/edgeagent/sensors"
@@ -156,6 +157,7 @@ func New(cfg *board.Config, o Options) (*Node, error) {
 		return nil, err
 	}
 	n.Agent.Report("sensors", n.supervisor.Status)
+	n.Agent.Report("memory", func() any { return memstat.Read() })
 	ok = true
 	return n, nil
 }

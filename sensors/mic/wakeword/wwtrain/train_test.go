@@ -72,6 +72,11 @@ func TestTrainingIsDeterministic(t *testing.T) {
 	if bytes.Equal(a, run(d1, other)) {
 		t.Fatal("another seed gave the same model")
 	}
+	averaged := tinyConfig()
+	averaged.EMADecay = 0.9
+	if bytes.Equal(a, run(d1, averaged)) {
+		t.Fatal("the weight average changed nothing")
+	}
 	n, err := wakeword.ReadNet(bytes.NewReader(a))
 	if err != nil {
 		t.Fatal(err)
@@ -293,5 +298,25 @@ func TestSmoothPeaksGradient(t *testing.T) {
 	}
 	if nonzero <= k || nonzero > 2*k { // two windows of k frames, which may overlap
 		t.Fatalf("%d frames with a gradient, want %d..%d", nonzero, k+1, 2*k)
+	}
+}
+
+func TestConfigRefusesBadRecipes(t *testing.T) {
+	for name, change := range map[string]func(*Config){
+		"held-out accent trained on": func(c *Config) { c.ExtraAccents = []string{"de", "en-029"} },
+		"a voice, not an accent":     func(c *Config) { c.ExtraAccents = []string{"de+m3"} },
+		"weight average of 1":        func(c *Config) { c.EMADecay = 1 },
+		"negative weight average":    func(c *Config) { c.EMADecay = -0.5 },
+	} {
+		cfg := tinyConfig()
+		change(&cfg)
+		if err := cfg.check(); err == nil {
+			t.Errorf("%s: accepted", name)
+		}
+	}
+	ok := tinyConfig()
+	ok.ExtraAccents, ok.EMADecay = []string{"de", "fr-fr"}, 0.999
+	if err := ok.check(); err != nil {
+		t.Fatal(err)
 	}
 }

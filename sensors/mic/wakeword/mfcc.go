@@ -70,6 +70,18 @@ func NewMFCC() *MFCC {
 	return m
 }
 
+// BandCentres are the centre frequencies of the log-mel bands (Hz, in
+// band order), for code that transforms the bands (the trainer's vocal
+// tract length perturbation).
+func BandCentres() []float64 {
+	lo, hi := hzToMel(lowHz), hzToMel(highHz)
+	c := make([]float64, numFilters)
+	for i := range c {
+		c[i] = melToHz(lo + (hi-lo)*float64(i+1)/float64(numFilters+1))
+	}
+	return c
+}
+
 // melFilterbank makes numFilters triangles equally spaced on the mel scale
 // between lowHz and highHz, each with unit peak, on FFT bin centres.
 func melFilterbank() []melFilter {

@@ -46,6 +46,8 @@ type dataset struct {
 	// quietAfter is how many hops after the fire window are left
 	// unlabelled (Config.IgnoreAfter).
 	quietAfter int
+	// mean and std normalised x (normalise), per band.
+	mean, std []float32
 }
 
 func (d *dataset) clip(i int) ([]float32, []int8) {
@@ -107,6 +109,7 @@ func (d *dataset) normalise() (mean, std []float32) {
 			d.x[f*m+b] = (d.x[f*m+b] - mean[b]) / std[b]
 		}
 	}
+	d.mean, d.std = mean, std
 	return mean, std
 }
 

@@ -77,6 +77,11 @@ func TestTrainingIsDeterministic(t *testing.T) {
 	if bytes.Equal(a, run(d1, averaged)) {
 		t.Fatal("the weight average changed nothing")
 	}
+	warped := tinyConfig()
+	warped.VTLP = 0.1
+	if bytes.Equal(a, run(d1, warped)) {
+		t.Fatal("the vocal tract warp changed nothing")
+	}
 	n, err := wakeword.ReadNet(bytes.NewReader(a))
 	if err != nil {
 		t.Fatal(err)
@@ -307,6 +312,7 @@ func TestConfigRefusesBadRecipes(t *testing.T) {
 		"a voice, not an accent":     func(c *Config) { c.ExtraAccents = []string{"de+m3"} },
 		"weight average of 1":        func(c *Config) { c.EMADecay = 1 },
 		"negative weight average":    func(c *Config) { c.EMADecay = -0.5 },
+		"a warp of half":             func(c *Config) { c.VTLP = 0.5 },
 	} {
 		cfg := tinyConfig()
 		change(&cfg)
@@ -318,5 +324,47 @@ func TestConfigRefusesBadRecipes(t *testing.T) {
 	ok.ExtraAccents, ok.EMADecay = []string{"de", "fr-fr"}, 0.999
 	if err := ok.check(); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// The warp moves the spectrum: a band's energy goes up the bands for a
+// shorter vocal tract (α > 1) and down for a longer one; α = 1 changes
+// nothing.
+func TestVocalTractWarp(t *testing.T) {
+	const M = wakeword.Mels
+	mean, std := make([]float32, M), make([]float32, M)
+	for b := range std {
+		mean[b], std[b] = float32(b)/10, 1+float32(b)/20
+	}
+	x := make([]float32, 2*M) // two frames: a peak at band 10, then at band 20
+	for b := range M {
+		x[b], x[M+b] = (0-mean[b])/std[b], (0-mean[b])/std[b]
+	}
+	x[10], x[M+20] = (5-mean[10])/std[10], (5-mean[20])/std[20]
+	w := newWarper(0.1, mean, std)
+	raw := func(out []float32, f, b int) float32 { return out[f*M+b]*std[b] + mean[b] }
+	peak := func(out []float32, f int) (int, float32) {
+		best := 0
+		for b := range M {
+			if raw(out, f, b) > raw(out, f, best) {
+				best = b
+			}
+		}
+		return best, raw(out, f, best)
+	}
+	out := make([]float32, len(x))
+	w.apply(out, x, 0.5) // α = 1
+	for i := range x {
+		if d := out[i] - x[i]; d > 1e-5 || d < -1e-5 {
+			t.Fatalf("α = 1 changed value %d: %v → %v", i, x[i], out[i])
+		}
+	}
+	w.apply(out, x, 1) // α = 1.1: formants 10 % higher
+	if b, _ := peak(out, 0); b <= 10 {
+		t.Fatalf("α = 1.1: the band-10 peak is at band %d", b)
+	}
+	w.apply(out, x, 0) // α = 0.9
+	if b, _ := peak(out, 1); b >= 20 {
+		t.Fatalf("α = 0.9: the band-20 peak is at band %d", b)
 	}
 }

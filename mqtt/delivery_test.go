@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -47,7 +48,7 @@ func TestJournalVerdicts(t *testing.T) {
 	}
 	<-durable
 	j.begin("c", h)
-	j.forget("c") // refused busy: not run
+	j.forget("c", h) // refused busy: not run
 	cancel()
 	<-done
 
@@ -228,30 +229,61 @@ func TestJournalKeyCollision(t *testing.T) {
 	}
 }
 
-// A store written before ids were keyed holds records under the id; they
-// are read, answered and rewritten under their key.
-func TestJournalReadsTheEarlierLayout(t *testing.T) {
+// Stores written before hold records under the id itself (the first
+// layout) or under a hash of it (the second); they are read, answered and
+// rewritten under their sequence.
+func TestJournalReadsEarlierLayouts(t *testing.T) {
 	kv := store.NewMemory()
 	h := payloadHash([]byte("x"))
 	if err := kv.Put(journalBucket, "old-id", journalRecord{Hash: h, Seq: 41, Done: true, Reply: json.RawMessage(`{"id":"old-id"}`)}); err != nil {
 		t.Fatal(err)
 	}
-	j := newJournal(kv, 100, quiet)
-	if v, reply := j.lookup("old-id", h); v != replay || string(reply) != `{"id":"old-id"}` {
-		t.Fatalf("before the rewrite: %v %s", v, reply)
+	if err := kv.Put(journalBucket, "9f3a", journalRecord{ID: "hashed-id", Hash: h, Seq: 40}); err != nil {
+		t.Fatal(err)
 	}
+	j := newJournal(kv, 100, quiet)
+	check := func(j *journal) {
+		t.Helper()
+		if v, reply := j.lookup("old-id", h); v != replay || string(reply) != `{"id":"old-id"}` {
+			t.Fatalf("old-id: %v %s", v, reply)
+		}
+		if v, _ := j.lookup("hashed-id", h); v != interrupted {
+			t.Fatalf("hashed-id: %v", v)
+		}
+	}
+	check(j)
 	j.flush()
 	var keys []string
 	_ = kv.ForEach(journalBucket, func(k string, _ json.RawMessage) error { keys = append(keys, k); return nil })
-	if len(keys) != 1 || keys[0] != storeKey(idKey("old-id")) {
+	if len(keys) != 2 || keys[0] != storeKey(40) || keys[1] != storeKey(41) {
 		t.Fatalf("stored keys %v", keys)
 	}
 	j2 := newJournal(kv, 100, quiet)
-	if v, reply := j2.lookup("old-id", h); v != replay || string(reply) != `{"id":"old-id"}` {
-		t.Fatalf("after the rewrite: %v %s", v, reply)
-	}
+	check(j2)
 	if v, _, _ := j2.begin("new", h); v != fresh || j2.next != 43 {
 		t.Fatalf("next sequence %d", j2.next)
+	}
+}
+
+// Records are stored in the order the commands came, whatever their ids,
+// so the store writes at the ends of its tree, not all over it.
+func TestJournalStoresInCommandOrder(t *testing.T) {
+	kv := store.NewMemory()
+	j := newJournal(kv, 100, quiet)
+	ids := []string{"zulu", "alpha", "mike", "bravo", "yankee"}
+	for _, id := range ids {
+		j.begin(id, 1)
+	}
+	j.flush()
+	var got []string
+	_ = kv.ForEach(journalBucket, func(_ string, v json.RawMessage) error {
+		var r journalRecord
+		_ = json.Unmarshal(v, &r)
+		got = append(got, r.ID)
+		return nil
+	})
+	if !slices.Equal(got, ids) {
+		t.Fatalf("stored in key order: %v, want %v", got, ids)
 	}
 }
 

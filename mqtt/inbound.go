@@ -90,7 +90,7 @@ func (p *Plane) onCommand(rs *runState, msg paho.Message, src source) (queued bo
 	case rs.queue <- j:
 		return true
 	default:
-		rs.journal.forget(cmd.ID) // not run: the same id may come again
+		rs.journal.forget(cmd.ID, j.hash) // not run: the same id may come again
 		n := p.in.busy.Add(1)
 		if n == 1 || p.busyLog.allow() {
 			p.log.Warn("command queue full: commands answered busy", "queue", cap(rs.queue), "busy_total", n)
@@ -150,7 +150,7 @@ func (p *Plane) startWorkers(rs *runState) {
 // session, which runs it.
 func (p *Plane) runJob(rs *runState, j *job) {
 	if rs.ctx.Err() != nil {
-		rs.journal.forget(j.cmd.ID)
+		rs.journal.forget(j.cmd.ID, j.hash)
 		return
 	}
 	<-j.durable // the writer flushes until every worker has returned
@@ -243,7 +243,7 @@ func (rs *runState) stopWorkers(ctx context.Context) error {
 	for {
 		select {
 		case j := <-rs.queue:
-			rs.journal.forget(j.cmd.ID)
+			rs.journal.forget(j.cmd.ID, j.hash)
 			continue
 		default:
 		}

@@ -3,10 +3,10 @@ package mqtt
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"hash/fnv"
 	"log/slog"
 	"slices"
-	"strconv"
 	"sync"
 	"sync/atomic"
 )
@@ -72,9 +72,12 @@ type journalEntry struct {
 	mine bool // started by this process (not loaded from the store)
 }
 
-// journalRecord is an entry as stored, under storeKey(idKey(ID)).
+// journalRecord is an entry as stored, under storeKey(Seq): keys in the
+// order of the commands, so that the store appends at one end of its
+// B-tree and deletes at the other, touching two leaves a batch instead of
+// one at random per command (which kept the whole bucket in RSS).
 type journalRecord struct {
-	ID    string          `json:"i,omitempty"` // empty in stores written before ids were keyed: the key is the id
+	ID    string          `json:"i,omitempty"` // empty in stores written before: the key is the id
 	Hash  uint64          `json:"h"`
 	Seq   uint64          `json:"s"`
 	Done  bool            `json:"d,omitempty"`
@@ -107,13 +110,14 @@ func idKey(id string) uint64 {
 	return h.Sum64()
 }
 
-// storeKey names a key's record in the store.
-func storeKey(k uint64) string { return strconv.FormatUint(k, 16) }
+// storeKey names the record of the entry begun with seq: fixed-width
+// hex, so the store's byte order is the sequence order.
+func storeKey(seq uint64) string { return fmt.Sprintf("%016x", seq) }
 
 // load reads the window left by the previous run. An entry that was
 // started and not done stays so: its command was interrupted. Records of
-// the earlier layout (keyed by the id itself) are rewritten under their
-// key; records beyond the window are deleted.
+// earlier layouts (keyed by the id itself, or by its key) are rewritten
+// under their sequence; records beyond the window are deleted.
 func (j *journal) load() {
 	type loaded struct {
 		key string
@@ -142,11 +146,11 @@ func (j *journal) load() {
 		if e.ID == "" {
 			e.ID = e.key
 		}
-		k := j.key(e.ID)
-		if sk := storeKey(k); sk != e.key {
+		if sk := storeKey(e.Seq); sk != e.key {
 			j.dels = append(j.dels, e.key)
 			j.pending[sk] = e.journalRecord
 		}
+		k := j.key(e.ID)
 		j.byKey[k] = journalEntry{hash: e.Hash, seq: e.Seq, done: e.Done}
 		j.ring[e.Seq%uint64(j.window)] = k
 	}
@@ -181,7 +185,7 @@ func (j *journal) verdictLocked(id string, hash uint64) (verdict, []byte) {
 	if !ok {
 		return fresh, nil
 	}
-	rec, found := j.recordLocked(id)
+	rec, found := j.recordLocked(e.seq)
 	switch {
 	case found && rec.ID != id:
 		// Another id with the same key: this one is new. Beginning it
@@ -197,12 +201,12 @@ func (j *journal) verdictLocked(id string, hash uint64) (verdict, []byte) {
 	return interrupted, nil
 }
 
-// recordLocked reads the record of id's key, pending or stored. A store
-// that fails reports nothing found: the key is then taken as the id.
-func (j *journal) recordLocked(id string) (journalRecord, bool) {
-	sk := storeKey(j.key(id))
+// recordLocked reads the record begun with seq, pending or stored. A
+// store that fails reports nothing found: the key is then taken as the id.
+func (j *journal) recordLocked(seq uint64) (journalRecord, bool) {
+	sk := storeKey(seq)
 	if r, ok := j.pending[sk].(journalRecord); ok {
-		return recordID(r, sk), true
+		return r, true
 	}
 	var r journalRecord
 	ok, err := j.kv.Get(journalBucket, sk, &r)
@@ -210,15 +214,7 @@ func (j *journal) recordLocked(id string) (journalRecord, bool) {
 		j.failed.Add(1)
 		return r, false
 	}
-	return recordID(r, sk), ok
-}
-
-// recordID fills in the id of a record of the earlier layout.
-func recordID(r journalRecord, key string) journalRecord {
-	if r.ID == "" {
-		r.ID = key
-	}
-	return r
+	return r, ok
 }
 
 // begin records a fresh command as started and returns a channel closed
@@ -235,7 +231,7 @@ func (j *journal) begin(id string, hash uint64) (verdict, []byte, <-chan struct{
 	j.next++
 	j.byKey[k] = journalEntry{hash: hash, seq: seq, mine: true}
 	j.ring[seq%uint64(j.window)] = k
-	j.pending[storeKey(k)] = journalRecord{ID: id, Hash: hash, Seq: seq}
+	j.pending[storeKey(seq)] = journalRecord{ID: id, Hash: hash, Seq: seq}
 	done := make(chan struct{})
 	j.waiters = append(j.waiters, done)
 	j.signal()
@@ -255,7 +251,7 @@ func (j *journal) finish(id string, hash uint64, reply []byte, ack func()) {
 	if e, ok := j.byKey[k]; ok && e.mine && e.hash == hash { // not an entry that took its key over
 		e.done = true
 		j.byKey[k] = e
-		j.pending[storeKey(k)] = journalRecord{ID: id, Hash: e.hash, Seq: e.seq, Done: true, Reply: reply}
+		j.pending[storeKey(e.seq)] = journalRecord{ID: id, Hash: e.hash, Seq: e.seq, Done: true, Reply: reply}
 	}
 	if ack != nil {
 		j.after = append(j.after, ack)
@@ -267,12 +263,16 @@ func (j *journal) finish(id string, hash uint64, reply []byte, ack func()) {
 // forget removes a journalled command that was not run (refused as busy,
 // left in the queue at stop): the same id may come again and run. Its
 // slot in the ring stays until it is reached.
-func (j *journal) forget(id string) {
+func (j *journal) forget(id string, hash uint64) {
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	k := j.key(id)
+	e, ok := j.byKey[k]
+	if !ok || !e.mine || e.hash != hash { // not an entry that took its key over
+		return
+	}
 	delete(j.byKey, k)
-	sk := storeKey(k)
+	sk := storeKey(e.seq)
 	delete(j.pending, sk)
 	j.dels = append(j.dels, sk)
 	j.signal()
@@ -292,13 +292,14 @@ func (j *journal) evictLocked() {
 		return
 	}
 	old := j.next - uint64(j.window)
-	k := j.ring[old%uint64(j.window)]
-	if e, ok := j.byKey[k]; ok && e.seq == old {
+	if k := j.ring[old%uint64(j.window)]; j.byKey[k].seq == old {
 		delete(j.byKey, k)
-		sk := storeKey(k)
-		delete(j.pending, sk)
-		j.dels = append(j.dels, sk)
 	}
+	// The record goes whatever became of the entry (forgotten, or its
+	// key taken over by a later id): a missing key is no error.
+	sk := storeKey(old)
+	delete(j.pending, sk)
+	j.dels = append(j.dels, sk)
 }
 
 // run writes batches until ctx ends, then writes what is left.

@@ -221,8 +221,9 @@ type World struct {
 	// Horizon is how far back each source's history must reach: a ring
 	// grows towards its capacity only while its oldest reading is younger,
 	// so a slow sensor keeps one horizon of readings instead of
-	// filling its capacity (and the RSS) over hours. The dashboard plots
-	// dashboard.history of it.
+	// filling its capacity (and the RSS) over hours. The event log and
+	// the journal grow the same way past their first 128 entries. The
+	// dashboard plots dashboard.history of it.
 	Horizon       time.Duration `yaml:"horizon"`
 	MaxSources    int           `yaml:"max_sources"`
 	Events        int           `yaml:"events"`         // event log length

@@ -45,7 +45,7 @@ func (m *Model) note(r Record, journalOnly bool) Record {
 		m.notes.Add(1) // before the seq, so Version never runs ahead
 	}
 	r.Seq = m.seq.Add(1) // under recMu, like ring appends: see visible
-	*m.records.slot(true) = r
+	*m.records.slot(m.records.len() < logFloor || m.young(m.records.at(0).Time, r.Time)) = r
 	m.recTotal++
 	m.recMu.Unlock()
 	m.wake.signal()

@@ -36,7 +36,10 @@ type Config struct {
 	// this, and otherwise overwrites it. So a slow source holds one
 	// horizon of readings instead of filling its capacity over hours.
 	// Zero: no horizon, rings grow to their capacity (the board's
-	// world.horizon is 10 minutes by default).
+	// world.horizon is 10 minutes by default). The event log and the
+	// journal grow the same way, beyond their first logFloor entries: an
+	// LLM exchange in the journal carries its whole prompt, and 1,024 of
+	// them filling over hours were megabytes of creep.
 	Horizon time.Duration
 	// MaxSources bounds the number of distinct sources, and separately of
 	// actuators and health components, so that a misbehaving producer
@@ -253,7 +256,7 @@ func (m *Model) Record(e Event) Event {
 	}
 	m.evMu.Lock()
 	e.Seq = m.seq.Add(1)
-	*m.events.slot(true) = e
+	*m.events.slot(m.events.len() < logFloor || m.young(m.events.at(0).Time, e.Time)) = e
 	m.evTotal++
 	m.evMu.Unlock()
 	m.wake.signal()

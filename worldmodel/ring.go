@@ -128,8 +128,20 @@ func (r *Ring) Append(o Observation) uint64 {
 // hours, filling slowly: the memory creep of issue 11). Called with r.mu
 // held.
 func (r *Ring) young(t time.Time) bool {
-	h := r.m.cfg.Horizon
-	return h <= 0 || r.obs.len() == 0 || t.Sub(r.obs.at(0).Time) <= h
+	return r.obs.len() == 0 || r.m.young(r.obs.at(0).Time, t)
+}
+
+// logFloor is how many events, and journal records, are kept whatever
+// their age (the dashboard opens on the last 100 of each); beyond it they
+// grow towards their capacity only while young, as rings do.
+const logFloor = 128
+
+// young reports whether an item at t may grow its ring or log past one
+// whose oldest item is at oldest: there is no horizon, or oldest is
+// within it.
+func (m *Model) young(oldest, t time.Time) bool {
+	h := m.cfg.Horizon
+	return h <= 0 || t.Sub(oldest) <= h
 }
 
 func (r *Ring) latest() (Observation, bool) {

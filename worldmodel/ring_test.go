@@ -171,3 +171,35 @@ func TestRingStampsTime(t *testing.T) {
 		t.Errorf("producer time replaced: %v", got[2].Time)
 	}
 }
+
+// TestHorizonBoundsTheLogs: events and journal records keep at least
+// logFloor entries whatever their age, grow past it only while the oldest
+// is within the horizon, and grow again to capacity in a burst.
+func TestHorizonBoundsTheLogs(t *testing.T) {
+	m := New(Config{DefaultCapacity: 16, Horizon: 10 * time.Minute, Events: 1024, Records: 1024})
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	for i := range 600 { // one a minute for ten hours
+		at := t0.Add(time.Duration(i) * time.Minute)
+		m.Record(Event{Time: at, Kind: "k", Message: strconv.Itoa(i)})
+		m.Note(Record{Time: at, Kind: "k", Data: []byte(`{}`)})
+	}
+	if n := len(m.Events(0, Low, 0)); n != logFloor {
+		t.Fatalf("slow events: %d held, want the floor %d", n, logFloor)
+	}
+	if n := len(m.Records(0, 0)); n != logFloor {
+		t.Fatalf("slow records: %d held, want the floor %d", n, logFloor)
+	}
+	last := t0.Add(600 * time.Minute)
+	for i := range 2000 { // a burst: 20 a second
+		at := last.Add(time.Duration(i+1) * 50 * time.Millisecond)
+		m.Record(Event{Time: at, Kind: "k", Message: strconv.Itoa(600 + i)})
+		m.Note(Record{Time: at, Kind: "k", Data: []byte(`{}`)})
+	}
+	evs := m.Events(0, Low, 0)
+	if len(evs) != 1024 || evs[len(evs)-1].Message != "2599" || evs[0].Message != "1576" {
+		t.Fatalf("burst: %d events held, %s … %s", len(evs), evs[0].Message, evs[len(evs)-1].Message)
+	}
+	if n := len(m.Records(0, 0)); n != 1024 {
+		t.Fatalf("burst: %d records held", n)
+	}
+}

@@ -16,7 +16,11 @@ func init() {
 	platforms["sim"] = platform{
 		check: func(platformConfig) error { return nil },
 		open: func(pc platformConfig) (Adaptor, error) {
-			a := simadaptor.New(simadaptor.Options{Now: pc.now})
+			// The write log is for tests that inspect a board's writes;
+			// a sim board run for hours keeps the last 1,024 (72 KB), full
+			// within minutes, not 4,096 filling for an hour (the soak's
+			// slope).
+			a := simadaptor.New(simadaptor.Options{Now: pc.now, Keep: 1024})
 			for _, s := range pc.sim {
 				s.AttachSim(a)
 			}

@@ -310,7 +310,7 @@ func (l *segLog) closeActive() error {
 // append, as bbolt did (the audit log batches its entries). Beyond keep
 // entries (keep > 0) the oldest are evicted, which persists the start.
 func (l *segLog) append(value []byte, keep int) (uint64, error) {
-	if len(value) > math.MaxUint32 {
+	if uint64(len(value)) > math.MaxUint32 {
 		return 0, l.errorf(fmt.Errorf("an entry of %d bytes is too large", len(value)))
 	}
 	seq := l.next

@@ -103,12 +103,9 @@ func newJournal(kv KV, window int, log *slog.Logger) *journal {
 	return j
 }
 
-// idKey is the table key of a command id (FNV-1a, 64 bits).
-func idKey(id string) uint64 {
-	h := fnv.New64a()
-	_, _ = h.Write([]byte(id))
-	return h.Sum64()
-}
+// idKey is the table key of a command id: the same 64-bit FNV-1a as the
+// payload's hash.
+func idKey(id string) uint64 { return payloadHash([]byte(id)) }
 
 // storeKey names the record of the entry begun with seq: fixed-width
 // hex, so the store's byte order is the sequence order.

@@ -5,7 +5,6 @@
 package memstat
 
 import (
-	"bufio"
 	"bytes"
 	"os"
 	"runtime/metrics"
@@ -63,23 +62,25 @@ func Read() Stats {
 	st := Stats{HeapLive: v[0], HeapGoal: v[1], HeapObjects: v[2], HeapFree: v[3], HeapReleased: v[4],
 		Stacks: v[5] + v[6], Metadata: v[7] + v[8] + v[9] + v[10] + v[11], GoTotal: v[12], GCs: v[13]}
 	if status, err := os.ReadFile("/proc/self/status"); err == nil {
-		st.RSS, st.RSSAnon, st.RSSFile = procKiB(status, "VmRSS:"), procKiB(status, "RssAnon:"), procKiB(status, "RssFile:")
+		kib := procKiB(status, "VmRSS:", "RssAnon:", "RssFile:")
+		st.RSS, st.RSSAnon, st.RSSFile = kib[0], kib[1], kib[2]
 	}
 	return st
 }
 
-// procKiB reads a "Name:   123 kB" line of /proc/self/status, in bytes.
-func procKiB(status []byte, name string) uint64 {
-	sc := bufio.NewScanner(bytes.NewReader(status))
-	for sc.Scan() {
-		line := sc.Bytes()
-		if rest, ok := bytes.CutPrefix(line, []byte(name)); ok {
-			f := bytes.Fields(rest)
-			if len(f) > 0 {
-				n, _ := strconv.ParseUint(string(f[0]), 10, 64)
-				return n << 10
+// procKiB reads the "Name:   123 kB" lines of /proc/self/status that
+// names asks for, in bytes, in one pass (0 for a line that is missing).
+func procKiB(status []byte, names ...string) []uint64 {
+	out := make([]uint64, len(names))
+	for line := range bytes.Lines(status) {
+		for i, name := range names {
+			if rest, ok := bytes.CutPrefix(line, []byte(name)); ok {
+				if f := bytes.Fields(rest); len(f) > 0 {
+					n, _ := strconv.ParseUint(string(f[0]), 10, 64)
+					out[i] = n << 10
+				}
 			}
 		}
 	}
-	return 0
+	return out
 }

@@ -27,10 +27,11 @@ func TestRead(t *testing.T) {
 
 func TestProcKiB(t *testing.T) {
 	status := []byte("Name:\tx\nVmRSS:\t   30264 kB\nRssAnon:\t   10740 kB\n")
-	if got := procKiB(status, "VmRSS:"); got != 30264<<10 {
-		t.Fatalf("VmRSS %d", got)
+	got := procKiB(status, "VmRSS:", "RssFile:", "RssAnon:")
+	if got[0] != 30264<<10 || got[2] != 10740<<10 {
+		t.Fatalf("VmRSS %d, RssAnon %d", got[0], got[2])
 	}
-	if got := procKiB(status, "RssFile:"); got != 0 {
-		t.Fatalf("a missing line read %d", got)
+	if got[1] != 0 {
+		t.Fatalf("a missing line read %d", got[1])
 	}
 }

@@ -27,10 +27,31 @@ import (
 // score is sigmoid(logit − Offset), where Offset was chosen at training so
 // that a score of 0.5 gives the target false-accept rate on held-out
 // negatives: the score is calibrated, and 0.5 is the default threshold.
+//
+// A model may hold several such networks (towers), trained on the same
+// data from other random starts; its logit is the mean of theirs. One
+// training's luck moves held-out recall by several points
+// (docs/benchmarks.md, "Recipes tried"); the mean of a few is steadier
+// than any one of them.
 type Net struct {
 	Name   string // wake word name, e.g. hey_robot (what a Detection reports)
 	Phrase string // the text it was trained on
 
+	Towers []Tower
+	// Smooth is how many hops the picker averages the score over before
+	// the threshold (0: the default, 5); the threshold was calibrated on
+	// that average.
+	Smooth int
+	Offset float32 // calibration: score = sigmoid(mean logit - Offset)
+
+	// Training is the training configuration and its report summary as
+	// JSON, kept with the weights so a model says how it was made.
+	Training string
+	Created  time.Time
+}
+
+// Tower is one network of a model.
+type Tower struct {
 	Mean, Std []float32 // per log-mel band
 	// LogFloor, if not 0, raises every log-mel energy to at least this
 	// before normalisation (natural log; -14 is white noise near -60
@@ -40,19 +61,9 @@ type Net struct {
 	// noise, which a network trained mostly on noisy rooms reads as
 	// anything; with it, silence is one steady input.
 	LogFloor float32
-	// Smooth is how many hops the picker averages the score over before
-	// the threshold (0: the default, 5); the threshold was calibrated on
-	// that average.
-	Smooth int
-	Layers []Conv
-	OutW   []float32
-	OutB   float32
-	Offset float32 // calibration: score = sigmoid(logit - Offset)
-
-	// Training is the training configuration and its report summary as
-	// JSON, kept with the weights so a model says how it was made.
-	Training string
-	Created  time.Time
+	Layers   []Conv
+	OutW     []float32
+	OutB     float32
 }
 
 // Conv is one causal dilated convolution layer.
@@ -67,8 +78,16 @@ const Mels = numFilters
 
 // ReceptiveField is how many frames one output depends on.
 func (n *Net) ReceptiveField() int {
+	rf := 0
+	for i := range n.Towers {
+		rf = max(rf, n.Towers[i].receptiveField())
+	}
+	return rf
+}
+
+func (t *Tower) receptiveField() int {
 	rf := 1
-	for _, l := range n.Layers {
+	for _, l := range t.Layers {
 		rf += (l.Kernel - 1) * l.Dilation
 	}
 	return rf
@@ -84,26 +103,47 @@ func (n *Net) SmoothHops() int {
 
 // Params is the number of trained weights.
 func (n *Net) Params() int {
-	p := len(n.OutW) + 1
-	for _, l := range n.Layers {
-		p += len(l.W) + len(l.B)
+	p := 0
+	for _, t := range n.Towers {
+		p += len(t.OutW) + 1
+		for _, l := range t.Layers {
+			p += len(l.W) + len(l.B)
+		}
 	}
 	return p
 }
 
 // validate checks shapes and values, so that a model that loads can run.
 func (n *Net) validate() error {
-	if len(n.Layers) == 0 || len(n.Layers) > maxLayers {
-		return fmt.Errorf("%d layers (want 1..%d)", len(n.Layers), maxLayers)
+	if len(n.Towers) == 0 || len(n.Towers) > MaxTowers {
+		return fmt.Errorf("%d towers (want 1..%d)", len(n.Towers), MaxTowers)
 	}
 	if n.Smooth < 0 || n.Smooth > maxSmooth {
 		return fmt.Errorf("score smoothing over %d hops (want 0..%d)", n.Smooth, maxSmooth)
 	}
-	if len(n.Mean) != Mels || len(n.Std) != Mels {
-		return fmt.Errorf("input normalisation for %d/%d bands, want %d", len(n.Mean), len(n.Std), Mels)
+	if !finite([]float32{n.Offset}) {
+		return fmt.Errorf("non-finite calibration")
+	}
+	for i := range n.Towers {
+		if err := n.Towers[i].validate(); err != nil {
+			if len(n.Towers) == 1 {
+				return err
+			}
+			return fmt.Errorf("tower %d: %w", i, err)
+		}
+	}
+	return nil
+}
+
+func (t *Tower) validate() error {
+	if len(t.Layers) == 0 || len(t.Layers) > maxLayers {
+		return fmt.Errorf("%d layers (want 1..%d)", len(t.Layers), maxLayers)
+	}
+	if len(t.Mean) != Mels || len(t.Std) != Mels {
+		return fmt.Errorf("input normalisation for %d/%d bands, want %d", len(t.Mean), len(t.Std), Mels)
 	}
 	in := Mels
-	for i, l := range n.Layers {
+	for i, l := range t.Layers {
 		switch {
 		case l.In != in:
 			return fmt.Errorf("layer %d reads %d channels, the one before gives %d", i, l.In, in)
@@ -120,18 +160,18 @@ func (n *Net) validate() error {
 		}
 		in = l.Out
 	}
-	if len(n.OutW) != in {
-		return fmt.Errorf("output layer reads %d channels, the network gives %d", len(n.OutW), in)
+	if len(t.OutW) != in {
+		return fmt.Errorf("output layer reads %d channels, the network gives %d", len(t.OutW), in)
 	}
-	if !finite(n.Mean) || !finite(n.OutW) || !finite([]float32{n.OutB, n.Offset, n.LogFloor}) {
+	if !finite(t.Mean) || !finite(t.OutW) || !finite([]float32{t.OutB, t.LogFloor}) {
 		return fmt.Errorf("non-finite weights")
 	}
-	for _, s := range n.Std {
+	for _, s := range t.Std {
 		if !(s > 0) || math.IsInf(float64(s), 0) {
 			return fmt.Errorf("input standard deviation %v", s)
 		}
 	}
-	for i, l := range n.Layers {
+	for i, l := range t.Layers {
 		if !finite(l.W) || !finite(l.B) {
 			return fmt.Errorf("layer %d: non-finite weights", i)
 		}
@@ -151,6 +191,7 @@ func finite(v []float32) bool {
 // Limits on a model's shape: generous for any model worth running on a Pi,
 // and small enough that a corrupt header cannot ask for gigabytes.
 const (
+	MaxTowers   = 8 // towers in one model
 	maxLayers   = 16
 	maxChannels = 256
 	maxKernel   = 9
@@ -158,10 +199,41 @@ const (
 )
 
 // netState runs a Net over a stream, one frame at a time, without
-// allocating: each layer keeps a ring of the inputs its kernel reaches back
-// to.
+// allocating.
 type netState struct {
-	n     *Net
+	n      *Net
+	towers []towerState
+}
+
+func newNetState(n *Net) *netState {
+	s := &netState{n: n, towers: make([]towerState, len(n.Towers))}
+	for i := range n.Towers {
+		s.towers[i].init(&n.Towers[i])
+	}
+	return s
+}
+
+// reset forgets the history, as at the start of a stream.
+func (s *netState) reset() {
+	for i := range s.towers {
+		s.towers[i].reset()
+	}
+}
+
+// step consumes one frame of natural-log mel energies and returns the
+// model's logit (the towers' mean) for the window ending with it.
+func (s *netState) step(logMel []float64) float32 {
+	var sum float32
+	for i := range s.towers {
+		sum += s.towers[i].step(logMel)
+	}
+	return sum / float32(len(s.towers))
+}
+
+// towerState runs one tower: each layer keeps a ring of the inputs its
+// kernel reaches back to.
+type towerState struct {
+	t     *Tower
 	rings [][]float32 // per layer: span frames × In
 	spans []int
 	pos   int // frames pushed so far (ring index = pos % span)
@@ -170,10 +242,10 @@ type netState struct {
 	pp    [2][]float32 // layer outputs, alternating
 }
 
-func newNetState(n *Net) *netState {
-	s := &netState{n: n, in: make([]float32, Mels)}
+func (s *towerState) init(t *Tower) {
+	s.t, s.in = t, make([]float32, Mels)
 	w := 0
-	for _, l := range n.Layers {
+	for _, l := range t.Layers {
 		span := (l.Kernel-1)*l.Dilation + 1
 		s.spans = append(s.spans, span)
 		s.rings = append(s.rings, make([]float32, span*l.In))
@@ -181,31 +253,27 @@ func newNetState(n *Net) *netState {
 	}
 	s.acc = make([]float32, w)
 	s.pp = [2][]float32{make([]float32, w), make([]float32, w)}
-	return s
 }
 
-// reset forgets the history, as at the start of a stream.
-func (s *netState) reset() {
+func (s *towerState) reset() {
 	for _, r := range s.rings {
 		clear(r)
 	}
 	s.pos = 0
 }
 
-// step consumes one frame of natural-log mel energies and returns the
-// network's logit for the window ending with it.
-func (s *netState) step(logMel []float64) float32 {
-	n := s.n
+func (s *towerState) step(logMel []float64) float32 {
+	t := s.t
 	for i := range s.in {
 		v := float32(logMel[i])
-		if n.LogFloor != 0 {
-			v = max(v, n.LogFloor)
+		if t.LogFloor != 0 {
+			v = max(v, t.LogFloor)
 		}
-		s.in[i] = (v - n.Mean[i]) / n.Std[i]
+		s.in[i] = (v - t.Mean[i]) / t.Std[i]
 	}
 	x := s.in
-	for li := range n.Layers {
-		l := &n.Layers[li]
+	for li := range t.Layers {
+		l := &t.Layers[li]
 		span := s.spans[li]
 		ring := s.rings[li]
 		slot := s.pos % span
@@ -232,7 +300,7 @@ func (s *netState) step(logMel []float64) float32 {
 		x = out
 	}
 	s.pos++
-	return Dot(n.OutW, x) + n.OutB
+	return Dot(t.OutW, x) + t.OutB
 }
 
 // Dot is the inner product the network runs on; unrolled because it is

@@ -2,31 +2,49 @@ package wakeword
 
 import (
 	"bytes"
+	"encoding/binary"
+	"encoding/json"
 	"errors"
+	"hash/crc32"
 	"math"
 	"math/rand/v2"
 	"os"
 	"runtime"
 	"testing"
+	"time"
 
 	"github.com/edgeagent/edgeagent/sensors/mic/audio"
 )
 
-// randomNet makes a network of the shipped shape with random weights:
-// enough to test the file format and streaming, which must not depend on
-// what the weights are.
+// randomNet makes a one-tower model of the shipped shape with random
+// weights: enough to test the file format and streaming, which must not
+// depend on what the weights are.
 func randomNet(seed uint64) *Net {
+	return &Net{Name: "test_word", Phrase: "test word", Offset: 0.25, Smooth: 7, Training: `{"seed":1}`,
+		Towers: []Tower{randomTower(seed, 8, []int{1, 2, 4, 8})}}
+}
+
+// towersNet is a model of k towers of different shapes.
+func towersNet(seed uint64, k int) *Net {
+	n := randomNet(seed)
+	for i := 1; i < k; i++ {
+		n.Towers = append(n.Towers, randomTower(seed+uint64(i)*1000, 4+2*i, []int{1, 2, 4, 8, 16}[:2+i%4]))
+	}
+	return n
+}
+
+func randomTower(seed uint64, width int, dilations []int) Tower {
 	r := rand.New(rand.NewPCG(seed, 1))
 	// A log-mel floor within the range of the tests' signals, so
 	// streaming and the file format are tested with it.
-	n := &Net{Name: "test_word", Phrase: "test word", Offset: 0.25, LogFloor: -12, Smooth: 7, Training: `{"seed":1}`}
+	t := Tower{LogFloor: -12}
 	for i := 0; i < Mels; i++ {
-		n.Mean = append(n.Mean, float32(-8+r.NormFloat64()))
-		n.Std = append(n.Std, float32(1+r.Float64()))
+		t.Mean = append(t.Mean, float32(-8+r.NormFloat64()))
+		t.Std = append(t.Std, float32(1+r.Float64()))
 	}
 	in := Mels
-	for i, d := range []int{1, 2, 4, 8} {
-		c := Conv{In: in, Out: 8, Kernel: 3, Dilation: d}
+	for i, d := range dilations {
+		c := Conv{In: in, Out: width, Kernel: 3, Dilation: d}
 		if i == 0 {
 			c.Kernel = 2
 		}
@@ -36,14 +54,14 @@ func randomNet(seed uint64) *Net {
 		for range c.Out {
 			c.B = append(c.B, float32(r.NormFloat64()*0.1))
 		}
-		n.Layers = append(n.Layers, c)
+		t.Layers = append(t.Layers, c)
 		in = c.Out
 	}
 	for range in {
-		n.OutW = append(n.OutW, float32(r.NormFloat64()))
+		t.OutW = append(t.OutW, float32(r.NormFloat64()))
 	}
-	n.OutB = -0.5
-	return n
+	t.OutB = -0.5
+	return t
 }
 
 func encode(t *testing.T, n *Net) []byte {
@@ -56,17 +74,29 @@ func encode(t *testing.T, n *Net) []byte {
 }
 
 func TestNetFileRoundTrip(t *testing.T) {
-	n := randomNet(1)
-	got, err := ReadNet(bytes.NewReader(encode(t, n)))
-	if err != nil {
-		t.Fatal(err)
+	for _, n := range []*Net{randomNet(1), towersNet(1, 3)} {
+		n.Towers[len(n.Towers)-1].LogFloor = -13
+		got, err := ReadNet(bytes.NewReader(encode(t, n)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.Name != n.Name || got.Phrase != n.Phrase || got.Offset != n.Offset || got.Training != n.Training ||
+			got.Smooth != n.Smooth || got.SmoothHops() != 7 || len(got.Towers) != len(n.Towers) ||
+			got.Params() != n.Params() || got.ReceptiveField() != n.ReceptiveField() {
+			t.Fatalf("header changed: %+v", got)
+		}
+		for i := range n.Towers {
+			if got.Towers[i].LogFloor != n.Towers[i].LogFloor || len(got.Towers[i].Layers) != len(n.Towers[i].Layers) {
+				t.Fatalf("tower %d changed", i)
+			}
+		}
+		assertWeights(t, got, n)
 	}
-	if got.Name != n.Name || got.Phrase != n.Phrase || got.Offset != n.Offset || got.Training != n.Training ||
-		got.LogFloor != n.LogFloor || got.Smooth != n.Smooth || got.SmoothHops() != 7 ||
-		got.Params() != n.Params() || got.ReceptiveField() != n.ReceptiveField() {
-		t.Fatalf("header changed: %+v", got)
-	}
-	for i, w := range n.weights() {
+}
+
+func assertWeights(t *testing.T, got, want *Net) {
+	t.Helper()
+	for i, w := range want.weights() {
 		g := got.weights()[i]
 		for j := range w {
 			if w[j] != g[j] {
@@ -76,10 +106,84 @@ func TestNetFileRoundTrip(t *testing.T) {
 	}
 }
 
+// Files of the first format (one tower, its shapes in the header's top
+// level) still load: models trained before towers existed keep working.
+func TestNetFileVersion1(t *testing.T) {
+	n := randomNet(12)
+	tw := n.Towers[0]
+	h := map[string]any{"name": n.Name, "phrase": n.Phrase, "mels": Mels, "offset": n.Offset,
+		"smooth_hops": n.Smooth, "log_floor": tw.LogFloor, "created": time.Time{}, "training": json.RawMessage(n.Training)}
+	var layers []layerHeader
+	for _, l := range tw.Layers {
+		layers = append(layers, layerHeader{l.In, l.Out, l.Kernel, l.Dilation})
+	}
+	h["layers"] = layers
+	file := func(version uint16, h map[string]any) []byte {
+		hb, err := json.Marshal(h)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var b bytes.Buffer
+		b.WriteString(netMagic)
+		binary.Write(&b, binary.LittleEndian, version)
+		binary.Write(&b, binary.LittleEndian, uint32(len(hb)))
+		b.Write(hb)
+		for _, w := range n.weights() {
+			binary.Write(&b, binary.LittleEndian, w)
+		}
+		binary.Write(&b, binary.LittleEndian, crc32.ChecksumIEEE(b.Bytes()))
+		return b.Bytes()
+	}
+	got, err := ReadNet(bytes.NewReader(file(1, h)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got.Towers) != 1 || got.Towers[0].LogFloor != tw.LogFloor || got.Smooth != n.Smooth || got.Offset != n.Offset {
+		t.Fatalf("read %+v", got)
+	}
+	assertWeights(t, got, n)
+	// The same header labelled version 2 mixes the formats: refused.
+	if _, err := ReadNet(bytes.NewReader(file(2, h))); !errors.Is(err, ErrBadModel) {
+		t.Fatalf("a version 2 file with version 1 fields: err %v", err)
+	}
+	if _, err := ReadNet(bytes.NewReader(file(3, h))); !errors.Is(err, ErrBadModel) {
+		t.Fatalf("version 3: err %v", err)
+	}
+}
+
 // Every truncation, every padding and every single-byte corruption is a
 // clear error wrapping ErrBadModel, never a panic and never a model.
 func TestNetFileCorruptOrTruncated(t *testing.T) {
-	b := encode(t, randomNet(2))
+	for _, n := range []*Net{randomNet(2), towersNet(2, 2)} {
+		corrupt(t, encode(t, n))
+	}
+	// A well-formed file with a NaN weight (checksum recomputed) is
+	// refused too: it would run, and score NaN forever.
+	n := towersNet(3, 2)
+	n.Towers[1].Layers[1].W[5] = float32(math.NaN())
+	if err := WriteNet(&bytes.Buffer{}, n); err == nil {
+		t.Fatal("WriteNet accepted a NaN weight")
+	}
+	n = randomNet(3)
+	n.Smooth = maxSmooth + 1 // more than the picker can average
+	if err := WriteNet(&bytes.Buffer{}, n); err == nil {
+		t.Fatal("WriteNet accepted an impossible smoothing")
+	}
+	n = randomNet(3)
+	n.Towers[0].LogFloor = float32(math.Inf(-1))
+	if err := WriteNet(&bytes.Buffer{}, n); err == nil {
+		t.Fatal("WriteNet accepted an infinite floor")
+	}
+	if err := WriteNet(&bytes.Buffer{}, towersNet(3, MaxTowers+1)); err == nil {
+		t.Fatal("WriteNet accepted too many towers")
+	}
+	if err := WriteNet(&bytes.Buffer{}, &Net{Name: "x"}); err == nil {
+		t.Fatal("WriteNet accepted a model without towers")
+	}
+}
+
+func corrupt(t *testing.T, b []byte) {
+	t.Helper()
 	for k := 0; k < len(b); k++ {
 		if _, err := ReadNet(bytes.NewReader(b[:k])); !errors.Is(err, ErrBadModel) {
 			t.Fatalf("truncated to %d of %d bytes: err %v", k, len(b), err)
@@ -94,23 +198,6 @@ func TestNetFileCorruptOrTruncated(t *testing.T) {
 		if _, err := ReadNet(bytes.NewReader(c)); !errors.Is(err, ErrBadModel) {
 			t.Fatalf("byte %d flipped: err %v", k, err)
 		}
-	}
-	// A well-formed file with a NaN weight (checksum recomputed) is
-	// refused too: it would run, and score NaN forever.
-	n := randomNet(3)
-	n.Layers[1].W[5] = float32(math.NaN())
-	if err := WriteNet(&bytes.Buffer{}, n); err == nil {
-		t.Fatal("WriteNet accepted a NaN weight")
-	}
-	n = randomNet(3)
-	n.Smooth = maxSmooth + 1 // more than the picker can average
-	if err := WriteNet(&bytes.Buffer{}, n); err == nil {
-		t.Fatal("WriteNet accepted an impossible smoothing")
-	}
-	n = randomNet(3)
-	n.LogFloor = float32(math.Inf(-1))
-	if err := WriteNet(&bytes.Buffer{}, n); err == nil {
-		t.Fatal("WriteNet accepted an infinite floor")
 	}
 }
 
@@ -132,7 +219,13 @@ func TestLoadNetErrorsNameTheFile(t *testing.T) {
 // Streaming equivalence: the scores per hop are the same whether the
 // audio arrives in one piece or in chunks of any size.
 func TestNetScoresIndependentOfChunking(t *testing.T) {
-	n := randomNet(5)
+	for _, n := range []*Net{randomNet(5), towersNet(5, 3)} {
+		scoresIndependentOfChunking(t, n)
+	}
+}
+
+func scoresIndependentOfChunking(t *testing.T, n *Net) {
+	t.Helper()
 	sig := make([]int16, audio.Rate*3)
 	audio.NewNoise("pink", -30, 7).Fill(sig)
 	for i := audio.Rate; i < 2*audio.Rate; i++ { // a tone burst, so the scores move
@@ -179,10 +272,44 @@ func TestNetScoresIndependentOfChunking(t *testing.T) {
 }
 
 func TestNetStepDoesNotAllocate(t *testing.T) {
-	st := newNetState(randomNet(6))
+	st := newNetState(towersNet(6, 2))
 	mel := make([]float64, Mels)
 	if a := testing.AllocsPerRun(100, func() { st.step(mel) }); a != 0 {
 		t.Fatalf("%v allocations per frame", a)
+	}
+}
+
+// A model of several towers scores the mean of its towers' logits, each
+// tower running as it would alone.
+func TestTowersAverageLogits(t *testing.T) {
+	n := towersNet(13, 3)
+	alone := make([]*netState, len(n.Towers))
+	for i := range n.Towers {
+		alone[i] = newNetState(&Net{Towers: n.Towers[i : i+1]})
+	}
+	st := newNetState(n)
+	sig := make([]int16, audio.Rate)
+	audio.NewNoise("pink", -25, 4).Fill(sig)
+	ext := newExtractor()
+	var feat [Dims]float32
+	frames, spread := 0, 0.0
+	for i := 0; i+HopSamples <= len(sig); i += HopSamples {
+		ext.push(sig[i:i+HopSamples], feat[:])
+		var sum float32
+		lo, hi := math.Inf(1), math.Inf(-1)
+		for _, a := range alone {
+			l := a.step(ext.logMel)
+			sum += l
+			lo, hi = min(lo, float64(l)), max(hi, float64(l))
+		}
+		spread = max(spread, hi-lo)
+		if got, want := st.step(ext.logMel), sum/float32(len(alone)); got != want {
+			t.Fatalf("frame %d: logit %v, the towers' mean %v", frames, got, want)
+		}
+		frames++
+	}
+	if frames < 50 || spread < 0.1 {
+		t.Fatalf("%d frames, towers' logits at most %.3f apart: the test would prove nothing", frames, spread)
 	}
 }
 

@@ -18,9 +18,11 @@ import (
 //	"EAWW"                     magic
 //	uint16 version             (netFileVersion)
 //	uint32 n, n bytes          JSON header: name, phrase, shapes, offset, training config
-//	float32 × count            weights, little-endian, in the order of netHeader.order
+//	float32 × count            weights, little-endian, tower by tower in the order of Net.weights
 //	uint32                     CRC-32 (IEEE) of everything before it
 //
+// Version 1 (one tower: its layers and floor in the header's top level) is
+// still read; version 2 lists the towers.
 // The header carries the shapes, so the weight count is known before any
 // weight is read, and a file whose length disagrees is refused before the
 // checksum is even computed. Everything is checked at load time: a model
@@ -28,21 +30,26 @@ import (
 
 const (
 	netMagic       = "EAWW"
-	netFileVersion = 1
+	netFileVersion = 2
 	maxHeader      = 1 << 16
 	maxNetFile     = 8 << 20 // far above any model this format is for
 )
 
 type netHeader struct {
-	Name     string          `json:"name"`
-	Phrase   string          `json:"phrase"`
-	Mels     int             `json:"mels"`
-	Layers   []layerHeader   `json:"layers"`
-	Offset   float32         `json:"offset"`
-	LogFloor float32         `json:"log_floor,omitempty"`   // absent in older files: no floor
-	Smooth   int             `json:"smooth_hops,omitempty"` // absent: the default
-	Created  time.Time       `json:"created"`
-	Training json.RawMessage `json:"training,omitempty"`
+	Name        string          `json:"name"`
+	Phrase      string          `json:"phrase"`
+	Mels        int             `json:"mels"`
+	Towers      []towerHeader   `json:"towers,omitempty"` // version 2
+	Offset      float32         `json:"offset"`
+	Smooth      int             `json:"smooth_hops,omitempty"` // absent: the default
+	Created     time.Time       `json:"created"`
+	Training    json.RawMessage `json:"training,omitempty"`
+	towerHeader                 // version 1: the one tower
+}
+
+type towerHeader struct {
+	Layers   []layerHeader `json:"layers,omitempty"`
+	LogFloor float32       `json:"log_floor,omitempty"` // absent: no floor
 }
 
 type layerHeader struct {
@@ -57,15 +64,19 @@ func WriteNet(w io.Writer, n *Net) error {
 	if err := n.validate(); err != nil {
 		return fmt.Errorf("wake word model: %w", err)
 	}
-	h := netHeader{Name: n.Name, Phrase: n.Phrase, Mels: Mels, Offset: n.Offset, LogFloor: n.LogFloor, Smooth: n.Smooth, Created: n.Created.UTC()}
+	h := netHeader{Name: n.Name, Phrase: n.Phrase, Mels: Mels, Offset: n.Offset, Smooth: n.Smooth, Created: n.Created.UTC()}
 	if n.Training != "" {
 		if !json.Valid([]byte(n.Training)) {
 			return errors.New("wake word model: training record is not JSON")
 		}
 		h.Training = json.RawMessage(n.Training)
 	}
-	for _, l := range n.Layers {
-		h.Layers = append(h.Layers, layerHeader{l.In, l.Out, l.Kernel, l.Dilation})
+	for _, t := range n.Towers {
+		th := towerHeader{LogFloor: t.LogFloor}
+		for _, l := range t.Layers {
+			th.Layers = append(th.Layers, layerHeader{l.In, l.Out, l.Kernel, l.Dilation})
+		}
+		h.Towers = append(h.Towers, th)
 	}
 	hb, err := json.Marshal(h)
 	if err != nil {
@@ -89,11 +100,15 @@ func WriteNet(w io.Writer, n *Net) error {
 
 // weights lists the weight slices in file order.
 func (n *Net) weights() [][]float32 {
-	out := [][]float32{n.Mean, n.Std}
-	for _, l := range n.Layers {
-		out = append(out, l.W, l.B)
+	var out [][]float32
+	for _, t := range n.Towers {
+		out = append(out, t.Mean, t.Std)
+		for _, l := range t.Layers {
+			out = append(out, l.W, l.B)
+		}
+		out = append(out, t.OutW, []float32{t.OutB})
 	}
-	return append(out, n.OutW, []float32{n.OutB})
+	return out
 }
 
 // ErrBadModel is wrapped by every error about a model file's content.
@@ -120,8 +135,9 @@ func parseNet(b []byte) (*Net, error) {
 	if len(b) < 4+2+4+4 || string(b[:4]) != netMagic {
 		return nil, bad("no model header (the file should start with %q)", netMagic)
 	}
-	if v := binary.LittleEndian.Uint16(b[4:6]); v != netFileVersion {
-		return nil, bad("format version %d, this build reads version %d", v, netFileVersion)
+	v := binary.LittleEndian.Uint16(b[4:6])
+	if v < 1 || v > netFileVersion {
+		return nil, bad("format version %d, this build reads versions 1 to %d", v, netFileVersion)
 	}
 	hl := int(binary.LittleEndian.Uint32(b[6:10]))
 	if hl > maxHeader || 10+hl+4 > len(b) {
@@ -134,19 +150,31 @@ func parseNet(b []byte) (*Net, error) {
 	if h.Mels != Mels {
 		return nil, bad("model reads %d mel bands, this build computes %d", h.Mels, Mels)
 	}
-	if len(h.Layers) == 0 || len(h.Layers) > maxLayers {
-		return nil, bad("%d layers", len(h.Layers))
+	switch {
+	case v == 1 && len(h.Towers) == 0:
+		h.Towers = []towerHeader{h.towerHeader}
+	case v == 1 || len(h.towerHeader.Layers) > 0 || h.towerHeader.LogFloor != 0:
+		return nil, bad("version %d header with the other version's fields", v)
 	}
-	count := 2*Mels + 1
-	last := Mels
-	for i, l := range h.Layers {
-		if l.In < 1 || l.In > maxChannels || l.Out < 1 || l.Out > maxChannels || l.Kernel < 1 || l.Kernel > maxKernel {
-			return nil, bad("layer %d has an impossible shape", i)
+	if len(h.Towers) == 0 || len(h.Towers) > MaxTowers {
+		return nil, bad("%d towers", len(h.Towers))
+	}
+	count := 0
+	for ti, t := range h.Towers {
+		if len(t.Layers) == 0 || len(t.Layers) > maxLayers {
+			return nil, bad("tower %d: %d layers", ti, len(t.Layers))
 		}
-		count += l.Kernel*l.Out*l.In + l.Out
-		last = l.Out
+		count += 2*Mels + 1
+		last := Mels
+		for i, l := range t.Layers {
+			if l.In < 1 || l.In > maxChannels || l.Out < 1 || l.Out > maxChannels || l.Kernel < 1 || l.Kernel > maxKernel {
+				return nil, bad("tower %d: layer %d has an impossible shape", ti, i)
+			}
+			count += l.Kernel*l.Out*l.In + l.Out
+			last = l.Out
+		}
+		count += last
 	}
-	count += last
 	if want := 10 + hl + 4*count + 4; len(b) != want {
 		return nil, bad("%d bytes, the header's shapes need %d (truncated or padded)", len(b), want)
 	}
@@ -163,14 +191,17 @@ func parseNet(b []byte) (*Net, error) {
 		p = p[4*k:]
 		return v
 	}
-	n := &Net{Name: h.Name, Phrase: h.Phrase, Offset: h.Offset, LogFloor: h.LogFloor, Smooth: h.Smooth, Created: h.Created, Training: string(h.Training)}
-	n.Mean, n.Std = take(Mels), take(Mels)
-	for _, l := range h.Layers {
-		n.Layers = append(n.Layers, Conv{In: l.In, Out: l.Out, Kernel: l.Kernel, Dilation: l.Dilation,
-			W: take(l.Kernel * l.Out * l.In), B: take(l.Out)})
+	n := &Net{Name: h.Name, Phrase: h.Phrase, Offset: h.Offset, Smooth: h.Smooth, Created: h.Created, Training: string(h.Training)}
+	for _, th := range h.Towers {
+		t := Tower{LogFloor: th.LogFloor, Mean: take(Mels), Std: take(Mels)}
+		for _, l := range th.Layers {
+			t.Layers = append(t.Layers, Conv{In: l.In, Out: l.Out, Kernel: l.Kernel, Dilation: l.Dilation,
+				W: take(l.Kernel * l.Out * l.In), B: take(l.Out)})
+		}
+		t.OutW = take(t.Layers[len(t.Layers)-1].Out)
+		t.OutB = take(1)[0]
+		n.Towers = append(n.Towers, t)
 	}
-	n.OutW = take(last)
-	n.OutB = take(1)[0]
 	if !validName.MatchString(n.Name) {
 		return nil, bad("wake word name %q", n.Name)
 	}

@@ -10,10 +10,11 @@ import (
 func silentNet(name string) *Net {
 	n := randomNet(11)
 	n.Name = name
-	for i := range n.OutW {
-		n.OutW[i] = 0
+	tw := &n.Towers[0]
+	for i := range tw.OutW {
+		tw.OutW[i] = 0
 	}
-	n.OutB = -50
+	tw.OutB = -50
 	return n
 }
 

@@ -57,8 +57,10 @@ func loadCheckpoint(path string, cfg Config) (*wakeword.Net, trainStats, error) 
 }
 
 // trainingPart is the configuration without what only the evaluation
-// uses: changing those keeps the checkpoint.
+// uses, and without the number of towers (a checkpoint holds the first
+// towers of any longer run): changing those keeps the checkpoint.
 func trainingPart(c Config) Config {
+	c.Towers = 0
 	c.TargetFAPerHour, c.CalibMinutes, c.CalibMargin, c.TestPosPerGroup, c.TestNegMinutes = 0, 0, 0, 0, 0
 	c.ValPosUtterances, c.ValNegMinutes, c.ValConfusableReps = 0, 0, 0
 	return c

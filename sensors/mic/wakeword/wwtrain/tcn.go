@@ -235,12 +235,12 @@ func (a *adam) step(p, g []float32, lr float64) {
 	}
 }
 
-// net converts the trained network to the detector's form.
-func (t *tcn) net(mean, std []float32) *wakeword.Net {
-	n := &wakeword.Net{Mean: mean, Std: std, OutW: append([]float32(nil), t.outW...), OutB: t.outB[0]}
+// tower converts the trained network to the detector's form.
+func (t *tcn) tower(mean, std []float32, floor float32) wakeword.Tower {
+	w := wakeword.Tower{Mean: mean, Std: std, LogFloor: floor, OutW: append([]float32(nil), t.outW...), OutB: t.outB[0]}
 	for _, l := range t.layers {
-		n.Layers = append(n.Layers, wakeword.Conv{In: l.in, Out: l.out, Kernel: l.kernel, Dilation: l.dil,
+		w.Layers = append(w.Layers, wakeword.Conv{In: l.in, Out: l.out, Kernel: l.kernel, Dilation: l.dil,
 			W: append([]float32(nil), l.w...), B: append([]float32(nil), l.b...)})
 	}
-	return n
+	return w
 }

@@ -121,6 +121,10 @@ type Config struct {
 	ValPosUtterances  int     `json:"val_pos_utterances"`
 	ValNegMinutes     float64 `json:"val_neg_minutes"`
 	ValConfusableReps int     `json:"val_confusable_reps"`
+	// Towers is how many networks the model averages (0 or 1: one),
+	// each trained on the same clips from its own random start: see
+	// wakeword.Net.
+	Towers int `json:"towers,omitempty"`
 	// SkipTest evaluates on validation only: for exploring recipes
 	// without looking at the test groups.
 	SkipTest bool `json:"-"`
@@ -177,6 +181,8 @@ func (c *Config) check() error {
 		return fmt.Errorf("vocal tract warp %v (want 0..0.3)", c.VTLP)
 	case !(c.EMADecay >= 0 && c.EMADecay < 1):
 		return fmt.Errorf("weight average decay %v (want 0 ≤ d < 1)", c.EMADecay)
+	case c.Towers < 0 || c.Towers > wakeword.MaxTowers:
+		return fmt.Errorf("%d towers (want 1..%d)", c.Towers, wakeword.MaxTowers)
 	}
 	for _, a := range c.ExtraAccents {
 		if a == "" || strings.ContainsAny(a, "+ \t") || slices.Contains(heldAccents, a) {
@@ -213,33 +219,46 @@ func Train(ctx context.Context, cfg Config, dir string, created time.Time, progr
 	}
 	tSynth := time.Since(t0)
 	// The trained weights are checkpointed with the configuration that
-	// made them: a rerun of the same configuration (after an interrupted
-	// evaluation, or with a changed evaluation) skips mixing and training.
+	// made them, after each tower: a rerun of the same configuration
+	// (after an interrupted training or evaluation, with a changed
+	// evaluation, or asking for more towers) trains only what is missing.
 	ckpt := filepath.Join(dir, Name(cfg.Phrase)+".trained.eaww")
 	n, stats, err := loadCheckpoint(ckpt, cfg)
 	if err != nil {
 		return nil, err
 	}
+	want := max(cfg.Towers, 1)
+	if n != nil && len(n.Towers) > want {
+		n.Towers = n.Towers[:want] // the towers are trained in order: the first ones are what a shorter run makes
+	}
 	tData, tTrain := tSynth, tSynth
-	if n == nil {
+	if n == nil || len(n.Towers) < want {
 		pr.stage("mixing training clips")
 		ds := corp.trainingSet(cfg, pr)
 		mean, std := ds.normalise()
 		tData = time.Since(t0)
-		r := rand.New(rand.NewPCG(cfg.Seed, 2))
-		net := newTCN(cfg.Channels, cfg.Kernel, cfg.Dilations, r)
-		loss := fit(ctx, cfg, net, ds, r, pr)
-		if err := ctx.Err(); err != nil {
-			return nil, err
+		if n == nil {
+			n = &wakeword.Net{Name: Name(cfg.Phrase), Phrase: cfg.Phrase, Smooth: cfg.SmoothHops}
+		}
+		for t := len(n.Towers); t < want; t++ {
+			if want > 1 {
+				pr.stage(fmt.Sprintf("tower %d of %d", t+1, want))
+			}
+			seed := towerSeed(cfg.Seed, t)
+			r := rand.New(rand.NewPCG(seed, 2))
+			net := newTCN(cfg.Channels, cfg.Kernel, cfg.Dilations, r)
+			loss := fit(ctx, cfg, seed, net, ds, r, pr)
+			if err := ctx.Err(); err != nil {
+				return nil, err
+			}
+			n.Towers = append(n.Towers, net.tower(mean, std, float32(cfg.LogMelFloor)))
+			// The loss reported is the towers' mean.
+			stats = trainStats{Clips: ds.n, PosClips: ds.npos, Loss: (stats.Loss*float64(t) + loss) / float64(t+1)}
+			if err := saveCheckpoint(ckpt, n, cfg, stats); err != nil {
+				return nil, err
+			}
 		}
 		tTrain = time.Since(t0)
-		n = net.net(mean, std)
-		n.LogFloor, n.Smooth = float32(cfg.LogMelFloor), cfg.SmoothHops
-		n.Name, n.Phrase = Name(cfg.Phrase), cfg.Phrase
-		stats = trainStats{Clips: ds.n, PosClips: ds.npos, Loss: loss}
-		if err := saveCheckpoint(ckpt, n, cfg, stats); err != nil {
-			return nil, err
-		}
 	} else {
 		pr.stage("trained weights from " + ckpt)
 	}
@@ -273,12 +292,17 @@ func Train(ctx context.Context, cfg Config, dir string, created time.Time, progr
 
 func round1(v float64) float64 { return math.Round(v*10) / 10 }
 
+// towerSeed is the seed of tower t's initial weights, clip order and
+// augmentation draws; the first tower's is the configuration's, so a
+// one-tower model is what it was before towers existed.
+func towerSeed(seed uint64, t int) uint64 { return seed + uint64(t)<<32 }
+
 // fit trains net on ds: minibatches of clips in a seeded order, loss = the
 // mean cross-entropy of the positive frames plus that of the negative
 // frames (so the rare positives weigh as much as the many negatives),
 // gradients summed over workers in a fixed order, Adam with a cosine
 // learning-rate decay. It returns the last epoch's mean loss.
-func fit(ctx context.Context, cfg Config, net *tcn, ds *dataset, r *rand.Rand, pr *progress) float64 {
+func fit(ctx context.Context, cfg Config, seed uint64, net *tcn, ds *dataset, r *rand.Rand, pr *progress) float64 {
 	// The batch is cut into a fixed number of shards, whatever the number
 	// of workers, and their gradients are summed in shard order: float
 	// sums depend on their order, and the model must not depend on the
@@ -306,7 +330,7 @@ func fit(ctx context.Context, cfg Config, net *tcn, ds *dataset, r *rand.Rand, p
 			}
 		}()
 	}
-	masks := maskPlan{on: cfg.SpecAugment, seed: cfg.Seed}
+	masks := maskPlan{on: cfg.SpecAugment, seed: seed}
 	if cfg.VTLP > 0 {
 		masks.warp = newWarper(cfg.VTLP, ds.mean, ds.std)
 	}

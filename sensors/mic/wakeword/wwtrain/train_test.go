@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -118,6 +119,49 @@ func TestTrainingIsDeterministic(t *testing.T) {
 	t.Logf("test negatives: %d false accepts in %.3f h over %d conditions", rep.TestFA, rep.TestNegHours, len(rep.FAByCondition))
 }
 
+// Towers are trained one after the other, each checkpointed: a model of
+// two towers is the same whether trained in one run or resumed from a
+// one-tower run, and a shorter run takes the first towers of a longer
+// one's checkpoint.
+func TestTowersResumeAndTruncate(t *testing.T) {
+	needEspeak(t)
+	ctx := context.Background()
+	when := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	dir := t.TempDir()
+	run := func(towers int) (*wakeword.Net, []byte) {
+		t.Helper()
+		cfg := tinyConfig()
+		cfg.Towers = towers
+		res, err := Train(ctx, cfg, dir, when, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := os.ReadFile(res.Path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res.Net, b
+	}
+	one, oneB := run(1)
+	resumed, resumedB := run(2) // the checkpoint holds one tower: one more is trained
+	if len(one.Towers) != 1 || len(resumed.Towers) != 2 {
+		t.Fatalf("%d and %d towers", len(one.Towers), len(resumed.Towers))
+	}
+	if err := os.Remove(filepath.Join(dir, "hey_robot.trained.eaww")); err != nil {
+		t.Fatal(err)
+	}
+	_, freshB := run(2)
+	if !bytes.Equal(resumedB, freshB) {
+		t.Fatal("two towers resumed from one differ from two trained in one run")
+	}
+	if slices.Equal(resumed.Towers[0].OutW, resumed.Towers[1].OutW) {
+		t.Fatal("the second tower is a copy of the first")
+	}
+	if _, b := run(1); !bytes.Equal(b, oneB) {
+		t.Fatal("one tower taken from a two-tower checkpoint differs from a one-tower run")
+	}
+}
+
 // The trainer's whole-clip forward pass and the detector's streaming pass
 // compute the same logits.
 func TestTrainingForwardMatchesStreaming(t *testing.T) {
@@ -155,8 +199,7 @@ func TestTrainingForwardMatchesStreaming(t *testing.T) {
 	w := net.newWork(clipHops)
 	net.forward(w, norm, clipHops)
 
-	n := net.net(mean, std)
-	n.Name, n.LogFloor = "t", floor
+	n := &wakeword.Net{Name: "t", Towers: []wakeword.Tower{net.tower(mean, std, floor)}}
 	sp, err := wakeword.NewSpotter(nil, wakeword.Options{Nets: []*wakeword.Net{n}})
 	if err != nil {
 		t.Fatal(err)

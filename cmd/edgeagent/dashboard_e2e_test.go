@@ -185,11 +185,32 @@ func fillLogin(t *testing.T, ctx context.Context, user, password string) {
 	}
 }
 
+// dashTab clicks a tab and waits for its panel. A mouse click goes to the
+// coordinates chromedp read from the layout a moment before; once in a CI
+// run under full load the panel never appeared and the test hung until
+// its 3-minute deadline. So each attempt has its own deadline, a missed
+// click is retried (and logged with the tab's position, to find the
+// cause if it recurs), and the failure names the tab.
 func dashTab(t *testing.T, ctx context.Context, name string) {
 	t.Helper()
-	if err := chromedp.Run(ctx, chromedp.Click(`#tabs [data-tab="`+name+`"]`), chromedp.WaitVisible(`#tab-`+name)); err != nil {
-		t.Fatalf("tab %s: %v", name, err)
+	tab := `#tabs [data-tab="` + name + `"]`
+	where := `JSON.stringify(document.querySelector('` + tab + `')?.getBoundingClientRect())`
+	var err error
+	for attempt := 1; attempt <= 3; attempt++ {
+		actx, cancel := context.WithTimeout(ctx, 20*time.Second)
+		err = chromedp.Run(actx, chromedp.Click(tab), chromedp.WaitVisible(`#tab-`+name))
+		cancel()
+		if err == nil {
+			return
+		}
+		if ctx.Err() != nil {
+			break
+		}
+		var box string
+		_ = chromedp.Run(ctx, chromedp.Evaluate(where, &box))
+		t.Logf("tab %s: attempt %d: %v (tab at %s)", name, attempt, err, box)
 	}
+	t.Fatalf("tab %s: %v", name, err)
 }
 
 // frameHash draws the camera's <img> (the MJPEG stream's current frame)

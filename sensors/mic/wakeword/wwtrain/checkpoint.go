@@ -13,7 +13,23 @@ import (
 type trainStats struct {
 	Clips    int     `json:"clips"`
 	PosClips int     `json:"pos_clips"`
-	Loss     float64 `json:"loss"`
+	Loss     float64 `json:"loss"` // the towers' mean
+	// TowerLoss is each tower's last-epoch loss (absent in checkpoints
+	// from before towers: Loss is the one tower's).
+	TowerLoss []float64 `json:"tower_loss,omitempty"`
+}
+
+// keep records the towers' losses for the first k towers.
+func (s *trainStats) keep(k int) {
+	if len(s.TowerLoss) == 0 && s.Loss != 0 {
+		s.TowerLoss = []float64{s.Loss}
+	}
+	s.TowerLoss = s.TowerLoss[:min(k, len(s.TowerLoss))]
+	var sum float64
+	for _, l := range s.TowerLoss {
+		sum += l
+	}
+	s.Loss = sum / float64(max(1, len(s.TowerLoss)))
 }
 
 type checkpoint struct {

@@ -229,7 +229,10 @@ func Train(ctx context.Context, cfg Config, dir string, created time.Time, progr
 	}
 	want := max(cfg.Towers, 1)
 	if n != nil && len(n.Towers) > want {
-		n.Towers = n.Towers[:want] // the towers are trained in order: the first ones are what a shorter run makes
+		// The towers are trained in order: the first ones are what a
+		// shorter run makes.
+		n.Towers = n.Towers[:want]
+		stats.keep(want)
 	}
 	tData, tTrain := tSynth, tSynth
 	if n == nil || len(n.Towers) < want {
@@ -252,8 +255,9 @@ func Train(ctx context.Context, cfg Config, dir string, created time.Time, progr
 				return nil, err
 			}
 			n.Towers = append(n.Towers, net.tower(mean, std, float32(cfg.LogMelFloor)))
-			// The loss reported is the towers' mean.
-			stats = trainStats{Clips: ds.n, PosClips: ds.npos, Loss: (stats.Loss*float64(t) + loss) / float64(t+1)}
+			stats.keep(t)
+			stats = trainStats{Clips: ds.n, PosClips: ds.npos, TowerLoss: append(stats.TowerLoss, loss)}
+			stats.keep(t + 1)
 			if err := saveCheckpoint(ckpt, n, cfg, stats); err != nil {
 				return nil, err
 			}

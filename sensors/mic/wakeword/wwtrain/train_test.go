@@ -128,7 +128,11 @@ func TestTowersResumeAndTruncate(t *testing.T) {
 	ctx := context.Background()
 	when := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 	dir := t.TempDir()
-	run := func(towers int) (*wakeword.Net, []byte) {
+	type trained struct {
+		*wakeword.Net
+		report float64 // the report's loss
+	}
+	run := func(towers int) (trained, []byte) {
 		t.Helper()
 		cfg := tinyConfig()
 		cfg.Towers = towers
@@ -140,7 +144,7 @@ func TestTowersResumeAndTruncate(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		return res.Net, b
+		return trained{res.Net, res.Report.FinalLoss}, b
 	}
 	one, oneB := run(1)
 	resumed, resumedB := run(2) // the checkpoint holds one tower: one more is trained
@@ -159,6 +163,19 @@ func TestTowersResumeAndTruncate(t *testing.T) {
 	}
 	if _, b := run(1); !bytes.Equal(b, oneB) {
 		t.Fatal("one tower taken from a two-tower checkpoint differs from a one-tower run")
+	}
+	// The report's loss is that of the towers kept.
+	loss := func(towers int) float64 {
+		cfg := tinyConfig()
+		cfg.Towers = towers
+		res, err := Train(ctx, cfg, dir, when, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res.Report.FinalLoss
+	}
+	if l1, l2 := loss(1), loss(2); l1 == l2 || l1 != one.report {
+		t.Fatalf("losses: one tower %v (its own run: %v), two %v", l1, one.report, l2)
 	}
 }
 

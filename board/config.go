@@ -198,8 +198,8 @@ type Agent struct {
 	// GCPercent is the Go garbage collector's target (debug.SetGCPercent):
 	// the heap may grow this many percent over the live data before a
 	// collection. Lower trades a little CPU for a smaller RSS on a small
-	// board (measured: 50 saves ~2.5 MB on the sim board at no visible CPU
-	// cost). The GOGC environment variable, when set, wins.
+	// board (measured: 25 saves ~3 MB on the sim board for ~1 % more CPU;
+	// docs/benchmarks.md). The GOGC environment variable, when set, wins.
 	GCPercent int    `yaml:"gc_percent"`
 	Goals     []Goal `yaml:"goals,omitempty"`
 }

@@ -19,6 +19,7 @@ targets=(
   "FuzzY4MReader ./sensors/camera"
   "FuzzWAVReader ./sensors/mic/audio"
   "FuzzCodec ./sensors/i2c/generic"
+  "FuzzReadNet ./sensors/mic/wakeword"
 )
 # inputs counts the saved inputs of a target (its folder may not exist).
 inputs() { if [ -d "$1" ]; then ls "$1" | wc -l; else echo 0; fi; }

@@ -18,10 +18,21 @@ const (
 )
 
 // runNets steps every trained model by the hop just analysed.
+//
+// A model's score counts only once it has heard a whole receptive field of
+// the stream: before that its input starts with the zero history of a
+// fresh stream, which training never scores (its loss starts a second
+// into each clip), and a model may answer anything there — one trained
+// model gave 0.997 to the first second of white noise, at every stream
+// start. Until then its score is 0: no detection in the first 1.3 s after
+// the microphone opens, and no phantom in a trainer's calibration.
 func (s *Spotter) runNets(dst []Detection) []Detection {
 	now := s.hop - 1 // index of the hop just analysed
 	for _, e := range s.nets {
 		sc := e.net.Score(e.st.step(s.ext.logMel))
+		if now < e.warm {
+			sc = 0
+		}
 		e.last = sc
 		if sc >= assistFloor {
 			e.lastAssist = now

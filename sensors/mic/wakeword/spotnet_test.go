@@ -3,6 +3,8 @@ package wakeword
 import (
 	"testing"
 	"time"
+
+	"github.com/edgeagent/edgeagent/sensors/mic/audio"
 )
 
 // silentNet is a model named name whose score never rises: its output
@@ -61,5 +63,38 @@ func TestBuiltinModelDetectsHeldOutVoice(t *testing.T) {
 	}
 	if lat := d.At - ends[0]; lat < -100*time.Millisecond || lat > 300*time.Millisecond {
 		t.Fatalf("decided %v after the phrase's end", lat)
+	}
+}
+
+// A model's score counts only after it has heard its receptive field: a
+// model that says "yes" to everything scores 0 until then, and fires
+// right after.
+func TestNetSilentUntilItsReceptiveFieldIsHeard(t *testing.T) {
+	n := silentNet("eager")
+	n.Towers[0].OutB = 50 // the opposite of silent: every hop scores ~1
+	sp, err := NewSpotter(nil, Options{Nets: []*Net{n}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sig := make([]int16, 3*16000)
+	audio.NewNoise("white", -30, 2).Fill(sig)
+	warm := n.ReceptiveField()
+	hop, first := 0, -1
+	var dets []Detection
+	for k := 0; k+HopSamples <= len(sig); k += HopSamples {
+		dets = sp.Process(dets[:0], sig[k:k+HopSamples], func(bool) {
+			if sc := sp.NetScore(0); hop < warm && sc != 0 {
+				t.Fatalf("hop %d of a %d-hop receptive field: score %v", hop, warm, sc)
+			} else if hop >= warm && sc < 0.99 {
+				t.Fatalf("hop %d: score %v after the receptive field", hop, sc)
+			}
+			hop++
+		})
+		if len(dets) > 0 && first < 0 {
+			first = hop
+		}
+	}
+	if first < warm || first > warm+n.SmoothHops()+settleHops+2 {
+		t.Fatalf("first detection at hop %d, want just after %d", first, warm)
 	}
 }

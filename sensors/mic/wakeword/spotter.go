@@ -137,6 +137,7 @@ type netEntry struct {
 	st   *netState
 	pick Picker
 	last float64 // score of the last hop
+	warm int64 // hops before the score counts: the receptive field (see runNets)
 	// lastAssist is the last hop at which the model's score reached
 	// assistFloor: templates of the same name only fire near one (see
 	// confirmByNet).
@@ -161,7 +162,8 @@ func NewSpotter(models []*Model, o Options) (*Spotter, error) {
 	for _, n := range o.Nets {
 		pick := NewPicker(o.NetThreshold, Hops(o.Refractory))
 		pick.Smooth = n.SmoothHops()
-		s.nets = append(s.nets, &netEntry{net: n, st: newNetState(n), lastAssist: -assistHops - 1, pick: pick})
+		s.nets = append(s.nets, &netEntry{net: n, st: newNetState(n), lastAssist: -assistHops - 1, pick: pick,
+			warm: int64(n.ReceptiveField())})
 	}
 	s.rebuild(nil)
 	return s, nil

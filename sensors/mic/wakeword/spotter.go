@@ -137,7 +137,7 @@ type netEntry struct {
 	st   *netState
 	pick Picker
 	last float64 // score of the last hop
-	warm int64 // hops before the score counts: the receptive field (see runNets)
+	warm int64   // hops before the score counts: the receptive field (see runNets)
 	// lastAssist is the last hop at which the model's score reached
 	// assistFloor: templates of the same name only fire near one (see
 	// confirmByNet).

@@ -140,11 +140,17 @@ type Config struct {
 // the fire window, no input floor, max-pooling on single frames and 5-hop
 // smoothing; it underfit: seen voices scored no better than new ones, and
 // its training loss was still falling when the learning rate ran out.
-// The shipped recipe is E10 of docs/benchmarks.md: E6's with 160 ms of
-// score smoothing and 3,500 utterances each of the phrase and of speech.
+// The default recipe is E11 of docs/benchmarks.md: E6's with 160 ms of
+// score smoothing and vocal tract length perturbation, chosen over E10's
+// (3,500 utterances each of the phrase and of speech, no perturbation) on
+// the validation numbers of five seeds by a rule set beforehand: more
+// recall on clean speech, the same in noise, a few more confusables, and
+// a fifth less training time. The shipped hey_robot model was made with
+// E10's recipe, seed 1 (its file records the configuration).
 func DefaultConfig(phrase string) Config {
 	return Config{Phrase: phrase, Seed: 1,
-		PosUtterances: 3500, NegUtterances: 3500, ConfusableReps: 40, PosClips: 3, NearClips: 2, NoiseClips: 400,
+		PosUtterances: 2500, NegUtterances: 2500, ConfusableReps: 40, PosClips: 3, NearClips: 2, NoiseClips: 400,
+		VTLP:          0.1,
 		DropSameSound: true,
 		LogMelFloor:   -14,
 		Channels:      64, Kernel: 3, Dilations: []int{1, 2, 4, 8, 16, 32},

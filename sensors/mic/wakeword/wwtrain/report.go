@@ -142,6 +142,24 @@ func (r Report) Summary() Summary {
 	return s
 }
 
+// weakRecall is the validation recall in clean speech under which the
+// report says the model is weak: one training's luck moves it by up to 20
+// points (five seeds of one recipe gave 78–99 %, docs/benchmarks.md), so
+// such a model is worth training again with another seed before it goes
+// on a robot.
+const weakRecall = 0.85
+
+// weak reports the validation recall in clean speech and whether it is
+// under weakRecall.
+func (r Report) weak() (float64, bool) {
+	for _, row := range r.Validation.Recall {
+		if row.Condition == (condition{}).String() && row.N > 0 {
+			return row.Recall, row.Recall < weakRecall
+		}
+	}
+	return 0, false
+}
+
 // Markdown renders the report as tables.
 func (r Report) Markdown() string {
 	var b strings.Builder
@@ -150,6 +168,10 @@ func (r Report) Markdown() string {
 		r.Params, r.ReceptiveMS, r.TrainClips, r.TrainPosClips, r.FinalLoss)
 	fmt.Fprintf(&b, "Threshold: uncalibrated score %.4f (calibrated 0.5), chosen for ≤ %.2g false accepts/h (target %.2g with margin) on %.2f h of held-out speech (%d there).\n\n",
 		r.RawThreshold, r.CalibTargetFAPerHour, r.TargetFAPerHour, r.CalibHours, r.CalibFA)
+	if rec, weak := r.weak(); weak {
+		fmt.Fprintf(&b, "**A weak model:** validation recall in clean speech %.1f %% (under %.0f %%). One training's luck moves it by up to 20 points: train again with another `--seed` (into another --out) and keep the better model.\n\n",
+			100*rec, 100*weakRecall)
+	}
 	fmt.Fprintf(&b, "Time: synthesis %.0f s, mixing %.0f s, training %.0f s, evaluation %.0f s.\n\n",
 		r.Timing.SynthS, r.Timing.DataS, r.Timing.TrainS, r.Timing.EvalS)
 	if len(r.CalibTop) > 0 {

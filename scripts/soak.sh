@@ -58,12 +58,16 @@ for m in $(seq 1 "$minutes"); do
   kill -0 "$pid" 2>/dev/null || { echo "the agent died"; tail -20 "$log"; exit 1; }
   rss=$(awk '/^VmRSS/{print $2}' /proc/$pid/status)
   anon=$(awk '/^RssAnon/{print $2}' /proc/$pid/status)
-  samples+=("$m $rss")
+  samples+=("$m $rss $anon")
   echo "$m $rss $anon"
   [ "$m" -ne 1 ] || heap first
 done
 heap last
+# The anonymous part's slope is printed apart: the file-backed rest is
+# mostly the store's map, a bounded sawtooth between trims whose phase can
+# tilt a half-hour line by a few tenths of a MB/h.
 printf '%s\n' "${samples[@]}" | awk -v n="$minutes" '
-  $1 > n/2 { x=$1/60; y=$2/1024; sx+=x; sy+=y; sxx+=x*x; sxy+=x*y; k++ }
+  $1 > n/2 { x=$1/60; y=$2/1024; a=$3/1024; sx+=x; sy+=y; sa+=a; sxx+=x*x; sxy+=x*y; sxa+=x*a; k++ }
   END { if (k < 2) { print "slope: too few samples"; exit }
-        printf "slope over the second half: %.3f MB/h (%d samples)\n", (k*sxy-sx*sy)/(k*sxx-sx*sx), k }'
+        d = k*sxx-sx*sx
+        printf "slope over the second half: %.3f MB/h, anonymous %.3f MB/h (%d samples)\n", (k*sxy-sx*sy)/d, (k*sxa-sx*sa)/d, k }'

@@ -201,23 +201,15 @@ const (
 // netState runs a Net over a stream, one frame at a time, without
 // allocating.
 type netState struct {
-	n      *Net
 	towers []towerState
 }
 
 func newNetState(n *Net) *netState {
-	s := &netState{n: n, towers: make([]towerState, len(n.Towers))}
+	s := &netState{towers: make([]towerState, len(n.Towers))}
 	for i := range n.Towers {
 		s.towers[i].init(&n.Towers[i])
 	}
 	return s
-}
-
-// reset forgets the history, as at the start of a stream.
-func (s *netState) reset() {
-	for i := range s.towers {
-		s.towers[i].reset()
-	}
 }
 
 // step consumes one frame of natural-log mel energies and returns the
@@ -253,13 +245,6 @@ func (s *towerState) init(t *Tower) {
 	}
 	s.acc = make([]float32, w)
 	s.pp = [2][]float32{make([]float32, w), make([]float32, w)}
-}
-
-func (s *towerState) reset() {
-	for _, r := range s.rings {
-		clear(r)
-	}
-	s.pos = 0
 }
 
 func (s *towerState) step(logMel []float64) float32 {

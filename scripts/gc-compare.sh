@@ -16,7 +16,7 @@ if [ -z "$bin" ]; then
   bin=$(mktemp -d)/edgeagent
   go build -ldflags "-s -w" -o "$bin" ./cmd/edgeagent
 fi
-freeport() { python3 -c 'import socket;s=socket.socket();s.bind(("127.0.0.1",0));print(s.getsockname()[1])'; }
+. scripts/simboard.sh
 pids=() cfgs=()
 cleanup() {
   for p in "${pids[@]}"; do kill -TERM "$p" 2>/dev/null || true; done
@@ -25,11 +25,9 @@ cleanup() {
 }
 trap cleanup EXIT
 for g in "${targets[@]}"; do
-  data=$(mktemp -d)
   cfg=board-configs/.gc-$$-$g.yaml
   cfgs+=("$cfg")
-  sed "s|^device:|data_dir: $data\ndevice:|; s|listen: 127.0.0.1:1883|listen: 127.0.0.1:$(freeport)|; s|listen: 127.0.0.1:8080|listen: 127.0.0.1:0|" \
-    board-configs/sim.yaml >"$cfg"
+  sim_board "$cfg"
   GOGC=$g OLLAMA_HOST=${OLLAMA_HOST:-http://127.0.0.1:1} "$bin" run --board "$cfg" 2>/dev/null &
   pids+=($!)
 done

@@ -13,11 +13,10 @@ if [ -z "$bin" ]; then
   bin=$(mktemp -d)/edgeagent
   go build -ldflags "-s -w" -o "$bin" ./cmd/edgeagent
 fi
-port=$(python3 -c 'import socket;s=socket.socket();s.bind(("127.0.0.1",0));print(s.getsockname()[1])')
-data=$(mktemp -d)
+. scripts/simboard.sh
 cfg=board-configs/.measure-$$.yaml
 trap 'rm -f "$cfg"' EXIT
-sed "s|^device:|data_dir: $data\ndevice:|; s|listen: 127.0.0.1:1883|listen: 127.0.0.1:$port|" board-configs/sim.yaml > "$cfg"
+sim_board "$cfg"
 for i in $(seq 1 "$runs"); do
   log=$(mktemp)
   OLLAMA_HOST=${OLLAMA_HOST:-http://127.0.0.1:1} ${RUNNER:-} "$bin" run --board "$cfg" 2>"$log" &

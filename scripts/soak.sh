@@ -17,16 +17,14 @@ if [ -z "$bin" ]; then
   bin=$(mktemp -d)/edgeagent
   go build ${TAGS:+-tags "$TAGS"} -ldflags "-s -w" -o "$bin" ./cmd/edgeagent
 fi
-port=$(python3 -c 'import socket;s=socket.socket();s.bind(("127.0.0.1",0));print(s.getsockname()[1])')
-data=$(mktemp -d)
+. scripts/simboard.sh
 cfg=board-configs/.soak-$$.yaml
 log=$(mktemp)
-sed "s|^device:|data_dir: $data\ndevice:|; s|listen: 127.0.0.1:1883|listen: 127.0.0.1:$port|; s|listen: 127.0.0.1:8080|listen: 127.0.0.1:0|" \
-  board-configs/sim.yaml >"$cfg"
+sim_board "$cfg"
 pprof=
 if [ -n "${PROFILES:-}" ]; then
   mkdir -p "$PROFILES"
-  pprof=127.0.0.1:$(python3 -c 'import socket;s=socket.socket();s.bind(("127.0.0.1",0));print(s.getsockname()[1])')
+  pprof=127.0.0.1:$(free_port)
 fi
 heap() { [ -z "$pprof" ] || curl -sf "http://$pprof/debug/pprof/heap?gc=1" -o "$PROFILES/heap-$1.pb.gz"; }
 EDGEAGENT_PPROF=$pprof OLLAMA_HOST=${OLLAMA_HOST:-http://127.0.0.1:1} "$bin" run --board "$cfg" 2>"$log" &

@@ -11,25 +11,22 @@ import (
 
 // trainStats are what the report needs from training.
 type trainStats struct {
-	Clips    int     `json:"clips"`
-	PosClips int     `json:"pos_clips"`
-	Loss     float64 `json:"loss"` // the towers' mean
-	// TowerLoss is each tower's last-epoch loss (absent in checkpoints
-	// from before towers: Loss is the one tower's).
+	Clips    int `json:"clips"`
+	PosClips int `json:"pos_clips"`
+	// TowerLoss is each tower's last-epoch loss.
 	TowerLoss []float64 `json:"tower_loss,omitempty"`
+	// Loss is the one tower's loss in checkpoints from before towers
+	// (loadCheckpoint moves it into TowerLoss).
+	Loss float64 `json:"loss,omitempty"`
 }
 
-// keep records the towers' losses for the first k towers.
-func (s *trainStats) keep(k int) {
-	if len(s.TowerLoss) == 0 && s.Loss != 0 {
-		s.TowerLoss = []float64{s.Loss}
-	}
-	s.TowerLoss = s.TowerLoss[:min(k, len(s.TowerLoss))]
+// loss is the towers' mean: what the report gives.
+func (s trainStats) loss() float64 {
 	var sum float64
 	for _, l := range s.TowerLoss {
 		sum += l
 	}
-	s.Loss = sum / float64(max(1, len(s.TowerLoss)))
+	return sum / float64(max(1, len(s.TowerLoss)))
 }
 
 type checkpoint struct {
@@ -67,6 +64,9 @@ func loadCheckpoint(path string, cfg Config) (*wakeword.Net, trainStats, error) 
 	got, _ := json.Marshal(trainingPart(c.Config))
 	if string(want) != string(got) {
 		return nil, trainStats{}, nil
+	}
+	if len(c.Stats.TowerLoss) == 0 { // one tower, from before towers
+		c.Stats.TowerLoss, c.Stats.Loss = []float64{c.Stats.Loss}, 0
 	}
 	n.Training = ""
 	return n, c.Stats, nil

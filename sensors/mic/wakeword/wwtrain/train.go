@@ -237,8 +237,7 @@ func Train(ctx context.Context, cfg Config, dir string, created time.Time, progr
 	if n != nil && len(n.Towers) > want {
 		// The towers are trained in order: the first ones are what a
 		// shorter run makes.
-		n.Towers = n.Towers[:want]
-		stats.keep(want)
+		n.Towers, stats.TowerLoss = n.Towers[:want], stats.TowerLoss[:want]
 	}
 	tData, tTrain := tSynth, tSynth
 	if n == nil || len(n.Towers) < want {
@@ -261,9 +260,7 @@ func Train(ctx context.Context, cfg Config, dir string, created time.Time, progr
 				return nil, err
 			}
 			n.Towers = append(n.Towers, net.tower(mean, std, float32(cfg.LogMelFloor)))
-			stats.keep(t)
-			stats = trainStats{Clips: ds.n, PosClips: ds.npos, TowerLoss: append(stats.TowerLoss, loss)}
-			stats.keep(t + 1)
+			stats.Clips, stats.PosClips, stats.TowerLoss = ds.n, ds.npos, append(stats.TowerLoss, loss)
 			if err := saveCheckpoint(ckpt, n, cfg, stats); err != nil {
 				return nil, err
 			}
@@ -278,7 +275,7 @@ func Train(ctx context.Context, cfg Config, dir string, created time.Time, progr
 		return nil, err
 	}
 	rep.Params, rep.ReceptiveMS = n.Params(), n.ReceptiveField()*10
-	rep.TrainClips, rep.TrainPosClips, rep.FinalLoss = stats.Clips, stats.PosClips, stats.Loss
+	rep.TrainClips, rep.TrainPosClips, rep.FinalLoss = stats.Clips, stats.PosClips, stats.loss()
 	rep.Timing = Timing{SynthS: round1(tSynth.Seconds()), DataS: round1((tData - tSynth).Seconds()),
 		TrainS: round1((tTrain - tData).Seconds()), EvalS: round1((time.Since(t0) - tTrain).Seconds())}
 	rec, err := json.Marshal(struct {

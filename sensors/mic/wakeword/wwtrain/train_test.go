@@ -41,18 +41,9 @@ func needEspeak(t *testing.T) {
 // of workers; another seed gives another model.
 func TestTrainingIsDeterministic(t *testing.T) {
 	needEspeak(t)
-	ctx := context.Background()
-	when := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 	run := func(dir string, cfg Config) []byte {
 		t.Helper()
-		res, err := Train(ctx, cfg, dir, when, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		b, err := os.ReadFile(res.Path)
-		if err != nil {
-			t.Fatal(err)
-		}
+		_, b := train(t, dir, cfg)
 		return b
 	}
 	d1 := t.TempDir()
@@ -87,7 +78,7 @@ func TestTrainingIsDeterministic(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if n.Name != "hey_robot" || n.Training == "" || !n.Created.Equal(when) {
+	if n.Name != "hey_robot" || n.Training == "" || !n.Created.Equal(trainedAt) {
 		t.Fatalf("model header: %q %q %v", n.Name, n.Training, n.Created)
 	}
 	for _, f := range []string{"report.md", "report.json"} {
@@ -125,31 +116,17 @@ func TestTrainingIsDeterministic(t *testing.T) {
 // one's checkpoint.
 func TestTowersResumeAndTruncate(t *testing.T) {
 	needEspeak(t)
-	ctx := context.Background()
-	when := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 	dir := t.TempDir()
-	type trained struct {
-		*wakeword.Net
-		report float64 // the report's loss
-	}
-	run := func(towers int) (trained, []byte) {
+	run := func(towers int) (*Result, []byte) {
 		t.Helper()
 		cfg := tinyConfig()
 		cfg.Towers = towers
-		res, err := Train(ctx, cfg, dir, when, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		b, err := os.ReadFile(res.Path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return trained{res.Net, res.Report.FinalLoss}, b
+		return train(t, dir, cfg)
 	}
 	one, oneB := run(1)
 	resumed, resumedB := run(2) // the checkpoint holds one tower: one more is trained
-	if len(one.Towers) != 1 || len(resumed.Towers) != 2 {
-		t.Fatalf("%d and %d towers", len(one.Towers), len(resumed.Towers))
+	if len(one.Net.Towers) != 1 || len(resumed.Net.Towers) != 2 {
+		t.Fatalf("%d and %d towers", len(one.Net.Towers), len(resumed.Net.Towers))
 	}
 	if err := os.Remove(filepath.Join(dir, "hey_robot.trained.eaww")); err != nil {
 		t.Fatal(err)
@@ -158,26 +135,36 @@ func TestTowersResumeAndTruncate(t *testing.T) {
 	if !bytes.Equal(resumedB, freshB) {
 		t.Fatal("two towers resumed from one differ from two trained in one run")
 	}
-	if slices.Equal(resumed.Towers[0].OutW, resumed.Towers[1].OutW) {
+	if slices.Equal(resumed.Net.Towers[0].OutW, resumed.Net.Towers[1].OutW) {
 		t.Fatal("the second tower is a copy of the first")
 	}
 	if _, b := run(1); !bytes.Equal(b, oneB) {
 		t.Fatal("one tower taken from a two-tower checkpoint differs from a one-tower run")
 	}
 	// The report's loss is that of the towers kept.
-	loss := func(towers int) float64 {
-		cfg := tinyConfig()
-		cfg.Towers = towers
-		res, err := Train(ctx, cfg, dir, when, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return res.Report.FinalLoss
-	}
-	if l1, l2 := loss(1), loss(2); l1 == l2 || l1 != one.report {
-		t.Fatalf("losses: one tower %v (its own run: %v), two %v", l1, one.report, l2)
+	one1, _ := run(1)
+	two, _ := run(2)
+	if l1, l2 := one1.Report.FinalLoss, two.Report.FinalLoss; l1 == l2 || l1 != one.Report.FinalLoss {
+		t.Fatalf("losses: one tower %v (its own run: %v), two %v", l1, one.Report.FinalLoss, l2)
 	}
 }
+
+// train runs Train with a fixed creation time and returns the result and
+// the model file's bytes.
+func train(t *testing.T, dir string, cfg Config) (*Result, []byte) {
+	t.Helper()
+	res, err := Train(context.Background(), cfg, dir, trainedAt, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(res.Path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res, b
+}
+
+var trainedAt = time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 
 // The trainer's whole-clip forward pass and the detector's streaming pass
 // compute the same logits.

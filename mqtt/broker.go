@@ -18,7 +18,6 @@ import (
 	"time"
 
 	mochi "github.com/mochi-mqtt/server/v2"
-	"github.com/mochi-mqtt/server/v2/listeners"
 	"github.com/mochi-mqtt/server/v2/packets"
 	"golang.org/x/crypto/bcrypt"
 
@@ -98,7 +97,7 @@ func StartBroker(cfg BrokerConfig) (*Broker, error) {
 	if err := b.srv.AddHook(&dropHook{log: log}, nil); err != nil {
 		return nil, err
 	}
-	tcp := listeners.NewTCP(listeners.Config{ID: "edgeagent", Address: cfg.Listen})
+	tcp := newListener("edgeagent", cfg.Listen)
 	if err := b.srv.AddListener(tcp); err != nil {
 		if errors.Is(err, syscall.EADDRINUSE) {
 			return nil, fmt.Errorf("embedded broker: %s: %w", cfg.Listen, ErrAddrInUse)

@@ -13,6 +13,7 @@ import (
 	paho "github.com/eclipse/paho.mqtt.golang"
 
 	"github.com/edgeagent/edgeagent/board"
+	"github.com/edgeagent/edgeagent/internal/syncbuf"
 	"github.com/edgeagent/edgeagent/node"
 )
 
@@ -34,7 +35,13 @@ func TestReloadOverMQTT(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	log := slog.New(slog.DiscardHandler)
+	var logs syncbuf.Buffer // shown when the test fails: what the nodes did meanwhile
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Log(logs.String())
+		}
+	})
+	log := slog.New(slog.NewTextHandler(&logs, nil))
 	n, err := node.New(cfg, node.Options{Log: log})
 	if err != nil {
 		t.Fatal(err)

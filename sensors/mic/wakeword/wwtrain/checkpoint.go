@@ -18,6 +18,8 @@ type trainStats struct {
 	// Loss is the one tower's loss in checkpoints from before towers
 	// (loadCheckpoint moves it into TowerLoss).
 	Loss float64 `json:"loss,omitempty"`
+	// Mined is set in the checkpoint of mined towers.
+	Mined *mineStats `json:"mined,omitempty"`
 }
 
 // loss is the towers' mean: what the report gives.
@@ -47,8 +49,9 @@ func saveCheckpoint(path string, n *wakeword.Net, cfg Config, st trainStats) err
 }
 
 // loadCheckpoint returns the weights at path if they were trained with
-// cfg; nil if there are none or they come from another configuration.
-func loadCheckpoint(path string, cfg Config) (*wakeword.Net, trainStats, error) {
+// cfg, as far as part of it says; nil if there are none or they come from
+// another configuration.
+func loadCheckpoint(path string, cfg Config, part func(Config) Config) (*wakeword.Net, trainStats, error) {
 	n, err := wakeword.LoadNet(path)
 	switch {
 	case errors.Is(err, os.ErrNotExist):
@@ -60,8 +63,8 @@ func loadCheckpoint(path string, cfg Config) (*wakeword.Net, trainStats, error) 
 	if json.Unmarshal([]byte(n.Training), &c) != nil {
 		return nil, trainStats{}, nil
 	}
-	want, _ := json.Marshal(trainingPart(cfg))
-	got, _ := json.Marshal(trainingPart(c.Config))
+	want, _ := json.Marshal(part(cfg))
+	got, _ := json.Marshal(part(c.Config))
 	if string(want) != string(got) {
 		return nil, trainStats{}, nil
 	}
@@ -72,11 +75,18 @@ func loadCheckpoint(path string, cfg Config) (*wakeword.Net, trainStats, error) 
 	return n, c.Stats, nil
 }
 
-// trainingPart is the configuration without what only the evaluation
-// uses, and without the number of towers (a checkpoint holds the first
-// towers of any longer run): changing those keeps the checkpoint.
+// trainingPart is what decides the trained towers: the configuration
+// without what only the evaluation uses, without the number of towers (a
+// checkpoint holds the first towers of any longer run) and without
+// mining (which starts from them): changing those keeps the checkpoint.
 func trainingPart(c Config) Config {
-	c.Towers = 0
+	c = minedPart(c)
+	c.Towers, c.MineMinutes, c.MineClips, c.MineEpochs = 0, 0, 0, 0
+	return c
+}
+
+// minedPart is what decides the mined towers: all but the evaluation.
+func minedPart(c Config) Config {
 	c.TargetFAPerHour, c.CalibMinutes, c.CalibMargin, c.TestPosPerGroup, c.TestNegMinutes = 0, 0, 0, 0, 0
 	c.ValPosUtterances, c.ValNegMinutes, c.ValConfusableReps = 0, 0, 0
 	return c

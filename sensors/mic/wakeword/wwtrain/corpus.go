@@ -20,6 +20,7 @@ type utt struct {
 type corpus struct {
 	pos, speech, near []utt // training: the phrase, other speech, confusables and partials
 	calib             []utt // other speech for the threshold
+	mine              []utt // other speech by training voices, for hard negatives
 	testPos           []utt // the phrase, per voice group
 	testSpeech        []utt // other speech for FA/h
 	testNear          []utt // confusables (not partials), for their fire rate
@@ -100,6 +101,7 @@ func buildCorpus(ctx context.Context, cfg Config, syn *synth, pr *progress) (*co
 		return fitVoice(r)
 	}, other)
 	add(r(19), len(trainConf)*cfg.ValConfusableReps, valVoice, func(_ *rand.Rand, i int) string { return trainConf[i%len(trainConf)] })
+	add(r(20), int(cfg.MineMinutes*uttPerMinute), fit, other)
 
 	same, err := sameSounding(ctx, syn, cfg.Phrase, conf, cfg.ExtraAccents)
 	if err != nil {
@@ -136,7 +138,7 @@ func buildCorpus(ctx context.Context, cfg Config, syn *synth, pr *progress) (*co
 	}
 	c := &corpus{pos: get(0), speech: get(1), near: get(2), calib: get(3),
 		testSpeech: get(7), testNear: get(8), confusables: conf, heldConfusables: map[string]bool{},
-		valPos: get(9), valSpeech: get(10), valNear: get(11), sameSound: same}
+		valPos: get(9), valSpeech: get(10), valNear: get(11), mine: get(12), sameSound: same}
 	for i, t := range conf {
 		if i%4 == 3 {
 			c.heldConfusables[t] = true

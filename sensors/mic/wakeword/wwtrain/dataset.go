@@ -61,8 +61,13 @@ func newDataset(n int) *dataset {
 // set renders a scene into clip i with its frame labels: for a positive
 // scene, phraseEnd is the sample where the phrase ends; -1 for negatives.
 func (d *dataset) set(i int, sc scene, babble [][]int16, phraseEnd int) {
+	d.setAudio(i, sc.render(babble), phraseEnd)
+}
+
+// setAudio is set for audio already mixed (clipLen samples).
+func (d *dataset) setAudio(i int, audio []int16, phraseEnd int) {
 	x, y := d.clip(i)
-	logMels(x[:0], sc.render(babble))
+	logMels(x[:0], audio)
 	if d.floor != 0 {
 		for j, v := range x {
 			x[j] = max(v, d.floor)
@@ -87,6 +92,13 @@ func (d *dataset) set(i int, sc scene, babble [][]int16, phraseEnd int) {
 // normalise computes the per-band mean and standard deviation over all
 // frames and applies them.
 func (d *dataset) normalise() (mean, std []float32) {
+	mean, std = d.stats()
+	d.scale(0, mean, std)
+	return mean, std
+}
+
+// stats are the per-band mean and standard deviation over all frames.
+func (d *dataset) stats() (mean, std []float32) {
 	m := wakeword.Mels
 	sum := make([]float64, m)
 	sq := make([]float64, m)
@@ -104,13 +116,33 @@ func (d *dataset) normalise() (mean, std []float32) {
 		mean[b] = float32(mu)
 		std[b] = float32(math.Sqrt(max(sq[b]/float64(n)-mu*mu, 1e-4)))
 	}
-	for f := 0; f < n; f++ {
+	return mean, std
+}
+
+// scale normalises clips from `from` on with mean and std.
+func (d *dataset) scale(from int, mean, std []float32) {
+	m := wakeword.Mels
+	n := len(d.x) / m
+	for f := from * clipHops; f < n; f++ {
 		for b := 0; b < m; b++ {
 			d.x[f*m+b] = (d.x[f*m+b] - mean[b]) / std[b]
 		}
 	}
 	d.mean, d.std = mean, std
-	return mean, std
+}
+
+// withNegatives is d followed by negative clips made of audio (clipLen
+// samples each), normalised as d is.
+func (d *dataset) withNegatives(audio [][]int16) *dataset {
+	e := newDataset(d.n + len(audio))
+	copy(e.x, d.x)
+	copy(e.y, d.y)
+	e.npos, e.floor, e.quietAfter = d.npos, d.floor, d.quietAfter
+	for i, a := range audio {
+		e.setAudio(d.n+i, a, -1)
+	}
+	e.scale(d.n, d.mean, d.std)
+	return e
 }
 
 // Random scene parameters for training.

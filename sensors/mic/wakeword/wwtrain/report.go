@@ -54,7 +54,9 @@ type Report struct {
 	TrainClips    int     `json:"train_clips"`
 	TrainPosClips int     `json:"train_positive_clips"`
 	FinalLoss     float64 `json:"final_loss"`
-	Timing        Timing  `json:"timing_s"`
+	// Mined is what hard-negative mining found (nil: not asked for).
+	Mined  *mineStats `json:"mined,omitempty"`
+	Timing Timing     `json:"timing_s"`
 }
 
 // RecallRow is the recall of one voice group in one noise condition.
@@ -166,6 +168,10 @@ func (r Report) Markdown() string {
 	fmt.Fprintf(&b, "# Wake word %q\n\n", r.Phrase)
 	fmt.Fprintf(&b, "%d parameters, receptive field %d ms; %d training clips (%d with the phrase); final loss %.4f.\n\n",
 		r.Params, r.ReceptiveMS, r.TrainClips, r.TrainPosClips, r.FinalLoss)
+	if m := r.Mined; m != nil {
+		fmt.Fprintf(&b, "Hard negatives: %d moments of %.2f h of training voices' speech scored %.4f–%.4f (uncalibrated) and were trained on as negatives.\n\n",
+			m.Clips, m.Hours, m.Bottom, m.Top)
+	}
 	fmt.Fprintf(&b, "Threshold: uncalibrated score %.4f (calibrated 0.5), chosen for ≤ %.2g false accepts/h (target %.2g with margin) on %.2f h of held-out speech (%d there).\n\n",
 		r.RawThreshold, r.CalibTargetFAPerHour, r.TargetFAPerHour, r.CalibHours, r.CalibFA)
 	if rec, weak := r.weak(); weak {

@@ -244,3 +244,22 @@ func (t *tcn) tower(mean, std []float32, floor float32) wakeword.Tower {
 	}
 	return w
 }
+
+// tcnFrom is the trainable form of a trained tower (its weights copied).
+func tcnFrom(w wakeword.Tower) *tcn {
+	t := &tcn{}
+	size := 0
+	for _, l := range w.Layers {
+		t.layers = append(t.layers, tlayer{in: l.In, out: l.Out, kernel: l.Kernel, dil: l.Dilation})
+		size += len(l.W) + len(l.B)
+	}
+	t.params = make([]float32, size+len(w.OutW)+1)
+	t.bind(t.params)
+	for i, l := range w.Layers {
+		copy(t.layers[i].w, l.W)
+		copy(t.layers[i].b, l.B)
+	}
+	copy(t.outW, w.OutW)
+	t.outB[0] = w.OutB
+	return t
+}

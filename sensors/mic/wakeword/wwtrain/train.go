@@ -125,6 +125,14 @@ type Config struct {
 	// each trained on the same clips from its own random start: see
 	// wakeword.Net.
 	Towers int `json:"towers,omitempty"`
+	// Hard-negative mining (0 minutes: off; see mine.go): after the
+	// towers are trained, the model runs over MineMinutes of other
+	// speech by the training voices, its MineClips highest-scoring
+	// moments become negative clips, and each tower is fine-tuned on the
+	// training set plus them for MineEpochs.
+	MineMinutes float64 `json:"mine_minutes,omitempty"`
+	MineClips   int     `json:"mine_clips,omitempty"`
+	MineEpochs  int     `json:"mine_epochs,omitempty"`
 	// SkipTest evaluates on validation only: for exploring recipes
 	// without looking at the test groups.
 	SkipTest bool `json:"-"`
@@ -187,6 +195,8 @@ func (c *Config) check() error {
 		return fmt.Errorf("vocal tract warp %v (want 0..0.3)", c.VTLP)
 	case !(c.EMADecay >= 0 && c.EMADecay < 1):
 		return fmt.Errorf("weight average decay %v (want 0 ≤ d < 1)", c.EMADecay)
+	case c.MineMinutes < 0 || c.MineMinutes > 0 && (c.MineClips < 1 || c.MineEpochs < 1):
+		return fmt.Errorf("mining %v minutes for %d clips over %d epochs (want all positive, or 0 minutes)", c.MineMinutes, c.MineClips, c.MineEpochs)
 	case c.Towers < 0 || c.Towers > wakeword.MaxTowers:
 		return fmt.Errorf("%d towers (want 1..%d)", c.Towers, wakeword.MaxTowers)
 	}
@@ -229,7 +239,7 @@ func Train(ctx context.Context, cfg Config, dir string, created time.Time, progr
 	// (after an interrupted training or evaluation, with a changed
 	// evaluation, or asking for more towers) trains only what is missing.
 	ckpt := filepath.Join(dir, Name(cfg.Phrase)+".trained.eaww")
-	n, stats, err := loadCheckpoint(ckpt, cfg)
+	n, stats, err := loadCheckpoint(ckpt, cfg, trainingPart)
 	if err != nil {
 		return nil, err
 	}
@@ -239,12 +249,21 @@ func Train(ctx context.Context, cfg Config, dir string, created time.Time, progr
 		// shorter run makes.
 		n.Towers, stats.TowerLoss = n.Towers[:want], stats.TowerLoss[:want]
 	}
-	tData, tTrain := tSynth, tSynth
+	// The training clips are mixed when training or mining needs them.
+	var ds *dataset
+	var tMix time.Duration
+	data := func() *dataset {
+		if ds == nil {
+			t := time.Now()
+			pr.stage("mixing training clips")
+			ds = corp.trainingSet(cfg, pr)
+			ds.normalise()
+			tMix = time.Since(t)
+		}
+		return ds
+	}
 	if n == nil || len(n.Towers) < want {
-		pr.stage("mixing training clips")
-		ds := corp.trainingSet(cfg, pr)
-		mean, std := ds.normalise()
-		tData = time.Since(t0)
+		d := data()
 		if n == nil {
 			n = &wakeword.Net{Name: Name(cfg.Phrase), Phrase: cfg.Phrase, Smooth: cfg.SmoothHops}
 		}
@@ -255,29 +274,51 @@ func Train(ctx context.Context, cfg Config, dir string, created time.Time, progr
 			seed := towerSeed(cfg.Seed, t)
 			r := rand.New(rand.NewPCG(seed, 2))
 			net := newTCN(cfg.Channels, cfg.Kernel, cfg.Dilations, r)
-			loss := fit(ctx, cfg, seed, net, ds, r, pr)
+			loss := fit(ctx, cfg, seed, net, d, r, pr)
 			if err := ctx.Err(); err != nil {
 				return nil, err
 			}
-			n.Towers = append(n.Towers, net.tower(mean, std, float32(cfg.LogMelFloor)))
-			stats.Clips, stats.PosClips, stats.TowerLoss = ds.n, ds.npos, append(stats.TowerLoss, loss)
+			n.Towers = append(n.Towers, net.tower(d.mean, d.std, float32(cfg.LogMelFloor)))
+			stats.Clips, stats.PosClips, stats.TowerLoss = d.n, d.npos, append(stats.TowerLoss, loss)
 			if err := saveCheckpoint(ckpt, n, cfg, stats); err != nil {
 				return nil, err
 			}
 		}
-		tTrain = time.Since(t0)
 	} else {
 		pr.stage("trained weights from " + ckpt)
 	}
+	if cfg.MineMinutes > 0 {
+		// Mining starts from the trained towers and has its own
+		// checkpoint, so that a change to it keeps them.
+		mckpt := filepath.Join(dir, Name(cfg.Phrase)+".mined.eaww")
+		m, mstats, err := loadCheckpoint(mckpt, cfg, minedPart)
+		switch {
+		case err != nil:
+			return nil, err
+		case m != nil:
+			pr.stage("mined weights from " + mckpt)
+			n, stats = m, mstats
+		default:
+			ms, err := mine(ctx, cfg, n, corp, data(), pr)
+			if err != nil {
+				return nil, err
+			}
+			stats.Mined = &ms
+			if err := saveCheckpoint(mckpt, n, cfg, stats); err != nil {
+				return nil, err
+			}
+		}
+	}
+	tTrain := time.Since(t0)
 	n.Created = created.UTC()
 	rep, err := evaluate(ctx, cfg, n, corp, pr)
 	if err != nil {
 		return nil, err
 	}
 	rep.Params, rep.ReceptiveMS = n.Params(), n.ReceptiveField()*10
-	rep.TrainClips, rep.TrainPosClips, rep.FinalLoss = stats.Clips, stats.PosClips, stats.loss()
-	rep.Timing = Timing{SynthS: round1(tSynth.Seconds()), DataS: round1((tData - tSynth).Seconds()),
-		TrainS: round1((tTrain - tData).Seconds()), EvalS: round1((time.Since(t0) - tTrain).Seconds())}
+	rep.TrainClips, rep.TrainPosClips, rep.FinalLoss, rep.Mined = stats.Clips, stats.PosClips, stats.loss(), stats.Mined
+	rep.Timing = Timing{SynthS: round1(tSynth.Seconds()), DataS: round1(tMix.Seconds()),
+		TrainS: round1((tTrain - tSynth - tMix).Seconds()), EvalS: round1((time.Since(t0) - tTrain).Seconds())}
 	rec, err := json.Marshal(struct {
 		Config Config  `json:"config"`
 		Report Summary `json:"report"`

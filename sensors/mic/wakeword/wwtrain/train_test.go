@@ -422,3 +422,84 @@ func TestVocalTractWarp(t *testing.T) {
 		t.Fatalf("α = 0.9: the band-20 peak is at band %d", b)
 	}
 }
+
+// Mining starts from the trained towers' checkpoint and keeps its own: a
+// mined model is the same whether its towers were trained in the same run
+// or read back, the towers' checkpoint is left as it was, the mined clips
+// are the model's highest-scoring moments, and the fine-tuning changes
+// the model.
+func TestMiningResumesFromTheTowers(t *testing.T) {
+	needEspeak(t)
+	dir := t.TempDir()
+	plain, plainB := train(t, dir, tinyConfig())
+	base := filepath.Join(dir, "hey_robot.trained.eaww")
+	before, err := os.ReadFile(base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := tinyConfig()
+	cfg.MineMinutes, cfg.MineClips, cfg.MineEpochs = 0.5, 4, 1
+	mined, minedB := train(t, dir, cfg)
+	m := mined.Report.Mined
+	if m == nil || m.Clips < 1 || m.Clips > 4 || m.Top < m.Bottom || m.Hours <= 0 {
+		t.Fatalf("mining found %+v", m)
+	}
+	if plain.Report.Mined != nil || bytes.Equal(plainB, minedB) {
+		t.Fatal("mining changed nothing")
+	}
+	after, err := os.ReadFile(base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(before, after) {
+		t.Fatal("mining rewrote the towers' checkpoint")
+	}
+	for _, f := range []string{base, filepath.Join(dir, "hey_robot.mined.eaww")} {
+		if err := os.Remove(f); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, freshB := train(t, dir, cfg); !bytes.Equal(minedB, freshB) {
+		t.Fatal("mining from a checkpoint and mining in one run differ")
+	}
+	t.Logf("mined %d clips of %.3f h, scores %.4f–%.4f", m.Clips, m.Hours, m.Bottom, m.Top)
+}
+
+// The mined moments are the highest peaks the picker finds, highest first,
+// and each is cut so that its peak lies where the loss looks, also at a
+// stream's edges.
+func TestHardestAndWindow(t *testing.T) {
+	tr := make([]float32, 2000)
+	for h, s := range map[int]float32{300: 0.9, 700: 0.6, 1200: 0.99, 1210: 0.95, 1700: 0.3} {
+		for d := -20; d <= 20; d++ {
+			tr[h+d] = s
+		}
+	}
+	got := hardest([][]float32{tr, tr[:800]}, 1, 4)
+	var scores []float64
+	for _, p := range got {
+		scores = append(scores, p.score)
+	}
+	f := func(v float32) float64 { return float64(v) }
+	if want := []float64{f(0.99), f(0.9), f(0.9), f(0.6)}; !slices.Equal(scores, want) {
+		t.Fatalf("scores %v, want %v", scores, want)
+	}
+	if got[1].clip != 0 || got[2].clip != 1 {
+		t.Fatalf("ties not in stream order: %+v", got)
+	}
+	x := make([]int16, 60*16000)
+	for i := range x {
+		x[i] = int16(i / wakeword.HopSamples % 30000)
+	}
+	// A model scores nothing before its receptive field is heard.
+	for _, hop := range []int{130, 3000, len(x)/wakeword.HopSamples - 5} {
+		w := window(x, hop)
+		if len(w) != clipLen {
+			t.Fatalf("hop %d: %d samples", hop, len(w))
+		}
+		at := slices.Index(w, int16(hop%30000)) / wakeword.HopSamples
+		if at < lossFrom {
+			t.Fatalf("hop %d lands at clip hop %d, before the loss region", hop, at)
+		}
+	}
+}

@@ -1,0 +1,124 @@
+package wwtrain
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"sort"
+
+	"github.com/edgeagent/edgeagent/sensors/mic/wakeword"
+)
+
+// Hard-negative mining. The threshold is set by the few highest-scoring
+// negatives in hours of speech — "every robot needs a charger" in babble,
+// a run of words in white noise — and a model that trained on 2,500
+// sentences has rarely heard the exact shape that fires it. So, after the
+// towers are trained, the whole model runs over MineMinutes of other
+// speech by the training voices (a draw of its own, under the
+// evaluation's noise conditions, never used to calibrate, validate or
+// test), exactly as the detector would; the MineClips highest peaks
+// become negative clips, cut so the peak lies where the loss looks; and
+// each tower is fine-tuned on the training set plus those clips, so it
+// keeps what it knew of the phrase while it unlearns them.
+const (
+	// minePeakAt is the hop of a mined clip where its peak lies: in the
+	// loss region, with the receptive field's history inside the clip.
+	minePeakAt = 150
+	// mineCopies is how many times each mined clip is in the fine-tuning
+	// set: a few hundred clips among eighteen thousand would otherwise
+	// be a small part of each epoch.
+	mineCopies = 2
+	// mineLRScale scales the recipe's learning rate for fine-tuning:
+	// small steps from trained weights.
+	mineLRScale = 0.25
+	// mineFloor is the picker's threshold for finding moments to mine:
+	// low, so that a model quiet on nearly everything still gives its
+	// loudest moments (the MineClips highest are taken in any case).
+	mineFloor = 0.05
+)
+
+// mineStats says what mining found.
+type mineStats struct {
+	Hours float64 `json:"hours"`
+	Clips int     `json:"clips"`
+	// Scores of the highest and the lowest clip mined (uncalibrated).
+	Top    float64 `json:"top,omitempty"`
+	Bottom float64 `json:"bottom,omitempty"`
+}
+
+// mine finds the hard negatives of n in c.mine and fine-tunes each of
+// its towers on ds plus them. n's towers are replaced.
+func mine(ctx context.Context, cfg Config, n *wakeword.Net, c *corpus, ds *dataset, pr *progress) (mineStats, error) {
+	babble := make([][]int16, len(c.mine))
+	for i, u := range c.mine {
+		babble[i] = u.x
+	}
+	streams := speechStreams(c.mine, negConditions, cfg.Seed+300, babble)
+	raw := *n
+	raw.Offset = 0
+	trs, err := scoreTraces(ctx, &raw, streams, cfg.Workers, pr.counter("mining hard negatives", len(streams)))
+	if err != nil {
+		return mineStats{}, err
+	}
+	peaks := hardest(trs, n.SmoothHops(), cfg.MineClips)
+	st := mineStats{Hours: round3(hours(streams)), Clips: len(peaks)}
+	if len(peaks) == 0 {
+		return st, nil
+	}
+	st.Top, st.Bottom = round3(peaks[0].score), round3(peaks[len(peaks)-1].score)
+	var audio [][]int16
+	for _, p := range peaks {
+		a := window(streams[p.clip].x, p.hop)
+		for range mineCopies {
+			audio = append(audio, a)
+		}
+	}
+	ft := ds.withNegatives(audio)
+	tune := cfg
+	tune.Epochs, tune.LR = cfg.MineEpochs, cfg.LR*mineLRScale
+	for t := range n.Towers {
+		tw := &n.Towers[t]
+		pr.stage(fmt.Sprintf("fine-tuning tower %d of %d on %d mined clips", t+1, len(n.Towers), len(peaks)))
+		seed := towerSeed(cfg.Seed, t) ^ 0x6d696e65 // "mine": draws apart from the tower's training
+		net := tcnFrom(*tw)
+		fit(ctx, tune, seed, net, ft, rand.New(rand.NewPCG(seed, 2)), pr)
+		if err := ctx.Err(); err != nil {
+			return st, err
+		}
+		*tw = net.tower(tw.Mean, tw.Std, tw.LogFloor)
+	}
+	return st, nil
+}
+
+type minedPeak struct {
+	score     float64
+	clip, hop int
+}
+
+// hardest are the at most max highest detections at mineFloor in the
+// traces, as the picker finds them (refractory period and smoothing),
+// highest first; ties in stream order, so the choice is deterministic.
+func hardest(trs [][]float32, smooth, max int) []minedPeak {
+	var out []minedPeak
+	for i, tr := range trs {
+		p := wakeword.NewPicker(mineFloor, refractHops)
+		p.Smooth = smooth
+		for h, s := range tr {
+			if ok, sc, pk := p.Step(int64(h), float64(s)); ok {
+				out = append(out, minedPeak{sc, i, int(pk)})
+			}
+		}
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].score > out[j].score })
+	return out[:min(max, len(out))]
+}
+
+// window cuts clipLen samples of x with hop `hop` at minePeakAt, shifted
+// to fit inside x (a stream is far longer than a clip).
+func window(x []int16, hop int) []int16 {
+	from := (hop + 1 - minePeakAt) * wakeword.HopSamples
+	from = min(max(0, from), max(0, len(x)-clipLen))
+	w := make([]int16, clipLen)
+	copy(w, x[from:])
+	return w
+}

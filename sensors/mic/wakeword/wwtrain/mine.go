@@ -39,53 +39,63 @@ const (
 
 // mineStats says what mining found.
 type mineStats struct {
-	Hours float64 `json:"hours"`
-	Clips int     `json:"clips"`
-	// Scores of the highest and the lowest clip mined (uncalibrated).
+	Hours  float64     `json:"hours"`
+	Rounds []mineRound `json:"rounds"`
+}
+
+// mineRound is one round's find: how many clips, and the scores of the
+// highest and the lowest (uncalibrated) by the model of that round.
+type mineRound struct {
+	Clips  int     `json:"clips"`
 	Top    float64 `json:"top,omitempty"`
 	Bottom float64 `json:"bottom,omitempty"`
 }
 
 // mine finds the hard negatives of n in c.mine and fine-tunes each of
-// its towers on ds plus them. n's towers are replaced.
+// its towers on ds plus them; each further round mines the fine-tuned
+// model again and fine-tunes on everything mined so far. n's towers are
+// replaced.
 func mine(ctx context.Context, cfg Config, n *wakeword.Net, c *corpus, ds *dataset, pr *progress) (mineStats, error) {
 	babble := make([][]int16, len(c.mine))
 	for i, u := range c.mine {
 		babble[i] = u.x
 	}
 	streams := speechStreams(c.mine, negConditions, cfg.Seed+300, babble)
-	raw := *n
-	raw.Offset = 0
-	trs, err := scoreTraces(ctx, &raw, streams, cfg.Workers, pr.counter("mining hard negatives", len(streams)))
-	if err != nil {
-		return mineStats{}, err
-	}
-	peaks := hardest(trs, n.SmoothHops(), cfg.MineClips)
-	st := mineStats{Hours: round3(hours(streams)), Clips: len(peaks)}
-	if len(peaks) == 0 {
-		return st, nil
-	}
-	st.Top, st.Bottom = round3(peaks[0].score), round3(peaks[len(peaks)-1].score)
+	st := mineStats{Hours: round3(hours(streams))}
 	var audio [][]int16
-	for _, p := range peaks {
-		a := window(streams[p.clip].x, p.hop)
-		for range mineCopies {
-			audio = append(audio, a)
-		}
-	}
-	ft := ds.withNegatives(audio)
-	tune := cfg
-	tune.Epochs, tune.LR = cfg.MineEpochs, cfg.LR*mineLRScale
-	for t := range n.Towers {
-		tw := &n.Towers[t]
-		pr.stage(fmt.Sprintf("fine-tuning tower %d of %d on %d mined clips", t+1, len(n.Towers), len(peaks)))
-		seed := towerSeed(cfg.Seed, t) ^ 0x6d696e65 // "mine": draws apart from the tower's training
-		net := tcnFrom(*tw)
-		fit(ctx, tune, seed, net, ft, rand.New(rand.NewPCG(seed, 2)), pr)
-		if err := ctx.Err(); err != nil {
+	for round := range max(1, cfg.MineRounds) {
+		raw := *n
+		raw.Offset = 0
+		trs, err := scoreTraces(ctx, &raw, streams, cfg.Workers, pr.counter(fmt.Sprintf("mining hard negatives, round %d", round+1), len(streams)))
+		if err != nil {
 			return st, err
 		}
-		*tw = net.tower(tw.Mean, tw.Std, tw.LogFloor)
+		peaks := hardest(trs, n.SmoothHops(), cfg.MineClips)
+		if len(peaks) == 0 {
+			break
+		}
+		st.Rounds = append(st.Rounds, mineRound{Clips: len(peaks), Top: round3(peaks[0].score), Bottom: round3(peaks[len(peaks)-1].score)})
+		for _, p := range peaks {
+			a := window(streams[p.clip].x, p.hop)
+			for range mineCopies {
+				audio = append(audio, a)
+			}
+		}
+		ft := ds.withNegatives(audio)
+		tune := cfg
+		tune.Epochs, tune.LR = cfg.MineEpochs, cfg.LR*mineLRScale
+		for t := range n.Towers {
+			tw := &n.Towers[t]
+			pr.stage(fmt.Sprintf("fine-tuning tower %d of %d on %d mined clips", t+1, len(n.Towers), len(audio)/mineCopies))
+			// "mine", and the round: draws apart from the tower's training.
+			seed := towerSeed(cfg.Seed, t) ^ 0x6d696e65 + uint64(round)<<40
+			net := tcnFrom(*tw)
+			fit(ctx, tune, seed, net, ft, rand.New(rand.NewPCG(seed, 2)), pr)
+			if err := ctx.Err(); err != nil {
+				return st, err
+			}
+			*tw = net.tower(tw.Mean, tw.Std, tw.LogFloor)
+		}
 	}
 	return st, nil
 }
@@ -95,10 +105,10 @@ type minedPeak struct {
 	clip, hop int
 }
 
-// hardest are the at most max highest detections at mineFloor in the
+// hardest are the at most n highest detections at mineFloor in the
 // traces, as the picker finds them (refractory period and smoothing),
 // highest first; ties in stream order, so the choice is deterministic.
-func hardest(trs [][]float32, smooth, max int) []minedPeak {
+func hardest(trs [][]float32, smooth, n int) []minedPeak {
 	var out []minedPeak
 	for i, tr := range trs {
 		p := wakeword.NewPicker(mineFloor, refractHops)
@@ -110,7 +120,7 @@ func hardest(trs [][]float32, smooth, max int) []minedPeak {
 		}
 	}
 	sort.SliceStable(out, func(i, j int) bool { return out[i].score > out[j].score })
-	return out[:min(max, len(out))]
+	return out[:min(n, len(out))]
 }
 
 // window cuts clipLen samples of x with hop `hop` at minePeakAt, shifted

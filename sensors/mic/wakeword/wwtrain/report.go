@@ -169,8 +169,10 @@ func (r Report) Markdown() string {
 	fmt.Fprintf(&b, "%d parameters, receptive field %d ms; %d training clips (%d with the phrase); final loss %.4f.\n\n",
 		r.Params, r.ReceptiveMS, r.TrainClips, r.TrainPosClips, r.FinalLoss)
 	if m := r.Mined; m != nil {
-		fmt.Fprintf(&b, "Hard negatives: %d moments of %.2f h of training voices' speech scored %.4f–%.4f (uncalibrated) and were trained on as negatives.\n\n",
-			m.Clips, m.Hours, m.Bottom, m.Top)
+		for i, rd := range m.Rounds {
+			fmt.Fprintf(&b, "Hard negatives, round %d: %d moments of %.2f h of training voices' speech scored %.4f–%.4f (uncalibrated) and were trained on as negatives.\n\n",
+				i+1, rd.Clips, m.Hours, rd.Bottom, rd.Top)
+		}
 	}
 	fmt.Fprintf(&b, "Threshold: uncalibrated score %.4f (calibrated 0.5), chosen for ≤ %.2g false accepts/h (target %.2g with margin) on %.2f h of held-out speech (%d there).\n\n",
 		r.RawThreshold, r.CalibTargetFAPerHour, r.TargetFAPerHour, r.CalibHours, r.CalibFA)

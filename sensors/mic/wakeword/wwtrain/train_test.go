@@ -438,11 +438,16 @@ func TestMiningResumesFromTheTowers(t *testing.T) {
 		t.Fatal(err)
 	}
 	cfg := tinyConfig()
-	cfg.MineMinutes, cfg.MineClips, cfg.MineEpochs = 0.5, 4, 1
+	cfg.MineMinutes, cfg.MineClips, cfg.MineEpochs, cfg.MineRounds = 0.5, 4, 1, 2
 	mined, minedB := train(t, dir, cfg)
 	m := mined.Report.Mined
-	if m == nil || m.Clips < 1 || m.Clips > 4 || m.Top < m.Bottom || m.Hours <= 0 {
+	if m == nil || len(m.Rounds) != 2 || m.Hours <= 0 {
 		t.Fatalf("mining found %+v", m)
+	}
+	for _, rd := range m.Rounds {
+		if rd.Clips < 1 || rd.Clips > 4 || rd.Top < rd.Bottom {
+			t.Fatalf("a round of mining found %+v", rd)
+		}
 	}
 	if plain.Report.Mined != nil || bytes.Equal(plainB, minedB) {
 		t.Fatal("mining changed nothing")
@@ -462,7 +467,7 @@ func TestMiningResumesFromTheTowers(t *testing.T) {
 	if _, freshB := train(t, dir, cfg); !bytes.Equal(minedB, freshB) {
 		t.Fatal("mining from a checkpoint and mining in one run differ")
 	}
-	t.Logf("mined %d clips of %.3f h, scores %.4f–%.4f", m.Clips, m.Hours, m.Bottom, m.Top)
+	t.Logf("mined of %.3f h: %+v", m.Hours, m.Rounds)
 }
 
 // The mined moments are the highest peaks the picker finds, highest first,

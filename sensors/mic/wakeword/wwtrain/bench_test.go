@@ -14,7 +14,7 @@ func BenchmarkMixClip(b *testing.B) {
 	sp := make([]int16, 12000)
 	audio.NewNoise("pink", -20, 1).Fill(sp)
 	babble := [][]int16{sp, sp, sp}
-	ds := newDataset(1)
+	ds := newDataset(1, 0)
 	for b.Loop() {
 		sc := randomScene(r)
 		sc.noise, sc.reverb, sc.eq = "babble", true, true
@@ -29,7 +29,7 @@ func BenchmarkTrainStep(b *testing.B) {
 	cfg := DefaultConfig("hey robot")
 	r := rand.New(rand.NewPCG(1, 1))
 	net := newTCN(cfg.Channels, cfg.Kernel, cfg.Dilations, r)
-	ds := newDataset(1)
+	ds := newDataset(1, 0)
 	for i := range ds.x {
 		ds.x[i] = float32(r.NormFloat64())
 	}

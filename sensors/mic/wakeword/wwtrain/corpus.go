@@ -253,7 +253,7 @@ func (c *corpus) trainingSet(cfg Config, pr *progress) *dataset {
 	for i, u := range c.speech {
 		babble[i] = u.x
 	}
-	ds := newDataset(len(jobs))
+	ds := newDataset(len(jobs), cfg.minedClips())
 	ds.floor = float32(cfg.LogMelFloor)
 	ds.quietAfter = cfg.IgnoreAfter
 	tick := pr.counter("mixing clips", len(jobs))

@@ -54,8 +54,11 @@ func (d *dataset) clip(i int) ([]float32, []int8) {
 	return d.x[i*clipHops*wakeword.Mels : (i+1)*clipHops*wakeword.Mels], d.y[i*clipHops : (i+1)*clipHops]
 }
 
-func newDataset(n int) *dataset {
-	return &dataset{x: make([]float32, n*clipHops*wakeword.Mels), y: make([]int8, n*clipHops), n: n}
+// newDataset holds n clips, with room for spare more (addNegatives)
+// that costs no memory until they are written.
+func newDataset(n, spare int) *dataset {
+	return &dataset{x: make([]float32, n*clipHops*wakeword.Mels, (n+spare)*clipHops*wakeword.Mels),
+		y: make([]int8, n*clipHops, (n+spare)*clipHops), n: n}
 }
 
 // set renders a scene into clip i with its frame labels: for a positive
@@ -131,18 +134,17 @@ func (d *dataset) scale(from int, mean, std []float32) {
 	d.mean, d.std = mean, std
 }
 
-// withNegatives is d followed by negative clips made of audio (clipLen
-// samples each), normalised as d is.
-func (d *dataset) withNegatives(audio [][]int16) *dataset {
-	e := newDataset(d.n + len(audio))
-	copy(e.x, d.x)
-	copy(e.y, d.y)
-	e.npos, e.floor, e.quietAfter = d.npos, d.floor, d.quietAfter
+// addNegatives appends negative clips made of audio (clipLen samples
+// each), normalised as the rest: in the room newDataset left, if any.
+func (d *dataset) addNegatives(audio [][]int16) {
+	from := d.n
+	d.n += len(audio)
+	d.x = append(d.x, make([]float32, len(audio)*clipHops*wakeword.Mels)...)
+	d.y = append(d.y, make([]int8, len(audio)*clipHops)...)
 	for i, a := range audio {
-		e.setAudio(d.n+i, a, -1)
+		d.setAudio(from+i, a, -1)
 	}
-	e.scale(d.n, d.mean, d.std)
-	return e
+	d.scale(from, d.mean, d.std)
 }
 
 // Random scene parameters for training.

@@ -37,6 +37,14 @@ const (
 	mineFloor = 0.05
 )
 
+// minedClips is how many clips mining may add to the training set.
+func (c *Config) minedClips() int {
+	if c.MineMinutes <= 0 {
+		return 0
+	}
+	return c.MineClips * mineCopies * max(1, c.MineRounds)
+}
+
 // mineStats says what mining found.
 type mineStats struct {
 	Hours  float64     `json:"hours"`
@@ -54,15 +62,15 @@ type mineRound struct {
 // mine finds the hard negatives of n in c.mine and fine-tunes each of
 // its towers on ds plus them; each further round mines the fine-tuned
 // model again and fine-tunes on everything mined so far. n's towers are
-// replaced.
+// replaced, and the mined clips are added to ds.
 func mine(ctx context.Context, cfg Config, n *wakeword.Net, c *corpus, ds *dataset, pr *progress) (mineStats, error) {
+	trained := ds.n
 	babble := make([][]int16, len(c.mine))
 	for i, u := range c.mine {
 		babble[i] = u.x
 	}
 	streams := speechStreams(c.mine, negConditions, cfg.Seed+300, babble)
 	st := mineStats{Hours: round3(hours(streams))}
-	var audio [][]int16
 	for round := range max(1, cfg.MineRounds) {
 		raw := *n
 		raw.Offset = 0
@@ -75,22 +83,23 @@ func mine(ctx context.Context, cfg Config, n *wakeword.Net, c *corpus, ds *datas
 			break
 		}
 		st.Rounds = append(st.Rounds, mineRound{Clips: len(peaks), Top: round3(peaks[0].score), Bottom: round3(peaks[len(peaks)-1].score)})
+		var audio [][]int16
 		for _, p := range peaks {
 			a := window(streams[p.clip].x, p.hop)
 			for range mineCopies {
 				audio = append(audio, a)
 			}
 		}
-		ft := ds.withNegatives(audio)
+		ds.addNegatives(audio) // the rounds' clips add up
 		tune := cfg
 		tune.Epochs, tune.LR = cfg.MineEpochs, cfg.LR*mineLRScale
 		for t := range n.Towers {
 			tw := &n.Towers[t]
-			pr.stage(fmt.Sprintf("fine-tuning tower %d of %d on %d mined clips", t+1, len(n.Towers), len(audio)/mineCopies))
+			pr.stage(fmt.Sprintf("fine-tuning tower %d of %d on %d mined clips", t+1, len(n.Towers), (ds.n-trained)/mineCopies))
 			// "mine", and the round: draws apart from the tower's training.
 			seed := towerSeed(cfg.Seed, t) ^ 0x6d696e65 + uint64(round)<<40
 			net := tcnFrom(*tw)
-			fit(ctx, tune, seed, net, ft, rand.New(rand.NewPCG(seed, 2)), pr)
+			fit(ctx, tune, seed, net, ds, rand.New(rand.NewPCG(seed, 2)), pr)
 			if err := ctx.Err(); err != nil {
 				return st, err
 			}

@@ -39,12 +39,18 @@ var (
 var refractHops = wakeword.Hops(wakeword.DefaultRefractory)
 
 // clip is one evaluation stream with where its phrase is (hops; -1: none).
+// Its audio is rendered when it is scored, not kept: eight hours of
+// calibration speech are 0.9 GB of samples.
 type clip struct {
-	x          []int16
+	sc         scene
+	babble     [][]int16
 	start, end int
 	cond       condition
 	texts      []spoken // what is said when, for streams of speech
 }
+
+// audio renders the clip (the same samples every time).
+func (c clip) audio() []int16 { return c.sc.render(c.babble) }
 
 type spoken struct {
 	from  int // hop where it starts
@@ -84,8 +90,9 @@ func scoreTraces(ctx context.Context, n *wakeword.Net, clips []clip, workers int
 					errOnce.Do(func() { firstErr = err })
 					continue
 				}
-				tr := make([]float32, 0, len(clips[i].x)/wakeword.HopSamples)
-				sp.Process(nil, clips[i].x, func(bool) { tr = append(tr, float32(sp.NetScore(0))) })
+				x := clips[i].audio()
+				tr := make([]float32, 0, len(x)/wakeword.HopSamples)
+				sp.Process(nil, x, func(bool) { tr = append(tr, float32(sp.NetScore(0))) })
 				out[i] = tr
 				tick()
 			}
@@ -164,7 +171,7 @@ func phraseClip(u []int16, c condition, seed uint64, babble [][]int16) clip {
 	lead := 24000
 	sc := scene{length: lead + len(u) + 16000, noise: c.Noise, snr: c.SNR, peak: -24 + 18*r.Float64(), seed: seed,
 		parts: []placed{{x: u, at: lead}}}
-	return clip{x: sc.render(babble), start: lead / wakeword.HopSamples, end: (lead + len(u)) / wakeword.HopSamples}
+	return clip{sc: sc, babble: babble, start: lead / wakeword.HopSamples, end: (lead + len(u)) / wakeword.HopSamples}
 }
 
 // speechStreams joins utterances with pauses into minute-long streams,
@@ -185,7 +192,7 @@ func speechStreams(us []utt, conds []condition, seed uint64, babble [][]int16) [
 			at += len(us[i].x) + 4800 + r.IntN(19200) // 0.3–1.5 s pause
 		}
 		sc.length = at
-		out = append(out, clip{x: sc.render(babble), start: -1, end: -1, cond: c, texts: texts})
+		out = append(out, clip{sc: sc, babble: babble, start: -1, end: -1, cond: c, texts: texts})
 	}
 	return out
 }
@@ -193,7 +200,7 @@ func speechStreams(us []utt, conds []condition, seed uint64, babble [][]int16) [
 func hours(cs []clip) float64 {
 	var n int
 	for _, c := range cs {
-		n += len(c.x)
+		n += c.sc.length
 	}
 	return float64(n) / 16000 / 3600
 }

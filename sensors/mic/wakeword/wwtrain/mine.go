@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"sort"
+	"sync"
 
 	"github.com/edgeagent/edgeagent/sensors/mic/wakeword"
 )
@@ -15,8 +16,8 @@ import (
 // sentences has rarely heard the exact shape that fires it. So, after the
 // towers are trained, the whole model runs over MineMinutes of other
 // speech by the training voices (a draw of its own, under the
-// evaluation's noise conditions, never used to calibrate, validate or
-// test), exactly as the detector would; the MineClips highest peaks
+// evaluation's noise conditions with noise of its own, never used to
+// calibrate, validate or test), exactly as the detector would; the MineClips highest peaks
 // become negative clips, cut so the peak lies where the loss looks; and
 // each tower is fine-tuned on the training set plus those clips, so it
 // keeps what it knew of the phrase while it unlearns them.
@@ -69,7 +70,7 @@ func mine(ctx context.Context, cfg Config, n *wakeword.Net, c *corpus, ds *datas
 	for i, u := range c.mine {
 		babble[i] = u.x
 	}
-	streams := speechStreams(c.mine, negConditions, cfg.Seed+300, babble)
+	streams := speechStreams(c.mine, negConditions, cfg.Seed+400, babble)
 	st := mineStats{Hours: round3(hours(streams))}
 	for round := range max(1, cfg.MineRounds) {
 		raw := *n
@@ -83,13 +84,7 @@ func mine(ctx context.Context, cfg Config, n *wakeword.Net, c *corpus, ds *datas
 			break
 		}
 		st.Rounds = append(st.Rounds, mineRound{Clips: len(peaks), Top: round3(peaks[0].score), Bottom: round3(peaks[len(peaks)-1].score)})
-		var audio [][]int16
-		for _, p := range peaks {
-			a := window(streams[p.clip].x, p.hop)
-			for range mineCopies {
-				audio = append(audio, a)
-			}
-		}
+		audio := windows(streams, peaks, cfg.Workers)
 		ds.addNegatives(audio) // the rounds' clips add up
 		tune := cfg
 		tune.Epochs, tune.LR = cfg.MineEpochs, cfg.LR*mineLRScale
@@ -130,6 +125,47 @@ func hardest(trs [][]float32, smooth, n int) []minedPeak {
 	}
 	sort.SliceStable(out, func(i, j int) bool { return out[i].score > out[j].score })
 	return out[:min(n, len(out))]
+}
+
+// windows cuts each peak's window out of its stream, mineCopies times
+// each, in the order of peaks; the streams holding peaks are rendered
+// again, each once, on workers goroutines.
+func windows(streams []clip, peaks []minedPeak, workers int) [][]int16 {
+	at := map[int][]int{} // stream → indices into peaks
+	var order []int
+	for i, p := range peaks {
+		if at[p.clip] == nil {
+			order = append(order, p.clip)
+		}
+		at[p.clip] = append(at[p.clip], i)
+	}
+	cut := make([][]int16, len(peaks))
+	var wg sync.WaitGroup
+	next := make(chan int)
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for s := range next {
+				x := streams[s].audio()
+				for _, i := range at[s] {
+					cut[i] = window(x, peaks[i].hop)
+				}
+			}
+		}()
+	}
+	for _, s := range order {
+		next <- s
+	}
+	close(next)
+	wg.Wait()
+	out := make([][]int16, 0, len(peaks)*mineCopies)
+	for _, w := range cut {
+		for range mineCopies {
+			out = append(out, w)
+		}
+	}
+	return out
 }
 
 // window cuts clipLen samples of x with hop `hop` at minePeakAt, shifted

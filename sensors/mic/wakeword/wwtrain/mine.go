@@ -15,12 +15,13 @@ import (
 // a run of words in white noise — and a model that trained on 2,500
 // sentences has rarely heard the exact shape that fires it. So, after the
 // towers are trained, the whole model runs over MineMinutes of other
-// speech by the training voices (a draw of its own, under the
-// evaluation's noise conditions with noise of its own, never used to
-// calibrate, validate or test), exactly as the detector would; the MineClips highest peaks
-// become negative clips, cut so the peak lies where the loss looks; and
-// each tower is fine-tuned on the training set plus those clips, so it
-// keeps what it knew of the phrase while it unlearns them.
+// speech by the training voices, exactly as the detector would. That
+// speech is a draw of its own, under the evaluation's noise conditions
+// with noise of its own, never used to calibrate, validate or test. The
+// MineClips highest peaks become negative clips, cut so the peak lies
+// where the loss looks, and each tower is fine-tuned on the training set
+// plus those clips, so it keeps what it knew of the phrase while it
+// unlearns them.
 const (
 	// minePeakAt is the hop of a mined clip where its peak lies: in the
 	// loss region, with the receptive field's history inside the clip.

@@ -102,28 +102,40 @@ func buildCorpus(ctx context.Context, cfg Config, syn *synth, pr *progress) (*co
 	}, other)
 	add(r(19), len(trainConf)*cfg.ValConfusableReps, valVoice, func(_ *rand.Rand, i int) string { return trainConf[i%len(trainConf)] })
 	add(r(20), int(cfg.MineMinutes*uttPerMinute), fit, other)
+	mineNear := 0
+	if cfg.MineMinutes > 0 {
+		mineNear = len(near) * cfg.MineNearReps
+	}
+	add(r(21), mineNear, fit, func(_ *rand.Rand, i int) string { return near[i%len(near)] })
 
 	same, err := sameSounding(ctx, syn, cfg.Phrase, conf, cfg.ExtraAccents)
 	if err != nil {
 		return nil, err
 	}
-	if cfg.DropSameSound {
-		s := spans[2]
+	// drop leaves out of span k what its accent says as the phrase.
+	drop := func(k int) int {
+		s := spans[k]
 		kept := all[:s[0]:s[0]]
 		for _, d := range all[s[0]:s[1]] {
 			if !same[d.Voice.Accent+"|"+d.Text] {
 				kept = append(kept, d)
 			}
 		}
-		drop := s[1] - s[0] - (len(kept) - s[0])
-		pr.stage(fmt.Sprintf("%d confusable utterances left out: their accent says them as the phrase", drop))
+		n := s[1] - s[0] - (len(kept) - s[0])
 		all = append(kept, all[s[1]:]...)
-		spans[2][1] -= drop
-		for k := 3; k < len(spans); k++ {
-			spans[k][0] -= drop
-			spans[k][1] -= drop
+		spans[k][1] -= n
+		for j := k + 1; j < len(spans); j++ {
+			spans[j][0] -= n
+			spans[j][1] -= n
 		}
+		return n
 	}
+	if cfg.DropSameSound {
+		pr.stage(fmt.Sprintf("%d confusable utterances left out: their accent says them as the phrase", drop(2)))
+	}
+	// Mining always leaves them out: mined, they would be the phrase
+	// trained as a negative.
+	drop(13)
 
 	xs, err := syn.sayAll(ctx, all, cfg.Workers, pr.counter("synthesising (espeak-ng)", len(all)))
 	if err != nil {
@@ -138,7 +150,7 @@ func buildCorpus(ctx context.Context, cfg Config, syn *synth, pr *progress) (*co
 	}
 	c := &corpus{pos: get(0), speech: get(1), near: get(2), calib: get(3),
 		testSpeech: get(7), testNear: get(8), confusables: conf, heldConfusables: map[string]bool{},
-		valPos: get(9), valSpeech: get(10), valNear: get(11), mine: get(12), sameSound: same}
+		valPos: get(9), valSpeech: get(10), valNear: get(11), mine: append(get(12), get(13)...), sameSound: same}
 	for i, t := range conf {
 		if i%4 == 3 {
 			c.heldConfusables[t] = true

@@ -133,6 +133,9 @@ type Config struct {
 	MineClips   int     `json:"mine_clips,omitempty"`
 	MineEpochs  int     `json:"mine_epochs,omitempty"`
 	MineRounds  int     `json:"mine_rounds,omitempty"` // 0 or 1: one
+	// MineNearReps adds this many utterances of each trained near miss
+	// (confusable, partial or in-context phrase) to the mining speech.
+	MineNearReps int `json:"mine_near_reps,omitempty"`
 	// SkipTest evaluates on validation only: for exploring recipes
 	// without looking at the test groups.
 	SkipTest bool `json:"-"`
@@ -207,7 +210,7 @@ func (c *Config) check() error {
 		return fmt.Errorf("vocal tract warp %v (want 0..0.3)", c.VTLP)
 	case !(c.EMADecay >= 0 && c.EMADecay < 1):
 		return fmt.Errorf("weight average decay %v (want 0 ≤ d < 1)", c.EMADecay)
-	case c.MineMinutes < 0 || c.MineMinutes > 0 && (c.MineClips < 1 || c.MineEpochs < 1) || c.MineRounds < 0 || c.MineRounds > 4:
+	case c.MineMinutes < 0 || c.MineMinutes > 0 && (c.MineClips < 1 || c.MineEpochs < 1) || c.MineRounds < 0 || c.MineRounds > 4 || c.MineNearReps < 0:
 		return fmt.Errorf("mining %v minutes for %d clips over %d epochs in %d rounds (want positive counts and at most 4 rounds, or 0 minutes)",
 			c.MineMinutes, c.MineClips, c.MineEpochs, c.MineRounds)
 	case c.Towers < 0 || c.Towers > wakeword.MaxTowers:

@@ -508,3 +508,41 @@ func TestHardestAndWindow(t *testing.T) {
 		}
 	}
 }
+
+// The mining speech holds the near misses asked for, in training voices,
+// and none that its voice's accent says as the phrase.
+func TestMiningPoolHasNearMissesButNotThePhrase(t *testing.T) {
+	needEspeak(t)
+	cfg := tinyConfig()
+	cfg.MineMinutes, cfg.MineClips, cfg.MineEpochs, cfg.MineNearReps = 0.2, 4, 1, 2
+	if err := cfg.check(); err != nil {
+		t.Fatal(err)
+	}
+	syn, err := newSynth(filepath.Join(t.TempDir(), "cache"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := buildCorpus(context.Background(), cfg, syn, newProgress(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	near := map[string]bool{}
+	for _, u := range c.near {
+		near[u.d.Text] = true
+	}
+	var nearMined int
+	for _, u := range c.mine {
+		if c.sameSound[u.d.Voice.Accent+"|"+u.d.Text] {
+			t.Fatalf("mining speech holds %q in %s, which that accent says as the phrase", u.d.Text, u.d.Voice)
+		}
+		if u.d.Voice.Group() != GroupSeen {
+			t.Fatalf("mining speech by %s, a voice held out of training", u.d.Voice)
+		}
+		if near[u.d.Text] {
+			nearMined++
+		}
+	}
+	if nearMined == 0 || len(c.mine) <= nearMined {
+		t.Fatalf("%d near misses among %d mining utterances", nearMined, len(c.mine))
+	}
+}

@@ -65,7 +65,6 @@ func (l *listener) Serve(establish listeners.EstablishFn) {
 			_ = c.Close()
 			return
 		}
-		l.wg.Add(1)
 		go func() {
 			defer l.wg.Done()
 			// The broker logs what matters of a client's end itself.
@@ -76,6 +75,8 @@ func (l *listener) Serve(establish listeners.EstablishFn) {
 	}
 }
 
+// track records c and its goroutine, unless Close has begun; under the
+// lock, so that Close's Wait counts every goroutine it does not refuse.
 func (l *listener) track(c net.Conn) bool {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -83,6 +84,7 @@ func (l *listener) track(c net.Conn) bool {
 		return false
 	}
 	l.conns[c] = struct{}{}
+	l.wg.Add(1)
 	return true
 }
 

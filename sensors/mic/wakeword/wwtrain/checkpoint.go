@@ -81,7 +81,7 @@ func loadCheckpoint(path string, cfg Config, part func(Config) Config) (*wakewor
 // mining (which starts from them): changing those keeps the checkpoint.
 func trainingPart(c Config) Config {
 	c = minedPart(c)
-	c.Towers, c.MineMinutes, c.MineClips, c.MineEpochs, c.MineRounds, c.MineNearReps = 0, 0, 0, 0, 0, 0
+	c.Towers, c.Mining = 0, Mining{}
 	return c
 }
 

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"slices"
-	"sync"
 )
 
 // utt is one synthesised utterance.
@@ -20,7 +19,7 @@ type utt struct {
 type corpus struct {
 	pos, speech, near []utt // training: the phrase, other speech, confusables and partials
 	calib             []utt // other speech for the threshold
-	mine              []utt // other speech by training voices, for hard negatives
+	mine              []utt // speech (and near misses, if asked) by training voices, for hard negatives
 	testPos           []utt // the phrase, per voice group
 	testSpeech        []utt // other speech for FA/h
 	testNear          []utt // confusables (not partials), for their fire rate
@@ -269,23 +268,11 @@ func (c *corpus) trainingSet(cfg Config, pr *progress) *dataset {
 	ds.floor = float32(cfg.LogMelFloor)
 	ds.quietAfter = cfg.IgnoreAfter
 	tick := pr.counter("mixing clips", len(jobs))
-	var wg sync.WaitGroup
-	next := make(chan int)
-	for range cfg.Workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range next {
-				ds.set(i, jobs[i].sc, babble, jobs[i].end)
-				tick()
-			}
-		}()
-	}
-	for i := range jobs {
-		next <- i
-	}
-	close(next)
-	wg.Wait()
+	// Mixing has no context to stop it: it takes seconds.
+	_ = parallel(context.Background(), len(jobs), cfg.Workers, func(i int) {
+		ds.set(i, jobs[i].sc, babble, jobs[i].end)
+		tick()
+	})
 	ds.npos = len(c.pos) * cfg.PosClips
 	return ds
 }

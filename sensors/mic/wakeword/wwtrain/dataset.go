@@ -3,6 +3,7 @@ package wwtrain
 import (
 	"math"
 	"math/rand/v2"
+	"slices"
 
 	"github.com/edgeagent/edgeagent/sensors/mic/wakeword"
 )
@@ -139,8 +140,9 @@ func (d *dataset) scale(from int, mean, std []float32) {
 func (d *dataset) addNegatives(audio [][]int16) {
 	from := d.n
 	d.n += len(audio)
-	d.x = append(d.x, make([]float32, len(audio)*clipHops*wakeword.Mels)...)
-	d.y = append(d.y, make([]int8, len(audio)*clipHops)...)
+	nx, ny := len(audio)*clipHops*wakeword.Mels, len(audio)*clipHops
+	d.x = slices.Grow(d.x, nx)[:len(d.x)+nx]
+	d.y = slices.Grow(d.y, ny)[:len(d.y)+ny]
 	for i, a := range audio {
 		d.setAudio(from+i, a, -1)
 	}

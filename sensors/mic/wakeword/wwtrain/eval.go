@@ -7,7 +7,6 @@ import (
 	"math/rand/v2"
 	"slices"
 	"sort"
-	"sync"
 
 	"github.com/edgeagent/edgeagent/sensors/mic/wakeword"
 )
@@ -74,42 +73,34 @@ func (c clip) said(h int) string {
 	return fmt.Sprintf("%s: %q (%s)", c.cond, s.text, s.voice)
 }
 
+// scoreTraces runs n as the detector does over each clip and records its
+// uncalibrated score at every hop (thresholds are chosen on those).
 func scoreTraces(ctx context.Context, n *wakeword.Net, clips []clip, workers int, tick func()) ([][]float32, error) {
+	raw := *n
+	raw.Offset = 0
 	out := make([][]float32, len(clips))
-	var wg sync.WaitGroup
-	next := make(chan int)
-	var errOnce sync.Once
-	var firstErr error
-	for range workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range next {
-				sp, err := wakeword.NewSpotter(nil, wakeword.Options{Nets: []*wakeword.Net{n}})
-				if err != nil {
-					errOnce.Do(func() { firstErr = err })
-					continue
-				}
-				x := clips[i].audio()
-				tr := make([]float32, 0, len(x)/wakeword.HopSamples)
-				sp.Process(nil, x, func(bool) { tr = append(tr, float32(sp.NetScore(0))) })
-				out[i] = tr
-				tick()
-			}
-		}()
-	}
-	for i := range clips {
-		if ctx.Err() != nil {
-			break
+	errs := make([]error, len(clips))
+	err := parallel(ctx, len(clips), workers, func(i int) {
+		sp, err := wakeword.NewSpotter(nil, wakeword.Options{Nets: []*wakeword.Net{&raw}})
+		if err != nil {
+			errs[i] = err
+			return
 		}
-		next <- i
-	}
-	close(next)
-	wg.Wait()
-	if err := ctx.Err(); err != nil {
+		x := clips[i].audio()
+		tr := make([]float32, 0, len(x)/wakeword.HopSamples)
+		sp.Process(nil, x, func(bool) { tr = append(tr, float32(sp.NetScore(0))) })
+		out[i] = tr
+		tick()
+	})
+	if err != nil {
 		return nil, err
 	}
-	return out, firstErr
+	for _, err := range errs { // every clip fails alike: the model's error, once
+		if err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
 }
 
 // fires replays the picker over a trace: the hops where it fired and the
@@ -244,10 +235,8 @@ func evaluate(ctx context.Context, cfg Config, n *wakeword.Net, c *corpus, pr *p
 	}
 	val := newValSet(cfg.Seed, c)
 	// Uncalibrated scores: the threshold is chosen on them.
-	raw := *n
-	raw.Offset = 0
 	all := slices.Concat(calib, posClips, negClips, nearClips, val.clips())
-	trs, err := scoreTraces(ctx, &raw, all, cfg.Workers, pr.counter("evaluating", len(all)))
+	trs, err := scoreTraces(ctx, n, all, cfg.Workers, pr.counter("evaluating", len(all)))
 	if err != nil {
 		return rep, err
 	}

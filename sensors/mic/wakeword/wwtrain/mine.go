@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"sort"
-	"sync"
 
 	"github.com/edgeagent/edgeagent/sensors/mic/wakeword"
 )
@@ -39,12 +38,28 @@ const (
 	mineFloor = 0.05
 )
 
+// Mining configures hard-negative mining (0 minutes: off): after the
+// towers are trained, the model runs over MineMinutes of other speech by
+// the training voices, its MineClips highest-scoring moments become
+// negative clips, and each tower is fine-tuned on the training set plus
+// them for MineEpochs; each further round mines the fine-tuned model
+// again.
+type Mining struct {
+	MineMinutes float64 `json:"mine_minutes,omitempty"`
+	MineClips   int     `json:"mine_clips,omitempty"`
+	MineEpochs  int     `json:"mine_epochs,omitempty"`
+	MineRounds  int     `json:"mine_rounds,omitempty"` // 0 or 1: one
+	// MineNearReps adds this many utterances of each trained near miss
+	// (confusable, partial or in-context phrase) to the mining speech.
+	MineNearReps int `json:"mine_near_reps,omitempty"`
+}
+
 // minedClips is how many clips mining may add to the training set.
-func (c *Config) minedClips() int {
-	if c.MineMinutes <= 0 {
+func (m Mining) minedClips() int {
+	if m.MineMinutes <= 0 {
 		return 0
 	}
-	return c.MineClips * mineCopies * max(1, c.MineRounds)
+	return m.MineClips * mineCopies * max(1, m.MineRounds)
 }
 
 // mineStats says what mining found.
@@ -74,9 +89,7 @@ func mine(ctx context.Context, cfg Config, n *wakeword.Net, c *corpus, ds *datas
 	streams := speechStreams(c.mine, negConditions, cfg.Seed+400, babble)
 	st := mineStats{Hours: round3(hours(streams))}
 	for round := range max(1, cfg.MineRounds) {
-		raw := *n
-		raw.Offset = 0
-		trs, err := scoreTraces(ctx, &raw, streams, cfg.Workers, pr.counter(fmt.Sprintf("mining hard negatives, round %d", round+1), len(streams)))
+		trs, err := scoreTraces(ctx, n, streams, cfg.Workers, pr.counter(fmt.Sprintf("mining hard negatives, round %d", round+1), len(streams)))
 		if err != nil {
 			return st, err
 		}
@@ -85,7 +98,10 @@ func mine(ctx context.Context, cfg Config, n *wakeword.Net, c *corpus, ds *datas
 			break
 		}
 		st.Rounds = append(st.Rounds, mineRound{Clips: len(peaks), Top: round3(peaks[0].score), Bottom: round3(peaks[len(peaks)-1].score)})
-		audio := windows(streams, peaks, cfg.Workers)
+		audio, err := windows(ctx, streams, peaks, cfg.Workers)
+		if err != nil {
+			return st, err
+		}
 		ds.addNegatives(audio) // the rounds' clips add up
 		tune := cfg
 		tune.Epochs, tune.LR = cfg.MineEpochs, cfg.LR*mineLRScale
@@ -131,7 +147,7 @@ func hardest(trs [][]float32, smooth, n int) []minedPeak {
 // windows cuts each peak's window out of its stream, mineCopies times
 // each, in the order of peaks; the streams holding peaks are rendered
 // again, each once, on workers goroutines.
-func windows(streams []clip, peaks []minedPeak, workers int) [][]int16 {
+func windows(ctx context.Context, streams []clip, peaks []minedPeak, workers int) ([][]int16, error) {
 	at := map[int][]int{} // stream → indices into peaks
 	var order []int
 	for i, p := range peaks {
@@ -141,32 +157,22 @@ func windows(streams []clip, peaks []minedPeak, workers int) [][]int16 {
 		at[p.clip] = append(at[p.clip], i)
 	}
 	cut := make([][]int16, len(peaks))
-	var wg sync.WaitGroup
-	next := make(chan int)
-	for range workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for s := range next {
-				x := streams[s].audio()
-				for _, i := range at[s] {
-					cut[i] = window(x, peaks[i].hop)
-				}
-			}
-		}()
+	if err := parallel(ctx, len(order), workers, func(k int) {
+		s := order[k]
+		x := streams[s].audio()
+		for _, i := range at[s] {
+			cut[i] = window(x, peaks[i].hop)
+		}
+	}); err != nil {
+		return nil, err
 	}
-	for _, s := range order {
-		next <- s
-	}
-	close(next)
-	wg.Wait()
 	out := make([][]int16, 0, len(peaks)*mineCopies)
 	for _, w := range cut {
 		for range mineCopies {
 			out = append(out, w)
 		}
 	}
-	return out
+	return out, nil
 }
 
 // window cuts clipLen samples of x with hop `hop` at minePeakAt, shifted

@@ -12,7 +12,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 
 	"github.com/edgeagent/edgeagent/sensors/mic/audio"
 )
@@ -101,29 +100,10 @@ func writeCache(p string, x []int16) error {
 func (s *synth) sayAll(ctx context.Context, ds []Delivery, n int, tick func()) ([][]int16, error) {
 	out := make([][]int16, len(ds))
 	errs := make([]error, len(ds))
-	var wg sync.WaitGroup
-	next := make(chan int)
-	for range max(1, n) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range next {
-				out[i], errs[i] = s.say(ctx, ds[i])
-				tick()
-			}
-		}()
-	}
-feed:
-	for i := range ds {
-		select {
-		case next <- i:
-		case <-ctx.Done():
-			break feed
-		}
-	}
-	close(next)
-	wg.Wait()
-	if err := ctx.Err(); err != nil {
+	if err := parallel(ctx, len(ds), n, func(i int) {
+		out[i], errs[i] = s.say(ctx, ds[i])
+		tick()
+	}); err != nil {
 		return nil, err
 	}
 	return out, errors.Join(errs...)

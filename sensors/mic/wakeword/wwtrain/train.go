@@ -123,19 +123,9 @@ type Config struct {
 	// each trained on the same clips from its own random start: see
 	// wakeword.Net.
 	Towers int `json:"towers,omitempty"`
-	// Hard-negative mining (0 minutes: off; see mine.go): after the
-	// towers are trained, the model runs over MineMinutes of other
-	// speech by the training voices, its MineClips highest-scoring
-	// moments become negative clips, and each tower is fine-tuned on the
-	// training set plus them for MineEpochs; each further round mines
-	// the fine-tuned model again.
-	MineMinutes float64 `json:"mine_minutes,omitempty"`
-	MineClips   int     `json:"mine_clips,omitempty"`
-	MineEpochs  int     `json:"mine_epochs,omitempty"`
-	MineRounds  int     `json:"mine_rounds,omitempty"` // 0 or 1: one
-	// MineNearReps adds this many utterances of each trained near miss
-	// (confusable, partial or in-context phrase) to the mining speech.
-	MineNearReps int `json:"mine_near_reps,omitempty"`
+	// Mining is the hard-negative mining after training (its fields sit
+	// among the others in JSON).
+	Mining
 	// SkipTest evaluates on validation only: for exploring recipes
 	// without looking at the test groups.
 	SkipTest bool `json:"-"`
@@ -178,7 +168,7 @@ func DefaultConfig(phrase string) Config {
 		Channels:      64, Kernel: 3, Dilations: []int{1, 2, 4, 8, 16, 32},
 		Epochs: 20, Batch: 32, LR: 4e-3, SpecAugment: true, NegClipWeight: 2,
 		SmoothPeaks: true, SmoothHops: 16, PosFrameWeight: 1, IgnoreAfter: 40,
-		MineMinutes: 240, MineClips: 500, MineEpochs: 4,
+		Mining:          Mining{MineMinutes: 240, MineClips: 500, MineEpochs: 4},
 		TargetFAPerHour: 0.5, CalibMinutes: 480, CalibMargin: 2, TestPosPerGroup: 150, TestNegMinutes: 60,
 		ValPosUtterances: 150, ValNegMinutes: 30, ValConfusableReps: 3,
 		Workers: 2}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"slices"
+	"strings"
 )
 
 // utt is one synthesised utterance.
@@ -106,6 +107,15 @@ func buildCorpus(ctx context.Context, cfg Config, syn *synth, pr *progress) (*co
 		mineNear = len(near) * cfg.MineNearReps
 	}
 	add(r(21), mineNear, fit, func(_ *rand.Rand, i int) string { return near[i%len(near)] })
+	ctxN := 0
+	var leads, follows []string
+	if _, _, ok := contextPieces(cfg.Phrase); ok && cfg.ContextUtterances > 0 {
+		if leads, follows, err = contextWords(ctx, syn, cfg.Phrase, slices.Concat(trainAccents, cfg.ExtraAccents)); err != nil {
+			return nil, err
+		}
+		ctxN = cfg.ContextUtterances
+	}
+	add(r(22), ctxN, fit, func(r *rand.Rand, _ int) string { return randomContext(r, cfg.Phrase, leads, follows) })
 
 	same, err := sameSounding(ctx, syn, cfg.Phrase, conf, cfg.ExtraAccents)
 	if err != nil {
@@ -147,7 +157,7 @@ func buildCorpus(ctx context.Context, cfg Config, syn *synth, pr *progress) (*co
 		}
 		return out
 	}
-	c := &corpus{pos: get(0), speech: get(1), near: get(2), calib: get(3),
+	c := &corpus{pos: get(0), speech: get(1), near: append(get(2), get(14)...), calib: get(3),
 		testSpeech: get(7), testNear: get(8), confusables: conf, heldConfusables: map[string]bool{},
 		valPos: get(9), valSpeech: get(10), valNear: get(11), mine: append(get(12), get(13)...), sameSound: same}
 	for i, t := range conf {
@@ -159,6 +169,45 @@ func buildCorpus(ctx context.Context, cfg Config, syn *synth, pr *progress) (*co
 		c.testPos = append(c.testPos, get(g)...)
 	}
 	return c, nil
+}
+
+// contextWords are the words randomContext may put right before the
+// phrase's tail (leads) and right after its first word (follows): every
+// word of the speech lists except those that, in one of accents, make the
+// piece sound like the phrase ("hay robot" is "hey robot").
+func contextWords(ctx context.Context, syn *synth, phrase string, accents []string) (leads, follows []string, err error) {
+	head, tail, _ := contextPieces(phrase)
+	var cands []string
+	for _, w := range slices.Concat(words, strings.Fields(strings.Join(firstWords, " "))) {
+		if !slices.Contains(cands, w) {
+			cands = append(cands, w)
+		}
+	}
+	texts := []string{phrase}
+	for _, w := range cands {
+		texts = append(texts, w+" "+tail, head+" "+w)
+	}
+	bad := map[string]bool{}
+	for _, a := range accents {
+		ps, err := syn.phonemesEach(ctx, a, texts)
+		if err != nil {
+			return nil, nil, err
+		}
+		for i, p := range ps[1:] {
+			if p == ps[0] {
+				bad[texts[i+1]] = true
+			}
+		}
+	}
+	for _, w := range cands {
+		if w != head && !bad[w+" "+tail] {
+			leads = append(leads, w)
+		}
+		if w != strings.Fields(tail)[0] && !bad[head+" "+w] {
+			follows = append(follows, w)
+		}
+	}
+	return leads, follows, nil
 }
 
 // soundsDifferent drops candidates that espeak-ng pronounces exactly like

@@ -220,3 +220,43 @@ func speech(r *rand.Rand, phrase string, heldOut bool) string {
 		}
 	}
 }
+
+// contextPieces are the two halves of a multi-word phrase that talk holds
+// without the phrase: its tail after another word ("the robot", "table
+// robot" for "hey robot") and its first word before another ("hey can").
+// A phrase of one word has none: in any context it is the phrase.
+func contextPieces(phrase string) (head, tail string, ok bool) {
+	w := strings.Fields(phrase)
+	if len(w) < 2 {
+		return "", "", false
+	}
+	return w[0], strings.Join(w[1:], " "), true
+}
+
+// randomContext is one utterance of word-string talk with a piece of the
+// phrase inside it: half of them hold the tail after a word of leads,
+// half the head before a word of follows, with up to four random words on
+// either side. The fixed in-context sentences (InContext) are a dozen
+// frames a model can learn by heart; a room says the phrase's words after
+// and before any word at all. leads and follows are the words that do not
+// make the piece sound like the phrase (contextWords).
+func randomContext(r *rand.Rand, phrase string, leads, follows []string) string {
+	head, tail, _ := contextPieces(phrase)
+	some := func() []string {
+		ws := make([]string, r.IntN(5))
+		for i := range ws {
+			ws[i] = pick(r, words)
+		}
+		return ws
+	}
+	for {
+		mid := []string{pick(r, leads), tail}
+		if r.IntN(2) == 1 {
+			mid = []string{head, pick(r, follows)}
+		}
+		s := strings.Join(slices.Concat(some(), mid, some()), " ")
+		if !strings.Contains(" "+s+" ", " "+phrase+" ") {
+			return s
+		}
+	}
+}

@@ -124,12 +124,48 @@ func (s *synth) phonemesIn(ctx context.Context, accent, text string) (string, er
 	if err != nil {
 		return "", fmt.Errorf("espeak-ng phonemes of %q: %w", text, err)
 	}
+	return barePhonemes(string(out)), nil
+}
+
+// phonemesEach is phonemesIn for many texts in one espeak-ng run: each
+// text is a sentence on its own line, and espeak-ng writes one line of
+// phonemes per sentence. A text's sentence end may change its phonemes
+// from phonemesIn's, so compare only texts transcribed the same way.
+func (s *synth) phonemesEach(ctx context.Context, accent string, texts []string) ([]string, error) {
+	var in strings.Builder
+	for _, t := range texts {
+		if strings.ContainsAny(t, ".\n") {
+			return nil, fmt.Errorf("espeak-ng phonemes: %q is not one sentence", t)
+		}
+		in.WriteString(t + ".\n")
+	}
+	cmd := exec.CommandContext(ctx, s.bin, "-q", "-x", "-v", accent)
+	cmd.Stdin = strings.NewReader(in.String())
+	out, err := cmd.Output()
+	if err != nil {
+		return nil, fmt.Errorf("espeak-ng phonemes in %s: %w", accent, err)
+	}
+	var lines []string
+	for _, l := range strings.Split(string(out), "\n") {
+		if strings.TrimSpace(l) != "" {
+			lines = append(lines, barePhonemes(l))
+		}
+	}
+	if len(lines) != len(texts) {
+		return nil, fmt.Errorf("espeak-ng phonemes in %s: %d lines for %d sentences", accent, len(lines), len(texts))
+	}
+	return lines, nil
+}
+
+// barePhonemes drops stress marks and word and pause boundaries: what is
+// left is what is heard.
+func barePhonemes(s string) string {
 	return strings.Map(func(r rune) rune {
 		if r == '\'' || r == ',' || r == ' ' || r == '\n' || r == '_' {
 			return -1
 		}
 		return r
-	}, string(out)), nil
+	}, s)
 }
 
 // trimSilence cuts leading and trailing samples below -50 dBFS (in 10 ms

@@ -39,7 +39,11 @@ type Config struct {
 	ConfusableReps int `json:"confusable_reps"`      // utterances per confusable or partial phrase
 	PosClips       int `json:"pos_clips"`            // clips per positive utterance
 	NearClips      int `json:"near_clips,omitempty"` // clips per confusable, partial or in-context utterance (0: 1)
-	NoiseClips     int `json:"noise_clips"`
+	// ContextUtterances are word strings holding a piece of the phrase
+	// without the phrase ("house the robot wind", "soon hey table"), as
+	// negatives (NearClips clips each): see randomContext.
+	ContextUtterances int `json:"context_utterances,omitempty"`
+	NoiseClips        int `json:"noise_clips"`
 	// ExtraAccents are more espeak-ng languages whose voices read the
 	// training text (positives, speech, near misses) besides the
 	// evaluation's training accents: accent diversity the model learns
@@ -183,7 +187,7 @@ func (c *Config) check() error {
 	}
 	c.Phrase = p
 	switch {
-	case c.PosUtterances < 1 || c.NegUtterances < 1 || c.PosClips < 1 || c.ConfusableReps < 1:
+	case c.PosUtterances < 1 || c.NegUtterances < 1 || c.PosClips < 1 || c.ConfusableReps < 1 || c.ContextUtterances < 0:
 		return fmt.Errorf("training needs positive and negative utterances")
 	case c.Channels < 1 || c.Kernel < 1 || len(c.Dilations) == 0:
 		return fmt.Errorf("network shape: channels %d, kernel %d, %d layers", c.Channels, c.Kernel, len(c.Dilations))

@@ -362,11 +362,12 @@ func TestSmoothPeaksGradient(t *testing.T) {
 
 func TestConfigRefusesBadRecipes(t *testing.T) {
 	for name, change := range map[string]func(*Config){
-		"held-out accent trained on": func(c *Config) { c.ExtraAccents = []string{"de", "en-029"} },
-		"a voice, not an accent":     func(c *Config) { c.ExtraAccents = []string{"de+m3"} },
-		"weight average of 1":        func(c *Config) { c.EMADecay = 1 },
-		"negative weight average":    func(c *Config) { c.EMADecay = -0.5 },
-		"a warp of half":             func(c *Config) { c.VTLP = 0.5 },
+		"held-out accent trained on":  func(c *Config) { c.ExtraAccents = []string{"de", "en-029"} },
+		"a voice, not an accent":      func(c *Config) { c.ExtraAccents = []string{"de+m3"} },
+		"weight average of 1":         func(c *Config) { c.EMADecay = 1 },
+		"negative weight average":     func(c *Config) { c.EMADecay = -0.5 },
+		"a warp of half":              func(c *Config) { c.VTLP = 0.5 },
+		"negative context utterances": func(c *Config) { c.ContextUtterances = -1 },
 	} {
 		cfg := tinyConfig()
 		change(&cfg)

@@ -120,9 +120,13 @@ type Config struct {
 	// Validation: training accents with the validation speakers (never
 	// trained on), training sentences and trained confusables. Recipes
 	// are chosen on it, never on the test groups.
-	ValPosUtterances  int     `json:"val_pos_utterances"`
-	ValNegMinutes     float64 `json:"val_neg_minutes"`
-	ValConfusableReps int     `json:"val_confusable_reps"`
+	ValPosUtterances int     `json:"val_pos_utterances"`
+	ValNegMinutes    float64 `json:"val_neg_minutes"`
+	// ValConfusableReps is how many utterances of each trained
+	// confusable the validation speakers say: with 3 (66 clips per seed
+	// for "hey robot") a change of a few clips is chance; with 10 (220)
+	// three seeds show a change of 3.5 points (docs/benchmarks.md, C1′).
+	ValConfusableReps int `json:"val_confusable_reps"`
 	// Towers is how many networks the model averages (0 or 1: one),
 	// each trained on the same clips from its own random start: see
 	// wakeword.Net.
@@ -174,7 +178,7 @@ func DefaultConfig(phrase string) Config {
 		SmoothPeaks: true, SmoothHops: 16, PosFrameWeight: 1, IgnoreAfter: 40,
 		Mining:          Mining{MineMinutes: 240, MineClips: 500, MineEpochs: 4},
 		TargetFAPerHour: 0.5, CalibMinutes: 480, CalibMargin: 2, TestPosPerGroup: 150, TestNegMinutes: 60,
-		ValPosUtterances: 150, ValNegMinutes: 30, ValConfusableReps: 3,
+		ValPosUtterances: 150, ValNegMinutes: 30, ValConfusableReps: 10,
 		Workers: 2}
 }
 

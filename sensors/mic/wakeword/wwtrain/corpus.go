@@ -207,6 +207,9 @@ func contextWords(ctx context.Context, syn *synth, phrase string, accents []stri
 			follows = append(follows, w)
 		}
 	}
+	if len(leads) == 0 || len(follows) == 0 {
+		return nil, nil, fmt.Errorf("no word can stand beside the pieces of %q without sounding like it", phrase)
+	}
 	return leads, follows, nil
 }
 

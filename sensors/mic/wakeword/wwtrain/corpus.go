@@ -87,12 +87,13 @@ func buildCorpus(ctx context.Context, cfg Config, syn *synth, pr *progress) (*co
 		add(tp, cfg.TestPosPerGroup, g, phrase)
 	}
 	add(r(15), int(cfg.TestNegMinutes*uttPerMinute), anyVoice, otherHeld)
-	add(r(16), 2*len(conf), func(r *rand.Rand) Voice {
+	halfHeldOut := func(r *rand.Rand) Voice {
 		if r.IntN(2) == 0 {
 			return heldVoice(r)
 		}
 		return trainVoice(r)
-	}, func(_ *rand.Rand, i int) string { return conf[i/2] })
+	}
+	add(r(16), 2*len(conf), halfHeldOut, func(_ *rand.Rand, i int) string { return conf[i/2] })
 	add(r(17), cfg.ValPosUtterances, valVoice, phrase)
 	add(r(18), int(cfg.ValNegMinutes*uttPerMinute), func(r *rand.Rand) Voice {
 		if r.IntN(2) == 0 {
@@ -116,6 +117,9 @@ func buildCorpus(ctx context.Context, cfg Config, syn *synth, pr *progress) (*co
 		ctxN = cfg.ContextUtterances
 	}
 	add(r(22), ctxN, fit, func(r *rand.Rand, _ int) string { return randomContext(r, cfg.Phrase, leads, follows) })
+	// More confusable clips for the test than the first two of each,
+	// drawn apart so that those stay the same.
+	add(r(23), max(0, cfg.TestConfusableReps-2)*len(conf), halfHeldOut, func(_ *rand.Rand, i int) string { return conf[i%len(conf)] })
 
 	same, err := sameSounding(ctx, syn, cfg.Phrase, conf, cfg.ExtraAccents)
 	if err != nil {
@@ -158,7 +162,7 @@ func buildCorpus(ctx context.Context, cfg Config, syn *synth, pr *progress) (*co
 		return out
 	}
 	c := &corpus{pos: get(0), speech: get(1), near: append(get(2), get(14)...), calib: get(3),
-		testSpeech: get(7), testNear: get(8), confusables: conf, heldConfusables: map[string]bool{},
+		testSpeech: get(7), testNear: append(get(8), get(15)...), confusables: conf, heldConfusables: map[string]bool{},
 		valPos: get(9), valSpeech: get(10), valNear: get(11), mine: append(get(12), get(13)...), sameSound: same}
 	for i, t := range conf {
 		if i%4 == 3 {

@@ -117,6 +117,11 @@ type Config struct {
 	CalibMargin     float64 `json:"calib_margin,omitempty"`
 	TestPosPerGroup int     `json:"test_pos_per_group"` // utterances per voice group
 	TestNegMinutes  float64 `json:"test_neg_minutes"`   // other speech for FA/h
+	// TestConfusableReps is how many clips of each confusable the test
+	// plays, alternately clean and in pink noise at 10 dB (0: 2). The
+	// first two of each are the same clips whatever the number, so
+	// earlier reports compare.
+	TestConfusableReps int `json:"test_confusable_reps,omitempty"`
 	// Validation: training accents with the validation speakers (never
 	// trained on), training sentences and trained confusables. Recipes
 	// are chosen on it, never on the test groups.
@@ -177,7 +182,7 @@ func DefaultConfig(phrase string) Config {
 		Epochs: 20, Batch: 32, LR: 4e-3, SpecAugment: true, NegClipWeight: 2,
 		SmoothPeaks: true, SmoothHops: 16, PosFrameWeight: 1, IgnoreAfter: 40,
 		Mining:          Mining{MineMinutes: 240, MineClips: 500, MineEpochs: 4},
-		TargetFAPerHour: 0.5, CalibMinutes: 480, CalibMargin: 2, TestPosPerGroup: 150, TestNegMinutes: 60,
+		TargetFAPerHour: 0.5, CalibMinutes: 480, CalibMargin: 2, TestPosPerGroup: 150, TestNegMinutes: 60, TestConfusableReps: 10,
 		ValPosUtterances: 150, ValNegMinutes: 30, ValConfusableReps: 10,
 		Workers: 2}
 }
@@ -198,7 +203,7 @@ func (c *Config) check() error {
 	case c.Epochs < 1 || c.Batch < 1 || !(c.LR > 0):
 		return fmt.Errorf("optimiser: epochs %d, batch %d, lr %v", c.Epochs, c.Batch, c.LR)
 	case !(c.TargetFAPerHour > 0) || !(c.CalibMinutes > 0) || c.TestPosPerGroup < 1 || !(c.TestNegMinutes > 0) ||
-		c.ValPosUtterances < 1 || !(c.ValNegMinutes > 0) || c.ValConfusableReps < 1:
+		c.ValPosUtterances < 1 || !(c.ValNegMinutes > 0) || c.ValConfusableReps < 1 || c.TestConfusableReps < 0:
 		return fmt.Errorf("evaluation sizes must be positive")
 	case c.SmoothHops < 0 || c.SmoothHops > 16:
 		return fmt.Errorf("score smoothing over %d hops (want 0..16)", c.SmoothHops)

@@ -550,3 +550,42 @@ func TestMiningPoolHasNearMissesButNotThePhrase(t *testing.T) {
 		t.Fatalf("%d near misses among %d mining utterances", nearMined, len(c.mine))
 	}
 }
+
+// Asking the test for more confusable clips keeps the first two of each,
+// so reports made with more compare with earlier ones.
+func TestMoreConfusableClipsKeepTheFirst(t *testing.T) {
+	needEspeak(t)
+	dir := t.TempDir()
+	corpusWith := func(reps int) *corpus {
+		cfg := tinyConfig()
+		cfg.TestConfusableReps = reps
+		if err := cfg.check(); err != nil {
+			t.Fatal(err)
+		}
+		syn, err := newSynth(filepath.Join(dir, "cache"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		c, err := buildCorpus(context.Background(), cfg, syn, newProgress(nil))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+	c2, c5 := corpusWith(0), corpusWith(5)
+	two, five, conf := c2.testNear, c5.testNear, c5.confusables
+	n := len(conf)
+	if n < 10 || len(two) != 2*n || len(five) != 5*n {
+		t.Fatalf("%d and %d clips for %d confusables", len(two), len(five), n)
+	}
+	for i, u := range two {
+		if u.d != five[i].d || !slices.Equal(u.x, five[i].x) {
+			t.Fatalf("clip %d changed: %v, now %v", i, u.d, five[i].d)
+		}
+	}
+	for i, u := range five[2*n:] {
+		if u.d.Text != conf[i%n] {
+			t.Fatalf("extra clip %d says %q, want %q", i, u.d.Text, conf[i%n])
+		}
+	}
+}

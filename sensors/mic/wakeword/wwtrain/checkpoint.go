@@ -88,6 +88,6 @@ func trainingPart(c Config) Config {
 // minedPart is what decides the mined towers: all but the evaluation.
 func minedPart(c Config) Config {
 	c.TargetFAPerHour, c.CalibMinutes, c.CalibMargin, c.TestPosPerGroup, c.TestNegMinutes = 0, 0, 0, 0, 0
-	c.ValPosUtterances, c.ValNegMinutes, c.ValConfusableReps = 0, 0, 0
+	c.ValPosUtterances, c.ValNegMinutes, c.ValConfusableReps, c.TestConfusableReps = 0, 0, 0, 0
 	return c
 }

@@ -589,3 +589,47 @@ func TestMoreConfusableClipsKeepTheFirst(t *testing.T) {
 		}
 	}
 }
+
+// What only the evaluation uses may change without training again: a
+// report with more test speech or more confusable clips reuses the
+// checkpoints. What trains may not.
+func TestEvaluationFieldsKeepTheCheckpoint(t *testing.T) {
+	base := DefaultConfig("hey robot")
+	same := func(a, b Config) bool {
+		ja, _ := json.Marshal(a)
+		jb, _ := json.Marshal(b)
+		return string(ja) == string(jb)
+	}
+	for name, change := range map[string]func(*Config){
+		"target rate":       func(c *Config) { c.TargetFAPerHour = 1 },
+		"calibration":       func(c *Config) { c.CalibMinutes, c.CalibMargin = 960, 3 },
+		"test phrase clips": func(c *Config) { c.TestPosPerGroup = 300 },
+		"test speech":       func(c *Config) { c.TestNegMinutes = 240 },
+		"test confusables":  func(c *Config) { c.TestConfusableReps = 20 },
+		"validation":        func(c *Config) { c.ValPosUtterances, c.ValNegMinutes, c.ValConfusableReps = 300, 60, 20 },
+		"validation only":   func(c *Config) { c.SkipTest = true },
+		"workers":           func(c *Config) { c.Workers = 7 },
+	} {
+		c := base
+		change(&c)
+		if !same(minedPart(base), minedPart(c)) || !same(trainingPart(base), trainingPart(c)) {
+			t.Errorf("%s: a new checkpoint", name)
+		}
+	}
+	for name, change := range map[string]func(*Config){
+		"context":   func(c *Config) { c.ContextUtterances = 100 },
+		"epochs":    func(c *Config) { c.Epochs++ },
+		"near miss": func(c *Config) { c.NearClips++ },
+	} {
+		c := base
+		change(&c)
+		if same(trainingPart(base), trainingPart(c)) {
+			t.Errorf("%s: the old checkpoint", name)
+		}
+	}
+	c := base
+	c.MineClips++
+	if same(minedPart(base), minedPart(c)) || !same(trainingPart(base), trainingPart(c)) {
+		t.Error("mining: wants a new mined checkpoint on the same towers")
+	}
+}

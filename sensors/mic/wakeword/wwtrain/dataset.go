@@ -47,12 +47,24 @@ type dataset struct {
 	// quietAfter is how many hops after the fire window are left
 	// unlabelled (Config.IgnoreAfter).
 	quietAfter int
+	// near are the clips [near[0], near[1]) of near misses, whose
+	// clip-level negative term weighs nearWeight times the others'.
+	near       [2]int
+	nearWeight float32
 	// mean and std normalised x (normalise), per band.
 	mean, std []float32
 }
 
 func (d *dataset) clip(i int) ([]float32, []int8) {
 	return d.x[i*clipHops*wakeword.Mels : (i+1)*clipHops*wakeword.Mels], d.y[i*clipHops : (i+1)*clipHops]
+}
+
+// negWeight scales clip c's clip-level negative term.
+func (d *dataset) negWeight(c int) float32 {
+	if d.nearWeight > 0 && c >= d.near[0] && c < d.near[1] {
+		return d.nearWeight
+	}
+	return 1
 }
 
 // newDataset holds n clips, with room for spare more (addNegatives)

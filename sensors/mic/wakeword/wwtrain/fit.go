@@ -134,6 +134,8 @@ func backprop(net *tcn, w *work, g []float32, ds *dataset, clips []int, wt lossW
 			x = mask.apply(w, x, c)
 		}
 		net.forward(w, x, clipHops)
+		wt := wt
+		wt.negClip *= ds.negWeight(c)
 		bestPos, bestNeg := -1, -1
 		for f, l := range y {
 			dl[f] = 0

@@ -82,6 +82,11 @@ type Config struct {
 	// frame against the other terms (2: a false accept anywhere in an
 	// hour of talk is what users notice first).
 	NegClipWeight float64 `json:"neg_clip_weight"`
+	// NearWeight multiplies NegClipWeight for the near misses' clips
+	// (confusables, partials, in-context and random-context talk; 0 or
+	// 1: the same as other negatives): the phrase's closest neighbours
+	// are where the model's boundary runs.
+	NearWeight float64 `json:"near_weight,omitempty"`
 	// SmoothPeaks takes the clip-level (max-pooling) terms on the score
 	// the picker thresholds — the probability averaged over its
 	// smoothing window — instead of on one frame's logit: a lone high
@@ -207,8 +212,8 @@ func (c *Config) check() error {
 		return fmt.Errorf("evaluation sizes must be positive")
 	case c.SmoothHops < 0 || c.SmoothHops > 16:
 		return fmt.Errorf("score smoothing over %d hops (want 0..16)", c.SmoothHops)
-	case !(c.NegClipWeight >= 0):
-		return fmt.Errorf("negative clip weight %v", c.NegClipWeight)
+	case !(c.NegClipWeight >= 0) || !(c.NearWeight >= 0):
+		return fmt.Errorf("negative clip weight %v, near misses ×%v", c.NegClipWeight, c.NearWeight)
 	case !(c.VTLP >= 0 && c.VTLP <= 0.3):
 		return fmt.Errorf("vocal tract warp %v (want 0..0.3)", c.VTLP)
 	case !(c.EMADecay >= 0 && c.EMADecay < 1):

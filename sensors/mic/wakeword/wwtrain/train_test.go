@@ -633,3 +633,46 @@ func TestEvaluationFieldsKeepTheCheckpoint(t *testing.T) {
 		t.Error("mining: wants a new mined checkpoint on the same towers")
 	}
 }
+
+// The near misses' weight covers their clips and nothing else: the
+// clips after the phrase and the other speech, up to the noise.
+func TestNearWeightCoversTheNearMisses(t *testing.T) {
+	needEspeak(t)
+	cfg := tinyConfig()
+	cfg.NearClips, cfg.NearWeight, cfg.ContextUtterances = 2, 3, 5
+	if err := cfg.check(); err != nil {
+		t.Fatal(err)
+	}
+	syn, err := newSynth(filepath.Join(t.TempDir(), "cache"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := buildCorpus(context.Background(), cfg, syn, newProgress(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ds := c.trainingSet(cfg, newProgress(nil))
+	from, to := ds.near[0], ds.near[1]
+	if from != ds.npos+len(c.speech) || to-from != 2*len(c.near) || to+cfg.NoiseClips != ds.n {
+		t.Fatalf("near misses at clips %d..%d of %d (%d positive, %d speech, %d near misses)", from, to, ds.n, ds.npos, len(c.speech), len(c.near))
+	}
+	for _, i := range []int{0, from - 1, to, ds.n - 1} {
+		if w := ds.negWeight(i); w != 1 {
+			t.Errorf("clip %d weighs %v", i, w)
+		}
+	}
+	for _, i := range []int{from, to - 1} {
+		if w := ds.negWeight(i); w != 3 {
+			t.Errorf("near miss %d weighs %v", i, w)
+		}
+	}
+	var ctxUtts int
+	for _, u := range c.near {
+		if !slices.Contains(c.confusables, u.d.Text) && !slices.Contains(Partials(cfg.Phrase), u.d.Text) && !slices.Contains(InContext(cfg.Phrase), u.d.Text) {
+			ctxUtts++
+		}
+	}
+	if ctxUtts != 5 {
+		t.Fatalf("%d random-context utterances among the near misses, want 5", ctxUtts)
+	}
+}

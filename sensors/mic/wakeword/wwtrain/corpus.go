@@ -121,7 +121,7 @@ func buildCorpus(ctx context.Context, cfg Config, syn *synth, pr *progress) (*co
 	// drawn apart so that those stay the same.
 	add(r(23), max(0, cfg.TestConfusableReps-2)*len(conf), halfHeldOut, func(_ *rand.Rand, i int) string { return conf[i%len(conf)] })
 
-	same, err := sameSounding(ctx, syn, cfg.Phrase, conf, cfg.ExtraAccents)
+	same, err := sameSounding(ctx, syn, cfg.Phrase, conf, slices.Concat(trainAccents, heldAccents, cfg.ExtraAccents))
 	if err != nil {
 		return nil, err
 	}
@@ -187,27 +187,22 @@ func contextWords(ctx context.Context, syn *synth, phrase string, accents []stri
 			cands = append(cands, w)
 		}
 	}
-	texts := []string{phrase}
+	var texts []string
 	for _, w := range cands {
 		texts = append(texts, w+" "+tail, head+" "+w)
 	}
-	bad := map[string]bool{}
-	for _, a := range accents {
-		ps, err := syn.phonemesEach(ctx, a, texts)
-		if err != nil {
-			return nil, nil, err
-		}
-		for i, p := range ps[1:] {
-			if p == ps[0] {
-				bad[texts[i+1]] = true
-			}
-		}
+	same, err := sameSounding(ctx, syn, phrase, texts, accents)
+	if err != nil {
+		return nil, nil, err
+	}
+	bad := func(t string) bool {
+		return slices.ContainsFunc(accents, func(a string) bool { return same[a+"|"+t] })
 	}
 	for _, w := range cands {
-		if w != head && !bad[w+" "+tail] {
+		if w != head && !bad(w+" "+tail) {
 			leads = append(leads, w)
 		}
-		if w != strings.Fields(tail)[0] && !bad[head+" "+w] {
+		if w != strings.Fields(tail)[0] && !bad(head+" "+w) {
 			follows = append(follows, w)
 		}
 	}
@@ -221,39 +216,25 @@ func contextWords(ctx context.Context, syn *synth, phrase string, accents []stri
 // the phrase: "hay robot" is "hey robot", and a negative that is the
 // phrase would teach the model to miss it.
 func soundsDifferent(ctx context.Context, syn *synth, phrase string, cands []string) ([]string, error) {
-	want, err := syn.phonemes(ctx, phrase)
+	same, err := sameSounding(ctx, syn, phrase, cands, []string{"en-us"})
 	if err != nil {
 		return nil, err
 	}
-	var out []string
-	for _, c := range cands {
-		p, err := syn.phonemes(ctx, c)
-		if err != nil {
-			return nil, err
-		}
-		if p != want {
-			out = append(out, c)
-		}
-	}
-	return out, nil
+	return slices.DeleteFunc(slices.Clone(cands), func(c string) bool { return same["en-us|"+c] }), nil
 }
 
-// sameSounding finds, for every accent, the confusables it pronounces
+// sameSounding finds, for each of accents, the texts it pronounces
 // exactly like the phrase; keys are accent+"|"+text.
-func sameSounding(ctx context.Context, syn *synth, phrase string, conf, extraAccents []string) (map[string]bool, error) {
+func sameSounding(ctx context.Context, syn *synth, phrase string, texts, accents []string) (map[string]bool, error) {
 	out := map[string]bool{}
-	for _, a := range slices.Concat(trainAccents, heldAccents, extraAccents) {
-		want, err := syn.phonemesIn(ctx, a, phrase)
+	for _, a := range accents {
+		ps, err := syn.phonemes(ctx, a, append([]string{phrase}, texts...))
 		if err != nil {
 			return nil, err
 		}
-		for _, c := range conf {
-			p, err := syn.phonemesIn(ctx, a, c)
-			if err != nil {
-				return nil, err
-			}
-			if p == want {
-				out[a+"|"+c] = true
+		for i, p := range ps[1:] {
+			if p == ps[0] {
+				out[a+"|"+texts[i]] = true
 			}
 		}
 	}

@@ -29,6 +29,24 @@ func tinyConfig() Config {
 		ValPosUtterances: 1, ValNegMinutes: 0.3, ValConfusableReps: 1, Workers: 2}
 }
 
+// testCorpus checks cfg and synthesises its corpus, with the speech
+// cached under dir.
+func testCorpus(t *testing.T, cfg Config, dir string) *corpus {
+	t.Helper()
+	if err := cfg.check(); err != nil {
+		t.Fatal(err)
+	}
+	syn, err := newSynth(filepath.Join(dir, "cache"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := buildCorpus(context.Background(), cfg, syn, newProgress(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
 func needEspeak(t *testing.T) {
 	t.Helper()
 	if _, err := exec.LookPath("espeak-ng"); err != nil {
@@ -519,17 +537,7 @@ func TestMiningPoolHasNearMissesButNotThePhrase(t *testing.T) {
 	needEspeak(t)
 	cfg := tinyConfig()
 	cfg.MineMinutes, cfg.MineClips, cfg.MineEpochs, cfg.MineNearReps = 0.2, 4, 1, 6
-	if err := cfg.check(); err != nil {
-		t.Fatal(err)
-	}
-	syn, err := newSynth(filepath.Join(t.TempDir(), "cache"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, err := buildCorpus(context.Background(), cfg, syn, newProgress(nil))
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := testCorpus(t, cfg, t.TempDir())
 	near := map[string]bool{}
 	for _, u := range c.near {
 		near[u.d.Text] = true
@@ -559,18 +567,7 @@ func TestMoreConfusableClipsKeepTheFirst(t *testing.T) {
 	corpusWith := func(reps int) *corpus {
 		cfg := tinyConfig()
 		cfg.TestConfusableReps = reps
-		if err := cfg.check(); err != nil {
-			t.Fatal(err)
-		}
-		syn, err := newSynth(filepath.Join(dir, "cache"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		c, err := buildCorpus(context.Background(), cfg, syn, newProgress(nil))
-		if err != nil {
-			t.Fatal(err)
-		}
-		return c
+		return testCorpus(t, cfg, dir)
 	}
 	c2, c5 := corpusWith(0), corpusWith(5)
 	two, five, conf := c2.testNear, c5.testNear, c5.confusables
@@ -640,17 +637,7 @@ func TestNearWeightCoversTheNearMisses(t *testing.T) {
 	needEspeak(t)
 	cfg := tinyConfig()
 	cfg.NearClips, cfg.NearWeight, cfg.ContextUtterances = 2, 3, 5
-	if err := cfg.check(); err != nil {
-		t.Fatal(err)
-	}
-	syn, err := newSynth(filepath.Join(t.TempDir(), "cache"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, err := buildCorpus(context.Background(), cfg, syn, newProgress(nil))
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := testCorpus(t, cfg, t.TempDir())
 	ds := c.trainingSet(cfg, newProgress(nil))
 	from, to := ds.near[0], ds.near[1]
 	if from != ds.npos+len(c.speech) || to-from != 2*len(c.near) || to+cfg.NoiseClips != ds.n {

@@ -3,6 +3,7 @@ package wakeword
 import (
 	"fmt"
 	"math"
+	"slices"
 	"time"
 )
 
@@ -33,11 +34,22 @@ import (
 // training's luck moves held-out recall by several points
 // (docs/benchmarks.md, "Recipes tried"); the mean of a few is steadier
 // than any one of them.
+//
+// A model may also hold a verifier: towers trained on the phrase against
+// its near misses only ("hey robat", "the robot", "hey robo"), whose
+// probability multiplies the model's. The product can only lower the
+// score, so the verifier vetoes; it never fires on its own. The main
+// towers learn to hear the phrase in an hour of talk; the verifier
+// spends all of its weights on the one-sound differences that the main
+// towers, busy with everything else, let through.
 type Net struct {
 	Name   string // wake word name, e.g. hey_robot (what a Detection reports)
 	Phrase string // the text it was trained on
 
 	Towers []Tower
+	// Verifier, if any, are towers whose mean logit's probability
+	// multiplies the towers': see Net.
+	Verifier []Tower
 	// Smooth is how many hops the picker averages the score over before
 	// the threshold (0: the default, 5); the threshold was calibrated on
 	// that average.
@@ -79,8 +91,10 @@ const Mels = numFilters
 // ReceptiveField is how many frames one output depends on.
 func (n *Net) ReceptiveField() int {
 	rf := 0
-	for i := range n.Towers {
-		rf = max(rf, n.Towers[i].receptiveField())
+	for _, ts := range [][]Tower{n.Towers, n.Verifier} {
+		for i := range ts {
+			rf = max(rf, ts[i].receptiveField())
+		}
 	}
 	return rf
 }
@@ -104,7 +118,7 @@ func (n *Net) SmoothHops() int {
 // Params is the number of trained weights.
 func (n *Net) Params() int {
 	p := 0
-	for _, t := range n.Towers {
+	for _, t := range slices.Concat(n.Towers, n.Verifier) {
 		p += len(t.OutW) + 1
 		for _, l := range t.Layers {
 			p += len(l.W) + len(l.B)
@@ -118,6 +132,9 @@ func (n *Net) validate() error {
 	if len(n.Towers) == 0 || len(n.Towers) > MaxTowers {
 		return fmt.Errorf("%d towers (want 1..%d)", len(n.Towers), MaxTowers)
 	}
+	if len(n.Verifier) > MaxTowers {
+		return fmt.Errorf("%d verifier towers (want 0..%d)", len(n.Verifier), MaxTowers)
+	}
 	if n.Smooth < 0 || n.Smooth > maxSmooth {
 		return fmt.Errorf("score smoothing over %d hops (want 0..%d)", n.Smooth, maxSmooth)
 	}
@@ -126,10 +143,15 @@ func (n *Net) validate() error {
 	}
 	for i := range n.Towers {
 		if err := n.Towers[i].validate(); err != nil {
-			if len(n.Towers) == 1 {
+			if len(n.Towers) == 1 && len(n.Verifier) == 0 {
 				return err
 			}
 			return fmt.Errorf("tower %d: %w", i, err)
+		}
+	}
+	for i := range n.Verifier {
+		if err := n.Verifier[i].validate(); err != nil {
+			return fmt.Errorf("verifier tower %d: %w", i, err)
 		}
 	}
 	return nil
@@ -201,25 +223,54 @@ const (
 // netState runs a Net over a stream, one frame at a time, without
 // allocating.
 type netState struct {
-	towers []towerState
+	towers, verifier []towerState
 }
 
 func newNetState(n *Net) *netState {
-	s := &netState{towers: make([]towerState, len(n.Towers))}
+	s := &netState{towers: make([]towerState, len(n.Towers)), verifier: make([]towerState, len(n.Verifier))}
 	for i := range n.Towers {
 		s.towers[i].init(&n.Towers[i])
+	}
+	for i := range n.Verifier {
+		s.verifier[i].init(&n.Verifier[i])
 	}
 	return s
 }
 
 // step consumes one frame of natural-log mel energies and returns the
-// model's logit (the towers' mean) for the window ending with it.
+// model's logit for the window ending with it: the towers' mean, or with
+// a verifier the logit of the product of the two probabilities.
 func (s *netState) step(logMel []float64) float32 {
-	var sum float32
-	for i := range s.towers {
-		sum += s.towers[i].step(logMel)
+	l := meanStep(s.towers, logMel)
+	if len(s.verifier) == 0 {
+		return l
 	}
-	return sum / float32(len(s.towers))
+	return bothLogit(l, meanStep(s.verifier, logMel))
+}
+
+func meanStep(ts []towerState, logMel []float64) float32 {
+	var sum float32
+	for i := range ts {
+		sum += ts[i].step(logMel)
+	}
+	return sum / float32(len(ts))
+}
+
+// bothLogit is logit(sigmoid(a)·sigmoid(b)): with log q = -softplus(-a)
+// - softplus(-b), logit q = log q - log(1-q), and 1-q from expm1 so that
+// a product near 1 keeps its precision.
+func bothLogit(a, b float32) float32 {
+	lq := -Softplus(-float64(a)) - Softplus(-float64(b))
+	return float32(lq - math.Log(-math.Expm1(lq)))
+}
+
+// Softplus is log(1+e^z) without overflow: the training's loss uses it
+// too.
+func Softplus(z float64) float64 {
+	if z > 30 {
+		return z
+	}
+	return math.Log1p(math.Exp(z))
 }
 
 // towerState runs one tower: each layer keeps a ring of the inputs its

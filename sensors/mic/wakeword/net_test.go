@@ -33,6 +33,14 @@ func towersNet(seed uint64, k int) *Net {
 	return n
 }
 
+// verifiedNet is a model of two towers and a verifier of two more, one
+// of them reaching further back than any tower.
+func verifiedNet(seed uint64) *Net {
+	n := towersNet(seed, 2)
+	n.Verifier = []Tower{randomTower(seed+7000, 6, []int{1, 2, 4, 8, 16, 32}), randomTower(seed+8000, 5, []int{1, 2})}
+	return n
+}
+
 func randomTower(seed uint64, width int, dilations []int) Tower {
 	r := rand.New(rand.NewPCG(seed, 1))
 	// A log-mel floor within the range of the tests' signals, so
@@ -74,7 +82,7 @@ func encode(t *testing.T, n *Net) []byte {
 }
 
 func TestNetFileRoundTrip(t *testing.T) {
-	for _, n := range []*Net{randomNet(1), towersNet(1, 3)} {
+	for _, n := range []*Net{randomNet(1), towersNet(1, 3), verifiedNet(1)} {
 		n.Towers[len(n.Towers)-1].LogFloor = -13
 		got, err := ReadNet(bytes.NewReader(encode(t, n)))
 		if err != nil {
@@ -90,7 +98,19 @@ func TestNetFileRoundTrip(t *testing.T) {
 				t.Fatalf("tower %d changed", i)
 			}
 		}
+		if len(got.Verifier) != len(n.Verifier) {
+			t.Fatalf("%d verifier towers, want %d", len(got.Verifier), len(n.Verifier))
+		}
 		assertWeights(t, got, n)
+		// A model without a verifier is the format builds before
+		// verifiers read.
+		want := uint16(2)
+		if len(n.Verifier) > 0 {
+			want = 3
+		}
+		if v := binary.LittleEndian.Uint16(encode(t, n)[4:]); v != want {
+			t.Fatalf("format version %d, want %d", v, want)
+		}
 	}
 }
 
@@ -154,8 +174,24 @@ func TestNetFileVersion1(t *testing.T) {
 // Every truncation, every padding and every single-byte corruption is a
 // clear error wrapping ErrBadModel, never a panic and never a model.
 func TestNetFileCorruptOrTruncated(t *testing.T) {
-	for _, n := range []*Net{randomNet(2), towersNet(2, 2)} {
+	for _, n := range []*Net{randomNet(2), towersNet(2, 2), verifiedNet(2)} {
 		corrupt(t, encode(t, n))
+	}
+	// A verifier in a version 2 file, or a version 3 file without one, is
+	// a file this build did not write (checksum recomputed: only the
+	// version is wrong).
+	for _, n := range []*Net{randomNet(2), verifiedNet(2)} {
+		b := encode(t, n)
+		binary.LittleEndian.PutUint16(b[4:], 5-binary.LittleEndian.Uint16(b[4:]))
+		binary.LittleEndian.PutUint32(b[len(b)-4:], crc32.ChecksumIEEE(b[:len(b)-4]))
+		if _, err := ReadNet(bytes.NewReader(b)); !errors.Is(err, ErrBadModel) {
+			t.Fatalf("%d verifier towers under the other version: err %v", len(n.Verifier), err)
+		}
+	}
+	n0 := verifiedNet(3)
+	n0.Verifier[1].Std[4] = 0
+	if err := WriteNet(&bytes.Buffer{}, n0); err == nil {
+		t.Fatal("WriteNet accepted a verifier with a zero deviation")
 	}
 	// A well-formed file with a NaN weight (checksum recomputed) is
 	// refused too: it would run, and score NaN forever.
@@ -219,7 +255,7 @@ func TestLoadNetErrorsNameTheFile(t *testing.T) {
 // Streaming equivalence: the scores per hop are the same whether the
 // audio arrives in one piece or in chunks of any size.
 func TestNetScoresIndependentOfChunking(t *testing.T) {
-	for _, n := range []*Net{randomNet(5), towersNet(5, 3)} {
+	for _, n := range []*Net{randomNet(5), towersNet(5, 3), verifiedNet(5)} {
 		scoresIndependentOfChunking(t, n)
 	}
 }
@@ -272,7 +308,7 @@ func scoresIndependentOfChunking(t *testing.T, n *Net) {
 }
 
 func TestNetStepDoesNotAllocate(t *testing.T) {
-	st := newNetState(towersNet(6, 2))
+	st := newNetState(verifiedNet(6))
 	mel := make([]float64, Mels)
 	if a := testing.AllocsPerRun(100, func() { st.step(mel) }); a != 0 {
 		t.Fatalf("%v allocations per frame", a)
@@ -310,6 +346,46 @@ func TestTowersAverageLogits(t *testing.T) {
 	}
 	if frames < 50 || spread < 0.1 {
 		t.Fatalf("%d frames, towers' logits at most %.3f apart: the test would prove nothing", frames, spread)
+	}
+}
+
+// A verifier multiplies the towers' probability by its own: the logit is
+// that of the product, never above the towers' alone, and far below it
+// where the verifier says no.
+func TestVerifierVetoes(t *testing.T) {
+	n := verifiedNet(17)
+	for i := range n.Verifier { // random weights say yes to everything
+		n.Verifier[i].OutB -= 25
+	}
+	towers := newNetState(&Net{Towers: n.Towers})
+	ver := newNetState(&Net{Towers: n.Verifier})
+	st := newNetState(n)
+	sig := make([]int16, 2*audio.Rate)
+	audio.NewNoise("pink", -25, 5).Fill(sig)
+	ext := newExtractor()
+	var feat [Dims]float32
+	sigm := func(z float32) float64 { return 1 / (1 + math.Exp(-float64(z))) }
+	frames, vetoes := 0, 0
+	for i := 0; i+HopSamples <= len(sig); i += HopSamples {
+		ext.push(sig[i:i+HopSamples], feat[:])
+		a, b, got := towers.step(ext.logMel), ver.step(ext.logMel), st.step(ext.logMel)
+		if want := sigm(a) * sigm(b); math.Abs(sigm(got)-want) > 1e-6 || got > a {
+			t.Fatalf("frame %d: towers %v, verifier %v, model %v (probability %v, want %v)", frames, a, b, got, sigm(got), want)
+		}
+		if sigm(b) < 0.5 && float64(a-got) > 0.5 {
+			vetoes++
+		}
+		frames++
+	}
+	if frames < 150 || vetoes == 0 {
+		t.Fatalf("%d frames, %d vetoes: the test would prove nothing", frames, vetoes)
+	}
+	// Where both say yes the product's logit is the smaller less log 2;
+	// where one says no, that one's.
+	for _, c := range [][3]float64{{40, 40, 40 - math.Ln2}, {-40, 40, -40}, {40, -40, -40}, {0, 0, math.Log(0.25 / 0.75)}, {200, 300, 200}} {
+		if got := float64(bothLogit(float32(c[0]), float32(c[1]))); !(math.Abs(got-c[2]) < 1e-5*max(1, math.Abs(c[2]))) {
+			t.Errorf("bothLogit(%v, %v) = %v, want %v", c[0], c[1], got, c[2])
+		}
 	}
 }
 

@@ -10,6 +10,7 @@ import (
 	"io"
 	"math"
 	"os"
+	"slices"
 	"time"
 )
 
@@ -22,7 +23,9 @@ import (
 //	uint32                     CRC-32 (IEEE) of everything before it
 //
 // Version 1 (one tower: its layers and floor in the header's top level) is
-// still read; version 2 lists the towers.
+// still read; version 2 lists the towers; version 3 adds the verifier's
+// towers, whose weights follow the towers'. A model without a verifier is
+// written as version 2, so that builds from before verifiers read it.
 // The header carries the shapes, so the weight count is known before any
 // weight is read, and a file whose length disagrees is refused before the
 // checksum is even computed. Everything is checked at load time: a model
@@ -30,7 +33,7 @@ import (
 
 const (
 	netMagic       = "EAWW"
-	netFileVersion = 2
+	netFileVersion = 3
 	maxHeader      = 1 << 16
 	maxNetFile     = 8 << 20 // far above any model this format is for
 )
@@ -39,7 +42,8 @@ type netHeader struct {
 	Name        string          `json:"name"`
 	Phrase      string          `json:"phrase"`
 	Mels        int             `json:"mels"`
-	Towers      []towerHeader   `json:"towers,omitempty"` // version 2
+	Towers      []towerHeader   `json:"towers,omitempty"`   // version 2
+	Verifier    []towerHeader   `json:"verifier,omitempty"` // version 3
 	Offset      float32         `json:"offset"`
 	Smooth      int             `json:"smooth_hops,omitempty"` // absent: the default
 	Created     time.Time       `json:"created"`
@@ -71,12 +75,10 @@ func WriteNet(w io.Writer, n *Net) error {
 		}
 		h.Training = json.RawMessage(n.Training)
 	}
-	for _, t := range n.Towers {
-		th := towerHeader{LogFloor: t.LogFloor}
-		for _, l := range t.Layers {
-			th.Layers = append(th.Layers, layerHeader{l.In, l.Out, l.Kernel, l.Dilation})
-		}
-		h.Towers = append(h.Towers, th)
+	h.Towers, h.Verifier = towerHeaders(n.Towers), towerHeaders(n.Verifier)
+	version := uint16(2)
+	if len(n.Verifier) > 0 {
+		version = 3
 	}
 	hb, err := json.Marshal(h)
 	if err != nil {
@@ -87,7 +89,7 @@ func WriteNet(w io.Writer, n *Net) error {
 	}
 	var b bytes.Buffer
 	b.WriteString(netMagic)
-	binary.Write(&b, binary.LittleEndian, uint16(netFileVersion))
+	binary.Write(&b, binary.LittleEndian, version)
 	binary.Write(&b, binary.LittleEndian, uint32(len(hb)))
 	b.Write(hb)
 	for _, v := range n.weights() {
@@ -98,10 +100,22 @@ func WriteNet(w io.Writer, n *Net) error {
 	return err
 }
 
+func towerHeaders(ts []Tower) []towerHeader {
+	var out []towerHeader
+	for _, t := range ts {
+		th := towerHeader{LogFloor: t.LogFloor}
+		for _, l := range t.Layers {
+			th.Layers = append(th.Layers, layerHeader{l.In, l.Out, l.Kernel, l.Dilation})
+		}
+		out = append(out, th)
+	}
+	return out
+}
+
 // weights lists the weight slices in file order.
 func (n *Net) weights() [][]float32 {
 	var out [][]float32
-	for _, t := range n.Towers {
+	for _, t := range slices.Concat(n.Towers, n.Verifier) {
 		out = append(out, t.Mean, t.Std)
 		for _, l := range t.Layers {
 			out = append(out, l.W, l.B)
@@ -153,14 +167,14 @@ func parseNet(b []byte) (*Net, error) {
 	switch {
 	case v == 1 && len(h.Towers) == 0:
 		h.Towers = []towerHeader{h.towerHeader}
-	case v == 1 || len(h.towerHeader.Layers) > 0 || h.towerHeader.LogFloor != 0:
+	case v == 1 || len(h.towerHeader.Layers) > 0 || h.towerHeader.LogFloor != 0 || v == 2 && len(h.Verifier) > 0 || v == 3 && len(h.Verifier) == 0:
 		return nil, bad("version %d header with the other version's fields", v)
 	}
-	if len(h.Towers) == 0 || len(h.Towers) > MaxTowers {
-		return nil, bad("%d towers", len(h.Towers))
+	if len(h.Towers) == 0 || len(h.Towers) > MaxTowers || len(h.Verifier) > MaxTowers {
+		return nil, bad("%d towers and %d verifier towers", len(h.Towers), len(h.Verifier))
 	}
 	count := 0
-	for ti, t := range h.Towers {
+	for ti, t := range slices.Concat(h.Towers, h.Verifier) {
 		if len(t.Layers) == 0 || len(t.Layers) > maxLayers {
 			return nil, bad("tower %d: %d layers", ti, len(t.Layers))
 		}
@@ -192,16 +206,22 @@ func parseNet(b []byte) (*Net, error) {
 		return v
 	}
 	n := &Net{Name: h.Name, Phrase: h.Phrase, Offset: h.Offset, Smooth: h.Smooth, Created: h.Created, Training: string(h.Training)}
-	for _, th := range h.Towers {
-		t := Tower{LogFloor: th.LogFloor, Mean: take(Mels), Std: take(Mels)}
-		for _, l := range th.Layers {
-			t.Layers = append(t.Layers, Conv{In: l.In, Out: l.Out, Kernel: l.Kernel, Dilation: l.Dilation,
-				W: take(l.Kernel * l.Out * l.In), B: take(l.Out)})
+	towers := func(ths []towerHeader) []Tower {
+		var out []Tower
+		for _, th := range ths {
+			t := Tower{LogFloor: th.LogFloor, Mean: take(Mels), Std: take(Mels)}
+			for _, l := range th.Layers {
+				t.Layers = append(t.Layers, Conv{In: l.In, Out: l.Out, Kernel: l.Kernel, Dilation: l.Dilation,
+					W: take(l.Kernel * l.Out * l.In), B: take(l.Out)})
+			}
+			t.OutW = take(t.Layers[len(t.Layers)-1].Out)
+			t.OutB = take(1)[0]
+			out = append(out, t)
 		}
-		t.OutW = take(t.Layers[len(t.Layers)-1].Out)
-		t.OutB = take(1)[0]
-		n.Towers = append(n.Towers, t)
+		return out
 	}
+	n.Towers = towers(h.Towers)
+	n.Verifier = towers(h.Verifier)
 	if !validName.MatchString(n.Name) {
 		return nil, bad("wake word name %q", n.Name)
 	}

@@ -20,6 +20,8 @@ type trainStats struct {
 	Loss float64 `json:"loss,omitempty"`
 	// Mined is set in the checkpoint of mined towers.
 	Mined *mineStats `json:"mined,omitempty"`
+	// Verified is set in the checkpoint of a model with a verifier.
+	Verified *verifyStats `json:"verified,omitempty"`
 }
 
 // loss is the towers' mean: what the report gives.
@@ -85,8 +87,16 @@ func trainingPart(c Config) Config {
 	return c
 }
 
-// minedPart is what decides the mined towers: all but the evaluation.
+// minedPart is what decides the mined towers: all but the evaluation and
+// the verifier.
 func minedPart(c Config) Config {
+	c = verifiedPart(c)
+	c.Verify = Verify{}
+	return c
+}
+
+// verifiedPart is what decides the verifier: all but the evaluation.
+func verifiedPart(c Config) Config {
 	c.TargetFAPerHour, c.CalibMinutes, c.CalibMargin, c.TestPosPerGroup, c.TestNegMinutes = 0, 0, 0, 0, 0
 	c.ValPosUtterances, c.ValNegMinutes, c.ValConfusableReps, c.TestConfusableReps = 0, 0, 0, 0
 	return c

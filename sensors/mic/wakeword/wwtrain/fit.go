@@ -11,12 +11,13 @@ import (
 	"github.com/edgeagent/edgeagent/sensors/mic/wakeword"
 )
 
-// fit trains net on ds: minibatches of clips in a seeded order, loss = the
+// fit trains net on ds (on clips of it, or all of them if nil):
+// minibatches of clips in a seeded order, loss = the
 // mean cross-entropy of the positive frames plus that of the negative
 // frames (so the rare positives weigh as much as the many negatives),
 // gradients summed over workers in a fixed order, Adam with a cosine
 // learning-rate decay. It returns the last epoch's mean loss.
-func fit(ctx context.Context, cfg Config, seed uint64, net *tcn, ds *dataset, r *rand.Rand, pr *progress) float64 {
+func fit(ctx context.Context, cfg Config, seed uint64, net *tcn, ds *dataset, clips []int, r *rand.Rand, pr *progress) float64 {
 	// The batch is cut into a fixed number of shards, whatever the number
 	// of workers, and their gradients are summed in shard order: float
 	// sums depend on their order, and the model must not depend on the
@@ -52,22 +53,27 @@ func fit(ctx context.Context, cfg Config, seed uint64, net *tcn, ds *dataset, r 
 	if cfg.SmoothPeaks {
 		smooth = (&wakeword.Net{Smooth: cfg.SmoothHops}).SmoothHops()
 	}
-	steps := cfg.Epochs * ((ds.n + cfg.Batch - 1) / cfg.Batch)
+	if clips == nil {
+		clips = make([]int, ds.n)
+		for i := range clips {
+			clips[i] = i
+		}
+	}
+	nc := len(clips)
+	steps := cfg.Epochs * ((nc + cfg.Batch - 1) / cfg.Batch)
 	step := 0
-	order := make([]int, ds.n)
+	order := make([]int, nc)
 	var epochLoss float64
 	for ep := 0; ep < cfg.Epochs; ep++ {
-		for i := range order {
-			order[i] = i
-		}
+		copy(order, clips)
 		r.Shuffle(len(order), func(i, j int) { order[i], order[j] = order[j], order[i] })
 		epochLoss = 0
 		batches := 0
-		for b := 0; b < ds.n; b += cfg.Batch {
+		for b := 0; b < nc; b += cfg.Batch {
 			if ctx.Err() != nil {
 				return 0
 			}
-			batch := order[b:min(ds.n, b+cfg.Batch)]
+			batch := order[b:min(nc, b+cfg.Batch)]
 			wt := batchWeights(ds, batch, float32(cfg.NegClipWeight))
 			wt.posFrame = float32(cfg.PosFrameWeight)
 			if wt.posFrame == 0 {
@@ -145,13 +151,13 @@ func backprop(net *tcn, w *work, g []float32, ds *dataset, clips []int, wt lossW
 			z := float64(w.logit[f])
 			p := 1 / (1 + math.Exp(-z))
 			if l == labelPos {
-				loss += float64(wt.pos*wt.posFrame) * softplus(-z)
+				loss += float64(wt.pos*wt.posFrame) * wakeword.Softplus(-z)
 				dl[f] = wt.pos * wt.posFrame * float32(p-1)
 				if bestPos < 0 || w.logit[f] > w.logit[bestPos] {
 					bestPos = f
 				}
 			} else {
-				loss += float64(wt.neg) * softplus(z)
+				loss += float64(wt.neg) * wakeword.Softplus(z)
 				dl[f] = wt.neg * float32(p)
 				if bestNeg < 0 || w.logit[f] > w.logit[bestNeg] {
 					bestNeg = f
@@ -165,12 +171,12 @@ func backprop(net *tcn, w *work, g []float32, ds *dataset, clips []int, wt lossW
 		}
 		if bestPos >= 0 {
 			z := float64(w.logit[bestPos])
-			loss += float64(wt.posClip) * softplus(-z)
+			loss += float64(wt.posClip) * wakeword.Softplus(-z)
 			dl[bestPos] += wt.posClip * float32(1/(1+math.Exp(-z))-1)
 		}
 		if bestNeg >= 0 {
 			z := float64(w.logit[bestNeg])
-			loss += float64(wt.negClip) * softplus(z)
+			loss += float64(wt.negClip) * wakeword.Softplus(z)
 			dl[bestNeg] += wt.negClip * float32(1/(1+math.Exp(-z)))
 		}
 		net.backward(w, gv, x, dl, clipHops)
@@ -260,12 +266,4 @@ func batchWeights(ds *dataset, batch []int, negClip float32) lossWeights {
 		return 1 / float32(n)
 	}
 	return lossWeights{pos: inv(npos), neg: inv(nneg), posClip: inv(cpos), negClip: negClip * inv(cneg)}
-}
-
-// softplus is log(1+e^z) without overflow.
-func softplus(z float64) float64 {
-	if z > 30 {
-		return z
-	}
-	return math.Log1p(math.Exp(z))
 }

@@ -29,9 +29,9 @@ const (
 	// set: a few hundred clips among eighteen thousand would otherwise
 	// be a small part of each epoch.
 	mineCopies = 2
-	// mineLRScale scales the recipe's learning rate for fine-tuning:
-	// small steps from trained weights.
-	mineLRScale = 0.25
+	// tuneLRScale scales the recipe's learning rate for fine-tuning
+	// (mining, the verifier): small steps from trained weights.
+	tuneLRScale = 0.25
 	// mineFloor is the picker's threshold for finding moments to mine:
 	// low, so that a model quiet on nearly everything still gives its
 	// loudest moments (the MineClips highest are taken in any case).
@@ -104,14 +104,14 @@ func mine(ctx context.Context, cfg Config, n *wakeword.Net, c *corpus, ds *datas
 		}
 		ds.addNegatives(audio) // the rounds' clips add up
 		tune := cfg
-		tune.Epochs, tune.LR = cfg.MineEpochs, cfg.LR*mineLRScale
+		tune.Epochs, tune.LR = cfg.MineEpochs, cfg.LR*tuneLRScale
 		for t := range n.Towers {
 			tw := &n.Towers[t]
 			pr.stage(fmt.Sprintf("fine-tuning tower %d of %d on %d mined clips", t+1, len(n.Towers), (ds.n-trained)/mineCopies))
 			// "mine", and the round: draws apart from the tower's training.
 			seed := towerSeed(cfg.Seed, t) ^ 0x6d696e65 + uint64(round)<<40
 			net := tcnFrom(*tw)
-			fit(ctx, tune, seed, net, ds, rand.New(rand.NewPCG(seed, 2)), pr)
+			fit(ctx, tune, seed, net, ds, nil, rand.New(rand.NewPCG(seed, 2)), pr)
 			if err := ctx.Err(); err != nil {
 				return st, err
 			}

@@ -55,8 +55,10 @@ type Report struct {
 	TrainPosClips int     `json:"train_positive_clips"`
 	FinalLoss     float64 `json:"final_loss"`
 	// Mined is what hard-negative mining found (nil: not asked for).
-	Mined  *mineStats `json:"mined,omitempty"`
-	Timing Timing     `json:"timing_s"`
+	Mined *mineStats `json:"mined,omitempty"`
+	// Verified is what the verifier learnt from (nil: none).
+	Verified *verifyStats `json:"verified,omitempty"`
+	Timing   Timing       `json:"timing_s"`
 }
 
 // RecallRow is the recall of one voice group in one noise condition.
@@ -173,6 +175,10 @@ func (r Report) Markdown() string {
 			fmt.Fprintf(&b, "Hard negatives, round %d: %d moments of %.2f h of training voices' speech scored %.4f–%.4f (uncalibrated) and were trained on as negatives.\n\n",
 				i+1, rd.Clips, m.Hours, rd.Bottom, rd.Top)
 		}
+	}
+	if v := r.Verified; v != nil {
+		fmt.Fprintf(&b, "Verifier: %d tower(s) fine-tuned for %d epochs on %d clips of the phrase against %d of near misses; its probability multiplies the model's.\n\n",
+			v.Towers, v.Epochs, v.PosClips, v.NearClips)
 	}
 	fmt.Fprintf(&b, "Threshold: uncalibrated score %.4f (calibrated 0.5), chosen for ≤ %.2g false accepts/h (target %.2g with margin) on %.2f h of held-out speech (%d there).\n\n",
 		r.RawThreshold, r.CalibTargetFAPerHour, r.TargetFAPerHour, r.CalibHours, r.CalibFA)

@@ -144,6 +144,8 @@ type Config struct {
 	// Mining is the hard-negative mining after training (its fields sit
 	// among the others in JSON).
 	Mining
+	// Verify is the verifier trained after mining (verify.go).
+	Verify
 	// SkipTest evaluates on validation only: for exploring recipes
 	// without looking at the test groups.
 	SkipTest bool `json:"-"`
@@ -221,6 +223,8 @@ func (c *Config) check() error {
 	case c.MineMinutes < 0 || c.MineMinutes > 0 && (c.MineClips < 1 || c.MineEpochs < 1) || c.MineRounds < 0 || c.MineRounds > 4 || c.MineNearReps < 0:
 		return fmt.Errorf("mining %v minutes for %d clips over %d epochs in %d rounds (want positive counts and at most 4 rounds, or 0 minutes)",
 			c.MineMinutes, c.MineClips, c.MineEpochs, c.MineRounds)
+	case c.VerifyEpochs < 0 || !(c.VerifyNearWeight >= 0):
+		return fmt.Errorf("verifier: %d epochs, near misses ×%v", c.VerifyEpochs, c.VerifyNearWeight)
 	case c.Towers < 0 || c.Towers > wakeword.MaxTowers:
 		return fmt.Errorf("%d towers (want 1..%d)", c.Towers, wakeword.MaxTowers)
 	}
@@ -298,7 +302,7 @@ func Train(ctx context.Context, cfg Config, dir string, created time.Time, progr
 			seed := towerSeed(cfg.Seed, t)
 			r := rand.New(rand.NewPCG(seed, 2))
 			net := newTCN(cfg.Channels, cfg.Kernel, cfg.Dilations, r)
-			loss := fit(ctx, cfg, seed, net, d, r, pr)
+			loss := fit(ctx, cfg, seed, net, d, nil, r, pr)
 			if err := ctx.Err(); err != nil {
 				return nil, err
 			}
@@ -333,6 +337,28 @@ func Train(ctx context.Context, cfg Config, dir string, created time.Time, progr
 			}
 		}
 	}
+	if cfg.VerifyEpochs > 0 {
+		// The verifier starts from the (mined) towers, with a
+		// checkpoint of its own for the same reason.
+		vckpt := filepath.Join(dir, Name(cfg.Phrase)+".verified.eaww")
+		v, vstats, err := loadCheckpoint(vckpt, cfg, verifiedPart)
+		switch {
+		case err != nil:
+			return nil, err
+		case v != nil:
+			pr.stage("verifier from " + vckpt)
+			n, stats = v, vstats
+		default:
+			vs, err := verify(ctx, cfg, n, data(), pr)
+			if err != nil {
+				return nil, err
+			}
+			stats.Verified = &vs
+			if err := saveCheckpoint(vckpt, n, cfg, stats); err != nil {
+				return nil, err
+			}
+		}
+	}
 	tTrain := time.Since(t0)
 	n.Created = created.UTC()
 	rep, err := evaluate(ctx, cfg, n, corp, pr)
@@ -340,7 +366,7 @@ func Train(ctx context.Context, cfg Config, dir string, created time.Time, progr
 		return nil, err
 	}
 	rep.Params, rep.ReceptiveMS = n.Params(), n.ReceptiveField()*10
-	rep.TrainClips, rep.TrainPosClips, rep.FinalLoss, rep.Mined = stats.Clips, stats.PosClips, stats.loss(), stats.Mined
+	rep.TrainClips, rep.TrainPosClips, rep.FinalLoss, rep.Mined, rep.Verified = stats.Clips, stats.PosClips, stats.loss(), stats.Mined, stats.Verified
 	rep.Timing = Timing{SynthS: round1(tSynth.Seconds()), DataS: round1(tMix.Seconds()),
 		TrainS: round1((tTrain - tSynth - tMix).Seconds()), EvalS: round1((time.Since(t0) - tTrain).Seconds())}
 	rec, err := json.Marshal(struct {

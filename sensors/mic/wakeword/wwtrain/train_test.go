@@ -268,9 +268,9 @@ func TestGradientMatchesFiniteDifferences(t *testing.T) {
 		var l float64
 		for f, z := range w.logit {
 			if target[f] == 1 {
-				l += softplus(-float64(z))
+				l += wakeword.Softplus(-float64(z))
 			} else {
-				l += softplus(float64(z))
+				l += wakeword.Softplus(float64(z))
 			}
 		}
 		return l
@@ -609,7 +609,7 @@ func TestEvaluationFieldsKeepTheCheckpoint(t *testing.T) {
 	} {
 		c := base
 		change(&c)
-		if !same(minedPart(base), minedPart(c)) || !same(trainingPart(base), trainingPart(c)) {
+		if !same(verifiedPart(base), verifiedPart(c)) || !same(minedPart(base), minedPart(c)) || !same(trainingPart(base), trainingPart(c)) {
 			t.Errorf("%s: a new checkpoint", name)
 		}
 	}
@@ -628,6 +628,11 @@ func TestEvaluationFieldsKeepTheCheckpoint(t *testing.T) {
 	c.MineClips++
 	if same(minedPart(base), minedPart(c)) || !same(trainingPart(base), trainingPart(c)) {
 		t.Error("mining: wants a new mined checkpoint on the same towers")
+	}
+	c = base
+	c.VerifyEpochs, c.VerifyNearWeight = 6, 3
+	if same(verifiedPart(base), verifiedPart(c)) || !same(minedPart(base), minedPart(c)) || !same(trainingPart(base), trainingPart(c)) {
+		t.Error("verifier: wants a new verifier on the same mined towers")
 	}
 }
 

@@ -223,8 +223,8 @@ func (c *Config) check() error {
 	case c.MineMinutes < 0 || c.MineMinutes > 0 && (c.MineClips < 1 || c.MineEpochs < 1) || c.MineRounds < 0 || c.MineRounds > 4 || c.MineNearReps < 0:
 		return fmt.Errorf("mining %v minutes for %d clips over %d epochs in %d rounds (want positive counts and at most 4 rounds, or 0 minutes)",
 			c.MineMinutes, c.MineClips, c.MineEpochs, c.MineRounds)
-	case c.VerifyEpochs < 0 || !(c.VerifyNearWeight >= 0):
-		return fmt.Errorf("verifier: %d epochs, near misses ×%v", c.VerifyEpochs, c.VerifyNearWeight)
+	case c.VerifyEpochs < 0 || !(c.VerifyNearWeight >= 0) || !(c.VerifyLR >= 0):
+		return fmt.Errorf("verifier: %d epochs, near misses ×%v, learning rate %v", c.VerifyEpochs, c.VerifyNearWeight, c.VerifyLR)
 	case c.Towers < 0 || c.Towers > wakeword.MaxTowers:
 		return fmt.Errorf("%d towers (want 1..%d)", c.Towers, wakeword.MaxTowers)
 	}

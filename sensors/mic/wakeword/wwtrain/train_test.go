@@ -386,6 +386,9 @@ func TestConfigRefusesBadRecipes(t *testing.T) {
 		"negative weight average":     func(c *Config) { c.EMADecay = -0.5 },
 		"a warp of half":              func(c *Config) { c.VTLP = 0.5 },
 		"negative context utterances": func(c *Config) { c.ContextUtterances = -1 },
+		"negative verifier epochs":    func(c *Config) { c.VerifyEpochs = -1 },
+		"NaN verifier weight":         func(c *Config) { c.VerifyNearWeight = math.NaN() },
+		"negative verifier rate":      func(c *Config) { c.VerifyLR = -1e-3 },
 	} {
 		cfg := tinyConfig()
 		change(&cfg)
@@ -395,6 +398,7 @@ func TestConfigRefusesBadRecipes(t *testing.T) {
 	}
 	ok := tinyConfig()
 	ok.ExtraAccents, ok.EMADecay = []string{"de", "fr-fr"}, 0.999
+	ok.VerifyEpochs, ok.VerifyNearWeight, ok.VerifyLR = 3, 2, 1e-3
 	if err := ok.check(); err != nil {
 		t.Fatal(err)
 	}

@@ -25,6 +25,16 @@ type Verify struct {
 	// VerifyNearWeight multiplies the near misses' clip-level negative
 	// term in the verifier's training (0: 1).
 	VerifyNearWeight float64 `json:"verify_near_weight,omitempty"`
+	// VerifyLR is the verifier's learning rate (0: a quarter of the
+	// recipe's, as for mining).
+	VerifyLR float64 `json:"verify_lr,omitempty"`
+}
+
+func (v Verify) lr(recipe float64) float64 {
+	if v.VerifyLR > 0 {
+		return v.VerifyLR
+	}
+	return recipe * tuneLRScale
 }
 
 // verifyStats say what the verifier learnt from.
@@ -53,7 +63,7 @@ func verify(ctx context.Context, cfg Config, n *wakeword.Net, ds *dataset, pr *p
 	st := verifyStats{Towers: len(n.Towers), PosClips: ds.npos, NearClips: ds.near[1] - ds.near[0], Epochs: cfg.VerifyEpochs}
 	clips := verifyClips(ds)
 	tune := cfg
-	tune.Epochs, tune.LR = cfg.VerifyEpochs, cfg.LR*tuneLRScale
+	tune.Epochs, tune.LR = cfg.VerifyEpochs, cfg.Verify.lr(cfg.LR)
 	// The near misses' weight is the dataset's; the verifier's is its
 	// own, and the towers' is back when it is done.
 	keep := ds.nearWeight

@@ -14,7 +14,7 @@ import (
 // fuzzer reaches the header and shape checks behind it instead of
 // stopping at a checksum mismatch.
 func FuzzReadNet(f *testing.F) {
-	for _, n := range []*Net{randomNet(21), towersNet(22, 2)} {
+	for _, n := range []*Net{randomNet(21), towersNet(22, 2), verifiedNet(23)} {
 		var b bytes.Buffer
 		if err := WriteNet(&b, n); err != nil {
 			f.Fatal(err)

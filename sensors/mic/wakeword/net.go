@@ -91,10 +91,8 @@ const Mels = numFilters
 // ReceptiveField is how many frames one output depends on.
 func (n *Net) ReceptiveField() int {
 	rf := 0
-	for _, ts := range [][]Tower{n.Towers, n.Verifier} {
-		for i := range ts {
-			rf = max(rf, ts[i].receptiveField())
-		}
+	for _, t := range slices.Concat(n.Towers, n.Verifier) {
+		rf = max(rf, t.receptiveField())
 	}
 	return rf
 }

@@ -39,6 +39,6 @@ func BenchmarkTrainStep(b *testing.B) {
 	w := net.newWork(clipHops)
 	g := make([]float32, len(net.params))
 	for b.Loop() {
-		backprop(net, w, g, ds, []int{0}, lossWeights{0.01, 0.01, 1, 1, 0.25}, nil, 1)
+		backprop(net, w, g, ds, []int{0}, lossWeights{pos: 0.01, neg: 0.01, posClip: 1, negClip: 1, posFrame: 0.25}, nil, 1)
 	}
 }

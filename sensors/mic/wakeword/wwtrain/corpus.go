@@ -313,6 +313,5 @@ func (c *corpus) trainingSet(cfg Config, pr *progress) *dataset {
 	ds.npos = len(c.pos) * cfg.PosClips
 	ds.near[0] = ds.npos + len(c.speech)
 	ds.near[1] = ds.near[0] + len(c.near)*max(1, cfg.NearClips)
-	ds.nearWeight = float32(cfg.NearWeight)
 	return ds
 }

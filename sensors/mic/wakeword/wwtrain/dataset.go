@@ -48,9 +48,8 @@ type dataset struct {
 	// unlabelled (Config.IgnoreAfter).
 	quietAfter int
 	// near are the clips [near[0], near[1]) of near misses, whose
-	// clip-level negative term weighs nearWeight times the others'.
-	near       [2]int
-	nearWeight float32
+	// clip-level negative term the recipe may weigh apart (negWeight).
+	near [2]int
 	// mean and std normalised x (normalise), per band.
 	mean, std []float32
 }
@@ -59,10 +58,11 @@ func (d *dataset) clip(i int) ([]float32, []int8) {
 	return d.x[i*clipHops*wakeword.Mels : (i+1)*clipHops*wakeword.Mels], d.y[i*clipHops : (i+1)*clipHops]
 }
 
-// negWeight scales clip c's clip-level negative term.
-func (d *dataset) negWeight(c int) float32 {
-	if d.nearWeight > 0 && c >= d.near[0] && c < d.near[1] {
-		return d.nearWeight
+// negWeight scales clip c's clip-level negative term: by near for a
+// near miss (0: not at all, as 1).
+func (d *dataset) negWeight(c int, near float32) float32 {
+	if near > 0 && c >= d.near[0] && c < d.near[1] {
+		return near
 	}
 	return 1
 }

@@ -75,7 +75,7 @@ func fit(ctx context.Context, cfg Config, seed uint64, net *tcn, ds *dataset, cl
 			}
 			batch := order[b:min(nc, b+cfg.Batch)]
 			wt := batchWeights(ds, batch, float32(cfg.NegClipWeight))
-			wt.posFrame = float32(cfg.PosFrameWeight)
+			wt.posFrame, wt.near = float32(cfg.PosFrameWeight), float32(cfg.NearWeight)
 			if wt.posFrame == 0 {
 				wt.posFrame = frameWeight
 			}
@@ -141,7 +141,7 @@ func backprop(net *tcn, w *work, g []float32, ds *dataset, clips []int, wt lossW
 		}
 		net.forward(w, x, clipHops)
 		wt := wt
-		wt.negClip *= ds.negWeight(c)
+		wt.negClip *= ds.negWeight(c, wt.near)
 		bestPos, bestNeg := -1, -1
 		for f, l := range y {
 			dl[f] = 0
@@ -235,7 +235,10 @@ func smoothPeaks(logit []float32, y []int8, prob []float64, dl []float32, k int,
 const frameWeight = 0.25
 
 // lossWeights make each loss term a mean over the batch.
-type lossWeights struct{ pos, neg, posClip, negClip, posFrame float32 }
+type lossWeights struct {
+	pos, neg, posClip, negClip, posFrame float32
+	near                                 float32 // Config.NearWeight: see dataset.negWeight
+}
 
 func batchWeights(ds *dataset, batch []int, negClip float32) lossWeights {
 	var npos, nneg, cpos, cneg int

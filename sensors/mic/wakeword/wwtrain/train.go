@@ -315,48 +315,41 @@ func Train(ctx context.Context, cfg Config, dir string, created time.Time, progr
 	} else {
 		pr.stage("trained weights from " + ckpt)
 	}
-	if cfg.MineMinutes > 0 {
-		// Mining starts from the trained towers and has its own
-		// checkpoint, so that a change to it keeps them.
-		mckpt := filepath.Join(dir, Name(cfg.Phrase)+".mined.eaww")
-		m, mstats, err := loadCheckpoint(mckpt, cfg, minedPart)
+	// A stage after training starts from the weights before it and has a
+	// checkpoint of its own (dir/NAME.SUFFIX.eaww, keyed on part of the
+	// configuration), so that a change to it keeps the stages before.
+	resumable := func(suffix string, part func(Config) Config, run func() error) error {
+		path := filepath.Join(dir, Name(cfg.Phrase)+"."+suffix+".eaww")
+		m, mstats, err := loadCheckpoint(path, cfg, part)
 		switch {
 		case err != nil:
-			return nil, err
+			return err
 		case m != nil:
-			pr.stage("mined weights from " + mckpt)
+			pr.stage(suffix + " weights from " + path)
 			n, stats = m, mstats
-		default:
+			return nil
+		}
+		if err := run(); err != nil {
+			return err
+		}
+		return saveCheckpoint(path, n, cfg, stats)
+	}
+	if cfg.MineMinutes > 0 {
+		if err := resumable("mined", minedPart, func() error {
 			ms, err := mine(ctx, cfg, n, corp, data(), pr)
-			if err != nil {
-				return nil, err
-			}
 			stats.Mined = &ms
-			if err := saveCheckpoint(mckpt, n, cfg, stats); err != nil {
-				return nil, err
-			}
+			return err
+		}); err != nil {
+			return nil, err
 		}
 	}
 	if cfg.VerifyEpochs > 0 {
-		// The verifier starts from the (mined) towers, with a
-		// checkpoint of its own for the same reason.
-		vckpt := filepath.Join(dir, Name(cfg.Phrase)+".verified.eaww")
-		v, vstats, err := loadCheckpoint(vckpt, cfg, verifiedPart)
-		switch {
-		case err != nil:
-			return nil, err
-		case v != nil:
-			pr.stage("verifier from " + vckpt)
-			n, stats = v, vstats
-		default:
+		if err := resumable("verified", verifiedPart, func() error {
 			vs, err := verify(ctx, cfg, n, data(), pr)
-			if err != nil {
-				return nil, err
-			}
 			stats.Verified = &vs
-			if err := saveCheckpoint(vckpt, n, cfg, stats); err != nil {
-				return nil, err
-			}
+			return err
+		}); err != nil {
+			return nil, err
 		}
 	}
 	tTrain := time.Since(t0)

@@ -653,12 +653,12 @@ func TestNearWeightCoversTheNearMisses(t *testing.T) {
 		t.Fatalf("near misses at clips %d..%d of %d (%d positive, %d speech, %d near misses)", from, to, ds.n, ds.npos, len(c.speech), len(c.near))
 	}
 	for _, i := range []int{0, from - 1, to, ds.n - 1} {
-		if w := ds.negWeight(i); w != 1 {
+		if w := ds.negWeight(i, float32(cfg.NearWeight)); w != 1 {
 			t.Errorf("clip %d weighs %v", i, w)
 		}
 	}
 	for _, i := range []int{from, to - 1} {
-		if w := ds.negWeight(i); w != 3 {
+		if w := ds.negWeight(i, float32(cfg.NearWeight)); w != 3 {
 			t.Errorf("near miss %d weighs %v", i, w)
 		}
 	}

@@ -67,12 +67,7 @@ func verify(ctx context.Context, cfg Config, n *wakeword.Net, ds *dataset, pr *p
 	st := verifyStats{Towers: len(n.Towers), PosClips: ds.npos, NearClips: ds.near[1] - ds.near[0], Epochs: cfg.VerifyEpochs}
 	clips := verifyClips(ds)
 	tune := cfg
-	tune.Epochs, tune.LR = cfg.VerifyEpochs, cfg.Verify.lr(cfg.LR)
-	// The near misses' weight is the dataset's; the verifier's is its
-	// own, and the towers' is back when it is done.
-	keep := ds.nearWeight
-	ds.nearWeight = float32(cfg.VerifyNearWeight)
-	defer func() { ds.nearWeight = keep }()
+	tune.Epochs, tune.LR, tune.NearWeight = cfg.VerifyEpochs, cfg.Verify.lr(cfg.LR), cfg.VerifyNearWeight
 	n.Verifier = nil
 	for t := range n.Towers {
 		tw := &n.Towers[t]

@@ -31,6 +31,9 @@ type corpus struct {
 	valPos, valSpeech, valNear []utt
 	// sameSound[accent+"|"+text]: the accent reads text as the phrase.
 	sameSound map[string]bool
+	// phones transcribes the phrase and the near misses (nil without a
+	// phone head).
+	phones *phoneSet
 }
 
 // utterances per minute of other speech (about 2.2 s each, plus pauses).
@@ -172,6 +175,11 @@ func buildCorpus(ctx context.Context, cfg Config, syn *synth, pr *progress) (*co
 	for g := 4; g <= 6; g++ {
 		c.testPos = append(c.testPos, get(g)...)
 	}
+	if cfg.PhoneWeight > 0 {
+		if c.phones, err = transcribe(ctx, syn, phoneTexts(c.pos, c.near)); err != nil {
+			return nil, err
+		}
+	}
 	return c, nil
 }
 
@@ -261,8 +269,17 @@ func (c *corpus) trainingSet(cfg Config, pr *progress) *dataset {
 	type job struct {
 		sc  scene
 		end int
+		ph  phoneTarget
 	}
 	var jobs []job
+	// spelt is the phone target of u ending at sample end, if it has one.
+	spelt := func(u utt, end int) phoneTarget {
+		if c.phones == nil {
+			return phoneTarget{}
+		}
+		tg, _ := wholeUtterance(end-len(u.x), end, c.phones.text[u.d.Voice.Accent+"|"+u.d.Text])
+		return tg
+	}
 	before := func(sc *scene, end int) {
 		if r.IntN(10) < 3 { // other speech before it
 			placeBefore(r, sc, pick(r, c.speech).x, end-len(sc.parts[0].x))
@@ -273,7 +290,7 @@ func (c *corpus) trainingSet(cfg Config, pr *progress) *dataset {
 			sc := randomScene(r)
 			end := placeEnding(r, &sc, u.x)
 			before(&sc, end)
-			jobs = append(jobs, job{sc, end})
+			jobs = append(jobs, job{sc, end, spelt(u, end)})
 		}
 	}
 	// The near misses are where the model must be sharpest, and cost
@@ -288,14 +305,14 @@ func (c *corpus) trainingSet(cfg Config, pr *progress) *dataset {
 				sc := randomScene(r)
 				end := placeEnding(r, &sc, u.x)
 				before(&sc, end)
-				jobs = append(jobs, job{sc, -1})
+				jobs = append(jobs, job{sc, -1, spelt(u, end)})
 			}
 		}
 	}
 	for range cfg.NoiseClips {
 		sc := randomScene(r)
 		sc.noise = pick(r, []string{"white", "pink", "babble"})
-		jobs = append(jobs, job{sc, -1})
+		jobs = append(jobs, job{sc: sc, end: -1})
 	}
 	babble := make([][]int16, len(c.speech))
 	for i, u := range c.speech {
@@ -304,6 +321,13 @@ func (c *corpus) trainingSet(cfg Config, pr *progress) *dataset {
 	ds := newDataset(len(jobs), cfg.minedClips())
 	ds.floor = float32(cfg.LogMelFloor)
 	ds.quietAfter = cfg.IgnoreAfter
+	if c.phones != nil {
+		ds.phones = c.phones.size()
+		ds.ph = make([]phoneTarget, len(jobs))
+		for i, j := range jobs {
+			ds.ph[i] = j.ph
+		}
+	}
 	tick := pr.counter("mixing clips", len(jobs))
 	// Mixing has no context to stop it: it takes seconds.
 	_ = parallel(context.Background(), len(jobs), cfg.Workers, func(i int) {

@@ -52,6 +52,18 @@ type dataset struct {
 	near [2]int
 	// mean and std normalised x (normalise), per band.
 	mean, std []float32
+	// ph are the clips' phone targets (phones.go; none for clips past
+	// its end or with no symbols), for a head of phones outputs.
+	ph     []phoneTarget
+	phones int
+}
+
+// phoneTarget returns clip c's phone target, if it has one.
+func (d *dataset) phoneTarget(c int) (phoneTarget, bool) {
+	if c < len(d.ph) && len(d.ph[c].ids) > 0 {
+		return d.ph[c], true
+	}
+	return phoneTarget{}, false
 }
 
 func (d *dataset) clip(i int) ([]float32, []int8) {

@@ -27,6 +27,7 @@ func fit(ctx context.Context, cfg Config, seed uint64, net *tcn, ds *dataset, cl
 	grads := make([][]float32, shards)
 	works := make([]*work, nw)
 	losses := make([]float64, shards)
+	phLosses := make([]float64, shards)
 	for i := range grads {
 		grads[i] = make([]float32, len(net.params))
 	}
@@ -63,11 +64,11 @@ func fit(ctx context.Context, cfg Config, seed uint64, net *tcn, ds *dataset, cl
 	steps := cfg.Epochs * ((nc + cfg.Batch - 1) / cfg.Batch)
 	step := 0
 	order := make([]int, nc)
-	var epochLoss float64
+	var epochLoss, epochPhones float64
 	for ep := 0; ep < cfg.Epochs; ep++ {
 		copy(order, clips)
 		r.Shuffle(len(order), func(i, j int) { order[i], order[j] = order[j], order[i] })
-		epochLoss = 0
+		epochLoss, epochPhones = 0, 0
 		batches := 0
 		for b := 0; b < nc; b += cfg.Batch {
 			if ctx.Err() != nil {
@@ -76,6 +77,11 @@ func fit(ctx context.Context, cfg Config, seed uint64, net *tcn, ds *dataset, cl
 			batch := order[b:min(nc, b+cfg.Batch)]
 			wt := batchWeights(ds, batch, float32(cfg.NegClipWeight))
 			wt.posFrame, wt.near = float32(cfg.PosFrameWeight), float32(cfg.NearWeight)
+			if net.phones > 0 {
+				wt.phone *= float32(cfg.PhoneWeight)
+			} else {
+				wt.phone = 0
+			}
 			if wt.posFrame == 0 {
 				wt.posFrame = frameWeight
 			}
@@ -86,7 +92,7 @@ func fit(ctx context.Context, cfg Config, seed uint64, net *tcn, ds *dataset, cl
 					defer wg.Done()
 					for k := wk; k < shards; k += nw {
 						lo, hi := k*len(batch)/shards, (k+1)*len(batch)/shards
-						losses[k] = backprop(net, works[wk], grads[k], ds, batch[lo:hi], wt, masks.at(step), smooth)
+						losses[k], phLosses[k] = backprop(net, works[wk], grads[k], ds, batch[lo:hi], wt, masks.at(step), smooth)
 					}
 				}()
 			}
@@ -94,9 +100,10 @@ func fit(ctx context.Context, cfg Config, seed uint64, net *tcn, ds *dataset, cl
 			for k := 1; k < shards; k++ {
 				axpy(grads[0], 1, grads[k])
 			}
-			var bl float64
-			for _, l := range losses {
+			var bl, pl float64
+			for k, l := range losses {
 				bl += l
+				pl += phLosses[k]
 			}
 			lr := cfg.LR * (0.02 + 0.98*0.5*(1+math.Cos(math.Pi*float64(step)/float64(steps))))
 			opt.step(net.params, grads[0], lr)
@@ -108,8 +115,13 @@ func fit(ctx context.Context, cfg Config, seed uint64, net *tcn, ds *dataset, cl
 			}
 			step++
 			epochLoss += bl
+			epochPhones += pl
 			batches++
-			pr.bar(fmt.Sprintf("training epoch %d/%d", ep+1, cfg.Epochs), step, steps, fmt.Sprintf("loss %.3f", epochLoss/float64(batches)))
+			detail := fmt.Sprintf("loss %.3f", epochLoss/float64(batches))
+			if wt.phone > 0 {
+				detail += fmt.Sprintf(" (phones %.3f)", epochPhones/float64(batches))
+			}
+			pr.bar(fmt.Sprintf("training epoch %d/%d", ep+1, cfg.Epochs), step, steps, detail)
 		}
 		epochLoss /= float64(max(1, batches))
 	}
@@ -117,7 +129,8 @@ func fit(ctx context.Context, cfg Config, seed uint64, net *tcn, ds *dataset, cl
 }
 
 // backprop runs the clips through net and writes their gradient into g
-// (cleared first); it returns their share of the loss.
+// (cleared first); it returns their share of the loss, and of that the
+// phone head's (phones.go).
 //
 // The loss follows what makes a detection: a clip with the phrase counts
 // as found if the score peaks high somewhere in its fire window, and a
@@ -128,18 +141,23 @@ func fit(ctx context.Context, cfg Config, seed uint64, net *tcn, ds *dataset, cl
 // loss, Sun et al. 2016), or with smooth > 1 of the highest smoothed
 // scores (smoothPeaks). The weights make each of the four terms a mean
 // over the batch.
-func backprop(net *tcn, w *work, g []float32, ds *dataset, clips []int, wt lossWeights, mask *masker, smooth int) float64 {
+func backprop(net *tcn, w *work, g []float32, ds *dataset, clips []int, wt lossWeights, mask *masker, smooth int) (loss, phones float64) {
 	clear(g)
 	gv := net.view(g)
 	dl := make([]float32, clipHops)
 	prob := make([]float64, clipHops)
-	var loss float64
 	for _, c := range clips {
 		x, y := ds.clip(c)
 		if mask != nil {
 			x = mask.apply(w, x, c)
 		}
 		net.forward(w, x, clipHops)
+		var dtop []float32
+		if tg, ok := ds.phoneTarget(c); ok && wt.phone > 0 {
+			var l float64
+			dtop, l = net.phoneLoss(w, gv, tg, wt.phone, clipHops)
+			phones += float64(wt.phone) * l
+		}
 		wt := wt
 		wt.negClip *= ds.negWeight(c, wt.near)
 		bestPos, bestNeg := -1, -1
@@ -166,7 +184,7 @@ func backprop(net *tcn, w *work, g []float32, ds *dataset, clips []int, wt lossW
 		}
 		if smooth > 1 {
 			loss += smoothPeaks(w.logit, y, prob, dl, smooth, wt)
-			net.backward(w, gv, x, dl, clipHops)
+			net.backward(w, gv, x, dl, dtop, clipHops)
 			continue
 		}
 		if bestPos >= 0 {
@@ -179,9 +197,9 @@ func backprop(net *tcn, w *work, g []float32, ds *dataset, clips []int, wt lossW
 			loss += float64(wt.negClip) * wakeword.Softplus(z)
 			dl[bestNeg] += wt.negClip * float32(1/(1+math.Exp(-z)))
 		}
-		net.backward(w, gv, x, dl, clipHops)
+		net.backward(w, gv, x, dl, dtop, clipHops)
 	}
-	return loss
+	return loss + phones, phones
 }
 
 // smoothPeaks adds the clip-level terms on the smoothed score s_t (the
@@ -238,11 +256,15 @@ const frameWeight = 0.25
 type lossWeights struct {
 	pos, neg, posClip, negClip, posFrame float32
 	near                                 float32 // Config.NearWeight: see dataset.negWeight
+	phone                                float32 // the phone head's term (phones.go)
 }
 
 func batchWeights(ds *dataset, batch []int, negClip float32) lossWeights {
-	var npos, nneg, cpos, cneg int
+	var npos, nneg, cpos, cneg, spelt int
 	for _, c := range batch {
+		if _, ok := ds.phoneTarget(c); ok {
+			spelt++
+		}
 		_, y := ds.clip(c)
 		var hp, hn bool
 		for _, l := range y {
@@ -268,5 +290,5 @@ func batchWeights(ds *dataset, batch []int, negClip float32) lossWeights {
 		}
 		return 1 / float32(n)
 	}
-	return lossWeights{pos: inv(npos), neg: inv(nneg), posClip: inv(cpos), negClip: negClip * inv(cneg)}
+	return lossWeights{pos: inv(npos), neg: inv(nneg), posClip: inv(cpos), negClip: negClip * inv(cneg), phone: inv(spelt)}
 }

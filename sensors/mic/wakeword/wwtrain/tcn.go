@@ -19,6 +19,10 @@ type tcn struct {
 	params []float32
 	outW   []float32 // views into params
 	outB   []float32
+	// phones is the size of the phone head (phones.go; 0: none), a
+	// training-only output whose weights follow the detector's in params.
+	phones   int
+	phW, phB []float32
 }
 
 type tlayer struct {
@@ -65,13 +69,16 @@ func (t *tcn) bind(p []float32) {
 		l.w = take(l.kernel * l.out * l.in)
 		l.b = take(l.out)
 	}
-	t.outW = take(len(p) - o - 1)
+	c := t.layers[len(t.layers)-1].out
+	t.outW = take(c)
 	t.outB = take(1)
+	t.phW = take(t.phones * c)
+	t.phB = take(t.phones)
 }
 
 // view returns a copy of t's shape whose weights are p.
 func (t *tcn) view(p []float32) *tcn {
-	v := &tcn{layers: append([]tlayer(nil), t.layers...), params: p}
+	v := &tcn{layers: append([]tlayer(nil), t.layers...), params: p, phones: t.phones}
 	v.bind(p)
 	return v
 }
@@ -83,6 +90,7 @@ type work struct {
 	dx     []float32
 	logit  []float32
 	masked []float32 // SpecAugment's copy of the input
+	ctc    *ctcWork  // the phone head's (phones.go), made when first needed
 }
 
 func (t *tcn) newWork(frames int) *work {
@@ -141,13 +149,18 @@ func (t *tcn) forward(w *work, x []float32, frames int) {
 }
 
 // backward accumulates into g (a tcn view of a gradient buffer) the
-// gradient for dlogit per frame, after forward on the same x.
-func (t *tcn) backward(w *work, g *tcn, x []float32, dlogit []float32, frames int) {
+// gradient for dlogit per frame, and for dtop on the top layer's output
+// (nil: none; the phone head's), after forward on the same x.
+func (t *tcn) backward(w *work, g *tcn, x []float32, dlogit, dtop []float32, frames int) {
 	L := len(t.layers)
 	c := t.layers[L-1].out
 	top := w.h[L-1]
 	dh := w.dh[:frames*c]
-	clear(dh)
+	if dtop != nil {
+		copy(dh, dtop[:frames*c])
+	} else {
+		clear(dh)
+	}
 	for f := 0; f < frames; f++ {
 		d := dlogit[f]
 		if d == 0 {

@@ -87,6 +87,13 @@ type Config struct {
 	// 1: the same as other negatives): the phrase's closest neighbours
 	// are where the model's boundary runs.
 	NearWeight float64 `json:"near_weight,omitempty"`
+	// PhoneWeight weighs a second loss (0: off): a phone head on the
+	// network's top layer, trained only, spells with CTC the phonemes
+	// of each phrase and near-miss clip whose utterance lies whole in it
+	// (phones.go), per symbol. It asks the shared layers to tell which
+	// vowel they heard, not only whether it was the phrase. Mining
+	// fine-tunes without it.
+	PhoneWeight float64 `json:"phone_weight,omitempty"`
 	// SmoothPeaks takes the clip-level (max-pooling) terms on the score
 	// the picker thresholds — the probability averaged over its
 	// smoothing window — instead of on one frame's logit: a lone high
@@ -216,6 +223,8 @@ func (c *Config) check() error {
 		return fmt.Errorf("score smoothing over %d hops (want 0..16)", c.SmoothHops)
 	case !(c.NegClipWeight >= 0) || !(c.NearWeight >= 0):
 		return fmt.Errorf("negative clip weight %v, near misses ×%v", c.NegClipWeight, c.NearWeight)
+	case !(c.PhoneWeight >= 0 && c.PhoneWeight <= 100):
+		return fmt.Errorf("phone loss weight %v (want 0..100)", c.PhoneWeight)
 	case !(c.VTLP >= 0 && c.VTLP <= 0.3):
 		return fmt.Errorf("vocal tract warp %v (want 0..0.3)", c.VTLP)
 	case !(c.EMADecay >= 0 && c.EMADecay < 1):
@@ -302,6 +311,9 @@ func Train(ctx context.Context, cfg Config, dir string, created time.Time, progr
 			seed := towerSeed(cfg.Seed, t)
 			r := rand.New(rand.NewPCG(seed, 2))
 			net := newTCN(cfg.Channels, cfg.Kernel, cfg.Dilations, r)
+			if cfg.PhoneWeight > 0 {
+				net.addHead(d.phones, r)
+			}
 			loss := fit(ctx, cfg, seed, net, d, nil, r, pr)
 			if err := ctx.Err(); err != nil {
 				return nil, err

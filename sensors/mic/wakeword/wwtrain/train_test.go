@@ -92,6 +92,18 @@ func TestTrainingIsDeterministic(t *testing.T) {
 	if bytes.Equal(a, run(d1, warped)) {
 		t.Fatal("the vocal tract warp changed nothing")
 	}
+	// The phone head changes the detector's weights, the same way on any
+	// number of workers.
+	spelt := tinyConfig()
+	spelt.PhoneWeight = 1
+	p := run(d1, spelt)
+	if err := os.Remove(ckpt); err != nil {
+		t.Fatal(err)
+	}
+	spelt.Workers = 1
+	if bytes.Equal(a, p) || !bytes.Equal(p, run(d1, spelt)) {
+		t.Fatal("the phone head changed nothing, or not deterministically")
+	}
 	n, err := wakeword.ReadNet(bytes.NewReader(a))
 	if err != nil {
 		t.Fatal(err)
@@ -250,14 +262,8 @@ func TestTrainingForwardMatchesStreaming(t *testing.T) {
 func TestGradientMatchesFiniteDifferences(t *testing.T) {
 	r := rand.New(rand.NewPCG(3, 4))
 	net := newTCN(4, 3, []int{1, 2}, r)
-	for i := range net.params {
-		net.params[i] += float32(r.NormFloat64() * 0.1)
-	}
 	const frames = 12
-	x := make([]float32, frames*wakeword.Mels)
-	for i := range x {
-		x[i] = float32(r.NormFloat64())
-	}
+	x := jitter(r, net, frames)
 	target := make([]float32, frames)
 	for i := range target {
 		target[i] = float32(r.IntN(2))
@@ -282,26 +288,49 @@ func TestGradientMatchesFiniteDifferences(t *testing.T) {
 		dl[f] = float32(1/(1+math.Exp(-float64(z)))) - target[f]
 	}
 	g := make([]float32, len(net.params))
-	net.backward(w, net.view(g), x, dl, frames)
-	checked := 0
-	for i := 0; i < len(net.params); i += 7 {
+	net.backward(w, net.view(g), x, dl, nil, frames)
+	// Small: a larger step crosses ReLU kinks of some parameters.
+	if checked, _ := checkGradient(t, net, g, 7, 1e-4, 0, lossOf); checked < 20 {
+		t.Fatalf("only %d parameters checked", checked)
+	}
+}
+
+// jitter moves net's weights off their initial values (every path
+// matters, not only the small initial residuals) and returns random input
+// frames.
+func jitter(r *rand.Rand, net *tcn, frames int) []float32 {
+	for i := range net.params {
+		net.params[i] += float32(r.NormFloat64() * 0.1)
+	}
+	x := make([]float32, frames*wakeword.Mels)
+	for i := range x {
+		x[i] = float32(r.NormFloat64())
+	}
+	return x
+}
+
+// checkGradient compares g with central differences (step eps) of lossOf
+// at every stride-th parameter of net; it returns how many it checked,
+// and how many of those from index from on.
+func checkGradient(t *testing.T, net *tcn, g []float32, stride int, eps float32, from int, lossOf func() float64) (checked, after int) {
+	t.Helper()
+	for i := 0; i < len(net.params); i += stride {
 		p := net.params[i]
-		// Small: a larger step crosses ReLU kinks of some parameters.
-		const eps = 1e-4
 		net.params[i] = p + eps
 		up := lossOf()
 		net.params[i] = p - eps
 		down := lossOf()
 		net.params[i] = p
-		num := (up - down) / (2 * eps)
+		num := (up - down) / (2 * float64(eps))
 		if math.Abs(num-float64(g[i])) > 2e-2*math.Max(1, math.Abs(num)) {
 			t.Fatalf("param %d: backprop %v, finite difference %v", i, g[i], num)
 		}
 		checked++
+		if i >= from {
+			after++
+		}
 	}
-	if checked < 20 {
-		t.Fatalf("only %d parameters checked", checked)
-	}
+	return checked, after
 }
 
 func TestConfusablesAndPartials(t *testing.T) {

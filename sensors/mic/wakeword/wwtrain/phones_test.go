@@ -135,3 +135,48 @@ func TestWholeUtterance(t *testing.T) {
 		t.Fatalf("ctcMinFrames %d, want 8", n)
 	}
 }
+
+// The phone targets are the transcriptions of the phrase and near-miss
+// utterances that lie whole in their clips; ordinary speech and noise
+// clips have none.
+func TestPhoneTargets(t *testing.T) {
+	needEspeak(t)
+	cfg := tinyConfig()
+	cfg.PhoneWeight = 1
+	c := testCorpus(t, cfg, t.TempDir())
+	ds := c.trainingSet(cfg, newProgress(nil))
+	if ds.phones != c.phones.size() || ds.phones < 10 {
+		t.Fatalf("a head of %d outputs for %d symbols", ds.phones, len(c.phones.ids))
+	}
+	spelling := func(u utt) []uint8 { return c.phones.text[u.d.Voice.Accent+"|"+u.d.Text] }
+	for i := range ds.npos {
+		tg, ok := ds.phoneTarget(i)
+		if u := c.pos[i/cfg.PosClips]; !ok || !slices.Equal(tg.ids, spelling(u)) {
+			t.Fatalf("positive clip %d: target %v, want %v's transcription", i, tg.ids, u.d)
+		}
+	}
+	for i := ds.npos; i < ds.near[0]; i++ {
+		if _, ok := ds.phoneTarget(i); ok {
+			t.Fatalf("speech clip %d has a phone target", i)
+		}
+	}
+	spelt := 0
+	for i := ds.near[0]; i < ds.near[1]; i++ {
+		if tg, ok := ds.phoneTarget(i); ok {
+			u := c.near[(i-ds.near[0])/max(1, cfg.NearClips)]
+			if !slices.Equal(tg.ids, spelling(u)) {
+				t.Fatalf("near-miss clip %d: target %v, want %v's transcription", i, tg.ids, u.d)
+			}
+			spelt++
+		}
+	}
+	if spelt == 0 {
+		t.Fatal("no near miss has a phone target")
+	}
+	for i := ds.near[1]; i < ds.n; i++ {
+		if _, ok := ds.phoneTarget(i); ok {
+			t.Fatalf("noise clip %d has a phone target", i)
+		}
+	}
+	t.Logf("%d symbols; %d of %d near-miss clips spelt", len(c.phones.ids), spelt, ds.near[1]-ds.near[0])
+}

@@ -418,6 +418,8 @@ func TestConfigRefusesBadRecipes(t *testing.T) {
 		"negative verifier epochs":    func(c *Config) { c.VerifyEpochs = -1 },
 		"NaN verifier weight":         func(c *Config) { c.VerifyNearWeight = math.NaN() },
 		"negative verifier rate":      func(c *Config) { c.VerifyLR = -1e-3 },
+		"negative phone weight":       func(c *Config) { c.PhoneWeight = -1 },
+		"NaN phone weight":            func(c *Config) { c.PhoneWeight = math.NaN() },
 	} {
 		cfg := tinyConfig()
 		change(&cfg)
@@ -427,7 +429,7 @@ func TestConfigRefusesBadRecipes(t *testing.T) {
 	}
 	ok := tinyConfig()
 	ok.ExtraAccents, ok.EMADecay = []string{"de", "fr-fr"}, 0.999
-	ok.VerifyEpochs, ok.VerifyNearWeight, ok.VerifyLR = 3, 2, 1e-3
+	ok.VerifyEpochs, ok.VerifyNearWeight, ok.VerifyLR, ok.PhoneWeight = 3, 2, 1e-3, 1
 	if err := ok.check(); err != nil {
 		t.Fatal(err)
 	}

@@ -22,6 +22,9 @@ type trainStats struct {
 	Mined *mineStats `json:"mined,omitempty"`
 	// Verified is set in the checkpoint of a model with a verifier.
 	Verified *verifyStats `json:"verified,omitempty"`
+	// Phones is the first tower's phone check (phonecheck.go), if it
+	// had a phone head.
+	Phones *phoneCheck `json:"phone_check,omitempty"`
 }
 
 // loss is the towers' mean: what the report gives.

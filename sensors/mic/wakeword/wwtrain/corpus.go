@@ -176,7 +176,11 @@ func buildCorpus(ctx context.Context, cfg Config, syn *synth, pr *progress) (*co
 		c.testPos = append(c.testPos, get(g)...)
 	}
 	if cfg.PhoneWeight > 0 {
-		if c.phones, err = transcribe(ctx, syn, phoneTexts(c.pos, c.near)); err != nil {
+		texts := phoneTexts(c.pos, c.near)
+		for _, a := range trainAccents { // for the phone check's rivals
+			texts[a] = append(append(texts[a], cfg.Phrase), conf...)
+		}
+		if c.phones, err = transcribe(ctx, syn, texts); err != nil {
 			return nil, err
 		}
 	}

@@ -147,21 +147,16 @@ func grow[E any](s []E, n int) []E {
 	return s[:n]
 }
 
-// phoneLoss runs the head over tg's frames after forward, adds to g the
-// gradient of scale × (CTC loss per symbol) for the head's weights, and
-// returns it with the gradient for the top layer's output (for backward;
-// nil if tg cannot be spelt) and the loss per symbol.
-func (t *tcn) phoneLoss(w *work, g *tcn, tg phoneTarget, scale float32, frames int) (dtop []float32, loss float64) {
+// headProbs is the head's softmax over frames [from, from+T) after
+// forward (T × outputs, in w's scratch).
+func (t *tcn) headProbs(w *work, from, T int) []float64 {
 	c := t.layers[len(t.layers)-1].out
 	K := t.phones
-	from, T := int(tg.from), int(tg.to-tg.from)
-	S := 2*len(tg.ids) + 1
 	if w.ctc == nil {
 		w.ctc = &ctcWork{}
 	}
 	cw := w.ctc
-	cw.prob, cw.alpha, cw.beta = grow(cw.prob, T*K), grow(cw.alpha, T*S), grow(cw.beta, T*S)
-	cw.ext, cw.dtop, cw.occ = grow(cw.ext, S), grow(cw.dtop, frames*c), grow(cw.occ, K)
+	cw.prob = grow(cw.prob, T*K)
 	top := w.h[len(t.layers)-1]
 	prob := cw.prob
 	for f := range T {
@@ -182,15 +177,48 @@ func (t *tcn) phoneLoss(w *work, g *tcn, tg phoneTarget, scale float32, frames i
 			row[k] /= sum
 		}
 	}
-	ext := cw.ext
-	clear(ext)
-	for i, id := range tg.ids {
-		ext[2*i+1] = id
+	return prob
+}
+
+// extend is ids with CTC's blanks around and between its symbols, in
+// w's scratch, with room for the forward and backward variables over T
+// frames.
+func (cw *ctcWork) extend(ids []uint8, T int) []uint8 {
+	S := 2*len(ids) + 1
+	cw.ext, cw.alpha, cw.beta = grow(cw.ext, S), grow(cw.alpha, T*S), grow(cw.beta, T*S)
+	clear(cw.ext)
+	for i, id := range ids {
+		cw.ext[2*i+1] = id
 	}
-	logP := ctc(prob, K, T, ext, cw.alpha, cw.beta)
+	return cw.ext
+}
+
+// spell is the log-probability that the head spells tg.ids in tg's
+// frames, after forward.
+func (t *tcn) spell(w *work, tg phoneTarget) float64 {
+	from, T := int(tg.from), int(tg.to-tg.from)
+	prob := t.headProbs(w, from, T)
+	ext := w.ctc.extend(tg.ids, T)
+	return ctc(prob, t.phones, T, ext, w.ctc.alpha, w.ctc.beta)
+}
+
+// phoneLoss runs the head over tg's frames after forward, adds to g the
+// gradient of scale × (CTC loss per symbol) for the head's weights, and
+// returns it with the gradient for the top layer's output (for backward;
+// nil if tg cannot be spelt) and the loss per symbol.
+func (t *tcn) phoneLoss(w *work, g *tcn, tg phoneTarget, scale float32, frames int) (dtop []float32, loss float64) {
+	c := t.layers[len(t.layers)-1].out
+	K := t.phones
+	from, T := int(tg.from), int(tg.to-tg.from)
+	logP := t.spell(w, tg)
 	if math.IsInf(logP, -1) || math.IsNaN(logP) {
 		return nil, 0 // cannot be spelt in these frames: no term
 	}
+	cw := w.ctc
+	prob, ext := cw.prob, cw.ext
+	S := len(ext)
+	cw.dtop, cw.occ = grow(cw.dtop, frames*c), grow(cw.occ, K)
+	top := w.h[len(t.layers)-1]
 	per := 1 / float64(len(tg.ids))
 	dtop = cw.dtop
 	clear(dtop)

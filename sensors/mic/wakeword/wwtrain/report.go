@@ -58,7 +58,9 @@ type Report struct {
 	Mined *mineStats `json:"mined,omitempty"`
 	// Verified is what the verifier learnt from (nil: none).
 	Verified *verifyStats `json:"verified,omitempty"`
-	Timing   Timing       `json:"timing_s"`
+	// Phones is the phone head's check (nil: no head).
+	Phones *phoneCheck `json:"phone_check,omitempty"`
+	Timing Timing      `json:"timing_s"`
 }
 
 // RecallRow is the recall of one voice group in one noise condition.
@@ -179,6 +181,10 @@ func (r Report) Markdown() string {
 	if v := r.Verified; v != nil {
 		fmt.Fprintf(&b, "Verifier: %d tower(s) fine-tuned for %d epochs on %d clips of the phrase against %d of near misses; its probability multiplies the model's.\n\n",
 			v.Towers, v.Epochs, v.PosClips, v.NearClips)
+	}
+	if p := r.Phones; p != nil {
+		fmt.Fprintf(&b, "Phone head (training only), on the validation clips' utterances: the phrase's spelling beats %d confusable spellings in %d of %d clips of the phrase (%d of %d in pink 10 dB), a confusable's wins in %d of %d confusable clips.\n\n",
+			p.Rivals, p.PosKept, p.Pos, p.PosKeptNoisy, p.PosNoisy, p.NearVetoed, p.Near)
 	}
 	fmt.Fprintf(&b, "Threshold: uncalibrated score %.4f (calibrated 0.5), chosen for ≤ %.2g false accepts/h (target %.2g with margin) on %.2f h of held-out speech (%d there).\n\n",
 		r.RawThreshold, r.CalibTargetFAPerHour, r.TargetFAPerHour, r.CalibHours, r.CalibFA)

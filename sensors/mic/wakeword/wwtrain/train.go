@@ -318,6 +318,10 @@ func Train(ctx context.Context, cfg Config, dir string, created time.Time, progr
 			if err := ctx.Err(); err != nil {
 				return nil, err
 			}
+			if net.phones > 0 && t == 0 {
+				pr.stage("phone check on the validation clips")
+				stats.Phones = checkPhones(net, d, corp, cfg.Phrase, cfg.Seed)
+			}
 			n.Towers = append(n.Towers, net.tower(d.mean, d.std, float32(cfg.LogMelFloor)))
 			stats.Clips, stats.PosClips, stats.TowerLoss = d.n, d.npos, append(stats.TowerLoss, loss)
 			if err := saveCheckpoint(ckpt, n, cfg, stats); err != nil {
@@ -372,6 +376,7 @@ func Train(ctx context.Context, cfg Config, dir string, created time.Time, progr
 	}
 	rep.Params, rep.ReceptiveMS = n.Params(), n.ReceptiveField()*10
 	rep.TrainClips, rep.TrainPosClips, rep.FinalLoss, rep.Mined, rep.Verified = stats.Clips, stats.PosClips, stats.loss(), stats.Mined, stats.Verified
+	rep.Phones = stats.Phones
 	rep.Timing = Timing{SynthS: round1(tSynth.Seconds()), DataS: round1(tMix.Seconds()),
 		TrainS: round1((tTrain - tSynth - tMix).Seconds()), EvalS: round1((time.Since(t0) - tTrain).Seconds())}
 	rec, err := json.Marshal(struct {

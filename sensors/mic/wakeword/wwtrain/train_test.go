@@ -104,6 +104,16 @@ func TestTrainingIsDeterministic(t *testing.T) {
 	if bytes.Equal(a, p) || !bytes.Equal(p, run(d1, spelt)) {
 		t.Fatal("the phone head changed nothing, or not deterministically")
 	}
+	var withHead struct {
+		Report Report `json:"report"`
+	}
+	if data, err := os.ReadFile(filepath.Join(d1, "report.json")); err != nil || json.Unmarshal(data, &withHead) != nil {
+		t.Fatal("no report of the phone head's run", err)
+	}
+	if pc := withHead.Report.Phones; pc == nil || pc.Pos != spelt.ValPosUtterances*len(posConditions) || pc.PosNoisy != spelt.ValPosUtterances ||
+		pc.Near == 0 || pc.Rivals == 0 || pc.PosKept > pc.Pos || pc.NearVetoed > pc.Near {
+		t.Fatalf("phone check %+v", pc)
+	}
 	n, err := wakeword.ReadNet(bytes.NewReader(a))
 	if err != nil {
 		t.Fatal(err)

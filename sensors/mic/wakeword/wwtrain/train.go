@@ -92,7 +92,11 @@ type Config struct {
 	// of each phrase and near-miss clip whose utterance lies whole in it
 	// (phones.go), per symbol. It asks the shared layers to tell which
 	// vowel they heard, not only whether it was the phrase. Mining
-	// fine-tunes without it.
+	// fine-tunes without it. Off by default: with weight 1 (P1 in
+	// docs/benchmarks.md) the calibration speech scored lower, so the
+	// threshold fell and recall in noise rose, but the confusables fired
+	// more, not less; the head itself tells them from the phrase in only
+	// a third to a half of their clips (the report's phone check).
 	PhoneWeight float64 `json:"phone_weight,omitempty"`
 	// SmoothPeaks takes the clip-level (max-pooling) terms on the score
 	// the picker thresholds — the probability averaged over its

@@ -95,12 +95,7 @@ func (d *dataset) set(i int, sc scene, babble [][]int16, phraseEnd int) {
 // setAudio is set for audio already mixed (clipLen samples).
 func (d *dataset) setAudio(i int, audio []int16, phraseEnd int) {
 	x, y := d.clip(i)
-	logMels(x[:0], audio)
-	if d.floor != 0 {
-		for j, v := range x {
-			x[j] = max(v, d.floor)
-		}
-	}
+	d.raise(logMels(x[:0], audio))
 	eh := phraseEnd / wakeword.HopSamples
 	for f := range y {
 		l := labelNeg
@@ -149,14 +144,35 @@ func (d *dataset) stats() (mean, std []float32) {
 
 // scale normalises clips from `from` on with mean and std.
 func (d *dataset) scale(from int, mean, std []float32) {
-	m := wakeword.Mels
-	n := len(d.x) / m
-	for f := from * clipHops; f < n; f++ {
-		for b := 0; b < m; b++ {
-			d.x[f*m+b] = (d.x[f*m+b] - mean[b]) / std[b]
+	standardise(d.x[from*clipHops*wakeword.Mels:], mean, std)
+	d.mean, d.std = mean, std
+}
+
+// raise applies the network's input floor (if any) to log-mel frames.
+func (d *dataset) raise(x []float32) {
+	if d.floor != 0 {
+		for j, v := range x {
+			x[j] = max(v, d.floor)
 		}
 	}
-	d.mean, d.std = mean, std
+}
+
+// standardise normalises log-mel frames x per band with mean and std.
+func standardise(x, mean, std []float32) {
+	for j, v := range x {
+		b := j % wakeword.Mels
+		x[j] = (v - mean[b]) / std[b]
+	}
+}
+
+// features are audio's frames as the network reads them after
+// normalise: log-mel energies, the input floor, the training set's
+// normalisation; clips of any length.
+func (d *dataset) features(audio []int16) []float32 {
+	x := logMels(nil, audio)
+	d.raise(x)
+	standardise(x, d.mean, d.std)
+	return x
 }
 
 // addNegatives appends negative clips made of audio (clipLen samples

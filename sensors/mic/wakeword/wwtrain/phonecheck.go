@@ -46,16 +46,7 @@ func checkPhones(net *tcn, ds *dataset, c *corpus, text string, seed uint64) *ph
 	st := &phoneCheck{Rivals: len(rivals)}
 	w := net.newWork(1)
 	won := func(cl clip) bool {
-		x := logMels(nil, cl.audio())
-		if ds.floor != 0 {
-			for j, e := range x {
-				x[j] = max(e, ds.floor)
-			}
-		}
-		for j := range x {
-			b := j % wakeword.Mels
-			x[j] = (x[j] - ds.mean[b]) / ds.std[b]
-		}
+		x := ds.features(cl.audio())
 		frames := len(x) / wakeword.Mels
 		if len(w.logit) < frames {
 			w = net.newWork(frames)

@@ -7,7 +7,6 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
-	"strings"
 
 	"github.com/edgeagent/edgeagent/sensors/mic/wakeword"
 )
@@ -337,9 +336,7 @@ func phoneTexts(sets ...[]utt) map[string][]string {
 	out := map[string][]string{}
 	for _, set := range sets {
 		for _, u := range set {
-			if strings.TrimSpace(u.d.Text) != "" {
-				out[u.d.Voice.Accent] = append(out[u.d.Voice.Accent], u.d.Text)
-			}
+			out[u.d.Voice.Accent] = append(out[u.d.Voice.Accent], u.d.Text)
 		}
 	}
 	return out

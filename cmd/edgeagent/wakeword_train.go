@@ -27,14 +27,19 @@ func wakewordTrainCmd() *cobra.Command {
 	)
 	cmd := &cobra.Command{
 		Use:   "train --phrase TEXT --out DIR",
-		Short: "Train a speaker-independent wake-word model from synthetic speech (espeak-ng)",
+		Short: "Train a speaker-independent wake-word model from synthetic speech (espeak-ng, flite, festival)",
 		Long: `Trains a small neural wake-word model for any phrase on this machine's CPU,
-from nothing but espeak-ng: the phrase in dozens of voices, speeds, pitches
-and word gaps, mixed into rooms with white, pink and babble noise; as
-negatives, phrases that sound close (generated from yours: "okay robot",
+from nothing but speech synthesisers: the phrase in dozens of espeak-ng
+voices (and flite's speakers, per the recipe's other_engines), speeds,
+pitches and word gaps, mixed into rooms with white, pink and babble noise;
+as negatives, phrases that sound close (generated from yours: "okay robot",
 "hey rowboat" for "hey robot"), parts of the phrase, ordinary speech and
-noise. Whole voices are held out of training and reported separately. The
-threshold is chosen for the target false-accept rate on held-out speech.
+noise. Whole voices are held out of training and reported separately, and
+so is an engine training never hears (festival). The threshold is chosen
+for the target false-accept rate on held-out speech.
+
+Needs espeak-ng, flite and festival with two voices (Debian: apt-get install
+espeak-ng flite festival festvox-kdlpc16k festvox-us-slt-hts).
 
 DIR receives NAME.eaww (the model: use it as a mic's wakeword.model),
 report.md and report.json (recall per voice group and noise, false accepts

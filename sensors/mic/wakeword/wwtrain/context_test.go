@@ -14,7 +14,7 @@ import (
 // makes the piece sound like the phrase: "hay robot" is "hey robot" to
 // espeak-ng, so "hay" may not lead "robot".
 func TestRandomContextHoldsAPieceButNotThePhrase(t *testing.T) {
-	needEspeak(t)
+	needSynths(t)
 	syn, err := newSynth(filepath.Join(t.TempDir(), "cache"))
 	if err != nil {
 		t.Fatal(err)

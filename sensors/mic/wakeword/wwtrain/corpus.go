@@ -24,6 +24,7 @@ type corpus struct {
 	testPos           []utt // the phrase, per voice group
 	testSpeech        []utt // other speech for FA/h
 	testNear          []utt // confusables (not partials), for their fire rate
+	engineNear        []utt // the confusables by the held-out engine's voices
 	confusables       []string
 	heldConfusables   map[string]bool // never trained on
 	// Validation: the phrase by the validation speakers, training
@@ -75,21 +76,39 @@ func buildCorpus(ctx context.Context, cfg Config, syn *synth, pr *progress) (*co
 	}
 	near := append(append(append([]string(nil), trainConf...), parts...), InContext(cfg.Phrase)...)
 	r := func(stream uint64) *rand.Rand { return rand.New(rand.NewPCG(cfg.Seed, stream)) }
+	// flite swaps a share of voice's draws (Config.OtherEngines) for
+	// flite's speakers, drawing on its own stream: the espeak-ng
+	// deliveries stay those of a run without them, and so does the
+	// cache.
+	flite := func(stream uint64, voice func(*rand.Rand) Voice, speakers []string) func(*rand.Rand) Voice {
+		if cfg.OtherEngines == 0 {
+			return voice
+		}
+		o := r(100 + stream)
+		return func(r *rand.Rand) Voice {
+			v := voice(r)
+			if o.Float64() < cfg.OtherEngines {
+				return otherVoice(o, engineFlite, speakers)
+			}
+			return v
+		}
+	}
+	fliteAll := slices.Concat(fliteTrain, fliteVal)
 	fit := fitVoices(cfg.ExtraAccents)
-	add(r(10), cfg.PosUtterances, fit, phrase)
-	add(r(11), cfg.NegUtterances, fit, other)
-	add(r(12), len(near)*cfg.ConfusableReps, fit, func(_ *rand.Rand, i int) string { return near[i%len(near)] })
-	add(r(13), int(cfg.CalibMinutes*uttPerMinute), anyVoice, otherHeld)
+	add(r(10), cfg.PosUtterances, flite(10, fit, fliteTrain), phrase)
+	add(r(11), cfg.NegUtterances, flite(11, fit, fliteTrain), other)
+	add(r(12), len(near)*cfg.ConfusableReps, flite(12, fit, fliteTrain), func(_ *rand.Rand, i int) string { return near[i%len(near)] })
+	add(r(13), int(cfg.CalibMinutes*uttPerMinute), flite(13, anyVoice, fliteAll), otherHeld)
 	groups := []func(*rand.Rand) Voice{trainVoice,
-		func(r *rand.Rand) Voice { return Voice{pick(r, trainAccents), pick(r, heldVariants)} },
+		func(r *rand.Rand) Voice { return Voice{pick(r, trainAccents), pick(r, heldVariants), ""} },
 		func(r *rand.Rand) Voice {
-			return Voice{pick(r, heldAccents), pick(r, append(append([]string(nil), trainVariants...), heldVariants...))}
+			return Voice{pick(r, heldAccents), pick(r, append(append([]string(nil), trainVariants...), heldVariants...)), ""}
 		}}
 	tp := r(14)
 	for _, g := range groups {
 		add(tp, cfg.TestPosPerGroup, g, phrase)
 	}
-	add(r(15), int(cfg.TestNegMinutes*uttPerMinute), anyVoice, otherHeld)
+	add(r(15), int(cfg.TestNegMinutes*uttPerMinute), flite(15, anyVoice, fliteAll), otherHeld)
 	halfHeldOut := func(r *rand.Rand) Voice {
 		if r.IntN(2) == 0 {
 			return heldVoice(r)
@@ -105,12 +124,12 @@ func buildCorpus(ctx context.Context, cfg Config, syn *synth, pr *progress) (*co
 		return fitVoice(r)
 	}, other)
 	add(r(19), len(trainConf)*cfg.ValConfusableReps, valVoice, func(_ *rand.Rand, i int) string { return trainConf[i%len(trainConf)] })
-	add(r(20), int(cfg.MineMinutes*uttPerMinute), fit, other)
+	add(r(20), int(cfg.MineMinutes*uttPerMinute), flite(20, fit, fliteTrain), other)
 	mineNear := 0
 	if cfg.MineMinutes > 0 {
 		mineNear = len(near) * cfg.MineNearReps
 	}
-	add(r(21), mineNear, fit, func(_ *rand.Rand, i int) string { return near[i%len(near)] })
+	add(r(21), mineNear, flite(21, fit, fliteTrain), func(_ *rand.Rand, i int) string { return near[i%len(near)] })
 	ctxN := 0
 	var leads, follows []string
 	if _, _, ok := contextPieces(cfg.Phrase); ok && cfg.ContextUtterances > 0 {
@@ -119,10 +138,20 @@ func buildCorpus(ctx context.Context, cfg Config, syn *synth, pr *progress) (*co
 		}
 		ctxN = cfg.ContextUtterances
 	}
-	add(r(22), ctxN, fit, func(r *rand.Rand, _ int) string { return randomContext(r, cfg.Phrase, leads, follows) })
+	add(r(22), ctxN, flite(22, fit, fliteTrain), func(r *rand.Rand, _ int) string { return randomContext(r, cfg.Phrase, leads, follows) })
 	// More confusable clips for the test than the first two of each,
 	// drawn apart so that those stay the same.
 	add(r(23), max(0, cfg.TestConfusableReps-2)*len(conf), halfHeldOut, func(_ *rand.Rand, i int) string { return conf[i%len(conf)] })
+	// festival's voices, an engine training never hears: the phrase as
+	// a test group of its own, and the confusables apart.
+	festival := func(r *rand.Rand) Voice { return otherVoice(r, engineFestival, festivalVoice) }
+	add(r(24), cfg.TestPosPerGroup, festival, phrase)
+	add(r(25), max(2, cfg.TestConfusableReps)*len(conf), festival, func(_ *rand.Rand, i int) string { return conf[i%len(conf)] })
+	// flite's validation speaker, whatever the share: recipes with and
+	// without flite compare on the same clips.
+	fliteV := func(r *rand.Rand) Voice { return otherVoice(r, engineFlite, fliteVal) }
+	add(r(26), cfg.ValPosUtterances, fliteV, phrase)
+	add(r(27), len(trainConf)*cfg.ValConfusableReps, fliteV, func(_ *rand.Rand, i int) string { return trainConf[i%len(trainConf)] })
 
 	same, err := sameSounding(ctx, syn, cfg.Phrase, conf, slices.Concat(trainAccents, heldAccents, cfg.ExtraAccents))
 	if err != nil {
@@ -153,7 +182,10 @@ func buildCorpus(ctx context.Context, cfg Config, syn *synth, pr *progress) (*co
 	// trained as a negative.
 	drop(13)
 
-	xs, err := syn.sayAll(ctx, all, cfg.Workers, pr.counter("synthesising (espeak-ng)", len(all)))
+	if err := checkEngines(all); err != nil {
+		return nil, err
+	}
+	xs, err := syn.sayAll(ctx, all, cfg.Workers, pr.counter("synthesising", len(all)))
 	if err != nil {
 		return nil, err
 	}
@@ -166,15 +198,16 @@ func buildCorpus(ctx context.Context, cfg Config, syn *synth, pr *progress) (*co
 	}
 	c := &corpus{pos: get(0), speech: get(1), near: append(get(2), get(14)...), calib: get(3),
 		testSpeech: get(7), testNear: append(get(8), get(15)...), confusables: conf, heldConfusables: map[string]bool{},
-		valPos: get(9), valSpeech: get(10), valNear: get(11), mine: append(get(12), get(13)...), sameSound: same}
+		valPos: append(get(9), get(18)...), valSpeech: get(10), valNear: append(get(11), get(19)...), mine: append(get(12), get(13)...), sameSound: same}
 	for i, t := range conf {
 		if i%4 == 3 {
 			c.heldConfusables[t] = true
 		}
 	}
-	for g := 4; g <= 6; g++ {
+	for _, g := range []int{4, 5, 6, 16} {
 		c.testPos = append(c.testPos, get(g)...)
 	}
+	c.engineNear = get(17)
 	if cfg.PhoneWeight > 0 {
 		texts := phoneTexts(c.pos, c.near)
 		for _, a := range trainAccents { // for the phone check's rivals

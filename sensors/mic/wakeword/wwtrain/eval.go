@@ -223,7 +223,7 @@ func evaluate(ctx context.Context, cfg Config, n *wakeword.Net, c *corpus, pr *p
 	}
 	negClips := speechStreams(c.testSpeech, negConditions, cfg.Seed+200, testBabble)
 	var nearClips []clip
-	for i, u := range c.testNear {
+	for i, u := range slices.Concat(c.testNear, c.engineNear) {
 		cd := condition{}
 		if i%2 == 1 {
 			cd = condition{"pink", 10}
@@ -244,6 +244,7 @@ func evaluate(ctx context.Context, cfg Config, n *wakeword.Net, c *corpus, pr *p
 	posTr := trs[len(calib) : len(calib)+len(posClips)]
 	negTr := trs[len(calib)+len(posClips) : len(calib)+len(posClips)+len(negClips)]
 	nearTr := trs[len(calib)+len(posClips)+len(negClips) : len(calib)+len(posClips)+len(negClips)+len(nearClips)]
+	nearTr, engineNearTr := nearTr[:min(len(nearTr), len(c.testNear))], nearTr[min(len(nearTr), len(c.testNear)):]
 	val.take(trs[len(calib)+len(posClips)+len(negClips)+len(nearClips):])
 
 	rep.CalibHours = round3(hours(calib))
@@ -290,7 +291,7 @@ func evaluate(ctx context.Context, cfg Config, n *wakeword.Net, c *corpus, pr *p
 		pt := CurvePoint{RawThreshold: q, FAPerHour: round3(float64(countFires(negTr, q, k)) / math.Max(rep.TestNegHours, 1e-9))}
 		var hits, n int
 		for i, tr := range posTr {
-			if posMeta[i].group == GroupSeen || posMeta[i].cond != (condition{"pink", 10}) {
+			if g := posMeta[i].group; g == GroupSeen || g == GroupNewEngine || posMeta[i].cond != (condition{"pink", 10}) {
 				continue
 			}
 			n++
@@ -356,6 +357,12 @@ func evaluate(ctx context.Context, cfg Config, n *wakeword.Net, c *corpus, pr *p
 	}
 	if rep.ConfusableN > 0 {
 		rep.ConfusableRate = round3(float64(rep.ConfusableFired) / float64(rep.ConfusableN))
+	}
+	rep.EngineConfusableN = len(engineNearTr)
+	for _, tr := range engineNearTr {
+		if at, _ := fires(tr, th, k); len(at) > 0 {
+			rep.EngineConfusableFired++
+		}
 	}
 	return rep, nil
 }

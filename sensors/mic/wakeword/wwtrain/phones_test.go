@@ -140,7 +140,7 @@ func TestWholeUtterance(t *testing.T) {
 // utterances that lie whole in their clips; ordinary speech and noise
 // clips have none.
 func TestPhoneTargets(t *testing.T) {
-	needEspeak(t)
+	needSynths(t)
 	cfg := tinyConfig()
 	cfg.PhoneWeight = 1
 	c := testCorpus(t, cfg, t.TempDir())

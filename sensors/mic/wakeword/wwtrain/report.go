@@ -38,6 +38,10 @@ type Report struct {
 	// Of those, the confusables never trained on.
 	HeldConfusableN     int `json:"held_out_confusable_clips"`
 	HeldConfusableFired int `json:"held_out_confusable_fired"`
+	// The confusables said by the held-out engine's voices (festival),
+	// counted apart so that the rate above compares with earlier reports.
+	EngineConfusableN     int `json:"engine_confusable_clips"`
+	EngineConfusableFired int `json:"engine_confusable_fired"`
 	// ConfusableSameSound counts the confusable clips whose voice's
 	// accent pronounces them exactly like the phrase (espeak-ng phonemes).
 	ConfusableSameSound int `json:"confusable_same_sound"`
@@ -234,6 +238,8 @@ func (r Report) Markdown() string {
 		}
 		fmt.Fprintf(&b, "| %s%s | %d | %d |\n", c.Text, mark, c.N, c.Fired)
 	}
+	fmt.Fprintf(&b, "\nThe same confusables by the held-out engine's voices (%s): %d of %d clips fired.\n",
+		GroupNewEngine, r.EngineConfusableFired, r.EngineConfusableN)
 	b.WriteString("\n## Other thresholds (same test data)\n\n| uncalibrated threshold | FA/h | recall, held-out voices, pink 10 dB | confusables fired |\n|---:|---:|---:|---:|\n")
 	for _, p := range r.Curve {
 		fmt.Fprintf(&b, "| %.4f | %.2f | %.1f %% | %.1f %% |\n", p.RawThreshold, p.FAPerHour, 100*p.RecallHeldOut10dB, 100*p.ConfusableRate)
@@ -274,6 +280,9 @@ func (v Validation) markdown(b *strings.Builder) {
 		for _, f := range v.FalseAccepts {
 			fmt.Fprintf(b, "- %s\n", f)
 		}
+	}
+	if v.FliteConfusableN > 0 {
+		fmt.Fprintf(b, "\nThe trained confusables by flite's validation speaker: %d of %d clips fired.\n", v.FliteConfusableFired, v.FliteConfusableN)
 	}
 	if len(v.Fired) > 0 {
 		fmt.Fprintf(b, "\nConfusables that fired: %s (%d of the %d clips that their accent says as the phrase)\n",

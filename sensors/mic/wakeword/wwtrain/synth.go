@@ -8,18 +8,21 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 
 	"github.com/edgeagent/edgeagent/sensors/mic/audio"
 )
 
-// synth runs espeak-ng and caches what it says as 16 kHz WAV files under
-// dir, named by a hash of the delivery: a training run that stops resumes
-// without re-synthesising, and a run with another seed reuses whatever
-// deliveries coincide.
+// synth runs espeak-ng (and flite and festival for their voices) and
+// caches what they say as 16 kHz WAV files under dir, named by a hash of
+// the delivery: a training run that stops resumes without
+// re-synthesising, and a run with another seed reuses whatever deliveries
+// coincide.
 type synth struct {
 	bin string
 	dir string
@@ -36,6 +39,61 @@ func newSynth(cacheDir string) (*synth, error) {
 	return &synth{bin: bin, dir: cacheDir}, nil
 }
 
+// engineTools are the programs (and, for festival, voice packages) each
+// other engine needs, with the Debian packages that bring them.
+var engineTools = map[string]struct{ bin, pkgs string }{
+	engineFlite:    {"flite", "flite"},
+	engineFestival: {"text2wave", "festival festvox-kdlpc16k festvox-us-slt-hts"},
+}
+
+// checkEngines fails before any synthesis if a delivery needs an engine
+// that is not installed, naming the packages to install.
+func checkEngines(ds []Delivery) error {
+	seen := map[string]bool{}
+	for _, d := range ds {
+		e := d.Voice.Engine
+		if e == "" || seen[e] {
+			continue
+		}
+		seen[e] = true
+		t, ok := engineTools[e]
+		if !ok {
+			return fmt.Errorf("unknown speech engine %q", e)
+		}
+		if _, err := exec.LookPath(t.bin); err != nil {
+			return fmt.Errorf("training needs %s for its %s voices (Debian: apt-get install %s)", t.bin, e, t.pkgs)
+		}
+	}
+	return nil
+}
+
+// command is the program that says d and writes a WAV file: on stdout
+// (espeak-ng) or at out (the others, which cannot write to a pipe).
+// Speed and pitch map onto flite's duration stretch and mean pitch around
+// espeak-ng's defaults (175 words a minute, pitch 50); festival's voices
+// take the speed only. Amplitude and word gap are espeak-ng's alone: the
+// clip's level is set again when it is mixed.
+func (s *synth) command(ctx context.Context, d Delivery, out string) *exec.Cmd {
+	stretch := strconv.FormatFloat(175/float64(d.Speed), 'f', 3, 64)
+	switch d.Voice.Engine {
+	case engineFlite:
+		f0 := fliteF0[d.Voice.Variant] * math.Exp2(float64(d.Pitch-50)/100)
+		return exec.CommandContext(ctx, "flite", "-voice", d.Voice.Variant, "--setf", "duration_stretch="+stretch,
+			"--setf", "int_f0_target_mean="+strconv.FormatFloat(f0, 'f', 1, 64), "-t", d.Text, "-o", out)
+	case engineFestival:
+		cmd := exec.CommandContext(ctx, "text2wave", "-F", itoa(audio.Rate), "-eval", "(voice_"+d.Voice.Variant+")",
+			"-eval", "(Parameter.set 'Duration_Stretch "+stretch+")", "-o", out)
+		cmd.Stdin = strings.NewReader(d.Text)
+		return cmd
+	}
+	return exec.CommandContext(ctx, s.bin, "-v", d.Voice.String(), "-s", itoa(d.Speed), "-p", itoa(d.Pitch),
+		"-a", itoa(d.Amp), "-g", itoa(d.Gap), "--stdout", d.Text)
+}
+
+// fliteF0 is each flite voice's own mean pitch in Hz (about: from its
+// voice definition), the centre the delivery's pitch moves around.
+var fliteF0 = map[string]float64{"kal16": 105, "rms": 105, "awb": 105, "slt": 170}
+
 func (s *synth) path(d Delivery) string {
 	h := sha1.Sum([]byte(d.key()))
 	return filepath.Join(s.dir, hex.EncodeToString(h[:8])+".wav")
@@ -48,24 +106,38 @@ func (s *synth) say(ctx context.Context, d Delivery) ([]int16, error) {
 	if x, err := audio.ReadWAVFile(p); err == nil && len(x) > 0 {
 		return x, nil
 	}
-	cmd := exec.CommandContext(ctx, s.bin, "-v", d.Voice.String(), "-s", itoa(d.Speed), "-p", itoa(d.Pitch),
-		"-a", itoa(d.Amp), "-g", itoa(d.Gap), "--stdout", d.Text)
 	var out, errb bytes.Buffer
+	file := ""
+	if d.Voice.Engine != "" {
+		f, err := os.CreateTemp(s.dir, ".say-*.wav")
+		if err != nil {
+			return nil, err
+		}
+		file = f.Name()
+		f.Close()
+		defer os.Remove(file)
+	}
+	cmd := s.command(ctx, d, file)
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	if err := cmd.Run(); err != nil {
-		return nil, fmt.Errorf("espeak-ng %s %q: %v: %s", d.Voice, d.Text, err, strings.TrimSpace(errb.String()))
+		return nil, fmt.Errorf("synthesising %s %q: %v: %s", d.Voice, d.Text, err, strings.TrimSpace(errb.String()))
 	}
-	r, err := audio.NewWAVReader(&out)
-	if err != nil {
-		return nil, fmt.Errorf("espeak-ng %s: %w", d.Voice, err)
+	var x []int16
+	var err error
+	if file != "" {
+		x, err = audio.ReadWAVFile(file)
+	} else {
+		var r *audio.WAVReader
+		if r, err = audio.NewWAVReader(&out); err == nil {
+			x, err = audio.ReadAll(r)
+		}
 	}
-	x, err := audio.ReadAll(r)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("synthesising %s: %w", d.Voice, err)
 	}
 	x = trimSilence(x)
 	if len(x) < audio.Rate/10 {
-		return nil, fmt.Errorf("espeak-ng %s said almost nothing for %q", d.Voice, d.Text)
+		return nil, fmt.Errorf("%s said almost nothing for %q", d.Voice, d.Text)
 	}
 	return x, writeCache(p, x)
 }

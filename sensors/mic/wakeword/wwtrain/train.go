@@ -44,6 +44,12 @@ type Config struct {
 	// negatives (NearClips clips each): see randomContext.
 	ContextUtterances int `json:"context_utterances,omitempty"`
 	NoiseClips        int `json:"noise_clips"`
+	// OtherEngines is the share of the speech (training, validation,
+	// calibration, test negatives) said by flite's speakers instead of
+	// espeak-ng's voices: a model trained on espeak-ng alone does not
+	// hear other synthesisers' voices as the phrase at all (voices.go).
+	// 0: espeak-ng only.
+	OtherEngines float64 `json:"other_engines,omitempty"`
 	// ExtraAccents are more espeak-ng languages whose voices read the
 	// training text (positives, speech, near misses) besides the
 	// evaluation's training accents: accent diversity the model learns
@@ -229,6 +235,8 @@ func (c *Config) check() error {
 		return fmt.Errorf("negative clip weight %v, near misses ×%v", c.NegClipWeight, c.NearWeight)
 	case !(c.PhoneWeight >= 0 && c.PhoneWeight <= 100):
 		return fmt.Errorf("phone loss weight %v (want 0..100)", c.PhoneWeight)
+	case !(c.OtherEngines >= 0 && c.OtherEngines <= 1):
+		return fmt.Errorf("share of other engines' voices %v (want 0..1)", c.OtherEngines)
 	case !(c.VTLP >= 0 && c.VTLP <= 0.3):
 		return fmt.Errorf("vocal tract warp %v (want 0..0.3)", c.VTLP)
 	case !(c.EMADecay >= 0 && c.EMADecay < 1):

@@ -47,10 +47,15 @@ func testCorpus(t *testing.T, cfg Config, dir string) *corpus {
 	return c
 }
 
-func needEspeak(t *testing.T) {
+// needSynths skips a test that trains unless the synthesisers are
+// installed: espeak-ng for most voices, flite and festival for the
+// others (the validation and test sets always hold some).
+func needSynths(t *testing.T) {
 	t.Helper()
-	if _, err := exec.LookPath("espeak-ng"); err != nil {
-		t.Skip("espeak-ng not installed (apt-get install espeak-ng): training synthesises its data with it")
+	for _, bin := range []string{"espeak-ng", "flite", "text2wave"} {
+		if _, err := exec.LookPath(bin); err != nil {
+			t.Skipf("%s not installed (apt-get install espeak-ng flite festival festvox-kdlpc16k festvox-us-slt-hts): training synthesises its data with it", bin)
+		}
 	}
 }
 
@@ -58,7 +63,7 @@ func needEspeak(t *testing.T) {
 // is synthesised afresh or read from the cache, and whatever the number
 // of workers; another seed gives another model.
 func TestTrainingIsDeterministic(t *testing.T) {
-	needEspeak(t)
+	needSynths(t)
 	run := func(dir string, cfg Config) []byte {
 		t.Helper()
 		_, b := train(t, dir, cfg)
@@ -155,7 +160,7 @@ func TestTrainingIsDeterministic(t *testing.T) {
 // one-tower run, and a shorter run takes the first towers of a longer
 // one's checkpoint.
 func TestTowersResumeAndTruncate(t *testing.T) {
-	needEspeak(t)
+	needSynths(t)
 	dir := t.TempDir()
 	run := func(towers int) (*Result, []byte) {
 		t.Helper()
@@ -493,7 +498,7 @@ func TestVocalTractWarp(t *testing.T) {
 // are the model's highest-scoring moments, and the fine-tuning changes
 // the model.
 func TestMiningResumesFromTheTowers(t *testing.T) {
-	needEspeak(t)
+	needSynths(t)
 	dir := t.TempDir()
 	plain, plainB := train(t, dir, tinyConfig())
 	base := filepath.Join(dir, "hey_robot.trained.eaww")
@@ -579,7 +584,7 @@ func TestHardestAndWindow(t *testing.T) {
 // check fails without the filter: "hey rovot" by an es voice), so the
 // check is not vacuous.
 func TestMiningPoolHasNearMissesButNotThePhrase(t *testing.T) {
-	needEspeak(t)
+	needSynths(t)
 	cfg := tinyConfig()
 	cfg.MineMinutes, cfg.MineClips, cfg.MineEpochs, cfg.MineNearReps = 0.2, 4, 1, 6
 	c := testCorpus(t, cfg, t.TempDir())
@@ -607,7 +612,7 @@ func TestMiningPoolHasNearMissesButNotThePhrase(t *testing.T) {
 // Asking the test for more confusable clips keeps the first two of each,
 // so reports made with more compare with earlier ones.
 func TestMoreConfusableClipsKeepTheFirst(t *testing.T) {
-	needEspeak(t)
+	needSynths(t)
 	dir := t.TempDir()
 	corpusWith := func(reps int) *corpus {
 		cfg := tinyConfig()
@@ -684,7 +689,7 @@ func TestEvaluationFieldsKeepTheCheckpoint(t *testing.T) {
 // The near misses' weight covers their clips and nothing else: the
 // clips after the phrase and the other speech, up to the noise.
 func TestNearWeightCoversTheNearMisses(t *testing.T) {
-	needEspeak(t)
+	needSynths(t)
 	cfg := tinyConfig()
 	cfg.NearClips, cfg.NearWeight, cfg.ContextUtterances = 2, 3, 5
 	c := testCorpus(t, cfg, t.TempDir())

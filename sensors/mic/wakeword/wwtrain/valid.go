@@ -8,7 +8,9 @@ import (
 
 // Validation is how a model does on the validation split: the phrase by
 // speakers held out of training but in the training lists (valVariants in
-// the training accents), training sentences, trained confusables. Recipes
+// the training accents), training sentences, trained confusables; and the
+// phrase and the confusables by flite's validation speaker, reported apart.
+// The curve and the rates are espeak-ng's speakers' alone. Recipes
 // are compared on it; the test groups only report the chosen one.
 type Validation struct {
 	Recall          []RecallRow `json:"recall"`
@@ -22,9 +24,13 @@ type Validation struct {
 	Fired           []string    `json:"confusables_fired,omitempty"`
 	// Of the confusable clips, those whose accent says them exactly as
 	// the phrase (espeak-ng phonemes), and how many of those fired.
-	SameSoundN     int        `json:"same_sound_clips"`
-	SameSoundFired int        `json:"same_sound_fired"`
-	Curve          []ValPoint `json:"curve"`
+	SameSoundN int `json:"same_sound_clips"`
+	// The trained confusables by flite's validation speaker, apart:
+	// the counts above compare with reports from before flite.
+	FliteConfusableN     int        `json:"flite_confusable_clips,omitempty"`
+	FliteConfusableFired int        `json:"flite_confusable_fired,omitempty"`
+	SameSoundFired       int        `json:"same_sound_fired"`
+	Curve                []ValPoint `json:"curve"`
 	// Smoothing: other score smoothings at their calibrated thresholds.
 	Smoothing []ValPoint `json:"smoothing"`
 }
@@ -45,8 +51,11 @@ type valSet struct {
 	pos, neg, near       []clip
 	posTr, negTr, nearTr [][]float32
 	posCond              []condition
+	posGroup             []string
 	nearText             []string
 	nearSame             []bool // the accent says it as the phrase
+	nearFlite            []bool // said by flite's validation speaker
+	nearN                int    // confusable clips by espeak-ng's speakers
 }
 
 func newValSet(seed uint64, c *corpus) *valSet {
@@ -59,6 +68,7 @@ func newValSet(seed uint64, c *corpus) *valSet {
 		for j, cd := range posConditions {
 			v.pos = append(v.pos, phraseClip(u.x, cd, seed*15485863+uint64(i*len(posConditions)+j), babble))
 			v.posCond = append(v.posCond, cd)
+			v.posGroup = append(v.posGroup, valGroup(u.d.Voice))
 		}
 	}
 	v.neg = speechStreams(c.valSpeech, negConditions, seed+300, babble)
@@ -70,8 +80,27 @@ func newValSet(seed uint64, c *corpus) *valSet {
 		v.near = append(v.near, phraseClip(u.x, cd, seed*32452843+uint64(i), babble))
 		v.nearText = append(v.nearText, u.d.Text)
 		v.nearSame = append(v.nearSame, c.sameSound[u.d.Voice.Accent+"|"+u.d.Text])
+		v.nearFlite = append(v.nearFlite, u.d.Voice.Engine != "")
+		if u.d.Voice.Engine == "" {
+			v.nearN++
+		}
 	}
 	return v
+}
+
+// Validation groups: espeak-ng's validation speakers, and flite's
+// (Config.OtherEngines), apart so that recipes with and without flite
+// compare on the same speakers.
+const (
+	valGroupEspeak = "validation speakers"
+	valGroupFlite  = "validation speakers (flite)"
+)
+
+func valGroup(v Voice) string {
+	if v.Engine != "" {
+		return valGroupFlite
+	}
+	return valGroupEspeak
 }
 
 func (v *valSet) clips() []clip { return slices.Concat(v.pos, v.neg, v.near) }
@@ -85,7 +114,7 @@ func (v *valSet) take(trs [][]float32) {
 func (v *valSet) recall(th float64, k int, cd condition) float64 {
 	var hits, n int
 	for i, tr := range v.posTr {
-		if v.posCond[i] != cd {
+		if v.posCond[i] != cd || v.posGroup[i] != valGroupEspeak {
 			continue
 		}
 		n++
@@ -98,8 +127,8 @@ func (v *valSet) recall(th float64, k int, cd condition) float64 {
 
 func (v *valSet) confusablesFired(th float64, k int) int {
 	n := 0
-	for _, tr := range v.nearTr {
-		if at, _ := fires(tr, th, k); len(at) > 0 {
+	for i, tr := range v.nearTr {
+		if at, _ := fires(tr, th, k); len(at) > 0 && !v.nearFlite[i] {
 			n++
 		}
 	}
@@ -109,20 +138,26 @@ func (v *valSet) confusablesFired(th float64, k int) int {
 // report evaluates at th (the calibrated threshold) and around it.
 func (v *valSet) report(th float64, calTr [][]float32, k, allowed int) Validation {
 	var out Validation
-	rows := map[condition]*RecallRow{}
+	type key struct {
+		g  string
+		cd condition
+	}
+	rows := map[key]*RecallRow{}
 	for i, tr := range v.posTr {
-		cd := v.posCond[i]
-		row := rows[cd]
+		kk := key{v.posGroup[i], v.posCond[i]}
+		row := rows[kk]
 		if row == nil {
-			row = &RecallRow{Group: "validation speakers", Condition: cd.String()}
-			rows[cd] = row
+			row = &RecallRow{Group: kk.g, Condition: kk.cd.String()}
+			rows[kk] = row
 		}
 		row.add(hitIn(tr, th, k, v.pos[i]), v.pos[i].end)
 	}
-	for _, cd := range posConditions {
-		if row := rows[cd]; row != nil {
-			row.finish()
-			out.Recall = append(out.Recall, *row)
+	for _, g := range []string{valGroupEspeak, valGroupFlite} {
+		for _, cd := range posConditions {
+			if row := rows[key{g, cd}]; row != nil {
+				row.finish()
+				out.Recall = append(out.Recall, *row)
+			}
 		}
 	}
 	out.NegHours = round3(hours(v.neg))
@@ -134,8 +169,15 @@ func (v *valSet) report(th float64, calTr [][]float32, k, allowed int) Validatio
 		}
 	}
 	out.FAPerHour = round3(float64(out.FA) / math.Max(out.NegHours, 1e-9))
-	out.ConfusableN = len(v.near)
+	out.ConfusableN = v.nearN
 	for i, tr := range v.nearTr {
+		if v.nearFlite[i] {
+			out.FliteConfusableN++
+			if at, _ := fires(tr, th, k); len(at) > 0 {
+				out.FliteConfusableFired++
+			}
+			continue
+		}
 		if v.nearSame[i] {
 			out.SameSoundN++
 		}
@@ -166,5 +208,5 @@ func (v *valSet) point(q float64, k int, calTr [][]float32) ValPoint {
 		FAPerHour:      round3(float64(countFires(v.negTr, q, k)) / math.Max(hours(v.neg), 1e-9)),
 		RecallClean:    v.recall(q, k, condition{}),
 		Recall10dB:     v.recall(q, k, condition{"pink", 10}),
-		ConfusableRate: round3(float64(v.confusablesFired(q, k)) / float64(max(1, len(v.near))))}
+		ConfusableRate: round3(float64(v.confusablesFired(q, k)) / float64(max(1, v.nearN)))}
 }

@@ -12,7 +12,7 @@ import (
 // are; it has a checkpoint of its own, and resuming from the mined
 // checkpoint gives the same model as one run.
 func TestVerifierStartsFromTheMinedTowers(t *testing.T) {
-	needEspeak(t)
+	needSynths(t)
 	dir := t.TempDir()
 	cfg := tinyConfig()
 	cfg.MineMinutes, cfg.MineClips, cfg.MineEpochs = 0.5, 4, 1

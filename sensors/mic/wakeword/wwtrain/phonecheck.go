@@ -29,7 +29,8 @@ type phoneCheck struct {
 }
 
 // checkPhones runs the phone check of net on the corpus's validation
-// clips (text is the phrase); ds gives the normalisation.
+// clips by espeak-ng's speakers (text is the phrase); ds gives the
+// normalisation.
 func checkPhones(net *tcn, ds *dataset, c *corpus, text string, seed uint64) *phoneCheck {
 	var phrase, rivals [][]uint8
 	for _, a := range trainAccents {
@@ -64,6 +65,9 @@ func checkPhones(net *tcn, ds *dataset, c *corpus, text string, seed uint64) *ph
 		return best(phrase) >= best(rivals)
 	}
 	for i, cl := range v.pos {
+		if v.posGroup[i] != valGroupEspeak { // as the phone check was measured before flite
+			continue
+		}
 		st.Pos++
 		ok := won(cl)
 		if ok {
@@ -77,7 +81,7 @@ func checkPhones(net *tcn, ds *dataset, c *corpus, text string, seed uint64) *ph
 		}
 	}
 	for i, cl := range v.near {
-		if v.nearSame[i] || !slices.Contains(c.confusables, v.nearText[i]) {
+		if v.nearSame[i] || v.nearFlite[i] || !slices.Contains(c.confusables, v.nearText[i]) {
 			continue
 		}
 		st.Near++

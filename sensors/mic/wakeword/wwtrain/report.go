@@ -261,10 +261,11 @@ func (v Validation) markdown(b *strings.Builder) {
 	b.WriteString("## Validation (validation speakers, training sentences and confusables)\n\n")
 	fmt.Fprintf(b, "False accepts: %d in %.2f h (%.2f/h); confusables fired: %d of %d (%.1f %%).\n\n",
 		v.FA, v.NegHours, v.FAPerHour, v.ConfusableFired, v.ConfusableN, 100*v.ConfusableRate)
-	b.WriteString("| condition | n | recall | latency median | p90 |\n|---|---:|---:|---:|---:|\n")
+	b.WriteString("| voices | condition | n | recall | latency median | p90 |\n|---|---|---:|---:|---:|---:|\n")
 	for _, row := range v.Recall {
-		fmt.Fprintf(b, "| %s | %d | %.1f %% | %d ms | %d ms |\n", row.Condition, row.N, 100*row.Recall, row.LatencyMedianMS, row.LatencyP90MS)
+		fmt.Fprintf(b, "| %s | %s | %d | %.1f %% | %d ms | %d ms |\n", row.Group, row.Condition, row.N, 100*row.Recall, row.LatencyMedianMS, row.LatencyP90MS)
 	}
+	b.WriteString("\nThe curve and the rates above are espeak-ng's validation speakers' alone.\n")
 	b.WriteString("\n| uncalibrated threshold | calibration FA | FA/h | recall clean | recall pink 10 dB | confusables fired |\n|---:|---:|---:|---:|---:|---:|\n")
 	for _, p := range v.Curve {
 		fmt.Fprintf(b, "| %.4f | %d | %.2f | %.1f %% | %.1f %% | %.1f %% |\n", p.RawThreshold, p.CalibFA, p.FAPerHour,

@@ -4,8 +4,12 @@
 // A trained model (Net; net.go): a small causal temporal convolutional
 // network over log-mel frames (the same 26-band analysis as the MFCCs),
 // trained per phrase from synthetic speech by package wwtrain
-// (`edgeagent wakeword train`). It is speaker-independent: it was trained
-// on dozens of voices and is evaluated on voices it never heard. It runs
+// (`edgeagent wakeword train`). It is speaker-independent among the
+// synthesiser's voices: trained on dozens of espeak-ng voices, it is
+// evaluated on voices it never heard. It is not independent of the
+// synthesiser: it fires on none of flite's or festival's "hey robot"s
+// (docs/benchmarks.md, "Other engines"), so a person's voice may need the
+// enrolled templates below. It runs
 // on every 10 ms hop, streaming and without allocation, and its score is
 // calibrated so that 0.5 gives the false-accept rate it was trained for.
 // The "hey robot" model ships in the binary (Builtin). Model files are

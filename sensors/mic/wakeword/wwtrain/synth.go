@@ -90,8 +90,11 @@ func (s *synth) command(ctx context.Context, d Delivery, out string) *exec.Cmd {
 		"-a", itoa(d.Amp), "-g", itoa(d.Gap), "--stdout", d.Text)
 }
 
-// fliteF0 is each flite voice's own mean pitch in Hz (about: from its
-// voice definition), the centre the delivery's pitch moves around.
+// fliteF0 is a rough centre pitch in Hz for each flite voice (a man's
+// or a woman's speaking pitch, not measured per voice); the delivery's
+// pitch (15..85) moves it by up to ±0.35 octave. kal16, awb and slt
+// follow it (an autocorrelation pitch of 87–91 Hz for a target of 80,
+// 208–213 Hz for 200); rms keeps its own (94 Hz for both).
 var fliteF0 = map[string]float64{"kal16": 105, "rms": 105, "awb": 105, "slt": 170}
 
 func (s *synth) path(d Delivery) string {

@@ -100,7 +100,9 @@ func (r *RecallRow) finish() {
 	}
 }
 
-// CurvePoint is one threshold's rates on the test data.
+// CurvePoint is one threshold's rates on the test data: the recall of
+// espeak-ng's two held-out groups (not festival's, so the curve compares
+// with reports from before it) and espeak-ng's confusables.
 type CurvePoint struct {
 	RawThreshold      float64 `json:"raw_threshold"`
 	FAPerHour         float64 `json:"fa_per_hour"`
@@ -240,7 +242,7 @@ func (r Report) Markdown() string {
 	}
 	fmt.Fprintf(&b, "\nThe same confusables by the held-out engine's voices (%s): %d of %d clips fired.\n",
 		GroupNewEngine, r.EngineConfusableFired, r.EngineConfusableN)
-	b.WriteString("\n## Other thresholds (same test data)\n\n| uncalibrated threshold | FA/h | recall, held-out voices, pink 10 dB | confusables fired |\n|---:|---:|---:|---:|\n")
+	b.WriteString("\n## Other thresholds (same test data)\n\n| uncalibrated threshold | FA/h | recall, espeak-ng's held-out voices, pink 10 dB | confusables fired |\n|---:|---:|---:|---:|\n")
 	for _, p := range r.Curve {
 		fmt.Fprintf(&b, "| %.4f | %.2f | %.1f %% | %.1f %% |\n", p.RawThreshold, p.FAPerHour, 100*p.RecallHeldOut10dB, 100*p.ConfusableRate)
 	}

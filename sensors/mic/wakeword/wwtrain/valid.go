@@ -24,12 +24,12 @@ type Validation struct {
 	Fired           []string    `json:"confusables_fired,omitempty"`
 	// Of the confusable clips, those whose accent says them exactly as
 	// the phrase (espeak-ng phonemes), and how many of those fired.
-	SameSoundN int `json:"same_sound_clips"`
+	SameSoundN     int `json:"same_sound_clips"`
+	SameSoundFired int `json:"same_sound_fired"`
 	// The trained confusables by flite's validation speaker, apart:
 	// the counts above compare with reports from before flite.
 	FliteConfusableN     int        `json:"flite_confusable_clips,omitempty"`
 	FliteConfusableFired int        `json:"flite_confusable_fired,omitempty"`
-	SameSoundFired       int        `json:"same_sound_fired"`
 	Curve                []ValPoint `json:"curve"`
 	// Smoothing: other score smoothings at their calibrated thresholds.
 	Smoothing []ValPoint `json:"smoothing"`
@@ -88,9 +88,9 @@ func newValSet(seed uint64, c *corpus) *valSet {
 	return v
 }
 
-// Validation groups: espeak-ng's validation speakers, and flite's
-// (Config.OtherEngines), apart so that recipes with and without flite
-// compare on the same speakers.
+// Validation groups: espeak-ng's validation speakers, and flite's (in
+// every run, whatever Config.OtherEngines), apart so that recipes with
+// and without flite compare on the same speakers.
 const (
 	valGroupEspeak = "validation speakers"
 	valGroupFlite  = "validation speakers (flite)"

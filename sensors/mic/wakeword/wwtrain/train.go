@@ -44,7 +44,7 @@ type Config struct {
 	// negatives (NearClips clips each): see randomContext.
 	ContextUtterances int `json:"context_utterances,omitempty"`
 	NoiseClips        int `json:"noise_clips"`
-	// OtherEngines is the share of the speech (training, validation,
+	// OtherEngines is the share of the speech (training, mining,
 	// calibration, test negatives) said by flite's speakers instead of
 	// espeak-ng's voices: a model trained on espeak-ng alone does not
 	// hear other synthesisers' voices as the phrase at all (voices.go).

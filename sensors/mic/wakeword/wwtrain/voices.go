@@ -40,10 +40,10 @@ var (
 )
 
 // Other engines' speakers. espeak-ng's voices, whatever the accent and
-// variant, share one formant synthesiser and one prosody model: a model
-// trained on them alone fired on none of 96 "hey robot"s by flite's and
-// festival's voices, even far below its threshold (docs/benchmarks.md,
-// "Other engines"). flite (diphone and cluster-unit voices built from
+// variant, share one formant synthesiser and one prosody model: the model
+// trained on them alone fires on none of 84 "hey robot"s by flite's and
+// festival's voices (scripts/gen-audio-corpus.sh engines), most of them
+// far below its threshold (docs/benchmarks.md, "Other engines"). flite (diphone and cluster-unit voices built from
 // recordings of real speakers) adds speakers to train on; festival's
 // voices are held out whole, as an engine the model never hears. The
 // speaker of festival's slt voice is flite's slt: its group is a new
@@ -79,7 +79,8 @@ func otherVoice(r *rand.Rand, engine string, speakers []string) Voice {
 
 // Group says how much of a voice training has heard: "seen" (accent and
 // variant both trained on, new utterances), "new speaker" (held-out
-// variant), "new accent" (held-out accent, any variant).
+// variant), "new accent" (held-out accent, any variant), "new engine"
+// (festival's voices).
 func (v Voice) Group() string {
 	switch {
 	case v.Engine == engineFestival:

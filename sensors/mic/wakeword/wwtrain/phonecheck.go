@@ -38,7 +38,7 @@ func checkPhones(net *tcn, ds *dataset, c *corpus, text string, seed uint64) *ph
 	}
 	for _, a := range trainAccents {
 		for _, t := range c.confusables {
-			if sp := c.phones.text[a+"|"+t]; len(sp) > 0 && !slices.ContainsFunc(phrase, func(p []uint8) bool { return slices.Equal(p, sp) }) {
+			if sp := c.phones.text[a+"|"+t]; !hasSpelling(phrase, sp) {
 				rivals = appendNew(rivals, sp)
 			}
 		}
@@ -81,7 +81,7 @@ func checkPhones(net *tcn, ds *dataset, c *corpus, text string, seed uint64) *ph
 		}
 	}
 	for i, cl := range v.near {
-		if v.nearSame[i] || v.nearFlite[i] || !slices.Contains(c.confusables, v.nearText[i]) {
+		if v.nearSame[i] || v.nearGroup[i] != valGroupEspeak || !slices.Contains(c.confusables, v.nearText[i]) {
 			continue
 		}
 		st.Near++
@@ -92,9 +92,14 @@ func checkPhones(net *tcn, ds *dataset, c *corpus, text string, seed uint64) *ph
 	return st
 }
 
+// appendNew adds spelling sp to set unless it is empty or there already.
 func appendNew(set [][]uint8, sp []uint8) [][]uint8 {
-	if len(sp) == 0 || slices.ContainsFunc(set, func(p []uint8) bool { return slices.Equal(p, sp) }) {
+	if len(sp) == 0 || hasSpelling(set, sp) {
 		return set
 	}
 	return append(set, sp)
+}
+
+func hasSpelling(set [][]uint8, sp []uint8) bool {
+	return slices.ContainsFunc(set, func(p []uint8) bool { return slices.Equal(p, sp) })
 }

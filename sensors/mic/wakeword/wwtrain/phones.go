@@ -138,14 +138,6 @@ type ctcWork struct {
 	occ         []float64 // K
 }
 
-// grow returns s with length n, reusing its memory if it can.
-func grow[E any](s []E, n int) []E {
-	if cap(s) < n {
-		return make([]E, n)
-	}
-	return s[:n]
-}
-
 // headProbs is the head's softmax over frames [from, from+T) after
 // forward (T × outputs, in w's scratch).
 func (t *tcn) headProbs(w *work, from, T int) []float64 {
@@ -155,7 +147,7 @@ func (t *tcn) headProbs(w *work, from, T int) []float64 {
 		w.ctc = &ctcWork{}
 	}
 	cw := w.ctc
-	cw.prob = grow(cw.prob, T*K)
+	cw.prob = slices.Grow(cw.prob[:0], T*K)[:T*K]
 	top := w.h[len(t.layers)-1]
 	prob := cw.prob
 	for f := range T {
@@ -184,7 +176,7 @@ func (t *tcn) headProbs(w *work, from, T int) []float64 {
 // frames.
 func (cw *ctcWork) extend(ids []uint8, T int) []uint8 {
 	S := 2*len(ids) + 1
-	cw.ext, cw.alpha, cw.beta = grow(cw.ext, S), grow(cw.alpha, T*S), grow(cw.beta, T*S)
+	cw.ext, cw.alpha, cw.beta = slices.Grow(cw.ext[:0], S)[:S], slices.Grow(cw.alpha[:0], T*S)[:T*S], slices.Grow(cw.beta[:0], T*S)[:T*S]
 	clear(cw.ext)
 	for i, id := range ids {
 		cw.ext[2*i+1] = id
@@ -216,7 +208,7 @@ func (t *tcn) phoneLoss(w *work, g *tcn, tg phoneTarget, scale float32, frames i
 	cw := w.ctc
 	prob, ext := cw.prob, cw.ext
 	S := len(ext)
-	cw.dtop, cw.occ = grow(cw.dtop, frames*c), grow(cw.occ, K)
+	cw.dtop, cw.occ = slices.Grow(cw.dtop[:0], frames*c)[:frames*c], slices.Grow(cw.occ[:0], K)[:K]
 	top := w.h[len(t.layers)-1]
 	per := 1 / float64(len(tg.ids))
 	dtop = cw.dtop

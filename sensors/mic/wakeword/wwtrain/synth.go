@@ -78,10 +78,10 @@ func (s *synth) command(ctx context.Context, d Delivery, out string) *exec.Cmd {
 	switch d.Voice.Engine {
 	case engineFlite:
 		f0 := fliteF0[d.Voice.Variant] * math.Exp2(float64(d.Pitch-50)/100)
-		return exec.CommandContext(ctx, "flite", "-voice", d.Voice.Variant, "--setf", "duration_stretch="+stretch,
+		return exec.CommandContext(ctx, engineTools[engineFlite].bin, "-voice", d.Voice.Variant, "--setf", "duration_stretch="+stretch,
 			"--setf", "int_f0_target_mean="+strconv.FormatFloat(f0, 'f', 1, 64), "-t", d.Text, "-o", out)
 	case engineFestival:
-		cmd := exec.CommandContext(ctx, "text2wave", "-F", itoa(audio.Rate), "-eval", "(voice_"+d.Voice.Variant+")",
+		cmd := exec.CommandContext(ctx, engineTools[engineFestival].bin, "-F", itoa(audio.Rate), "-eval", "(voice_"+d.Voice.Variant+")",
 			"-eval", "(Parameter.set 'Duration_Stretch "+stretch+")", "-o", out)
 		cmd.Stdin = strings.NewReader(d.Text)
 		return cmd

@@ -54,8 +54,7 @@ type valSet struct {
 	posGroup             []string
 	nearText             []string
 	nearSame             []bool // the accent says it as the phrase
-	nearFlite            []bool // said by flite's validation speaker
-	nearN                int    // confusable clips by espeak-ng's speakers
+	nearGroup            []string
 }
 
 func newValSet(seed uint64, c *corpus) *valSet {
@@ -80,10 +79,7 @@ func newValSet(seed uint64, c *corpus) *valSet {
 		v.near = append(v.near, phraseClip(u.x, cd, seed*32452843+uint64(i), babble))
 		v.nearText = append(v.nearText, u.d.Text)
 		v.nearSame = append(v.nearSame, c.sameSound[u.d.Voice.Accent+"|"+u.d.Text])
-		v.nearFlite = append(v.nearFlite, u.d.Voice.Engine != "")
-		if u.d.Voice.Engine == "" {
-			v.nearN++
-		}
+		v.nearGroup = append(v.nearGroup, valGroup(u.d.Voice))
 	}
 	return v
 }
@@ -125,10 +121,21 @@ func (v *valSet) recall(th float64, k int, cd condition) float64 {
 	return round3(float64(hits) / float64(max(1, n)))
 }
 
+// espeakNear is the number of confusable clips by espeak-ng's speakers.
+func (v *valSet) espeakNear() int {
+	n := 0
+	for _, g := range v.nearGroup {
+		if g == valGroupEspeak {
+			n++
+		}
+	}
+	return n
+}
+
 func (v *valSet) confusablesFired(th float64, k int) int {
 	n := 0
 	for i, tr := range v.nearTr {
-		if at, _ := fires(tr, th, k); len(at) > 0 && !v.nearFlite[i] {
+		if at, _ := fires(tr, th, k); len(at) > 0 && v.nearGroup[i] == valGroupEspeak {
 			n++
 		}
 	}
@@ -169,15 +176,15 @@ func (v *valSet) report(th float64, calTr [][]float32, k, allowed int) Validatio
 		}
 	}
 	out.FAPerHour = round3(float64(out.FA) / math.Max(out.NegHours, 1e-9))
-	out.ConfusableN = v.nearN
 	for i, tr := range v.nearTr {
-		if v.nearFlite[i] {
+		if v.nearGroup[i] != valGroupEspeak {
 			out.FliteConfusableN++
 			if at, _ := fires(tr, th, k); len(at) > 0 {
 				out.FliteConfusableFired++
 			}
 			continue
 		}
+		out.ConfusableN++
 		if v.nearSame[i] {
 			out.SameSoundN++
 		}
@@ -208,5 +215,5 @@ func (v *valSet) point(q float64, k int, calTr [][]float32) ValPoint {
 		FAPerHour:      round3(float64(countFires(v.negTr, q, k)) / math.Max(hours(v.neg), 1e-9)),
 		RecallClean:    v.recall(q, k, condition{}),
 		Recall10dB:     v.recall(q, k, condition{"pink", 10}),
-		ConfusableRate: round3(float64(v.confusablesFired(q, k)) / float64(max(1, v.nearN)))}
+		ConfusableRate: round3(float64(v.confusablesFired(q, k)) / float64(max(1, v.espeakNear())))}
 }

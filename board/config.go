@@ -199,7 +199,7 @@ type Agent struct {
 	// the heap may grow this many percent over the live data before a
 	// collection. Lower trades a little CPU for a smaller RSS on a small
 	// board (measured: 25 saves ~3 MB on the sim board for ~1 % more CPU;
-	// docs/benchmarks.md). The GOGC environment variable, when set, wins.
+	// docs/bench/footprint.md). The GOGC environment variable, when set, wins.
 	GCPercent int    `yaml:"gc_percent"`
 	Goals     []Goal `yaml:"goals,omitempty"`
 }

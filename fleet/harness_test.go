@@ -29,7 +29,7 @@ import (
 // by the fleet client as an operator's laptop would. It measures the
 // connect storm, group-call and fleet e-stop round trips, a broker SIGKILL
 // and restart, and memory per robot. N is 20 in CI; EDGEAGENT_FLEET_N=100
-// for the numbers in docs/benchmarks.md.
+// for the numbers in docs/bench/fleet.md.
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 

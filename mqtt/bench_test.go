@@ -15,7 +15,7 @@ import (
 	"github.com/edgeagent/edgeagent/worldmodel"
 )
 
-// Benchmarks of the control plane over loopback (docs/benchmarks.md,
+// Benchmarks of the control plane over loopback (docs/bench/mqtt.md,
 // "MQTT control plane"):
 //
 //	go test -run '^$' -bench . -benchtime 5000x ./mqtt

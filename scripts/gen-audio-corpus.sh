@@ -17,7 +17,7 @@
 # that were never enrolled, confusable phrases ("hey robin", "a robot"),
 # unrelated speech, and white/pink noise mixed at 20, 10 and 5 dB SNR.
 # Synthetic speech is far more consistent than a person, so numbers measured
-# on it are an upper bound on what a real speaker gets (see docs/benchmarks.md).
+# on it are an upper bound on what a real speaker gets (see docs/bench/wake-word.md).
 #
 # The output is deterministic for a given espeak-ng/sox version (fixed seeds,
 # sox -R). The unit tests use the committed small set, never a fresh one.

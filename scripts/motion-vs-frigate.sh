@@ -4,7 +4,7 @@
 # the same decoded frames, median of ROUNDS back-to-back rounds per clip,
 # timed with the process's CPU time (this machine is shared; WALL=1 times
 # with the wall clock instead), and prints the Markdown table that
-# docs/benchmarks.md ("Motion") shows.
+# docs/bench/camera-and-motion.md shows.
 #
 #   scripts/motion-vs-frigate.sh FRIGATE [ROUNDS]
 #

@@ -75,7 +75,7 @@ from it). The same --seed gives the same model.`,
 				// The trainer's heap is gigabytes of samples and
 				// features without pointers, cheap to collect often:
 				// at 25 the default run peaked at 2.7 GB instead of
-				// 6.0 GB with the same training time (docs/benchmarks.md).
+				// 6.0 GB with the same training time (docs/bench/wake-word.md).
 				debug.SetGCPercent(25)
 			}
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt)

@@ -1,5 +1,5 @@
 // Package benchlat reports latency percentiles from Go benchmarks, so the
-// p50/p99 numbers in docs/benchmarks.md come out the same way everywhere.
+// p50/p99 numbers in docs/bench/ come out the same way everywhere.
 package benchlat
 
 import (

@@ -89,7 +89,7 @@
 // "…"`), the enrolled templates (speaker-dependent: the voice that
 // enrolled), or both: then a template match counts only where the model
 // agrees a little, so the owner's takes help without the templates'
-// near-miss false accepts (see package wakeword and docs/benchmarks.md).
+// near-miss false accepts (see package wakeword and docs/bench/wake-word.md).
 // wake_word's data say which fired (by: model | templates). With
 // detector: wyoming, a server such as wyoming-openwakeword decides while it
 // is reachable, and the built-in detector takes over (with a logged

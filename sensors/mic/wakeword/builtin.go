@@ -10,7 +10,7 @@ import (
 // builtinModel is the shipped "hey robot" model, trained with
 // `edgeagent wakeword train --phrase "hey robot" --seed 1` (its training
 // configuration and evaluation summary are in the file's header; the
-// full report is docs/benchmarks.md, "Wake word").
+// full report is docs/bench/wake-word.md).
 //
 //go:embed models/hey_robot.eaww
 var builtinModel []byte

@@ -8,7 +8,7 @@
 // synthesiser's voices: trained on dozens of espeak-ng voices, it is
 // evaluated on voices it never heard. It is not independent of the
 // synthesiser: it fires on none of flite's or festival's "hey robot"s
-// (docs/benchmarks.md, "Other engines"), so a person's voice may need the
+// (docs/bench/wake-word.md, "Other engines"), so a person's voice may need the
 // enrolled templates below. It runs
 // on every 10 ms hop, streaming and without allocation, and its score is
 // calibrated so that 0.5 gives the false-accept rate it was trained for.
@@ -30,7 +30,7 @@
 // the model hesitates, while the templates' near misses are refused.
 //
 // A Picker turns scores into detections (threshold, peak, settle time,
-// refractory period shared by every detector). docs/benchmarks.md has the
+// refractory period shared by every detector). docs/bench/wake-word.md has the
 // measured rates; check the threshold on your own recordings with
 // `edgeagent wakeword test`.
 package wakeword

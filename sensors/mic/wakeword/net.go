@@ -32,7 +32,7 @@ import (
 // A model may hold several such networks (towers), trained on the same
 // data from other random starts; its logit is the mean of theirs. One
 // training's luck moves held-out recall by several points
-// (docs/benchmarks.md, "Recipes tried"); the mean of a few is steadier
+// (the experiment log, docs/bench/wake-word.md); the mean of a few is steadier
 // than any one of them.
 //
 // A model may also hold a verifier: towers trained on the phrase against

@@ -28,7 +28,7 @@ type Options struct {
 }
 
 // DefaultThreshold was chosen on the synthetic benchmark corpus (see
-// docs/benchmarks.md), with margin for real voices, which vary more than a
+// docs/bench/wake-word.md), with margin for real voices, which vary more than a
 // speech synthesiser. Check it on your own recordings with
 // `edgeagent wakeword test`.
 const DefaultThreshold = 0.8

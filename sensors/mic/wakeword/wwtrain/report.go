@@ -156,7 +156,7 @@ func (r Report) Summary() Summary {
 
 // weakRecall is the validation recall in clean speech under which the
 // report says the model is weak: one training's luck moves it by up to 20
-// points (five seeds of one recipe gave 78–99 %, docs/benchmarks.md), so
+// points (five seeds of one recipe gave 78–99 %: the experiment log, docs/bench/wake-word.md), so
 // such a model is worth training again with another seed before it goes
 // on a robot.
 const weakRecall = 0.85

@@ -99,7 +99,7 @@ type Config struct {
 	// (phones.go), per symbol. It asks the shared layers to tell which
 	// vowel they heard, not only whether it was the phrase. Mining
 	// fine-tunes without it. Off by default: with weight 1 (P1 in
-	// docs/benchmarks.md) the calibration speech scored lower, so the
+	// the experiment log, docs/bench/wake-word.md) the calibration speech scored lower, so the
 	// threshold fell and recall in noise rose, but the confusables fired
 	// more, not less; the head itself tells them from the phrase in only
 	// a third to a half of their clips (the report's phone check).
@@ -152,7 +152,7 @@ type Config struct {
 	// ValConfusableReps is how many utterances of each trained
 	// confusable the validation speakers say: with 3 (66 clips per seed
 	// for "hey robot") a change of a few clips is chance; with 10 (220)
-	// three seeds show a change of 3.5 points (docs/benchmarks.md, C1′).
+	// three seeds show a change of 3.5 points (C1′ in the experiment log, docs/bench/wake-word.md).
 	ValConfusableReps int `json:"val_confusable_reps"`
 	// Towers is how many networks the model averages (0 or 1: one),
 	// each trained on the same clips from its own random start: see
@@ -172,13 +172,13 @@ type Config struct {
 
 // DefaultConfig trains the shipped model's recipe for phrase. It was
 // chosen step by step on the validation split, never on the test groups
-// (docs/benchmarks.md lists the recipes tried and their validation
+// (the experiment log, docs/bench/wake-word.md, lists the recipes tried and their validation
 // numbers). The first recipe had 48 channels, 16 epochs, one clip per
 // near miss, positive frames weighing 0.25, negative frames right after
 // the fire window, no input floor, max-pooling on single frames and 5-hop
 // smoothing; it underfit: seen voices scored no better than new ones, and
 // its training loss was still falling when the learning rate ran out.
-// The default recipe is E11 of docs/benchmarks.md: E6's with 160 ms of
+// The default recipe is E11 of the experiment log (docs/bench/wake-word.md): E6's with 160 ms of
 // score smoothing and vocal tract length perturbation, chosen over E10's
 // (3,500 utterances each of the phrase and of speech, no perturbation) on
 // the validation numbers of five seeds by a rule set beforehand: more
@@ -190,7 +190,7 @@ type Config struct {
 // hours of speech (hard-negative mining, mine.go): over three seeds it
 // raised validation recall in pink 10 dB from 83.5 to 91.1 % and on
 // clean speech from 91.1 to 94.7 %, at the same 8-hour calibration, for
-// 3 more confusable clips of 198 (docs/benchmarks.md, M1).
+// 3 more confusable clips of 198 (M1 in the experiment log, docs/bench/wake-word.md).
 //
 // The threshold is calibrated on 8 hours of other speech: on 2 hours
 // (the earlier default) the shipped model's threshold, aimed at 0.25

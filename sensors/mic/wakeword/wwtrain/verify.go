@@ -21,7 +21,7 @@ import (
 //
 // It is off by default: on five seeds it cut the validation confusables
 // by 1.3–2.1 points for 1.3–1.9 points of clean recall, and its loss
-// stayed near 1 on its own clips (docs/benchmarks.md, V1 and V2).
+// stayed near 1 on its own clips (V1 and V2 in the experiment log, docs/bench/wake-word.md).
 type Verify struct {
 	// VerifyEpochs is how long each verifier tower is fine-tuned (0:
 	// no verifier).

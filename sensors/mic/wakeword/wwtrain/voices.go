@@ -43,7 +43,7 @@ var (
 // variant, share one formant synthesiser and one prosody model: the model
 // trained on them alone fires on none of 84 "hey robot"s by flite's and
 // festival's voices (scripts/gen-audio-corpus.sh engines), most of them
-// far below its threshold (docs/benchmarks.md, "Other engines"). flite (diphone and cluster-unit voices built from
+// far below its threshold (docs/bench/wake-word.md, "Other engines"). flite (diphone and cluster-unit voices built from
 // recordings of real speakers) adds speakers to train on; festival's
 // voices are held out whole, as an engine the model never hears. The
 // speaker of festival's slt voice is flite's slt: its group is a new

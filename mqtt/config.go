@@ -82,8 +82,11 @@ type Options struct {
 	Queue int `yaml:"queue"`
 	// DedupWindow is how many recent command ids the journal keeps: a
 	// command redelivered within it is answered, not run again. Its
-	// memory, about 70 bytes per id, is taken at start.
+	// memory, about 90 bytes per id, is taken at start. Only commands let
+	// in to run count: busy and invalid refusals never take a place.
 	DedupWindow int `yaml:"dedup_window"`
+	// DedupSpan is how long an id stays in the window at most.
+	DedupSpan time.Duration `yaml:"dedup_span"`
 	// CommandTimeout bounds one command; default agent.cycle_timeout.
 	CommandTimeout time.Duration `yaml:"command_timeout"`
 	// TrustBrokerACL accepts the admin topic from an external broker. Only
@@ -97,7 +100,7 @@ type Options struct {
 // DefaultOptions are the plugin's defaults.
 func DefaultOptions() Options {
 	return Options{Enabled: true, Poll: 50 * time.Millisecond, MaxInflight: 32, Queue: 1024,
-		DedupWindow: 10000, CommandTimeout: 30 * time.Second, ReconnectMax: 10 * time.Second}
+		DedupWindow: 10000, DedupSpan: 10 * time.Minute, CommandTimeout: 30 * time.Second, ReconnectMax: 10 * time.Second}
 }
 
 func (o Options) check() error {
@@ -110,6 +113,8 @@ func (o Options) check() error {
 		return errors.New("plugins.mqtt.queue must be at least 1")
 	case o.DedupWindow < 100:
 		return errors.New("plugins.mqtt.dedup_window must be at least 100")
+	case o.DedupSpan < time.Second:
+		return errors.New("plugins.mqtt.dedup_span must be at least 1s")
 	case o.CommandTimeout <= 0:
 		return errors.New("plugins.mqtt.command_timeout must be positive")
 	case o.ReconnectMax < time.Second:

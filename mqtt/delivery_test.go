@@ -20,7 +20,7 @@ import (
 
 func TestJournalVerdicts(t *testing.T) {
 	kv := store.NewMemory()
-	j := newJournal(kv, 100, quiet)
+	j := newJournal(kv, testWindow(100), quiet)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() { defer close(done); j.run(ctx) }()
@@ -37,7 +37,7 @@ func TestJournalVerdicts(t *testing.T) {
 		t.Fatalf("same id, other payload: %v", v)
 	}
 	acked := make(chan struct{})
-	j.finish("a", h, []byte(`{"id":"a","ok":true}`), func() { close(acked) })
+	j.finish("a", h, []byte(`{"id":"a","ok":true}`), true, func() { close(acked) })
 	<-acked // acknowledged only once the reply is in the store
 	if v, reply := j.lookup("a", h); v != replay || string(reply) != `{"id":"a","ok":true}` {
 		t.Fatalf("after finish: %v %s", v, reply)
@@ -53,7 +53,7 @@ func TestJournalVerdicts(t *testing.T) {
 	<-done
 
 	// The next process.
-	j2 := newJournal(kv, 100, quiet)
+	j2 := newJournal(kv, testWindow(100), quiet)
 	if v, reply := j2.lookup("a", h); v != replay || reply == nil {
 		t.Fatalf("a after restart: %v", v)
 	}
@@ -67,11 +67,11 @@ func TestJournalVerdicts(t *testing.T) {
 
 func TestJournalWindowBounded(t *testing.T) {
 	kv := store.NewMemory()
-	j := newJournal(kv, 100, quiet)
+	j := newJournal(kv, testWindow(100), quiet)
 	for i := range 250 {
 		id := fmt.Sprint(i)
 		j.begin(id, 1)
-		j.finish(id, 1, nil, nil)
+		j.finish(id, 1, nil, true, nil)
 	}
 	j.flush()
 	if n := j.size(); n != 100 {
@@ -208,11 +208,11 @@ func TestOfflineEstopClear(t *testing.T) {
 // never answered with another command's reply.
 func TestJournalKeyCollision(t *testing.T) {
 	kv := store.NewMemory()
-	j := newJournal(kv, 100, quiet)
+	j := newJournal(kv, testWindow(100), quiet)
 	j.key = func(string) uint64 { return 7 } // every id collides
 	h := payloadHash([]byte("a"))
 	j.begin("a", h)
-	j.finish("a", h, []byte(`{"id":"a"}`), nil)
+	j.finish("a", h, []byte(`{"id":"a"}`), true, nil)
 	j.flush()
 	if v, reply := j.lookup("a", h); v != replay || string(reply) != `{"id":"a"}` {
 		t.Fatalf("a: %v %s", v, reply)
@@ -223,7 +223,7 @@ func TestJournalKeyCollision(t *testing.T) {
 	if v, _, _ := j.begin("b", h+1); v != fresh {
 		t.Fatalf("begin b: %v", v)
 	}
-	j.finish("a", h, []byte(`{"id":"a","late":true}`), nil) // must not mark b done
+	j.finish("a", h, []byte(`{"id":"a","late":true}`), true, nil) // must not mark b done
 	if v, _ := j.lookup("b", h+1); v != running {
 		t.Fatalf("b after a's late finish: %v", v)
 	}
@@ -241,7 +241,7 @@ func TestJournalReadsEarlierLayouts(t *testing.T) {
 	if err := kv.Put(journalBucket, "9f3a", journalRecord{ID: "hashed-id", Hash: h, Seq: 40}); err != nil {
 		t.Fatal(err)
 	}
-	j := newJournal(kv, 100, quiet)
+	j := newJournal(kv, testWindow(100), quiet)
 	check := func(j *journal) {
 		t.Helper()
 		if v, reply := j.lookup("old-id", h); v != replay || string(reply) != `{"id":"old-id"}` {
@@ -258,7 +258,7 @@ func TestJournalReadsEarlierLayouts(t *testing.T) {
 	if len(keys) != 2 || keys[0] != storeKey(40) || keys[1] != storeKey(41) {
 		t.Fatalf("stored keys %v", keys)
 	}
-	j2 := newJournal(kv, 100, quiet)
+	j2 := newJournal(kv, testWindow(100), quiet)
 	check(j2)
 	if v, _, _ := j2.begin("new", h); v != fresh || j2.next != 43 {
 		t.Fatalf("next sequence %d", j2.next)
@@ -269,7 +269,7 @@ func TestJournalReadsEarlierLayouts(t *testing.T) {
 // so the store writes at the ends of its tree, not all over it.
 func TestJournalStoresInCommandOrder(t *testing.T) {
 	kv := store.NewMemory()
-	j := newJournal(kv, 100, quiet)
+	j := newJournal(kv, testWindow(100), quiet)
 	ids := []string{"zulu", "alpha", "mike", "bravo", "yankee"}
 	for _, id := range ids {
 		j.begin(id, 1)
@@ -293,14 +293,14 @@ func TestJournalStoresInCommandOrder(t *testing.T) {
 // 100,000 of them left 11.8 MB.
 func TestJournalMemoryIsFixed(t *testing.T) {
 	const window = 100000
-	j := newJournal(discardKV{}, window, quiet)
+	j := newJournal(discardKV{}, testWindow(window), quiet)
 	var before, after runtime.MemStats
 	runtime.GC()
 	runtime.ReadMemStats(&before)
 	for i := range window {
 		id := fmt.Sprint("command-", i)
 		j.begin(id, 1)
-		j.finish(id, 1, nil, nil)
+		j.finish(id, 1, nil, true, nil)
 		if i%1000 == 0 {
 			j.flush()
 		}

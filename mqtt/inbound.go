@@ -78,27 +78,40 @@ func (p *Plane) onCommand(rs *runState, msg paho.Message, src source) (queued bo
 	if src.admin {
 		j.grants = []string{"admin"}
 	}
+	// A duplicate is answered before anything else: it takes no place.
+	if v, reply := rs.journal.lookup(cmd.ID, j.hash); v != fresh {
+		p.answerKnown(rs, j, v, reply)
+		return false
+	}
+	// A place in the queue is taken before the id is journalled, so that
+	// a command refused busy never enters the duplicate window.
+	select {
+	case rs.slots <- struct{}{}:
+	default:
+		p.refuseBusy(rs, cmd.ID, replyTo)
+		return false
+	}
 	// The id is journalled here rather than by the worker, so that one
 	// store write covers everything that queued meanwhile.
 	v, reply, durable := rs.journal.begin(cmd.ID, j.hash)
-	if v != fresh {
+	if v != fresh { // the same command arrived twice at once
+		<-rs.slots
 		p.answerKnown(rs, j, v, reply)
 		return false
 	}
 	j.durable = durable
-	select {
-	case rs.queue <- j:
-		return true
-	default:
-		rs.journal.forget(cmd.ID, j.hash) // not run: the same id may come again
-		n := p.in.busy.Add(1)
-		if n == 1 || p.busyLog.allow() {
-			p.log.Warn("command queue full: commands answered busy", "queue", cap(rs.queue), "busy_total", n)
-		}
-		p.sendReply(rs, replyTo, replyFor(cmd.ID, nil, &RequestError{Code: CodeBusy,
-			Msg: fmt.Sprintf("busy: %d commands queued and %d running; send it again later", cap(rs.queue), p.opts.MaxInflight)}))
-		return false
+	rs.queue <- j // never blocks: the slot is taken
+	return true
+}
+
+// refuseBusy answers a command the queue has no place for, and counts it.
+func (p *Plane) refuseBusy(rs *runState, id, replyTo string) {
+	n := p.in.busy.Add(1)
+	if n == 1 || p.busyLog.allow() {
+		p.log.Warn("command queue full: commands answered busy", "queue", cap(rs.queue), "busy_total", n)
 	}
+	p.sendReply(rs, replyTo, replyFor(id, nil, &RequestError{Code: CodeBusy,
+		Msg: fmt.Sprintf("busy: %d commands queued and %d running; send it again later", cap(rs.queue), p.opts.MaxInflight)}))
 }
 
 // answerKnown answers a command whose id the journal knows.
@@ -134,6 +147,7 @@ func (p *Plane) startWorkers(rs *runState) {
 			for {
 				select {
 				case j := <-rs.queue:
+					<-rs.slots
 					p.runJob(rs, j)
 				case <-rs.ctx.Done():
 					return
@@ -155,8 +169,12 @@ func (p *Plane) runJob(rs *runState, j *job) {
 	}
 	<-j.durable // the writer flushes until every worker has returned
 	p.in.commands.Add(1)
-	data := p.sendReply(rs, j.replyTo, p.execute(rs.ctx, j.cmd, j.grants))
-	rs.journal.finish(j.cmd.ID, j.hash, data, j.msg.Ack)
+	r := p.execute(rs.ctx, j.cmd, j.grants)
+	data := p.sendReply(rs, j.replyTo, r)
+	// Refused before it ran (its params, a busy agent): not kept, so a
+	// resend runs and refusals never push out the ids of commands that ran.
+	ran := r.Code != CodeInvalid && r.Code != CodeBusy
+	rs.journal.finish(j.cmd.ID, j.hash, data, ran, j.msg.Ack)
 }
 
 // execute runs a decoded command.
@@ -243,6 +261,7 @@ func (rs *runState) stopWorkers(ctx context.Context) error {
 	for {
 		select {
 		case j := <-rs.queue:
+			<-rs.slots
 			rs.journal.forget(j.cmd.ID, j.hash)
 			continue
 		default:

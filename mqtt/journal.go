@@ -9,6 +9,9 @@ import (
 	"slices"
 	"sync"
 	"sync/atomic"
+	"time"
+
+	"github.com/edgeagent/edgeagent/clock"
 )
 
 // KV is the part of the store the command journal needs (store.Store is
@@ -40,22 +43,31 @@ const maxKeptReply = 2048
 // Writes are coalesced: whatever waits while one batch is being written
 // goes into the next, so a flood costs one fsync per batch, not per command.
 //
-// Memory is fixed at start: the window is a table of 64-bit id keys
-// (idKey) and a ring of them by sequence, about 70 bytes per id (0.7 MB
-// for the default 10,000), allocated whole so that the agent's memory
-// does not creep for hours while the window fills. Ids and replies stay
-// in the store; the rare duplicate reads its record back from there,
-// which also confirms that the key was its id and not another's.
+// The window holds the commands that were let in to run (queued), not
+// everything that arrived: a command refused busy is never journalled, and
+// one answered invalid or busy by its tool is forgotten once answered, so a
+// flood of refusals cannot push out the ids of commands that ran. An id
+// stays for the window's span (a time, from the clock) unless the window's
+// count is reached first.
+//
+// Memory is fixed at start: a table of 64-bit id keys (idKey) and a ring
+// of (key, sequence) slots twice the window's count, allocated whole so
+// that the agent's memory does not creep for hours while the window fills.
+// A forgotten id leaves a hole in the ring that no longer counts against
+// the window; when the ring is full of holes it is compacted in place. Ids
+// and replies stay in the store; the rare duplicate reads its record back
+// from there, which also confirms that the key was its id and not another's.
 type journal struct {
-	kv     KV
-	window int
-	log    *slog.Logger
-	key    func(id string) uint64 // idKey; tests give colliding ones
+	kv    KV
+	limit Window
+	log   *slog.Logger
+	key   func(id string) uint64 // idKey; tests give colliding ones
 
 	mu      sync.Mutex
 	byKey   map[uint64]journalEntry
-	ring    []uint64 // ring[seq%window] is the key begun with seq
-	next    uint64   // sequence of the next entry
+	ring    []slot // a queue of the entries in sequence order, from head
+	head, n int
+	next    uint64 // sequence of the next entry
 	pending map[string]any
 	dels    []string
 	waiters []chan struct{}
@@ -65,9 +77,22 @@ type journal struct {
 	failed atomic.Uint64 // store errors
 }
 
+// Window bounds the ids the journal remembers: at most Count, each for
+// at most Span after it was let in, on Clock's time.
+type Window struct {
+	Count int
+	Span  time.Duration
+	Clock clock.Clock
+}
+
+// slot is an entry's place in the ring; the entry is live while
+// byKey[key].seq == seq.
+type slot struct{ key, seq uint64 }
+
 type journalEntry struct {
 	hash uint64 // of the payload
 	seq  uint64
+	at   int64 // when it was let in (unix ns): it leaves the window at at+Span
 	done bool
 	mine bool // started by this process (not loaded from the store)
 }
@@ -80,6 +105,7 @@ type journalRecord struct {
 	ID    string          `json:"i,omitempty"` // empty in stores written before: the key is the id
 	Hash  uint64          `json:"h"`
 	Seq   uint64          `json:"s"`
+	At    int64           `json:"t,omitempty"` // unix ns; 0 in stores written before: taken as the load time
 	Done  bool            `json:"d,omitempty"`
 	Reply json.RawMessage `json:"r,omitempty"`
 }
@@ -95,9 +121,12 @@ const (
 	reused                     // the id was used for a different command
 )
 
-func newJournal(kv KV, window int, log *slog.Logger) *journal {
-	j := &journal{kv: kv, window: window, log: log, key: idKey,
-		byKey: make(map[uint64]journalEntry, window), ring: make([]uint64, window),
+func newJournal(kv KV, limit Window, log *slog.Logger) *journal {
+	if limit.Clock == nil {
+		limit.Clock = clock.Real()
+	}
+	j := &journal{kv: kv, limit: limit, log: log, key: idKey,
+		byKey: make(map[uint64]journalEntry, limit.Count), ring: make([]slot, 2*limit.Count),
 		pending: map[string]any{}, wake: make(chan struct{}, 1)}
 	j.load()
 	return j
@@ -114,7 +143,8 @@ func storeKey(seq uint64) string { return fmt.Sprintf("%016x", seq) }
 // load reads the window left by the previous run. An entry that was
 // started and not done stays so: its command was interrupted. Records of
 // earlier layouts (keyed by the id itself, or by its key) are rewritten
-// under their sequence; records beyond the window are deleted.
+// under their sequence; records beyond the window's count or span are
+// deleted.
 func (j *journal) load() {
 	type loaded struct {
 		key string
@@ -135,8 +165,12 @@ func (j *journal) load() {
 	if n := len(all); n > 0 {
 		j.next = all[n-1].Seq + 1
 	}
-	for _, e := range all {
-		if e.Seq+uint64(j.window) < j.next {
+	now := j.limit.Clock.Now().UnixNano()
+	for i, e := range all {
+		if e.At == 0 {
+			e.At = now
+		}
+		if len(all)-i > j.limit.Count || j.expired(e.At, now) {
 			j.dels = append(j.dels, e.key)
 			continue
 		}
@@ -148,9 +182,51 @@ func (j *journal) load() {
 			j.pending[sk] = e.journalRecord
 		}
 		k := j.key(e.ID)
-		j.byKey[k] = journalEntry{hash: e.Hash, seq: e.Seq, done: e.Done}
-		j.ring[e.Seq%uint64(j.window)] = k
+		j.byKey[k] = journalEntry{hash: e.Hash, seq: e.Seq, at: e.At, done: e.Done}
+		j.push(slot{key: k, seq: e.Seq})
 	}
+}
+
+// expired says whether an entry let in at at has left the window's span.
+func (j *journal) expired(at, now int64) bool { return now-at >= int64(j.limit.Span) }
+
+// live says whether a slot's entry is still in the window.
+func (j *journal) live(s slot) bool {
+	e, ok := j.byKey[s.key]
+	return ok && e.seq == s.seq
+}
+
+// push adds a slot at the tail; a full ring is compacted first (it holds
+// at most Count live slots, so compaction frees at least half of it).
+func (j *journal) push(s slot) {
+	if j.n == len(j.ring) {
+		j.compact()
+	}
+	j.ring[(j.head+j.n)%len(j.ring)] = s
+	j.n++
+}
+
+// compact drops the holes from the ring, keeping the order.
+func (j *journal) compact() {
+	kept := 0
+	for i := range j.n {
+		s := j.ring[(j.head+i)%len(j.ring)]
+		if !j.live(s) {
+			j.drop(s.seq)
+			continue
+		}
+		j.ring[(j.head+kept)%len(j.ring)] = s
+		kept++
+	}
+	j.n = kept
+}
+
+// drop deletes the record of the entry begun with seq, pending or stored
+// (a missing key is no error: it may have been forgotten already).
+func (j *journal) drop(seq uint64) {
+	sk := storeKey(seq)
+	delete(j.pending, sk)
+	j.dels = append(j.dels, sk)
 }
 
 func cmpU64(a, b uint64) int {
@@ -179,8 +255,8 @@ func (j *journal) lookup(id string, hash uint64) (verdict, []byte) {
 
 func (j *journal) verdictLocked(id string, hash uint64) (verdict, []byte) {
 	e, ok := j.byKey[j.key(id)]
-	if !ok {
-		return fresh, nil
+	if !ok || j.expired(e.at, j.limit.Clock.Now().UnixNano()) {
+		return fresh, nil // an expired entry is evicted by the next begin
 	}
 	rec, found := j.recordLocked(e.seq)
 	switch {
@@ -223,12 +299,13 @@ func (j *journal) begin(id string, hash uint64) (verdict, []byte, <-chan struct{
 	if v, reply := j.verdictLocked(id, hash); v != fresh {
 		return v, reply, nil
 	}
-	j.evictLocked()
+	now := j.limit.Clock.Now().UnixNano()
+	j.evictLocked(now)
 	k, seq := j.key(id), j.next
 	j.next++
-	j.byKey[k] = journalEntry{hash: hash, seq: seq, mine: true}
-	j.ring[seq%uint64(j.window)] = k
-	j.pending[storeKey(seq)] = journalRecord{ID: id, Hash: hash, Seq: seq}
+	j.byKey[k] = journalEntry{hash: hash, seq: seq, at: now, mine: true}
+	j.push(slot{key: k, seq: seq})
+	j.pending[storeKey(seq)] = journalRecord{ID: id, Hash: hash, Seq: seq, At: now}
 	done := make(chan struct{})
 	j.waiters = append(j.waiters, done)
 	j.signal()
@@ -238,17 +315,24 @@ func (j *journal) begin(id string, hash uint64) (verdict, []byte, <-chan struct{
 // finish records the reply of a command started with begin; then, once
 // that is durable, runs ack (the MQTT acknowledgement), so that a command
 // the broker redelivers finds its reply. hash is the payload's, as given
-// to begin.
-func (j *journal) finish(id string, hash uint64, reply []byte, ack func()) {
+// to begin. A command that did not run (keep false: its tool answered
+// invalid or busy) is forgotten instead, so that refusals never take the
+// place of commands that ran.
+func (j *journal) finish(id string, hash uint64, reply []byte, keep bool, ack func()) {
 	if len(reply) > maxKeptReply {
 		reply = nil
 	}
 	j.mu.Lock()
 	k := j.key(id)
 	if e, ok := j.byKey[k]; ok && e.mine && e.hash == hash { // not an entry that took its key over
-		e.done = true
-		j.byKey[k] = e
-		j.pending[storeKey(e.seq)] = journalRecord{ID: id, Hash: e.hash, Seq: e.seq, Done: true, Reply: reply}
+		if keep {
+			e.done = true
+			j.byKey[k] = e
+			j.pending[storeKey(e.seq)] = journalRecord{ID: id, Hash: e.hash, Seq: e.seq, At: e.at, Done: true, Reply: reply}
+		} else {
+			delete(j.byKey, k)
+			j.drop(e.seq)
+		}
 	}
 	if ack != nil {
 		j.after = append(j.after, ack)
@@ -257,9 +341,9 @@ func (j *journal) finish(id string, hash uint64, reply []byte, ack func()) {
 	j.mu.Unlock()
 }
 
-// forget removes a journalled command that was not run (refused as busy,
-// left in the queue at stop): the same id may come again and run. Its
-// slot in the ring stays until it is reached.
+// forget removes a journalled command that was not run (left in the
+// queue at stop): the same id may come again and run. Its slot in the
+// ring stays, as a hole, until it is reached or compacted.
 func (j *journal) forget(id string, hash uint64) {
 	j.mu.Lock()
 	defer j.mu.Unlock()
@@ -269,9 +353,7 @@ func (j *journal) forget(id string, hash uint64) {
 		return
 	}
 	delete(j.byKey, k)
-	sk := storeKey(e.seq)
-	delete(j.pending, sk)
-	j.dels = append(j.dels, sk)
+	j.drop(e.seq)
 	j.signal()
 }
 
@@ -282,21 +364,24 @@ func (j *journal) signal() {
 	}
 }
 
-// evictLocked makes room for the next id: the one begun a window ago
-// goes, unless its key was forgotten or taken over since.
-func (j *journal) evictLocked() {
-	if j.next < uint64(j.window) {
-		return
+// evictLocked makes room for the next id: from the oldest, the entries
+// past the window's span go, and the oldest live one if the window's count
+// is reached. Holes at the head go with them; the record goes whatever
+// became of its entry (forgotten, or its key taken over by a later id).
+func (j *journal) evictLocked(now int64) {
+	for j.n > 0 {
+		s := j.ring[j.head]
+		live := j.live(s)
+		if live && len(j.byKey) < j.limit.Count && !j.expired(j.byKey[s.key].at, now) {
+			return
+		}
+		if live {
+			delete(j.byKey, s.key)
+		}
+		j.drop(s.seq)
+		j.head = (j.head + 1) % len(j.ring)
+		j.n--
 	}
-	old := j.next - uint64(j.window)
-	if k := j.ring[old%uint64(j.window)]; j.byKey[k].seq == old {
-		delete(j.byKey, k)
-	}
-	// The record goes whatever became of the entry (forgotten, or its
-	// key taken over by a later id): a missing key is no error.
-	sk := storeKey(old)
-	delete(j.pending, sk)
-	j.dels = append(j.dels, sk)
 }
 
 // run writes batches until ctx ends, then writes what is left.

@@ -15,6 +15,7 @@ import (
 	paho "github.com/eclipse/paho.mqtt.golang"
 
 	"github.com/edgeagent/edgeagent/agent"
+	"github.com/edgeagent/edgeagent/clock"
 	"github.com/edgeagent/edgeagent/hooks"
 	"github.com/edgeagent/edgeagent/internal/mqttclient"
 	"github.com/edgeagent/edgeagent/internal/wait"
@@ -40,6 +41,8 @@ type Deps struct {
 	// restarts); store.Memory where nothing should persist.
 	Store KV
 	Log   *slog.Logger
+	// Clock times the duplicate window; nil is the wall clock.
+	Clock clock.Clock
 }
 
 // Plane is the MQTT control plane, a plugin of the node: commands in,
@@ -76,7 +79,8 @@ type runState struct {
 	handlers tracker
 	pumpDone chan struct{}
 
-	queue       chan *job // pointers: a job is ~600 bytes, the queue 1024 deep
+	queue       chan *job     // pointers: a job is ~600 bytes, the queue 1024 deep
+	slots       chan struct{} // places in the queue, taken before a command is journalled
 	workers     sync.WaitGroup
 	journal     *journal
 	journalStop context.CancelFunc
@@ -105,6 +109,9 @@ func New(cfg Config, d Deps) (*Plane, error) {
 	if d.Log == nil {
 		d.Log = slog.Default()
 	}
+	if d.Clock == nil {
+		d.Clock = clock.Real()
+	}
 	return &Plane{
 		d: d, cfg: cfg, opts: cfg.Options, log: d.Log.With("component", "mqtt"),
 		topics: NewTopics(cfg.Prefix, cfg.DeviceID, cfg.Discovery),
@@ -131,7 +138,8 @@ func (p *Plane) OnAgentStart(context.Context) error {
 		return errors.New("mqtt: already started")
 	}
 	rs := &runState{pumpDone: make(chan struct{}), queue: make(chan *job, p.opts.Queue),
-		journal: newJournal(p.d.Store, p.opts.DedupWindow, p.log), journalDone: make(chan struct{}),
+		slots:   make(chan struct{}, p.opts.Queue),
+		journal: newJournal(p.d.Store, Window{Count: p.opts.DedupWindow, Span: p.opts.DedupSpan, Clock: p.d.Clock}, p.log), journalDone: make(chan struct{}),
 		numeric: map[string]string{}, motion: map[string]bool{}}
 	for _, s := range p.cfg.Sensors {
 		if motionSensor(s.Kind) {

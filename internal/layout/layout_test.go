@@ -65,7 +65,7 @@ var rules = []struct {
 	{"sensors/gpio/...", []string{"sensors", "worldmodel", "sensors/simcurve", "sensors/periphhost", "sensors/gpio/..."}},
 	{"agent", []string{"hooks", "tools", "worldmodel", "llm"}},
 	{"agent/agenttest", []string{"agent", "hooks", "tools", "worldmodel", "llm"}},
-	{"mqtt", []string{"agent", "tools", "worldmodel", "hooks"}},
+	{"mqtt", []string{"agent", "clock", "tools", "worldmodel", "hooks"}},
 	{"mqtt/mosquittotest", nil},
 	// The decision benchmark builds a sim node per case, as the CLI does.
 	{"eval", []string{"agent", "board", "llm", "llm/local", "node", "worldmodel"}},

@@ -17,7 +17,7 @@ func init() {
 			return nil, err
 		}
 		return mqtt.New(cfg, mqtt.Deps{World: h.World(), Tools: h.Tools(), Agent: h.Agent(),
-			Host: h, Store: h.Store(), Log: h.Log()})
+			Host: h, Store: h.Store(), Log: h.Log(), Clock: h.Clock()})
 	})
 }
 

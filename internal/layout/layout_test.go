@@ -35,7 +35,7 @@ var rules = []struct {
 	{"internal/...", nil},
 	{"llm", nil},
 	{"llm/llmtest", []string{"llm"}},
-	{"llm/local/...", []string{"llm"}},
+	{"llm/local/...", []string{"llm", "clock"}},
 	{"tools", []string{"hooks", "worldmodel"}},
 	{"tools/toolstest", []string{"tools"}},
 	// The admin tools change the node through the narrow Config it gives

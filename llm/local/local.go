@@ -31,6 +31,7 @@ import (
 
 	"github.com/ollama/ollama/api"
 
+	"github.com/edgeagent/edgeagent/clock"
 	"github.com/edgeagent/edgeagent/internal/strictjson"
 	"github.com/edgeagent/edgeagent/llm"
 )
@@ -58,6 +59,8 @@ type Options struct {
 	// MinBackoff and MaxBackoff bound the wait between reconnection
 	// attempts while the server is down (default 500ms and 30s).
 	MinBackoff, MaxBackoff time.Duration
+	// Clock times the backoff (default the wall clock).
+	Clock clock.Clock
 	// HTTPClient carries the requests (default: a client without a global
 	// timeout; each call has its own deadline).
 	HTTPClient *http.Client
@@ -78,11 +81,13 @@ type Client struct {
 	api  *api.Client
 	log  *slog.Logger
 
-	kick chan string // asks the supervisor to re-check the server
+	kick chan string // a call failed: the supervisor marks the server down
 
 	mu         sync.Mutex
 	state      string
 	reason     string
+	warned     string // the reason last logged, so a steady outage logs once
+	callOK     bool   // a call succeeded since the supervisor last connected
 	embedState string // ok | missing | off | unknown
 	embedWhy   string
 	version    string
@@ -148,6 +153,9 @@ func New(o Options) (*Client, error) {
 	}
 	if o.Log == nil {
 		o.Log = slog.Default()
+	}
+	if o.Clock == nil {
+		o.Clock = clock.Real()
 	}
 	c := &Client{o: o, base: base, api: api.NewClient(base, o.HTTPClient), log: o.Log,
 		kick: make(chan string, 1), state: StateStarting, embedState: "unknown"}
@@ -310,6 +318,12 @@ func (c *Client) options(maxTokens int) map[string]any {
 // Run supervises the server until ctx ends: check, preload, and after a
 // failure retry with exponential backoff. Calls fail fast while it reports
 // the server down.
+//
+// Every failure waits out its backoff step, whatever its kind (refused,
+// EOF, 5xx, timeout, malformed answer) and whoever saw it (the check or a
+// call): a failed call only tells the supervisor, it never starts an
+// attempt early. So a server that accepts and drops every connection costs
+// one attempt per step, not one per agent cycle.
 func (c *Client) Run(ctx context.Context) {
 	c.mu.Lock()
 	c.supervised = true
@@ -326,27 +340,54 @@ func (c *Client) Run(ctx context.Context) {
 			return
 		}
 		if err == nil {
-			backoff = c.o.MinBackoff
+			up := c.o.Clock.Now()
+			var why string
 			select {
 			case <-ctx.Done():
 				return
-			case why := <-c.kick:
-				c.log.Debug("ollama: re-checking the server", "why", why)
-				continue
+			case why = <-c.kick:
 			}
+			// The step grows while the server passes its check and then fails
+			// the first call (flapping); it starts over once calls worked or
+			// the server stayed up for a whole step.
+			if c.takeCallOK() || c.o.Clock.Now().Sub(up) >= c.o.MaxBackoff {
+				backoff = c.o.MinBackoff
+			}
+			err = errors.New(why)
 		}
 		c.setDown(err.Error(), backoff)
-		t := time.NewTimer(backoff)
-		select {
-		case <-ctx.Done():
-			t.Stop()
+		if !c.wait(ctx, backoff) {
 			return
-		case <-t.C:
-		case <-c.kick:
-			t.Stop()
 		}
 		backoff = min(backoff*2, c.o.MaxBackoff)
 	}
+}
+
+// wait waits out one backoff step; it reports false when ctx ended. A
+// call that fails meanwhile was in flight when the server went down (later
+// ones fail fast): it says nothing new, so it is read and let go, and the
+// step holds.
+func (c *Client) wait(ctx context.Context, d time.Duration) bool {
+	t := c.o.Clock.NewTimer(d)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return false
+		case <-t.C():
+			return true
+		case why := <-c.kick:
+			c.log.Debug("ollama: a call failed while waiting to retry; the backoff holds", "why", why)
+		}
+	}
+}
+
+func (c *Client) takeCallOK() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	ok := c.callOK
+	c.callOK = false
+	return ok
 }
 
 // connect checks the server and, when it was not available before,
@@ -383,28 +424,29 @@ func (c *Client) setUp() {
 	if c.state != StateAvailable && c.state != StateStarting {
 		c.log.Info("ollama available again", "host", c.base.String())
 	}
-	c.state, c.reason, c.retryAt = StateAvailable, "", time.Time{}
+	c.state, c.reason, c.warned, c.retryAt, c.callOK = StateAvailable, "", "", time.Time{}, false
 }
 
 func (c *Client) setDown(reason string, retry time.Duration) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.state != StateUnavailable || c.reason != reason {
+	if c.warned != reason {
 		c.log.Warn("ollama unavailable; the agent keeps to its fast paths", "reason", reason, "retry_in", retry)
+		c.warned = reason
 	}
-	c.state, c.reason, c.retryAt = StateUnavailable, reason, time.Now().Add(retry)
+	c.state, c.reason, c.retryAt = StateUnavailable, reason, c.o.Clock.Now().Add(retry)
 }
 
 // trouble tells the supervisor that a call failed in a way that suggests
-// the server is gone (or the model was removed).
-func (c *Client) trouble(why string, down bool) {
-	if down {
-		c.mu.Lock()
-		if c.supervised {
-			c.state, c.reason = StateUnavailable, why
-		}
-		c.mu.Unlock()
+// the server is gone or broken (refused, EOF, 5xx, timeout, malformed
+// answer, model removed): calls fail fast from now on, and the supervisor
+// retries after its backoff.
+func (c *Client) trouble(why string) {
+	c.mu.Lock()
+	if c.supervised {
+		c.state, c.reason = StateUnavailable, why
 	}
+	c.mu.Unlock()
 	select {
 	case c.kick <- why:
 	default:
@@ -431,7 +473,7 @@ func (c *Client) Status() Status {
 		s.Reason = c.embedWhy
 	}
 	if !c.retryAt.IsZero() {
-		s.RetryIn = max(time.Until(c.retryAt), 0).Round(time.Millisecond).String()
+		s.RetryIn = max(c.retryAt.Sub(c.o.Clock.Now()), 0).Round(time.Millisecond).String()
 	}
 	if c.lastLoad > 0 {
 		s.LastLoad = c.lastLoad.Round(time.Microsecond).String()
@@ -503,7 +545,7 @@ func (c *Client) Generate(ctx context.Context, req llm.Request) (llm.Response, e
 		return llm.Response{}, fmt.Errorf("ollama %s: %w", req.Purpose, context.Cause(ctx))
 	case cctx.Err() != nil:
 		c.count(func(s *Stats) { s.Failures++ })
-		c.trouble("a call timed out", false)
+		c.trouble("a call timed out")
 		return llm.Response{}, fmt.Errorf("ollama %s: no answer within %s: %w", req.Purpose, c.o.Timeout, context.DeadlineExceeded)
 	case err != nil:
 		c.count(func(s *Stats) { s.Failures++ })
@@ -512,7 +554,7 @@ func (c *Client) Generate(ctx context.Context, req llm.Request) (llm.Response, e
 		// api.Client ends quietly when the body breaks off: the server
 		// went away in the middle of the answer.
 		c.count(func(s *Stats) { s.Failures++ })
-		c.trouble("the server broke off an answer", true)
+		c.trouble("the server broke off an answer")
 		return llm.Response{}, fmt.Errorf("ollama %s: %w: the server closed the answer before it was done", req.Purpose, llm.ErrUnavailable)
 	}
 	u := llm.Usage{Model: final.Model, PromptTokens: final.PromptEvalCount, EvalTokens: final.EvalCount,
@@ -521,6 +563,7 @@ func (c *Client) Generate(ctx context.Context, req llm.Request) (llm.Response, e
 		s.PromptTokens += uint64(max(u.PromptTokens, 0))
 		s.EvalTokens += uint64(max(u.EvalTokens, 0))
 	})
+	c.callWorked()
 	c.setUpIfStarting()
 	if final.DoneReason == "length" {
 		return llm.Response{Content: content.String(), Usage: u}, fmt.Errorf("ollama %s: %w (%d tokens)", req.Purpose, llm.ErrTruncated, maxTokens)
@@ -533,6 +576,13 @@ func (c *Client) Generate(ctx context.Context, req llm.Request) (llm.Response, e
 		}
 	}
 	return llm.Response{Content: content.String(), Usage: u}, nil
+}
+
+// callWorked tells the supervisor that the server answered a call.
+func (c *Client) callWorked() {
+	c.mu.Lock()
+	c.callOK = true
+	c.mu.Unlock()
 }
 
 // setUpIfStarting marks the client available after a successful call when
@@ -552,23 +602,30 @@ func (c *Client) count(f func(*Stats)) {
 }
 
 // describe turns the api client's errors into ours: a transport failure
-// means the server is unreachable; a 404 that the model is not pulled.
+// means the server is unreachable; a 404 that the model is not pulled; a
+// 5xx or an answer outside Ollama's protocol that the server is broken.
+// All of these take the server out of use until the supervisor's next
+// attempt; other 4xx answers are about the one request.
 func (c *Client) describe(err error) error {
 	var se api.StatusError
 	if errors.As(err, &se) {
-		if se.StatusCode == http.StatusNotFound {
+		switch {
+		case se.StatusCode == http.StatusNotFound:
 			missing := &ModelMissingError{c.o.Model, c.base.String()}
-			c.trouble(missing.Error(), true)
+			c.trouble(missing.Error())
 			return fmt.Errorf("%w: %s (server said: %s)", llm.ErrUnavailable, missing, se.ErrorMessage)
+		case se.StatusCode >= 500:
+			c.trouble(fmt.Sprintf("server error %d", se.StatusCode))
 		}
 		return fmt.Errorf("server error %d: %s", se.StatusCode, se.ErrorMessage)
 	}
 	var ue *url.Error
 	if errors.As(err, &ue) {
-		c.trouble(err.Error(), true)
+		c.trouble(err.Error())
 		return fmt.Errorf("%w: %v", llm.ErrUnavailable, err)
 	}
 	// The server answered something that is not Ollama's protocol.
+	c.trouble("malformed answer")
 	return fmt.Errorf("malformed answer: %v", err)
 }
 
@@ -598,7 +655,7 @@ func (c *Client) Embed(ctx context.Context, texts []string) ([][]float32, error)
 	case ctx.Err() != nil:
 		return nil, fmt.Errorf("ollama embed: %w", context.Cause(ctx))
 	case cctx.Err() != nil:
-		c.trouble("an embed call timed out", false)
+		c.trouble("an embed call timed out")
 		return nil, fmt.Errorf("ollama embed: no answer within %s: %w", c.o.Timeout, context.DeadlineExceeded)
 	case err != nil:
 		var se api.StatusError
@@ -607,7 +664,6 @@ func (c *Client) Embed(ctx context.Context, texts []string) ([][]float32, error)
 			c.mu.Lock()
 			c.embedState, c.embedWhy = "missing", missing.Error()
 			c.mu.Unlock()
-			c.trouble("embedding model missing", false)
 			return nil, fmt.Errorf("%w: %s", llm.ErrNoEmbedModel, missing)
 		}
 		return nil, fmt.Errorf("ollama embed: %w", c.describe(err))
@@ -621,7 +677,7 @@ func (c *Client) Embed(ctx context.Context, texts []string) ([][]float32, error)
 		}
 	}
 	c.mu.Lock()
-	c.embedState = "ok"
+	c.embedState, c.callOK = "ok", true
 	c.mu.Unlock()
 	return resp.Embeddings, nil
 }

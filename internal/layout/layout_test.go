@@ -59,6 +59,9 @@ var rules = []struct {
 	// clock and keeps their health in the world model.
 	{"sensors/supervise", []string{"sensors", "worldmodel", "clock"}},
 	{"sensors/camera/...", []string{"sensors", "worldmodel", "sensors/camera/..."}},
+	// The speech frontend (openWakeWord's mel features and embedding
+	// network) is a leaf: the wake-word code builds on it, not it on them.
+	{"sensors/mic/speechembed/...", []string{"sensors/mic/speechembed/..."}},
 	{"sensors/mic/...", []string{"sensors", "worldmodel", "sensors/mic/..."}},
 	{"sensors/i2c/i2ckit/kittest", []string{"sensors", "worldmodel", "board", "node/sensorconf", "sensors/i2c/..."}},
 	{"sensors/i2c/...", []string{"sensors", "worldmodel", "sensors/simcurve", "sensors/periphhost", "sensors/i2c/..."}},

@@ -1,0 +1,171 @@
+//go:build !purego
+
+#include "textflag.h"
+
+// func conv4x24(m4, taps, k int, a *float32, lda, tap int, b *float32, nb int, bias *float32, c *float32, ldc int)
+//
+// NEON: 4 rows × 24 columns, 24 accumulators (V0–V23) starting at the
+// bias, the weight row in V24–V29, each row's a value broadcast into V30.
+TEXT ·conv4x24(SB), NOSPLIT, $0-88
+	MOVD m4+0(FP), R0
+	MOVD a+24(FP), R1
+	MOVD lda+32(FP), R2
+	LSL  $2, R2           // lda bytes
+	MOVD tap+40(FP), R3
+	LSL  $2, R3           // tap bytes
+	MOVD nb+56(FP), R4
+	LSL  $2, R4           // b row stride bytes
+	MOVD bias+64(FP), R5
+	MOVD c+72(FP), R6
+	MOVD ldc+80(FP), R7
+	LSL  $2, R7           // ldc bytes
+	ADD  $64, R5, R17
+
+block:
+	VLD1 (R5), [V0.S4, V1.S4, V2.S4, V3.S4]
+	VLD1 (R17), [V4.S4, V5.S4]
+	VORR V0.B16, V0.B16, V6.B16
+	VORR V1.B16, V1.B16, V7.B16
+	VORR V2.B16, V2.B16, V8.B16
+	VORR V3.B16, V3.B16, V9.B16
+	VORR V4.B16, V4.B16, V10.B16
+	VORR V5.B16, V5.B16, V11.B16
+	VORR V0.B16, V0.B16, V12.B16
+	VORR V1.B16, V1.B16, V13.B16
+	VORR V2.B16, V2.B16, V14.B16
+	VORR V3.B16, V3.B16, V15.B16
+	VORR V4.B16, V4.B16, V16.B16
+	VORR V5.B16, V5.B16, V17.B16
+	VORR V0.B16, V0.B16, V18.B16
+	VORR V1.B16, V1.B16, V19.B16
+	VORR V2.B16, V2.B16, V20.B16
+	VORR V3.B16, V3.B16, V21.B16
+	VORR V4.B16, V4.B16, V22.B16
+	VORR V5.B16, V5.B16, V23.B16
+	MOVD b+48(FP), R8
+	MOVD R1, R9
+	MOVD taps+8(FP), R10
+
+tapLoop:
+	MOVD R9, R11
+	MOVD k+16(FP), R12
+
+qLoop:
+	ADD   $64, R8, R13
+	VLD1  (R8), [V24.S4, V25.S4, V26.S4, V27.S4]
+	VLD1  (R13), [V28.S4, V29.S4]
+	VLD1R (R11), [V30.S4]
+	VFMLA V24.S4, V30.S4, V0.S4
+	VFMLA V25.S4, V30.S4, V1.S4
+	VFMLA V26.S4, V30.S4, V2.S4
+	VFMLA V27.S4, V30.S4, V3.S4
+	VFMLA V28.S4, V30.S4, V4.S4
+	VFMLA V29.S4, V30.S4, V5.S4
+	ADD   R2, R11, R14
+	VLD1R (R14), [V30.S4]
+	VFMLA V24.S4, V30.S4, V6.S4
+	VFMLA V25.S4, V30.S4, V7.S4
+	VFMLA V26.S4, V30.S4, V8.S4
+	VFMLA V27.S4, V30.S4, V9.S4
+	VFMLA V28.S4, V30.S4, V10.S4
+	VFMLA V29.S4, V30.S4, V11.S4
+	ADD   R2, R14, R14
+	VLD1R (R14), [V30.S4]
+	VFMLA V24.S4, V30.S4, V12.S4
+	VFMLA V25.S4, V30.S4, V13.S4
+	VFMLA V26.S4, V30.S4, V14.S4
+	VFMLA V27.S4, V30.S4, V15.S4
+	VFMLA V28.S4, V30.S4, V16.S4
+	VFMLA V29.S4, V30.S4, V17.S4
+	ADD   R2, R14, R14
+	VLD1R (R14), [V30.S4]
+	VFMLA V24.S4, V30.S4, V18.S4
+	VFMLA V25.S4, V30.S4, V19.S4
+	VFMLA V26.S4, V30.S4, V20.S4
+	VFMLA V27.S4, V30.S4, V21.S4
+	VFMLA V28.S4, V30.S4, V22.S4
+	VFMLA V29.S4, V30.S4, V23.S4
+	ADD   $4, R11
+	ADD   R4, R8
+	SUBS  $1, R12
+	BNE   qLoop
+	ADD   R3, R9
+	SUBS  $1, R10
+	BNE   tapLoop
+
+	MOVD R6, R15
+	ADD  $64, R15, R16
+	VST1 [V0.S4, V1.S4, V2.S4, V3.S4], (R15)
+	VST1 [V4.S4, V5.S4], (R16)
+	ADD  R7, R15
+	ADD  R7, R16
+	VST1 [V6.S4, V7.S4, V8.S4, V9.S4], (R15)
+	VST1 [V10.S4, V11.S4], (R16)
+	ADD  R7, R15
+	ADD  R7, R16
+	VST1 [V12.S4, V13.S4, V14.S4, V15.S4], (R15)
+	VST1 [V16.S4, V17.S4], (R16)
+	ADD  R7, R15
+	ADD  R7, R16
+	VST1 [V18.S4, V19.S4, V20.S4, V21.S4], (R15)
+	VST1 [V22.S4, V23.S4], (R16)
+	ADD  R2<<2, R1
+	ADD  R7<<2, R6
+	SUBS $1, R0
+	BNE  block
+	RET
+
+// func conv1x24(m, taps, k int, a *float32, lda, tap int, b *float32, nb int, bias *float32, c *float32, ldc int)
+TEXT ·conv1x24(SB), NOSPLIT, $0-88
+	MOVD m+0(FP), R0
+	MOVD a+24(FP), R1
+	MOVD lda+32(FP), R2
+	LSL  $2, R2
+	MOVD tap+40(FP), R3
+	LSL  $2, R3
+	MOVD nb+56(FP), R4
+	LSL  $2, R4
+	MOVD bias+64(FP), R5
+	MOVD c+72(FP), R6
+	MOVD ldc+80(FP), R7
+	LSL  $2, R7
+	ADD  $64, R5, R17
+
+row:
+	VLD1 (R5), [V0.S4, V1.S4, V2.S4, V3.S4]
+	VLD1 (R17), [V4.S4, V5.S4]
+	MOVD b+48(FP), R8
+	MOVD R1, R9
+	MOVD taps+8(FP), R10
+
+tap1:
+	MOVD R9, R11
+	MOVD k+16(FP), R12
+
+q1:
+	ADD   $64, R8, R13
+	VLD1  (R8), [V24.S4, V25.S4, V26.S4, V27.S4]
+	VLD1  (R13), [V28.S4, V29.S4]
+	VLD1R (R11), [V30.S4]
+	VFMLA V24.S4, V30.S4, V0.S4
+	VFMLA V25.S4, V30.S4, V1.S4
+	VFMLA V26.S4, V30.S4, V2.S4
+	VFMLA V27.S4, V30.S4, V3.S4
+	VFMLA V28.S4, V30.S4, V4.S4
+	VFMLA V29.S4, V30.S4, V5.S4
+	ADD   $4, R11
+	ADD   R4, R8
+	SUBS  $1, R12
+	BNE   q1
+	ADD   R3, R9
+	SUBS  $1, R10
+	BNE   tap1
+
+	ADD  $64, R6, R16
+	VST1 [V0.S4, V1.S4, V2.S4, V3.S4], (R6)
+	VST1 [V4.S4, V5.S4], (R16)
+	ADD  R2, R1
+	ADD  R7, R6
+	SUBS $1, R0
+	BNE  row
+	RET

@@ -301,7 +301,12 @@ func (p *Plane) onConnect(rs *runState, route paho.MessageHandler) {
 }
 
 // OnAgentStop stops publishing, lets running commands finish (bounded by
-// ctx), says "stopped", disconnects and stops the embedded broker.
+// ctx), says "stopped", disconnects and stops the embedded broker. All of
+// it ends by ctx's deadline: after a flood, "stopped" waits behind
+// thousands of replies in paho's queue and the broker's clients hold
+// thousands unacknowledged, so the courtesies (the status, a quiet
+// disconnect, the broker's drain) each get a short share of what is left
+// and are skipped once it is gone; the node's 2 s covers everything.
 func (p *Plane) OnAgentStop(ctx context.Context) error {
 	p.mu.Lock()
 	rs := p.run
@@ -313,25 +318,28 @@ func (p *Plane) OnAgentStop(ctx context.Context) error {
 	rs.cancel()
 	<-rs.pumpDone
 	err := errors.Join(rs.handlers.close(ctx), rs.stopWorkers(ctx))
-	if rs.conn.client.IsConnectionOpen() {
+	if d := budget(ctx, 300*time.Millisecond); d > 0 && rs.conn.client.IsConnectionOpen() {
 		tok := rs.conn.client.Publish(p.topics.Status, 1, true, []byte("stopped"))
-		if werr := mqttclient.Wait(context.WithoutCancel(ctx), tok, time.Second); werr != nil {
+		if werr := mqttclient.Wait(context.WithoutCancel(ctx), tok, d); werr != nil {
 			p.log.Warn("MQTT: could not publish stopped", "err", werr)
 		}
 	}
-	rs.conn.client.Disconnect(250)
+	rs.conn.client.Disconnect(uint(budget(ctx, 100*time.Millisecond).Milliseconds()))
 	if rs.broker != nil {
-		rs.broker.Drain(min(500*time.Millisecond, time.Until(deadline(ctx))))
+		rs.broker.Drain(budget(ctx, 300*time.Millisecond))
 		err = errors.Join(err, rs.broker.Close())
 	}
 	return err
 }
 
-func deadline(ctx context.Context) time.Time {
-	if d, ok := ctx.Deadline(); ok {
-		return d
+// budget is what a stop step may take: at most max, and at most half of
+// what is left before ctx's deadline (the other plugins stop after us).
+func budget(ctx context.Context, most time.Duration) time.Duration {
+	d, ok := ctx.Deadline()
+	if !ok {
+		return most
 	}
-	return time.Now().Add(time.Hour)
+	return max(0, min(most, time.Until(d)/2))
 }
 
 // Status is the "mqtt" component of agent.status.

@@ -314,3 +314,36 @@ func benchOnNode(b *testing.B, n *Node, url string, one func(i int, c *mqttClien
 	b.StopTimer()
 	benchlat.Report(b, lat)
 }
+
+// TestShutdownRightAfterAFlood: the node stops within ShutdownGrace while
+// the control plane is still answering a flood of 3,000 commands (paho's
+// queue full of replies, the broker's client queues full): README, "Stop
+// it with Ctrl-C: everything closes within 2 s".
+func TestShutdownRightAfterAFlood(t *testing.T) {
+	n, url := mqttNode(t, "")
+	stop := run(t, n)
+	var replies atomic.Int64
+	c := paho.NewClient(paho.NewClientOptions().AddBroker(url).SetClientID("flood").SetAutoReconnect(false).
+		SetOrderMatters(false).SetMaxResumePubInFlight(0).SetWriteTimeout(5 * time.Second))
+	if tok := c.Connect(); !tok.WaitTimeout(5*time.Second) || tok.Error() != nil {
+		t.Fatalf("connect: %v", tok.Error())
+	}
+	defer c.Disconnect(0)
+	if tok := c.Subscribe("edgeagent/mq-bot/reply", 1, func(paho.Client, paho.Message) { replies.Add(1) }); !tok.WaitTimeout(5*time.Second) || tok.Error() != nil {
+		t.Fatalf("subscribe: %v", tok.Error())
+	}
+	t0 := time.Now()
+	toks := make([]paho.Token, 0, 3000)
+	for i := range 3000 {
+		toks = append(toks, c.Publish("edgeagent/mq-bot/cmd", 1, false, fmt.Sprintf(`{"id":"f%d","tool":"probe.ping"}`, i)))
+	}
+	for _, tok := range toks[len(toks)-10:] {
+		tok.WaitTimeout(5 * time.Second)
+	}
+	published := time.Since(t0)
+	took := stop()
+	t.Logf("published in %v; stopped in %v, %d of 3000 answered by then", published.Round(time.Millisecond), took.Round(time.Millisecond), replies.Load())
+	if took > ShutdownGrace {
+		t.Fatalf("shutdown took %v, more than %v", took, ShutdownGrace)
+	}
+}

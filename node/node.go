@@ -271,10 +271,12 @@ func (n *Node) Run(ctx context.Context, started time.Time) error {
 	deadline := time.Now().Add(ShutdownGrace)
 	cancelSensors()
 	stopLoop()
+	// Sensors finish in parallel with the loop and the plugins: a driver's
+	// own stop can take half a second (the SCD4x waits 500 ms after its
+	// stop command), which in series left the plugins too little of the 2 s.
+	sensorsStopped := make(chan bool, 1)
+	go func() { sensorsStopped <- n.supervisor.Wait(time.Until(deadline)) }()
 	var errs []error
-	if !n.supervisor.Wait(time.Until(deadline)) {
-		errs = append(errs, errors.New("some sensors did not stop in time"))
-	}
 	select {
 	case <-loopDone:
 	case <-time.After(time.Until(deadline)):
@@ -284,6 +286,9 @@ func (n *Node) Run(ctx context.Context, started time.Time) error {
 	defer cancel()
 	if err := n.Hooks.Stop(sctx); err != nil {
 		errs = append(errs, err)
+	}
+	if !<-sensorsStopped {
+		errs = append(errs, errors.New("some sensors did not stop in time"))
 	}
 	return errors.Join(errs...)
 }

@@ -30,6 +30,7 @@ type BrokerConfig struct {
 	Users  []User // empty: no authentication, loopback only
 	Topics Topics // the device's topics, for the ACL
 	Log    *slog.Logger
+	Limits ConnLimits
 }
 
 // Broker is the embedded MQTT broker (mochi-mqtt): the sim board's default,
@@ -38,6 +39,7 @@ type BrokerConfig struct {
 // device's prefix and Home Assistant's discovery prefix.
 type Broker struct {
 	srv   *mochi.Server
+	ln    *listener
 	addr  string
 	close sync.Once
 	// The agent's own client logs in with a random secret that lives only
@@ -97,7 +99,11 @@ func StartBroker(cfg BrokerConfig) (*Broker, error) {
 	if err := b.srv.AddHook(&dropHook{log: log}, nil); err != nil {
 		return nil, err
 	}
-	tcp := newListener("edgeagent", cfg.Listen)
+	tcp := newListener("edgeagent", cfg.Listen, cfg.Limits)
+	b.ln = tcp
+	if err := b.srv.AddHook(&connHook{l: tcp}, nil); err != nil {
+		return nil, err
+	}
 	if err := b.srv.AddListener(tcp); err != nil {
 		if errors.Is(err, syscall.EADDRINUSE) {
 			return nil, fmt.Errorf("embedded broker: %s: %w", cfg.Listen, ErrAddrInUse)
@@ -117,6 +123,9 @@ func StartBroker(cfg BrokerConfig) (*Broker, error) {
 func (b *Broker) Dropped() int64 {
 	return atomic.LoadInt64(&b.srv.Info.MessagesDropped) + atomic.LoadInt64(&b.srv.Info.InflightDropped)
 }
+
+// Conns are the connection refusals and timeouts of the broker's door.
+func (b *Broker) Conns() ConnStats { return b.ln.stats() }
 
 // dropHook logs what mochi drops (mochi's own warning is below the level
 // we let through from it), at most once a second.

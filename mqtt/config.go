@@ -95,6 +95,12 @@ type Options struct {
 	TrustBrokerACL bool `yaml:"trust_broker_acl"`
 	// ReconnectMax caps the reconnect backoff.
 	ReconnectMax time.Duration `yaml:"reconnect_max"`
+	// The embedded broker's door: how long a connection may take to
+	// complete CONNECT, and the connections allowed per source address
+	// and in total (zero: 10 s, 64, 256).
+	BrokerConnectTimeout time.Duration `yaml:"broker_connect_timeout"`
+	BrokerMaxPerAddress  int           `yaml:"broker_max_per_address"`
+	BrokerMaxConnections int           `yaml:"broker_max_connections"`
 }
 
 // DefaultOptions are the plugin's defaults.
@@ -119,6 +125,8 @@ func (o Options) check() error {
 		return errors.New("plugins.mqtt.command_timeout must be positive")
 	case o.ReconnectMax < time.Second:
 		return fmt.Errorf("plugins.mqtt.reconnect_max must be at least 1s")
+	case o.BrokerConnectTimeout < 0, o.BrokerMaxPerAddress < 0, o.BrokerMaxConnections < 0:
+		return errors.New("plugins.mqtt.broker_connect_timeout, broker_max_per_address and broker_max_connections must not be negative")
 	}
 	return nil
 }

@@ -186,7 +186,8 @@ func (p *Plane) startBroker(rs *runState) (url, username, password string, err e
 	if m.Broker != "embedded" {
 		return m.Broker, m.Username, m.Password, nil
 	}
-	b, err := StartBroker(BrokerConfig{Listen: m.Listen, Users: m.Users, Topics: p.topics, Log: p.log})
+	b, err := StartBroker(BrokerConfig{Listen: m.Listen, Users: m.Users, Topics: p.topics, Log: p.log,
+		Limits: ConnLimits{ConnectTimeout: p.opts.BrokerConnectTimeout, PerSource: p.opts.BrokerMaxPerAddress, Total: p.opts.BrokerMaxConnections}})
 	switch {
 	case err == nil:
 		rs.broker = b
@@ -366,6 +367,9 @@ func (p *Plane) Status() any {
 		// BrokerDropped: messages the embedded broker could not deliver
 		// to some client (its queue for that client was full).
 		BrokerDropped int64 `json:"broker_dropped,omitempty"`
+		// BrokerConns: connections the embedded broker refused (over a
+		// cap) or closed (CONNECT not completed in time, keepalive).
+		BrokerConns *ConnStats `json:"broker_connections,omitempty"`
 		// StreamMissed: world-model items the pump fell too far behind
 		// to publish (DESIGN.md §9a: a gap is counted, never a stall).
 		StreamMissed uint64 `json:"stream_missed"`
@@ -376,6 +380,8 @@ func (p *Plane) Status() any {
 		StreamMissed: p.streamMissed.Load()}
 	if rs.broker != nil {
 		st.BrokerDropped = rs.broker.Dropped()
+		c := rs.broker.Conns()
+		st.BrokerConns = &c
 	}
 	return st
 }

@@ -20,3 +20,13 @@ EDGEAGENT_SMOKE_QEMU=1 go test -count=1 -run '^TestSmoke$' -v ./cmd/edgeagent 2>
 for target in host arm64 armv7; do
   grep -q -- "--- PASS: TestSmoke/$target " "$log" || { echo "smoke test: $target did not pass" >&2; exit 1; }
 done
+
+# The speech frontend's arm64 kernel (NEON assembly) under qemu: the kernel
+# against the portable one, and the features and embeddings against the
+# onnxruntime fixtures (the same test as on amd64). A few seconds.
+bin=$(mktemp -d)
+trap 'rm -f "$log"; rm -rf "$bin"' EXIT
+GOOS=linux GOARCH=arm64 CGO_ENABLED=0 go test -c -o "$bin/f32" ./internal/f32
+GOOS=linux GOARCH=arm64 CGO_ENABLED=0 go test -c -o "$bin/speechembed" ./sensors/mic/speechembed
+(cd internal/f32 && qemu-aarch64-static "$bin/f32" -test.run 'TestAsmMatchesGeneric|TestConvRowsIndependentOfBlocking' -test.v) | grep -E '^(--- |ok|PASS|FAIL|    f32_test)'
+(cd sensors/mic/speechembed && qemu-aarch64-static "$bin/speechembed" -test.run 'TestMatchesOnnxruntime' -test.v) | grep -E '^(--- |ok|PASS|FAIL|    reference_test)'

@@ -7,8 +7,9 @@
 #
 #   scripts/speechembed-reference.sh fixtures   regenerate the equivalence
 #       fixtures sensors/mic/speechembed/testdata/*.ref from the *.wav beside them
-#   scripts/speechembed-reference.sh bench [SECONDS]   onnxruntime's time per
-#       80 ms hop on one thread, to set beside `go test -bench Hop`
+#   scripts/speechembed-reference.sh bench [SECONDS]   time per 80 ms hop on one
+#       core: Go's BenchmarkHop (portable and assembly kernels) and onnxruntime
+#       (one thread), three rounds alternating
 #
 # Runs scripts/fetch-wakeword-frontend.sh first for the ONNX files. Needs node
 # and npm; used by developers only, never at build or run time.
@@ -30,7 +31,12 @@ fixtures)
   done
   ;;
 bench)
-  node "$work/reference.mjs" "$models" bench "${2:-20}"
+  # Go (both kernels) and onnxruntime back to back, alternating, so they
+  # see the same machine load.
+  for round in 1 2 3; do
+    go test -run '^$' -bench '^BenchmarkHop$' -benchtime 300x -cpu 1 ./sensors/mic/speechembed | grep Hop
+    node "$work/reference.mjs" "$models" bench "${2:-30}"
+  done
   ;;
 *)
   echo "usage: $0 fixtures | bench [SECONDS]" >&2

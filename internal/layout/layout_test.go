@@ -26,6 +26,8 @@ var rules = []struct {
 	// Programs the scripts run: a fake Wyoming STT server for recording
 	// scenarios stands in for Whisper.
 	{"scripts/fakestt", []string{"sensors/mic/wyoming/wyomingtest"}},
+	// What the speech frontend adds to a binary and a process.
+	{"scripts/speechembed/footprint", []string{"sensors/mic/speechembed"}},
 	{"board", nil},
 	{"clock", nil},
 	{"worldmodel", nil},

@@ -70,6 +70,7 @@ func (a *act) grow(rows int) []float32 {
 
 func buildLayers(ts map[string]modelfile.Tensor) []layer {
 	var ls []layer
+	var scratch []float32
 	w, ci := mels, 0
 	for _, op := range modelfile.Arch {
 		l := layer{op: op, inW: w, outW: w}
@@ -78,7 +79,8 @@ func buildLayers(ts map[string]modelfile.Tensor) []layer {
 			l.outC = ls[len(ls)-1].outC
 		} else {
 			l.outC = op.Cout
-			l.w = kernelLayout(ts[modelfile.WeightName(ci)].Data, op)
+			l.w = ts[modelfile.WeightName(ci)].Data
+			scratch = kernelLayout(l.w, op, scratch)
 			l.bias = ts[modelfile.BiasName(ci)].Data
 			ci++
 		}
@@ -88,16 +90,17 @@ func buildLayers(ts map[string]modelfile.Tensor) []layer {
 	return ls
 }
 
-// kernelLayout reorders ONNX's [Cout][Cin][KH][KW] into f32.Conv's b:
+// kernelLayout reorders ONNX's [Cout][Cin][KH][KW] into f32.Conv's b in
+// place (through scratch, returned for reuse, so the weights are held once):
 // row (kh·KW + kw)·Cin + cin, column cout, so that one tap (kh) reads KW·Cin
 // consecutive floats of a channels-last row.
-func kernelLayout(w []float32, op modelfile.Op) []float32 {
-	out := make([]float32, len(w))
+func kernelLayout(w []float32, op modelfile.Op, scratch []float32) []float32 {
+	out := append(scratch[:0], w...)
 	for o := range op.Cout {
 		for c := range op.Cin {
 			for h := range op.KH {
 				for x := range op.KW {
-					out[((h*op.KW+x)*op.Cin+c)*op.Cout+o] = w[((o*op.Cin+c)*op.KH+h)*op.KW+x]
+					w[((h*op.KW+x)*op.Cin+c)*op.Cout+o] = out[((o*op.Cin+c)*op.KH+h)*op.KW+x]
 				}
 			}
 		}

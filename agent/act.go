@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/edgeagent/edgeagent/clock"
 	"github.com/edgeagent/edgeagent/tools"
 )
 
@@ -81,7 +82,7 @@ func CheckPlan(steps []Step) error {
 // runSteps executes a checked DAG: each step starts when its dependencies
 // have succeeded, independent steps run in parallel, and a failed step skips
 // everything that depends on it. All goroutines end before it returns.
-func runSteps(ctx context.Context, reg *tools.Registry, dec Decision, cycle uint64) []StepResult {
+func runSteps(ctx context.Context, clk clock.Clock, reg *tools.Registry, dec Decision, cycle uint64) []StepResult {
 	results := make([]StepResult, len(dec.Steps))
 	done := make(map[string]chan struct{}, len(dec.Steps))
 	index := make(map[string]int, len(dec.Steps))
@@ -110,9 +111,9 @@ func runSteps(ctx context.Context, reg *tools.Registry, dec Decision, cycle uint
 				results[i] = res
 				return
 			}
-			start := time.Now()
+			start := clk.Now()
 			out, err := reg.Invoke(ctx, tools.Call{Caller: dec.Caller, Grants: dec.Grants, Tool: s.Tool, Params: s.Params, Cycle: cycle})
-			res.Duration = time.Since(start)
+			res.Duration = clk.Since(start)
 			if err != nil {
 				res.Error, res.Code = err.Error(), tools.CodeOf(err)
 			} else {

@@ -12,6 +12,7 @@ import (
 
 	"go.uber.org/goleak"
 
+	"github.com/edgeagent/edgeagent/clock"
 	"github.com/edgeagent/edgeagent/hooks"
 	"github.com/edgeagent/edgeagent/internal/syncbuf"
 	"github.com/edgeagent/edgeagent/tools"
@@ -265,7 +266,7 @@ func TestPlanDAG(t *testing.T) {
 		{ID: "3", Tool: "log.note", DependsOn: []string{"2"}},
 		{ID: "4", Tool: "light.off"},
 	}}
-	res := runSteps(context.Background(), r.reg, dec, 1)
+	res := runSteps(context.Background(), clock.Real(), r.reg, dec, 1)
 	if res[0].Code != tools.CodeFailed || !res[1].Skipped || !res[2].Skipped || !res[3].OK() {
 		t.Fatalf("%+v", res)
 	}
@@ -275,7 +276,7 @@ func TestPlanDAG(t *testing.T) {
 }
 
 func TestBusCoalescesAndCountsDrops(t *testing.T) {
-	b := NewBus(3)
+	b := NewBus(3, nil)
 	for i := 0; i < 5; i++ {
 		b.Push(&Interrupt{Event: worldmodel.Event{Kind: "motion_update", Source: "cam", Priority: worldmodel.Normal}})
 	}
@@ -302,7 +303,7 @@ func TestBusCoalescesAndCountsDrops(t *testing.T) {
 		t.Fatalf("order %v", order)
 	}
 	// A dropped command's waiter is told so.
-	b2 := NewBus(1)
+	b2 := NewBus(1, nil)
 	b2.Push(&Interrupt{Event: worldmodel.Event{Kind: "x", Priority: worldmodel.High}})
 	it := &Interrupt{Event: worldmodel.Event{Kind: "command", Priority: worldmodel.Normal}, Command: &Command{ID: "1"}, reply: make(chan Outcome, 1)}
 	b2.Push(it)

@@ -4,6 +4,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/edgeagent/edgeagent/clock"
 	"github.com/edgeagent/edgeagent/worldmodel"
 )
 
@@ -43,14 +44,15 @@ type Bus struct {
 	dropped   uint64
 	coalesced uint64
 	notify    chan struct{}
+	clock     clock.Clock // stamps when an interrupt was queued
 }
 
 // NewBus makes a bus holding at most capacity interrupts.
-func NewBus(capacity int) *Bus {
+func NewBus(capacity int, c clock.Clock) *Bus {
 	if capacity < 1 {
 		capacity = 1
 	}
-	return &Bus{byKey: map[string]*Interrupt{}, cap: capacity, notify: make(chan struct{}, 1)}
+	return &Bus{byKey: map[string]*Interrupt{}, cap: capacity, notify: make(chan struct{}, 1), clock: clock.Or(c)}
 }
 
 func clampPriority(p worldmodel.Priority) worldmodel.Priority {
@@ -61,7 +63,7 @@ func clampPriority(p worldmodel.Priority) worldmodel.Priority {
 // interrupt was dropped (a waiting command then gets ErrDropped).
 func (b *Bus) Push(it *Interrupt) bool {
 	it.Event.Priority = clampPriority(it.Event.Priority)
-	it.enqueued = time.Now()
+	it.enqueued = b.clock.Now()
 	b.mu.Lock()
 	if it.Command == nil {
 		key := it.Event.Key()

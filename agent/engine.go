@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/edgeagent/edgeagent/clock"
 	"github.com/edgeagent/edgeagent/llm"
 	"github.com/edgeagent/edgeagent/tools"
 	"github.com/edgeagent/edgeagent/worldmodel"
@@ -87,6 +88,9 @@ type EngineConfig struct {
 	// twice as much).
 	MaxTokens int
 	Log       *slog.Logger
+	// Clock times goals' refires, the embedder's back-off and the traces
+	// (default: the wall clock).
+	Clock clock.Clock
 }
 
 // Engine is the decision engine: a Decider. Safe for concurrent use.
@@ -125,6 +129,7 @@ func NewEngine(cfg EngineConfig, model llm.LLM, reg *tools.Registry, world *worl
 	if cfg.TopK <= 0 {
 		cfg.TopK = 5
 	}
+	cfg.Clock = clock.Or(cfg.Clock)
 	if cfg.MinSimilarity <= 0 {
 		cfg.MinSimilarity = 0.1
 	}
@@ -329,7 +334,7 @@ func (e *Engine) decide(ctx context.Context, p Perception, r request) (Decision,
 func (e *Engine) startTrace(r request) *Trace {
 	tr := r.trace
 	if tr == nil {
-		tr = newTrace(r.text, r.requester)
+		tr = newTrace(e.cfg.Clock, r.text, r.requester)
 	}
 	tr.Motive = r.motive
 	tr.Scope = "main"
@@ -495,9 +500,9 @@ func (e *Engine) usable(entries []*indexed) []*indexed {
 
 // generate makes one LLM call and records it.
 func (e *Engine) generate(ctx context.Context, tr *Trace, req llm.Request) (llm.Response, error) {
-	start := time.Now()
+	start := e.cfg.Clock.Now()
 	resp, err := e.llm.Generate(ctx, req)
-	tr.call(req, resp, time.Since(start), err)
+	tr.call(req, resp, e.cfg.Clock.Since(start), err)
 	return resp, err
 }
 

@@ -15,6 +15,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/edgeagent/edgeagent/clock"
 	"github.com/edgeagent/edgeagent/hooks"
 	"github.com/edgeagent/edgeagent/tools"
 	"github.com/edgeagent/edgeagent/worldmodel"
@@ -39,6 +40,9 @@ type Config struct {
 	Queue        int           // interrupt bus capacity (default 64)
 	CycleTimeout time.Duration // deadline of one cycle (default 30s)
 	SummaryBytes int           // world summary budget at sense time (default 2048)
+	// Clock runs the heartbeat and stamps commands (default: the wall
+	// clock; a replay gives its virtual one).
+	Clock clock.Clock
 }
 
 // Outcome is the result of one cycle.
@@ -97,8 +101,9 @@ func New(cfg Config, world *worldmodel.Model, reg *tools.Registry, hk *hooks.Man
 	if log == nil {
 		log = slog.Default()
 	}
-	l := &Loop{cfg: cfg, bus: NewBus(cfg.Queue), world: world, tools: reg, hooks: hk, log: log,
-		stopped: make(chan struct{}), reporters: map[string]func() any{}, started: time.Now()}
+	cfg.Clock = clock.Or(cfg.Clock)
+	l := &Loop{cfg: cfg, bus: NewBus(cfg.Queue, cfg.Clock), world: world, tools: reg, hooks: hk, log: log,
+		stopped: make(chan struct{}), reporters: map[string]func() any{}, started: cfg.Clock.Now()}
 	l.SetDecider(Explicit{})
 	return l
 }
@@ -119,7 +124,7 @@ func (l *Loop) Submit(ctx context.Context, cmd Command) (Outcome, error) {
 		what = cmd.Text
 	}
 	it := &Interrupt{
-		Event:   worldmodel.Event{Time: time.Now(), Kind: "command", Source: cmd.Caller, Priority: worldmodel.Normal, Message: what},
+		Event:   worldmodel.Event{Time: l.cfg.Clock.Now(), Kind: "command", Source: cmd.Caller, Priority: worldmodel.Normal, Message: what},
 		Command: &cmd,
 		reply:   make(chan Outcome, 1),
 	}
@@ -150,7 +155,7 @@ func (l *Loop) Submit(ctx context.Context, cmd Command) (Outcome, error) {
 func (l *Loop) Run(ctx context.Context) error {
 	defer close(l.stopped)
 	defer l.bus.drain(ErrStopped)
-	hb := time.NewTicker(l.cfg.Heartbeat)
+	hb := l.cfg.Clock.NewTicker(l.cfg.Heartbeat)
 	defer hb.Stop()
 	for {
 		it, ok := l.bus.Pop()
@@ -160,7 +165,7 @@ func (l *Loop) Run(ctx context.Context) error {
 				return nil
 			case <-l.bus.Ready():
 				continue
-			case t := <-hb.C:
+			case t := <-hb.C():
 				it = &Interrupt{Event: worldmodel.Event{Time: t, Kind: "heartbeat", Source: "agent", Priority: worldmodel.Low}}
 			}
 		}
@@ -182,7 +187,7 @@ func (l *Loop) runCycle(ctx context.Context, it *Interrupt) {
 	defer cancelTimeout()
 
 	l.mu.Lock()
-	l.current, l.curCycle, l.curSince = it, n, time.Now()
+	l.current, l.curCycle, l.curSince = it, n, l.cfg.Clock.Now()
 	l.mu.Unlock()
 
 	done := make(chan Outcome, 1)
@@ -248,7 +253,7 @@ func describeTrigger(it *Interrupt) string {
 
 // cycle is sense → plan → act → reflect for one interrupt.
 func (l *Loop) cycle(ctx context.Context, n uint64, it *Interrupt) Outcome {
-	start := time.Now()
+	start := l.cfg.Clock.Now()
 	out := Outcome{Cycle: n, Trigger: describeTrigger(it)}
 
 	// sense
@@ -293,7 +298,7 @@ func (l *Loop) cycle(ctx context.Context, n uint64, it *Interrupt) Outcome {
 
 	// act
 	if err == nil && out.Decision != nil && len(dec.Steps) > 0 {
-		out.Steps = runSteps(ctx, l.tools, dec, n)
+		out.Steps = runSteps(ctx, l.cfg.Clock, l.tools, dec, n)
 	}
 
 	// reflect: runs even after a preemption so that what happened is kept,
@@ -313,7 +318,7 @@ func (l *Loop) cycle(ctx context.Context, n uint64, it *Interrupt) Outcome {
 	if err := l.hooks.BeforeReflect(rctx, &refl); err != nil {
 		l.failure(rctx, "before_reflect", err)
 	}
-	out.Duration = time.Since(start)
+	out.Duration = l.cfg.Clock.Since(start)
 	if out.Err == nil {
 		if cerr := context.Cause(ctx); cerr != nil && ctx.Err() != nil {
 			out.Err = cerr

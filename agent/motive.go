@@ -74,7 +74,7 @@ func (e *Engine) heartbeat(ctx context.Context, p Perception) (Decision, error) 
 	if e.world == nil {
 		return Decision{}, ErrNoDecision
 	}
-	now := time.Now()
+	now := e.cfg.Clock.Now()
 	for _, g := range e.cfg.Goals {
 		o, ok := e.world.Latest(g.Source)
 		if !ok || o.Kind != worldmodel.Reading {
@@ -149,7 +149,7 @@ var reviewSchema = json.RawMessage(`{"type":"object","properties":{"act":{"type"
 
 // review asks the model whether the changed world needs anything done.
 func (e *Engine) review(ctx context.Context, p Perception) (Decision, error) {
-	tr := newTrace("heartbeat: the world changed", "motive")
+	tr := newTrace(e.cfg.Clock, "heartbeat: the world changed", "motive")
 	entries := e.index.sync(e.specs(nil, true))
 	fr := e.frame(entries, e.scoped(entries, nil), nil, p)
 	req := llm.Request{Purpose: "motive", System: e.prompts.Load().system, Schema: reviewSchema, MaxTokens: e.cfg.MaxTokens,

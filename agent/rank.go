@@ -88,7 +88,7 @@ func (e *Engine) match(ctx context.Context, tr *Trace, all, scoped []*indexed, s
 		queries[i].lex = lex.sparse(t)
 	}
 	tr.Embedder = "lexical"
-	if e.cfg.EmbedModel != "" && time.Now().UnixNano() >= e.embedDown.Load() {
+	if e.cfg.EmbedModel != "" && e.cfg.Clock.Now().UnixNano() >= e.embedDown.Load() {
 		calls, err := e.index.embedMissing(ctx, e.llm, all)
 		tr.EmbedCalls += calls
 		var vecs [][]float32
@@ -106,7 +106,7 @@ func (e *Engine) match(ctx context.Context, tr *Trace, all, scoped []*indexed, s
 			// Lexical matching is worse but always there; do not pay a
 			// failing call on every decision.
 			tr.note("model embeddings unavailable (" + err.Error() + "): lexical match")
-			e.embedDown.Store(time.Now().Add(time.Minute).UnixNano())
+			e.embedDown.Store(e.cfg.Clock.Now().Add(time.Minute).UnixNano())
 		default:
 			for i := range queries {
 				queries[i].vec = vecs[i]
@@ -149,7 +149,7 @@ func (e *Engine) match(ctx context.Context, tr *Trace, all, scoped []*indexed, s
 func (e *Engine) evaluate(cands []scoredTool, r request, ev *worldmodel.Event) []scoredTool {
 	stats := e.reg.Stats()
 	fresh := e.freshness()
-	now := time.Now()
+	now := e.cfg.Clock.Now()
 	w := e.cfg.Weights
 	for i := range cands {
 		c := &cands[i]

@@ -135,7 +135,7 @@ func (e *Engine) enter(ctx context.Context, f *Feature, task string) (tools.Resu
 		return tools.Result{}, fmt.Errorf("%s mode: %w", f.Name, err)
 	}
 	if len(dec.Steps) > 0 {
-		res.Steps = runSteps(ctx, e.reg, dec, 0)
+		res.Steps = runSteps(ctx, e.cfg.Clock, e.reg, dec, 0)
 	}
 	var failed []string
 	for _, s := range res.Steps {

@@ -35,10 +35,10 @@ func (l *Loop) Report(name string, fn func() any) {
 // Status snapshots the loop.
 func (l *Loop) Status() Status {
 	l.mu.Lock()
-	s := Status{State: "idle", Uptime: time.Since(l.started).Round(time.Millisecond).String(), Last: l.last}
+	s := Status{State: "idle", Uptime: l.cfg.Clock.Since(l.started).Round(time.Millisecond).String(), Last: l.last}
 	if l.current != nil {
 		s.State, s.Cycle, s.Trigger = "running", l.curCycle, describeTrigger(l.current)
-		s.RunningFor = time.Since(l.curSince).Round(time.Microsecond).String()
+		s.RunningFor = l.cfg.Clock.Since(l.curSince).Round(time.Microsecond).String()
 	}
 	reporters := maps.Clone(l.reporters)
 	l.mu.Unlock()
@@ -75,5 +75,5 @@ func (l *Loop) Busy() time.Duration {
 	if l.current == nil {
 		return 0
 	}
-	return time.Since(l.curSince)
+	return l.cfg.Clock.Since(l.curSince)
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"time"
 
+	"github.com/edgeagent/edgeagent/clock"
 	"github.com/edgeagent/edgeagent/llm"
 )
 
@@ -40,6 +41,7 @@ type Trace struct {
 	Timings      []Timing    `json:"timings,omitempty"` // time per step, in order
 	TotalMS      float64     `json:"total_ms"`
 
+	clock clock.Clock
 	start time.Time
 	mark  time.Time
 }
@@ -88,20 +90,20 @@ type Timing struct {
 	MS   float64 `json:"ms"`
 }
 
-func newTrace(perception, requester string) *Trace {
-	now := time.Now()
-	return &Trace{Perception: perception, Requester: requester, start: now, mark: now}
+func newTrace(c clock.Clock, perception, requester string) *Trace {
+	now := c.Now()
+	return &Trace{Perception: perception, Requester: requester, clock: c, start: now, mark: now}
 }
 
 // lap closes the current step under name.
 func (t *Trace) lap(name string) {
-	now := time.Now()
+	now := t.clock.Now()
 	t.Timings = append(t.Timings, Timing{Step: name, MS: ms(now.Sub(t.mark))})
 	t.mark = now
 }
 
 func (t *Trace) finish() {
-	t.TotalMS = ms(time.Since(t.start))
+	t.TotalMS = ms(t.clock.Since(t.start))
 }
 
 func (t *Trace) note(s string) { t.Notes = append(t.Notes, s) }

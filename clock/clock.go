@@ -1,10 +1,13 @@
 // Package clock is edgeagent's time source. Servo ramps, dead-man timers,
-// rate limits and replays read it, so tests drive them with a Fake clock
-// step by step instead of sleeping and hoping, and a replay runs on virtual
-// time.
+// rate limits, the agent's heartbeat, the stream's time stamps and replays
+// read it, so tests drive them with a Fake clock step by step instead of
+// sleeping and hoping, and a replay runs on virtual time. Code outside a
+// short list (internal/layout's clock rule) never calls time.Now or makes a timer
+// itself.
 package clock
 
 import (
+	"context"
 	"sort"
 	"sync"
 	"time"
@@ -13,17 +16,46 @@ import (
 // Clock tells the time and makes timers.
 type Clock interface {
 	Now() time.Time
+	// Since is Now().Sub(t); on the wall clock it reads only the monotonic
+	// clock when t has a monotonic reading (half the cost of Now).
+	Since(t time.Time) time.Duration
 	NewTimer(d time.Duration) Timer
+	// NewTicker fires every d; like time.Ticker it drops ticks a slow
+	// receiver did not take.
+	NewTicker(d time.Duration) Timer
+	// AfterFunc calls f in its own goroutine after d. The Timer's C is nil.
+	AfterFunc(d time.Duration, f func()) Timer
 }
 
-// Timer is the part of *time.Timer the actuators use.
+// Timer is the part of *time.Timer and *time.Ticker edgeagent uses.
 type Timer interface {
 	C() <-chan time.Time
 	// Stop prevents the timer from firing; it reports whether it stopped a
 	// pending timer.
 	Stop() bool
-	// Reset re-arms the timer to fire after d.
+	// Reset re-arms the timer to fire after d (a ticker: every d).
 	Reset(d time.Duration)
+}
+
+// Sleep waits for d on c or until ctx ends (then it returns ctx.Err()).
+func Sleep(ctx context.Context, c Clock, d time.Duration) error {
+	t := c.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C():
+		return nil
+	}
+}
+
+// Or returns c, or the wall clock when c is nil: the default of a part
+// whose config leaves the clock out.
+func Or(c Clock) Clock {
+	if c == nil {
+		return Real()
+	}
+	return c
 }
 
 // Real is the wall clock.
@@ -31,16 +63,33 @@ func Real() Clock { return realClock{} }
 
 type realClock struct{}
 
-func (realClock) Now() time.Time { return time.Now() }
+func (realClock) Now() time.Time                  { return time.Now() }
+func (realClock) Since(t time.Time) time.Duration { return time.Since(t) }
 func (realClock) NewTimer(d time.Duration) Timer {
-	return realTimer{time.NewTimer(d)}
+	t := time.NewTimer(d)
+	return realTimer{t: t, c: t.C}
+}
+func (realClock) NewTicker(d time.Duration) Timer { return realTicker{time.NewTicker(d)} }
+func (realClock) AfterFunc(d time.Duration, f func()) Timer {
+	return realTimer{t: time.AfterFunc(d, f)}
 }
 
-type realTimer struct{ t *time.Timer }
+type realTimer struct {
+	t *time.Timer
+	c <-chan time.Time
+}
 
-func (r realTimer) C() <-chan time.Time   { return r.t.C }
+func (r realTimer) C() <-chan time.Time   { return r.c }
 func (r realTimer) Stop() bool            { return r.t.Stop() }
 func (r realTimer) Reset(d time.Duration) { r.t.Reset(d) }
+
+type realTicker struct{ t *time.Ticker }
+
+func (r realTicker) C() <-chan time.Time { return r.t.C }
+
+// Stop reports true: a running ticker always has a tick pending.
+func (r realTicker) Stop() bool            { r.t.Stop(); return true }
+func (r realTicker) Reset(d time.Duration) { r.t.Reset(d) }
 
 // Fake is a clock that moves only when Advance is called. Timers fire in
 // deadline order during Advance; their channels are buffered (size 1), so a
@@ -66,9 +115,30 @@ func (f *Fake) Now() time.Time {
 	return f.now
 }
 
+// Since is the fake time elapsed since t.
+func (f *Fake) Since(t time.Time) time.Duration { return f.Now().Sub(t) }
+
 // NewTimer makes a timer that fires when the fake time reaches now+d.
 func (f *Fake) NewTimer(d time.Duration) Timer {
 	t := &fakeTimer{f: f, c: make(chan time.Time, 1)}
+	t.Reset(d)
+	return t
+}
+
+// NewTicker makes a ticker that fires at now+d, now+2d, … as the fake time
+// passes them.
+func (f *Fake) NewTicker(d time.Duration) Timer {
+	if d <= 0 {
+		panic("clock: non-positive interval for NewTicker")
+	}
+	t := &fakeTimer{f: f, c: make(chan time.Time, 1), every: d}
+	t.Reset(d)
+	return t
+}
+
+// AfterFunc calls f in its own goroutine when the fake time reaches now+d.
+func (f *Fake) AfterFunc(d time.Duration, fn func()) Timer {
+	t := &fakeTimer{f: f, fn: fn}
 	t.Reset(d)
 	return t
 }
@@ -86,9 +156,10 @@ func (f *Fake) Advance(d time.Duration) {
 		t := f.pending[0]
 		f.pending = f.pending[1:]
 		f.now = t.at
-		select {
-		case t.c <- t.at:
-		default:
+		t.fire()
+		if t.every > 0 {
+			t.at = t.at.Add(t.every)
+			f.pending = append(f.pending, t)
 		}
 	}
 	f.now = end
@@ -114,12 +185,26 @@ func (f *Fake) BlockUntil(n int) {
 }
 
 type fakeTimer struct {
-	f  *Fake
-	c  chan time.Time
-	at time.Time
+	f     *Fake
+	c     chan time.Time
+	fn    func()        // AfterFunc's
+	every time.Duration // a ticker's period
+	at    time.Time
 }
 
 func (t *fakeTimer) C() <-chan time.Time { return t.c }
+
+// fire delivers one deadline; f.mu is held.
+func (t *fakeTimer) fire() {
+	if t.fn != nil {
+		go t.fn()
+		return
+	}
+	select {
+	case t.c <- t.at:
+	default:
+	}
+}
 
 func (t *fakeTimer) Stop() bool {
 	t.f.mu.Lock()
@@ -147,9 +232,15 @@ func (t *fakeTimer) Reset(d time.Duration) {
 	case <-t.c:
 	default:
 	}
+	if t.every > 0 {
+		if d <= 0 {
+			panic("clock: non-positive interval for Ticker.Reset")
+		}
+		t.every = d
+	}
 	t.at = t.f.now.Add(d)
 	if d <= 0 {
-		t.c <- t.at
+		t.fire()
 		return
 	}
 	t.f.pending = append(t.f.pending, t)

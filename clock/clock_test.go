@@ -1,6 +1,7 @@
 package clock
 
 import (
+	"context"
 	"testing"
 	"time"
 )
@@ -83,4 +84,72 @@ func TestReal(t *testing.T) {
 	if c.Now().IsZero() {
 		t.Fatal("zero time")
 	}
+}
+
+func TestFakeTickerDropsWhatNobodyTook(t *testing.T) {
+	f := NewFake(t0)
+	tk := f.NewTicker(time.Second)
+	f.Advance(3500 * time.Millisecond) // ticks at 1, 2, 3 s: one is buffered
+	if at, ok := fired(tk); !ok || !at.Equal(t0.Add(time.Second)) {
+		t.Fatalf("first tick %v %v", at, ok)
+	}
+	if _, ok := fired(tk); ok {
+		t.Fatal("a tick nobody took was kept")
+	}
+	f.Advance(500 * time.Millisecond)
+	if at, ok := fired(tk); !ok || !at.Equal(t0.Add(4*time.Second)) {
+		t.Fatalf("tick at 4 s: %v %v", at, ok)
+	}
+	tk.Reset(2 * time.Second)
+	f.Advance(time.Second)
+	if _, ok := fired(tk); ok {
+		t.Fatal("reset ticker fired at its old period")
+	}
+	f.Advance(time.Second)
+	if _, ok := fired(tk); !ok {
+		t.Fatal("reset ticker did not fire at its new period")
+	}
+	if !tk.Stop() || f.Pending() != 0 {
+		t.Fatalf("stop: pending %d", f.Pending())
+	}
+}
+
+func TestFakeAfterFuncAndSleep(t *testing.T) {
+	f := NewFake(t0)
+	called := make(chan time.Time, 1)
+	f.AfterFunc(time.Second, func() { called <- f.Now() })
+	stopped := f.AfterFunc(time.Second, func() { t.Error("a stopped AfterFunc ran") })
+	stopped.Stop()
+	slept := make(chan error, 1)
+	go func() { slept <- Sleep(context.Background(), f, 2*time.Second) }()
+	f.BlockUntil(2) // the AfterFunc and the sleep
+	f.Advance(time.Second)
+	if at := <-called; !at.Equal(t0.Add(time.Second)) {
+		t.Fatalf("AfterFunc ran at %v", at)
+	}
+	select {
+	case <-slept:
+		t.Fatal("Sleep returned early")
+	default:
+	}
+	f.Advance(time.Second)
+	if err := <-slept; err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if err := Sleep(ctx, f, time.Hour); err != context.Canceled {
+		t.Fatalf("Sleep on a cancelled context: %v", err)
+	}
+}
+
+func TestRealTickerAndAfterFunc(t *testing.T) {
+	c := Or(nil)
+	tk := c.NewTicker(time.Millisecond)
+	<-tk.C()
+	<-tk.C()
+	tk.Stop()
+	done := make(chan struct{})
+	c.AfterFunc(time.Millisecond, func() { close(done) })
+	<-done
 }

@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/edgeagent/edgeagent/clock"
 	"github.com/edgeagent/edgeagent/worldmodel"
 )
 
@@ -279,7 +280,7 @@ func (s *server) handleLive(w http.ResponseWriter, r *http.Request, _ session) {
 	}
 	// Wall time, not the agent's clock: keepalives and write deadlines are
 	// about the network, which a replay's virtual clock does not drive.
-	tick := time.NewTicker(keepalive)
+	tick := clock.Real().NewTicker(keepalive)
 	defer tick.Stop()
 	var reported uint64
 	for {
@@ -289,7 +290,7 @@ func (s *server) handleLive(w http.ResponseWriter, r *http.Request, _ session) {
 			return
 		case <-s.ctx.Done():
 			return
-		case <-tick.C:
+		case <-tick.C():
 			msg = nil
 		case msg = <-c.ch:
 		}

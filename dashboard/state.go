@@ -12,6 +12,7 @@ import (
 
 	"github.com/goccy/go-yaml"
 
+	"github.com/edgeagent/edgeagent/clock"
 	"github.com/edgeagent/edgeagent/hooks"
 	"github.com/edgeagent/edgeagent/worldmodel"
 )
@@ -175,13 +176,15 @@ func (s *server) status() dashStatus {
 		Dropped: s.hub.dropped.Load(), Missed: s.hub.missed.Load(), Frames: s.frames.Load()}
 }
 
-// processStats: CPU time and resident memory, for the status page.
+// processStats: CPU time and resident memory, for the status page. The
+// page divides CPU time by the wall time between two reads, so "now" is
+// the wall clock's, whatever clock the agent runs on.
 func processStats() map[string]any {
 	var ru syscall.Rusage
 	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru) // RUSAGE_SELF on our own process does not fail
 	cpu := time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 	out := map[string]any{"cpu_s": cpu.Seconds(), "goroutines": runtime.NumGoroutine(), "cores": runtime.NumCPU(),
-		"now": float64(time.Now().UnixMilli()) / 1000}
+		"now": float64(clock.Real().Now().UnixMilli()) / 1000}
 	if rss, ok := residentBytes(); ok {
 		out["rss_bytes"] = rss
 	}

@@ -149,7 +149,7 @@ func runCase(ctx context.Context, cfg *board.Config, s *Suite, c Case, o Options
 	}
 	runCtx, stop := context.WithCancel(ctx)
 	done := make(chan error, 1)
-	go func() { done <- n.Run(runCtx, time.Now()) }()
+	go func() { done <- n.Run(runCtx, time.Time{}) }()
 	defer func() {
 		stop()
 		<-done

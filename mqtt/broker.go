@@ -21,6 +21,7 @@ import (
 	"github.com/mochi-mqtt/server/v2/packets"
 	"golang.org/x/crypto/bcrypt"
 
+	"github.com/edgeagent/edgeagent/clock"
 	"github.com/edgeagent/edgeagent/internal/netaddr"
 )
 
@@ -31,6 +32,7 @@ type BrokerConfig struct {
 	Topics Topics // the device's topics, for the ACL
 	Log    *slog.Logger
 	Limits ConnLimits
+	Clock  clock.Clock // default: the wall clock
 }
 
 // Broker is the embedded MQTT broker (mochi-mqtt): the sim board's default,
@@ -42,6 +44,7 @@ type Broker struct {
 	ln    *listener
 	addr  string
 	close sync.Once
+	clock clock.Clock
 	// The agent's own client logs in with a random secret that lives only
 	// in this process, so it needs no entry in the board's users.
 	internalUser, internalPass string
@@ -64,7 +67,7 @@ func StartBroker(cfg BrokerConfig) (*Broker, error) {
 	if log == nil {
 		log = slog.Default()
 	}
-	b := &Broker{internalUser: "edgeagent-internal", internalPass: randomHex(24)}
+	b := &Broker{internalUser: "edgeagent-internal", internalPass: randomHex(24), clock: clock.Or(cfg.Clock)}
 	hook := &authHook{b: b, topics: cfg.Topics, users: map[string]User{}}
 	for _, u := range cfg.Users {
 		hook.users[u.Username] = u
@@ -96,7 +99,7 @@ func StartBroker(cfg BrokerConfig) (*Broker, error) {
 	if err := b.srv.AddHook(hook, nil); err != nil {
 		return nil, err
 	}
-	if err := b.srv.AddHook(&dropHook{log: log}, nil); err != nil {
+	if err := b.srv.AddHook(&dropHook{log: log, clock: b.clock}, nil); err != nil {
 		return nil, err
 	}
 	tcp := newListener("edgeagent", cfg.Listen, cfg.Limits)
@@ -132,6 +135,7 @@ func (b *Broker) Conns() ConnStats { return b.ln.stats() }
 type dropHook struct {
 	mochi.HookBase
 	log   *slog.Logger
+	clock clock.Clock
 	limit rateLimit
 }
 
@@ -140,7 +144,7 @@ func (h *dropHook) ID() string { return "edgeagent-drops" }
 func (h *dropHook) Provides(b byte) bool { return b == mochi.OnPublishDropped }
 
 func (h *dropHook) OnPublishDropped(cl *mochi.Client, pk packets.Packet) {
-	if h.limit.allow() {
+	if h.limit.allow(h.clock.Now()) {
 		h.log.Warn("embedded broker dropped a message: the client's queue is full (counted in agent.status as broker_dropped)",
 			"client", cl.ID, "topic", pk.TopicName)
 	}
@@ -159,12 +163,12 @@ func (b *Broker) Close() (err error) {
 	return err
 }
 
-// Drain waits, up to d, until no connected client has QoS 1 messages
-// waiting for its acknowledgement, so that what was published last (the
-// "stopped" status) reaches Home Assistant before the broker goes away.
-func (b *Broker) Drain(d time.Duration) {
-	deadline := time.Now().Add(d)
-	for time.Now().Before(deadline) {
+// Drain waits, until ctx ends, until no connected client has QoS 1
+// messages waiting for its acknowledgement, so that what was published
+// last (the "stopped" status) reaches Home Assistant before the broker
+// goes away.
+func (b *Broker) Drain(ctx context.Context) {
+	for ctx.Err() == nil {
 		busy := false
 		for _, cl := range b.srv.Clients.GetAll() {
 			if !cl.Net.Inline && !cl.Closed() && cl.State.Inflight.Len() > 0 {
@@ -175,7 +179,7 @@ func (b *Broker) Drain(d time.Duration) {
 		if !busy {
 			return
 		}
-		time.Sleep(2 * time.Millisecond)
+		_ = clock.Sleep(ctx, b.clock, 2*time.Millisecond)
 	}
 }
 

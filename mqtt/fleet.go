@@ -119,13 +119,13 @@ func (p *Plane) onFleetEstop(rs *runState, msg paho.Message) {
 		return
 	}
 	id, _ := peekIDs(msg.Payload()[:min(len(msg.Payload()), MaxPayload)])
-	start := time.Now()
+	start := p.d.Clock.Now()
 	p.d.Host.Raise(worldmodel.Event{Kind: "estop", Source: "mqtt", Priority: worldmodel.Critical,
 		Message: "fleet e-stop over MQTT (" + msg.Topic() + ")", Data: map[string]any{"topic": msg.Topic()}})
 	// Raise runs the critical handlers synchronously: the actuators are in
 	// their safe state and the latch is set by now.
 	p.sendReply(rs, p.topics.Reply, replyFor(id, map[string]any{
-		"estop": "latched", "took_us": time.Since(start).Microseconds()}, nil))
+		"estop": "latched", "took_us": p.d.Clock.Since(start).Microseconds()}, nil))
 }
 
 // source is where a command came from: the robot's cmd topic, its admin

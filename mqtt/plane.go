@@ -41,7 +41,8 @@ type Deps struct {
 	// restarts); store.Memory where nothing should persist.
 	Store KV
 	Log   *slog.Logger
-	// Clock times the duplicate window; nil is the wall clock.
+	// Clock times the duplicate window, stamps what the plane publishes
+	// and paces the pump; nil is the wall clock.
 	Clock clock.Clock
 }
 
@@ -109,13 +110,11 @@ func New(cfg Config, d Deps) (*Plane, error) {
 	if d.Log == nil {
 		d.Log = slog.Default()
 	}
-	if d.Clock == nil {
-		d.Clock = clock.Real()
-	}
+	d.Clock = clock.Or(d.Clock)
 	return &Plane{
 		d: d, cfg: cfg, opts: cfg.Options, log: d.Log.With("component", "mqtt"),
 		topics: NewTopics(cfg.Prefix, cfg.DeviceID, cfg.Discovery),
-		fleet:  NewFleetTopics(cfg.Prefix, cfg.DeviceID, cfg.Fleet), started: time.Now(),
+		fleet:  NewFleetTopics(cfg.Prefix, cfg.DeviceID, cfg.Fleet), started: d.Clock.Now(),
 	}, nil
 }
 
@@ -186,7 +185,7 @@ func (p *Plane) startBroker(rs *runState) (url, username, password string, err e
 	if m.Broker != "embedded" {
 		return m.Broker, m.Username, m.Password, nil
 	}
-	b, err := StartBroker(BrokerConfig{Listen: m.Listen, Users: m.Users, Topics: p.topics, Log: p.log,
+	b, err := StartBroker(BrokerConfig{Listen: m.Listen, Users: m.Users, Topics: p.topics, Log: p.log, Clock: p.d.Clock,
 		Limits: ConnLimits{ConnectTimeout: p.opts.BrokerConnectTimeout, PerSource: p.opts.BrokerMaxPerAddress, Total: p.opts.BrokerMaxConnections}})
 	switch {
 	case err == nil:
@@ -235,7 +234,7 @@ func (p *Plane) clientOptions(rs *runState, url, username, password string) (*pa
 		SetConnectionNotificationHandler(func(_ paho.Client, n paho.ConnectionNotification) {
 			if f, ok := n.(paho.ConnectionNotificationFailed); ok && rs.conn != nil {
 				rs.conn.setErr(f.Reason)
-				if p.logLimit.allow() {
+				if p.logLimit.allow(p.d.Clock.Now()) {
 					p.log.Warn("MQTT connect failed; retrying", "broker", url, "err", f.Reason)
 				}
 			}
@@ -327,7 +326,9 @@ func (p *Plane) OnAgentStop(ctx context.Context) error {
 	}
 	rs.conn.client.Disconnect(uint(budget(ctx, 100*time.Millisecond).Milliseconds()))
 	if rs.broker != nil {
-		rs.broker.Drain(budget(ctx, 300*time.Millisecond))
+		dctx, cancel := context.WithTimeout(ctx, budget(ctx, 300*time.Millisecond))
+		rs.broker.Drain(dctx)
+		cancel()
 		err = errors.Join(err, rs.broker.Close())
 	}
 	return err
@@ -335,12 +336,13 @@ func (p *Plane) OnAgentStop(ctx context.Context) error {
 
 // budget is what a stop step may take: at most max, and at most half of
 // what is left before ctx's deadline (the other plugins stop after us).
+// A context's deadline is on the wall clock, whatever clock the plane runs on.
 func budget(ctx context.Context, most time.Duration) time.Duration {
 	d, ok := ctx.Deadline()
 	if !ok {
 		return most
 	}
-	return max(0, min(most, time.Until(d)/2))
+	return max(0, min(most, d.Sub(clock.Real().Now())/2))
 }
 
 // Status is the "mqtt" component of agent.status.
@@ -479,7 +481,7 @@ func (p *Plane) AfterPlan(_ context.Context, d hooks.Decision) error {
 	if d.Err == nil {
 		return nil
 	}
-	data, err := json.Marshal(map[string]any{"time": time.Now(), "cycle": d.Cycle, "path": d.Path, "ok": false, "error": d.Err.Error()})
+	data, err := json.Marshal(map[string]any{"time": p.d.Clock.Now(), "cycle": d.Cycle, "path": d.Path, "ok": false, "error": d.Err.Error()})
 	if err != nil {
 		return err
 	}
@@ -524,8 +526,8 @@ func (t *tracker) close(ctx context.Context) error {
 // bad input or a broker that is down cannot fill a Pi's SD card.
 type rateLimit struct{ last atomic.Int64 }
 
-func (r *rateLimit) allow() bool {
-	now := time.Now().UnixNano()
+func (r *rateLimit) allow(t time.Time) bool {
+	now := t.UnixNano()
 	last := r.last.Load()
 	return now-last >= int64(time.Second) && r.last.CompareAndSwap(last, now)
 }

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/edgeagent/edgeagent/internal/wait"
+	"github.com/edgeagent/edgeagent/clock"
 	"github.com/edgeagent/edgeagent/worldmodel"
 )
 
@@ -62,20 +62,21 @@ func (p *Plane) pump(rs *runState) {
 	// From the start of what the model holds: events raised while the
 	// plane was starting are published too.
 	st.cursor = p.d.World.NewCursor(true)
-	tick := time.NewTicker(p.opts.Poll)
+	clk := p.d.Clock
+	tick := clk.NewTicker(p.opts.Poll)
 	defer tick.Stop()
 	var last time.Time
 	for {
 		wake := st.cursor.Wait() // before the Read in collect: see Cursor.Wait
-		last = time.Now()
+		last = clk.Now()
 		p.collect(rs, st, last)
 		select {
 		case <-rs.ctx.Done():
 			return
-		case <-tick.C:
+		case <-tick.C():
 		case <-wake:
 			// Changed: batch what else comes within the rest of the Poll.
-			if rest := p.opts.Poll - time.Since(last); rest > 0 && wait.For(rs.ctx, rest) != nil {
+			if rest := p.opts.Poll - clk.Since(last); rest > 0 && clock.Sleep(rs.ctx, clk, rest) != nil {
 				return
 			}
 		}
@@ -93,7 +94,7 @@ func (p *Plane) collect(rs *runState, st *pumpState, now time.Time) {
 	st.items = st.cursor.Read(st.items[:0], 0)
 	if n := st.cursor.Lost(); n > 0 {
 		p.streamMissed.Add(n)
-		if p.missLog.allow() {
+		if p.missLog.allow(p.d.Clock.Now()) {
 			p.log.Warn("the MQTT pump fell behind the world model's rings: the oldest items were not published", "missed", n)
 		}
 	}

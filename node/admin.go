@@ -13,7 +13,7 @@ import (
 // and gives them its plugins, its board file and its reload hand-off.
 func (n *Node) adminTools() []tools.Tool {
 	return append(tools.Admin(n.Tools), admin.Tools(admin.Config{
-		Plugins: n, Check: CheckConfig, Dir: n.dir, File: n.file, Reloads: n.reloads, Log: n.Log,
+		Plugins: n, Check: CheckConfig, Dir: n.dir, File: n.file, Reloads: n.reloads, Log: n.Log, Clock: n.clock,
 	})...)
 }
 

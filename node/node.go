@@ -102,7 +102,7 @@ func New(cfg *board.Config, o Options) (*Node, error) {
 	}
 	n.World = worldmodel.New(worldmodel.Config{
 		DefaultCapacity: cfg.World.DefaultCapacity, Capacities: capacities(cfg), Horizon: cfg.World.Horizon,
-		MaxSources: cfg.World.MaxSources, Events: cfg.World.Events,
+		MaxSources: cfg.World.MaxSources, Events: cfg.World.Events, Clock: n.clock,
 	})
 	n.supervisor = supervise.New(n.World, n.Raise, n.clock, log)
 	n.Hooks = hooks.NewManager(log)
@@ -125,13 +125,13 @@ func New(cfg *board.Config, o Options) (*Node, error) {
 	for _, caller := range []string{"cli", "mqtt", "llm", "reflex", "motive"} {
 		grants[caller], _ = cfg.Permissions.Of(caller)
 	}
-	n.Tools, err = tools.NewRegistry(tools.Options{Store: n.Store, Filters: n.Hooks, Grants: grants, Log: log, Journal: n.World})
+	n.Tools, err = tools.NewRegistry(tools.Options{Store: n.Store, Filters: n.Hooks, Grants: grants, Log: log, Journal: n.World, Clock: n.clock})
 	if err != nil {
 		return nil, err
 	}
 	n.Agent = agent.New(agent.Config{
 		Heartbeat: cfg.Agent.Heartbeat, Queue: cfg.Agent.Queue,
-		CycleTimeout: cfg.Agent.CycleTimeout, SummaryBytes: cfg.LLM.SummaryBytes,
+		CycleTimeout: cfg.Agent.CycleTimeout, SummaryBytes: cfg.LLM.SummaryBytes, Clock: n.clock,
 	}, n.World, n.Tools, n.Hooks, log)
 	for _, t := range append(tools.Builtins(n.Tools, n.World), n.Agent.StatusTool()) {
 		if err := n.Tools.Register("agent", t); err != nil {
@@ -235,8 +235,12 @@ func (n *Node) Ready() <-chan struct{} { return n.ready }
 
 // Run starts plugins, sensors and the agent loop, reports ready, and blocks
 // until ctx ends; then it stops everything within ShutdownGrace and closes
-// the node.
+// the node. started is when the process started, for the start-to-ready
+// time it logs; zero means now.
 func (n *Node) Run(ctx context.Context, started time.Time) error {
+	if started.IsZero() {
+		started = clock.Real().Now()
+	}
 	defer n.Close()
 	if err := n.Hooks.Start(ctx); err != nil {
 		return fmt.Errorf("starting plugins: %w", err)
@@ -264,26 +268,28 @@ func (n *Node) Run(ctx context.Context, started time.Time) error {
 
 	close(n.ready)
 	n.Log.Info("ready", "device", n.Board.Device.ID, "platform", n.Board.Device.Platform,
-		"sensors", len(all), "tools", len(n.Tools.List()), "start_to_ready", time.Since(started).Round(time.Microsecond))
+		"sensors", len(all), "tools", len(n.Tools.List()), "start_to_ready", clock.Real().Since(started).Round(time.Microsecond))
 
 	<-ctx.Done()
 	n.Log.Info("stopping")
-	deadline := time.Now().Add(ShutdownGrace)
+	// The grace, like the start-up time above, is the process's (SIGTERM
+	// to exit), on the wall clock whatever clock the run uses: a replay's
+	// virtual clock stands still while the node stops.
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), ShutdownGrace)
+	defer cancel()
 	cancelSensors()
 	stopLoop()
 	// Sensors finish in parallel with the loop and the plugins: a driver's
 	// own stop can take half a second (the SCD4x waits 500 ms after its
 	// stop command), which in series left the plugins too little of the 2 s.
 	sensorsStopped := make(chan bool, 1)
-	go func() { sensorsStopped <- n.supervisor.Wait(time.Until(deadline)) }()
+	go func() { sensorsStopped <- n.supervisor.Wait(sctx) }()
 	var errs []error
 	select {
 	case <-loopDone:
-	case <-time.After(time.Until(deadline)):
+	case <-sctx.Done():
 		errs = append(errs, errors.New("agent loop did not stop in time"))
 	}
-	sctx, cancel := context.WithDeadline(context.WithoutCancel(ctx), deadline)
-	defer cancel()
 	if err := n.Hooks.Stop(sctx); err != nil {
 		errs = append(errs, err)
 	}

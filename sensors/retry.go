@@ -10,7 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/edgeagent/edgeagent/internal/wait"
+	"github.com/edgeagent/edgeagent/clock"
 	"github.com/edgeagent/edgeagent/worldmodel"
 )
 
@@ -215,4 +215,4 @@ func Supervise(ctx context.Context, h *Health, b Backoff, session func(ctx conte
 
 // Sleep waits for d or until ctx ends (then it returns ctx.Err()): the wait
 // between samples, retries and conversion times of every sensor kind.
-func Sleep(ctx context.Context, d time.Duration) error { return wait.For(ctx, d) }
+func Sleep(ctx context.Context, d time.Duration) error { return clock.Sleep(ctx, clock.Real(), d) }

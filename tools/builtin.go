@@ -6,13 +6,14 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/edgeagent/edgeagent/clock"
 	"github.com/edgeagent/edgeagent/worldmodel"
 )
 
 // Builtins returns the internal tools every agent has: world.query and
 // tools.stats. agent.status comes from the agent package, which owns the loop.
 func Builtins(r *Registry, w *worldmodel.Model) []Tool {
-	return []Tool{worldQuery(w), toolStats(r)}
+	return []Tool{worldQuery(r.clock, w), toolStats(r)}
 }
 
 type worldQueryParams struct {
@@ -25,7 +26,7 @@ type worldQueryParams struct {
 	Limit       int    `json:"limit"`
 }
 
-func worldQuery(w *worldmodel.Model) Tool {
+func worldQuery(c clock.Clock, w *worldmodel.Model) Tool {
 	spec := Spec{
 		Name:        "world.query",
 		Description: "Query the world model: latest readings per sensor, readings of one source in a time window or since a sequence number, and recent events by priority.",
@@ -66,7 +67,7 @@ func worldQuery(w *worldmodel.Model) Tool {
 			if err != nil || d <= 0 {
 				return Result{}, fmt.Errorf("window %q: want a positive Go duration such as 30s", p.Window)
 			}
-			now := time.Now()
+			now := c.Now()
 			obs = w.Window(p.Source, now.Add(-d), now)
 		default:
 			obs = w.Since(p.Source, p.SinceSeq, 0)

@@ -15,6 +15,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/edgeagent/edgeagent/clock"
 	"github.com/edgeagent/edgeagent/hooks"
 	"github.com/edgeagent/edgeagent/worldmodel"
 )
@@ -39,6 +40,8 @@ type Options struct {
 	// FlushDelay batches history writes so a call does not pay an fsync
 	// (default 2s); Close flushes what is pending.
 	FlushDelay time.Duration
+	// Clock times the calls and the flush (default: the wall clock).
+	Clock clock.Clock
 }
 
 // Call is one invocation request.
@@ -75,6 +78,7 @@ type Registry struct {
 	log     *slog.Logger
 	delay   time.Duration
 	journal *worldmodel.Model
+	clock   clock.Clock
 
 	mu       sync.RWMutex
 	tools    map[string]*entry
@@ -83,7 +87,7 @@ type Registry struct {
 	hmu     sync.Mutex
 	history map[string]*History
 	dirty   map[string]bool
-	flush   *time.Timer
+	flush   clock.Timer
 	closed  bool
 	// wmu is held while a batch is written, so that Close cannot return
 	// (and the caller close the store) under a timer's write in flight.
@@ -119,7 +123,7 @@ func (h History) MeanLatency() time.Duration {
 // store when one is given.
 func NewRegistry(o Options) (*Registry, error) {
 	r := &Registry{
-		store: o.Store, filters: o.Filters, grants: o.Grants, log: o.Log, delay: o.FlushDelay, journal: o.Journal,
+		store: o.Store, filters: o.Filters, grants: o.Grants, log: o.Log, delay: o.FlushDelay, journal: o.Journal, clock: clock.Or(o.Clock),
 		tools: map[string]*entry{}, disabled: map[string]bool{},
 		history: map[string]*History{}, dirty: map[string]bool{},
 	}
@@ -348,9 +352,9 @@ func (r *Registry) Invoke(ctx context.Context, c Call) (Result, error) {
 			}
 		}
 	}
-	start := time.Now()
+	start := r.clock.Now()
 	res, err := safeInvoke(context.WithValue(ctx, callerKey{}, c.Caller), e.tool, params)
-	took := time.Since(start)
+	took := r.clock.Since(start)
 	if err != nil {
 		code := CodeFailed
 		// A preempted cycle cancels with a cause, and tools (the Ollama
@@ -401,7 +405,7 @@ func (r *Registry) record(name string, took time.Duration, err error) {
 		r.history[name] = h
 	}
 	h.Calls++
-	h.LastUsed = time.Now()
+	h.LastUsed = r.clock.Now()
 	switch {
 	case err == nil:
 		h.Successes++
@@ -418,7 +422,7 @@ func (r *Registry) record(name string, took time.Duration, err error) {
 	}
 	r.dirty[name] = true
 	if r.flush == nil {
-		r.flush = time.AfterFunc(r.delay, func() {
+		r.flush = r.clock.AfterFunc(r.delay, func() {
 			if err := r.Flush(); err != nil {
 				r.log.Warn("tool history not saved", "err", err)
 			}

@@ -38,7 +38,7 @@ func (m *Model) Note(r Record) Record { return m.note(r, true) }
 
 func (m *Model) note(r Record, journalOnly bool) Record {
 	if r.Time.IsZero() {
-		r.Time = time.Now()
+		r.Time = m.cfg.Clock.Now()
 	}
 	m.recMu.Lock()
 	if journalOnly {

@@ -9,6 +9,8 @@ import (
 	"sync/atomic"
 	"time"
 	"unsafe"
+
+	"github.com/edgeagent/edgeagent/clock"
 )
 
 // Defaults for zero Config fields.
@@ -48,6 +50,9 @@ type Config struct {
 	MaxSources int
 	Events     int // event-log capacity
 	Records    int // journal capacity (tool calls, LLM exchanges, state changes)
+	// Clock stamps what arrives without a time (default: the wall clock; a
+	// replay gives its virtual one).
+	Clock clock.Clock
 }
 
 // Model is the agent's bounded picture of the world. All methods are safe
@@ -105,6 +110,7 @@ func New(cfg Config) *Model {
 		cfg.Records = DefaultRecords
 	}
 	cfg.Capacities = maps.Clone(cfg.Capacities) // the caller may reuse its map
+	cfg.Clock = clock.Or(cfg.Clock)
 	m := &Model{
 		cfg:       cfg,
 		events:    ring[Event]{limit: cfg.Events},
@@ -252,7 +258,7 @@ func (m *Model) Sources() []string {
 // event. e.Data is kept by reference and must not be modified afterwards.
 func (m *Model) Record(e Event) Event {
 	if e.Time.IsZero() {
-		e.Time = time.Now()
+		e.Time = m.cfg.Clock.Now()
 	}
 	m.evMu.Lock()
 	e.Seq = m.seq.Add(1)

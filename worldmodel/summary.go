@@ -18,8 +18,8 @@ const (
 	maxInfoBytes = 120 // names, units, states, event messages
 )
 
-// Summary is SummaryAt(time.Now(), maxBytes).
-func (m *Model) Summary(maxBytes int) string { return m.SummaryAt(time.Now(), maxBytes) }
+// Summary is SummaryAt(now, maxBytes) on the model's clock.
+func (m *Model) Summary(maxBytes int) string { return m.SummaryAt(m.cfg.Clock.Now(), maxBytes) }
 
 // SummaryAt describes the world as of now in compact text for an LLM
 // prompt, at most maxBytes long (maxBytes <= 0: no limit). Sections, in

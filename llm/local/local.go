@@ -59,7 +59,7 @@ type Options struct {
 	// MinBackoff and MaxBackoff bound the wait between reconnection
 	// attempts while the server is down (default 500ms and 30s).
 	MinBackoff, MaxBackoff time.Duration
-	// Clock times the backoff (default the wall clock).
+	// Clock times the backoff and the preload (default the wall clock).
 	Clock clock.Clock
 	// HTTPClient carries the requests (default: a client without a global
 	// timeout; each call has its own deadline).
@@ -273,7 +273,7 @@ func canonical(name string) string {
 func (c *Client) Preload(ctx context.Context) (time.Duration, error) {
 	ctx, cancel := context.WithTimeout(ctx, c.o.Timeout)
 	defer cancel()
-	start := time.Now()
+	start := c.o.Clock.Now()
 	done := false
 	err := c.api.Generate(ctx, &api.GenerateRequest{
 		Model: c.o.Model, KeepAlive: c.keepAlive(), Options: c.options(0),
@@ -281,7 +281,7 @@ func (c *Client) Preload(ctx context.Context) (time.Duration, error) {
 		done = done || r.Done
 		return nil
 	})
-	took := time.Since(start)
+	took := c.o.Clock.Since(start)
 	if err == nil && !done {
 		err = errors.New("the server closed the stream before loading finished")
 	}

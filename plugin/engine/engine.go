@@ -134,14 +134,15 @@ func newEnginePlugin(h plugin.Host, name string, withLLM bool) (*enginePlugin, e
 	if withLLM {
 		c, err := local.New(local.Options{
 			Host: lc.Host, Model: lc.Model, EmbedModel: lc.EmbedModel, NumCtx: lc.NumCtx, Seed: lc.Seed,
-			Temperature: lc.Temperature, KeepAlive: lc.KeepAlive, Timeout: lc.Timeout, Log: log,
+			Temperature: lc.Temperature, KeepAlive: lc.KeepAlive, Timeout: lc.Timeout, Log: log, Clock: h.Clock(),
 		})
 		if err != nil {
 			return nil, err
 		}
-		p.client, model = c, journaled{LLM: c, world: h.World(), source: name}
+		p.client, model = c, journaled{LLM: c, world: h.World(), clock: h.Clock(), source: name}
 		cfg.EmbedModel = lc.EmbedModel
 	}
+	cfg.Clock = h.Clock()
 	e, err := agent.NewEngine(cfg, model, reg, h.World(), h.Store())
 	if err != nil {
 		return nil, fmt.Errorf("plugins.llm: %w", err)
@@ -200,13 +201,13 @@ func (p *enginePlugin) OnAgentStart(context.Context) error {
 
 // warm computes tool embeddings once the server is available.
 func (p *enginePlugin) warm(ctx context.Context) {
-	t := time.NewTicker(100 * time.Millisecond)
+	t := p.h.Clock().NewTicker(100 * time.Millisecond)
 	defer t.Stop()
 	for p.client.Status().State != local.StateAvailable {
 		select {
 		case <-ctx.Done():
 			return
-		case <-t.C:
+		case <-t.C():
 		}
 	}
 	if err := p.engine.Warm(ctx); err != nil && ctx.Err() == nil {

@@ -3,8 +3,8 @@ package engine
 import (
 	"context"
 	"encoding/json"
-	"time"
 
+	"github.com/edgeagent/edgeagent/clock"
 	"github.com/edgeagent/edgeagent/llm"
 	"github.com/edgeagent/edgeagent/worldmodel"
 )
@@ -16,6 +16,7 @@ import (
 type journaled struct {
 	llm.LLM
 	world  *worldmodel.Model
+	clock  clock.Clock
 	source string
 }
 
@@ -33,10 +34,10 @@ type Exchange struct {
 }
 
 func (j journaled) Generate(ctx context.Context, req llm.Request) (llm.Response, error) {
-	start := time.Now()
+	start := j.clock.Now()
 	res, err := j.LLM.Generate(ctx, req)
 	x := Exchange{Purpose: req.Purpose, System: req.System, Messages: req.Messages, Schema: req.Schema, MaxTokens: req.MaxTokens,
-		Answer: res.Content, Usage: res.Usage, Duration: float64(time.Since(start).Microseconds()) / 1000}
+		Answer: res.Content, Usage: res.Usage, Duration: float64(j.clock.Since(start).Microseconds()) / 1000}
 	if err != nil {
 		x.Error = err.Error()
 	}

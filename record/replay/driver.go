@@ -10,7 +10,6 @@ import (
 
 	"github.com/edgeagent/edgeagent/clock"
 	"github.com/edgeagent/edgeagent/hooks"
-	"github.com/edgeagent/edgeagent/internal/wait"
 	"github.com/edgeagent/edgeagent/node"
 	"github.com/edgeagent/edgeagent/tools"
 	"github.com/edgeagent/edgeagent/worldmodel"
@@ -257,7 +256,7 @@ func (d *driver) at(ctx context.Context, t time.Time) error {
 	if d.speed > 0 {
 		due := d.wallStart.Add(time.Duration(float64(t.Sub(d.start)) / d.speed))
 		if d := time.Until(due); d > 0 {
-			return wait.For(ctx, d)
+			return clock.Sleep(ctx, clock.Real(), d)
 		}
 	}
 	return nil

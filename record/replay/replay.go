@@ -102,9 +102,7 @@ func (r *Report) Diverged() bool {
 
 // wallClock lists what still reads the wall clock in a replay.
 var wallClock = []string{
-	"motive goal refires (agent engine) and the ages in the world summary of prompts read time.Now: prompts are compared without their world summary",
-	"the journal and decision events are stamped with time.Now (worldmodel.Note/Record): replayed actions are compared in order, not by time",
-	"cycle deadlines and the LLM timeout are wall-clock contexts; the loop's heartbeat ticker is replaced by heartbeats on the virtual clock",
+	"cycle deadlines and the LLM timeout are wall-clock contexts (context.WithTimeout)",
 }
 
 // Run replays the recording at path.

@@ -116,17 +116,16 @@ func (v *Supervisor) Stop(name string) {
 	}
 }
 
-// Wait waits for every sensor goroutine to end, up to d, and reports
-// whether they all did. Their contexts are the caller's to cancel.
-func (v *Supervisor) Wait(d time.Duration) bool {
+// Wait waits for every sensor goroutine to end, until ctx ends, and
+// reports whether they all did. Their contexts are the caller's to cancel.
+func (v *Supervisor) Wait(ctx context.Context) bool {
 	v.mu.Lock()
 	runs := maps.Clone(v.runs)
 	v.mu.Unlock()
-	timeout := time.After(d)
 	for name, r := range runs {
 		select {
 		case <-r.done:
-		case <-timeout:
+		case <-ctx.Done():
 			v.log.Error("sensor did not stop in time", "sensor", name)
 			return false
 		}

@@ -54,7 +54,9 @@ func supervised(t *testing.T, c *counter) (*Supervisor, *worldmodel.Model, <-cha
 	v.Start(ctx, c, nil)
 	t.Cleanup(func() {
 		cancel()
-		if !v.Wait(time.Second) {
+		wctx, stop := context.WithTimeout(context.Background(), time.Second)
+		defer stop()
+		if !v.Wait(wctx) {
 			t.Error("the sensor did not stop")
 		}
 	})

@@ -179,7 +179,7 @@ func New(o Options) (*Set, error) {
 		}
 	}
 	s := &Set{o: o, log: o.Log, clk: o.Clock, world: o.World, buses: map[string]i2c.BusCloser{}, shared: map[string]any{}}
-	s.audit = newAuditLog(o.Store, Retention{MaxAge: o.Settings.AuditMaxAge, MaxBytes: int64(o.Settings.AuditMaxMB) << 20}, o.Clock.Now, o.Log)
+	s.audit = newAuditLog(o.Store, Retention{MaxAge: o.Settings.AuditMaxAge, MaxBytes: int64(o.Settings.AuditMaxMB) << 20}, o.Clock, o.Log)
 	if err := s.loadLatch(); err != nil {
 		return nil, err
 	}

@@ -13,6 +13,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/edgeagent/edgeagent/clock"
 	"github.com/edgeagent/edgeagent/tools"
 )
 
@@ -90,7 +91,7 @@ type auditLog struct {
 	store AuditStore
 	keep  Retention
 	log   *slog.Logger
-	now   func() time.Time
+	clock clock.Clock
 
 	mu      sync.Mutex
 	ch      chan *auditItem
@@ -115,8 +116,8 @@ type evictions struct {
 	oldest, newest  time.Time
 }
 
-func newAuditLog(st AuditStore, keep Retention, now func() time.Time, log *slog.Logger) *auditLog {
-	return &auditLog{store: st, keep: keep, now: now, log: log}
+func newAuditLog(st AuditStore, keep Retention, c clock.Clock, log *slog.Logger) *auditLog {
+	return &auditLog{store: st, keep: keep, clock: c, log: log}
 }
 
 func (l *auditLog) start() {
@@ -245,7 +246,7 @@ func (l *auditLog) loadSizes() {
 // Whatever went is counted, logged and, once a minute at most, recorded
 // in the log itself.
 func (l *auditLog) retain() {
-	now := l.now()
+	now := l.clock.Now()
 	var ev evictions
 	if l.keep.MaxAge > 0 && now.Sub(l.lastAgeCheck) >= time.Minute {
 		l.lastAgeCheck = now
@@ -408,14 +409,14 @@ func (l *auditLog) file(e Entry, wait bool) bool {
 			return false
 		}
 	}
-	t := time.NewTimer(enqueueWait)
+	t := l.clock.NewTimer(enqueueWait)
 	defer t.Stop()
 	select {
 	case ch <- it:
 	case <-done:
 		l.dropped.Add(1)
 		l.log.Error("audit log stopped: entry dropped", "tool", e.Tool, "caller", e.Caller, "result", e.Result)
-	case <-t.C:
+	case <-t.C():
 		l.dropped.Add(1)
 		l.log.Error("audit queue full: entry dropped", "tool", e.Tool, "caller", e.Caller, "result", e.Result)
 	}

@@ -26,7 +26,7 @@ var (
 func startAudit(t *testing.T, st AuditStore, keep Retention) (*auditLog, *clock.Fake) {
 	t.Helper()
 	clk := clock.NewFake(auditEpoch)
-	l := newAuditLog(st, keep, clk.Now, auditQuiet)
+	l := newAuditLog(st, keep, clk, auditQuiet)
 	l.start()
 	t.Cleanup(func() { _ = l.stop(context.Background()) })
 	return l, clk

@@ -57,7 +57,7 @@ func (s *Set) HandleCritical(e worldmodel.Event) {
 // task cancelled. Until Reset, every actuating command is refused; stop and
 // off commands still pass. Calling it again while latched stops again.
 func (s *Set) EStop(e worldmodel.Event) EStopReport {
-	start := time.Now()
+	start := s.clk.Now()
 	s.latched.Store(true) // first: a command that takes a lock after this is refused
 	if e.Source == "" {
 		e.Source = "unknown"
@@ -84,9 +84,9 @@ func (s *Set) EStop(e worldmodel.Event) EStopReport {
 		mu.Lock()
 		defer mu.Unlock()
 		if returned {
-			s.log.Warn("e-stop: a pending actuator stopped late", "actuator", name, "did", what, "err", err, "after", time.Since(start))
+			s.log.Warn("e-stop: a pending actuator stopped late", "actuator", name, "did", what, "err", err, "after", s.clk.Since(start))
 			s.world.Record(worldmodel.Event{Kind: "actuator_stopped_late", Source: name, Priority: worldmodel.High,
-				Message: fmt.Sprintf("%s stopped %s after the e-stop (err: %v)", name, time.Since(start).Round(time.Millisecond), err)})
+				Message: fmt.Sprintf("%s stopped %s after the e-stop (err: %v)", name, s.clk.Since(start).Round(time.Millisecond), err)})
 			return
 		}
 		delete(left, name)
@@ -130,16 +130,16 @@ func (s *Set) EStop(e worldmodel.Event) EStopReport {
 		done := make(chan struct{})
 		s.wg.Add(1)
 		go func() { defer s.wg.Done(); wg.Wait(); close(done) }()
-		t := time.NewTimer(stopBound)
+		t := s.clk.NewTimer(stopBound)
 		select {
 		case <-done:
-		case <-t.C:
+		case <-t.C():
 		}
 		t.Stop()
 	}
 	mu.Lock()
 	returned = true
-	rep.Took = time.Since(start)
+	rep.Took = s.clk.Since(start)
 	rep.Pending = sortedKeys(left)
 	final := rep
 	final.Stopped = cloneMap(rep.Stopped)
@@ -302,7 +302,7 @@ func (s *Set) estopTools() []tools.Tool {
 			Message: fmt.Sprintf("e-stop reset by %s (latched since %s by %s)", caller, was.Since.Format(time.TimeOnly), was.Source)})
 		s.audit.record(Entry{Time: s.clk.Now(), Caller: caller, Tool: "estop.reset", Actuator: "*",
 			Applied: Marshal(map[string]any{"latched": false}), Result: "ok",
-			Notes: []string{fmt.Sprintf("latched for %s", time.Since(was.Since).Round(time.Millisecond))}})
+			Notes: []string{fmt.Sprintf("latched for %s", s.clk.Since(was.Since).Round(time.Millisecond))}})
 		return tools.Result{Value: map[string]any{"latched": false, "was_latched_since": was.Since, "source": was.Source}}, nil
 	})
 	status := tools.Func(tools.Spec{

@@ -185,7 +185,19 @@ func TestEStopHungWriteDoesNotHoldOthers(t *testing.T) {
 	hung := make(chan error, 1)
 	go func() { _, err := r.call("mqtt", "drive.drive", `{"speed":0.5}`); hung <- err }()
 	eventually(t, "the drive command hanging in its write", func() bool { return r.sim.Blocked("sim:22") == 1 })
-	rep := r.set.EStop(worldmodel.Event{Kind: actuator.EStopKind, Source: "test"})
+	// EStop waits its bound on the set's clock: move the fake clock until
+	// it gives up on the hung write.
+	done := make(chan actuator.EStopReport, 1)
+	go func() { done <- r.set.EStop(worldmodel.Event{Kind: actuator.EStopKind, Source: "test"}) }()
+	var rep actuator.EStopReport
+	for waiting := true; waiting; {
+		select {
+		case rep = <-done:
+			waiting = false
+		case <-time.After(time.Millisecond):
+			r.clk.Advance(100 * time.Millisecond)
+		}
+	}
 	if len(rep.Pending) != 1 || rep.Pending[0] != "drive" {
 		t.Fatalf("pending %v, want [drive]", rep.Pending)
 	}

@@ -270,7 +270,9 @@ func (r *rig) step(n int, d time.Duration, wantWrites uint64) {
 	}
 	before := r.sim.Count()
 	r.clk.Advance(d)
-	if wantWrites > 0 && !r.sim.WaitCount(before+wantWrites, 5*time.Second) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if wantWrites > 0 && !r.sim.WaitCount(ctx, before+wantWrites) {
 		r.t.Fatalf("after advancing %s: %d writes, want %d more", d, r.sim.Count()-before, wantWrites)
 	}
 }

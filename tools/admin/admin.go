@@ -14,6 +14,7 @@ import (
 	"log/slog"
 
 	"github.com/edgeagent/edgeagent/board"
+	"github.com/edgeagent/edgeagent/clock"
 	"github.com/edgeagent/edgeagent/hooks"
 	"github.com/edgeagent/edgeagent/tools"
 )
@@ -54,10 +55,13 @@ type Config struct {
 	// Reloads hands an accepted config to whoever runs the agent.
 	Reloads chan<- Reload
 	Log     *slog.Logger
+	// Clock bounds the reload's hand-off (default: the wall clock).
+	Clock clock.Clock
 }
 
 // Tools are the admin tools over c.
 func Tools(c Config) []tools.Tool {
+	c.Clock = clock.Or(c.Clock)
 	a := &admin{c}
 	return []tools.Tool{
 		tools.Func(tools.Spec{Name: "plugins.list", Description: "The compiled-in plugins and whether each is loaded.",

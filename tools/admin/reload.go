@@ -70,7 +70,7 @@ func (a *admin) reload(ctx context.Context, r reloadArgs) (tools.Result, error) 
 		}
 		a.Log.Info("board file saved", "file", a.File, "backup", a.File+".bak", "by", tools.CallerOf(ctx))
 	}
-	t := time.NewTimer(200 * time.Millisecond)
+	t := a.Clock.NewTimer(200 * time.Millisecond)
 	defer t.Stop()
 	select {
 	case a.Reloads <- Reload{Config: cfg, Dir: dir, File: file}:
@@ -81,7 +81,7 @@ func (a *admin) reload(ctx context.Context, r reloadArgs) (tools.Result, error) 
 			v["saved"] = a.File
 		}
 		return tools.Result{Value: v}, nil
-	case <-t.C:
+	case <-t.C():
 		return refuse("the config is valid, but this process does not apply reloads: restart edgeagent with it")
 	case <-ctx.Done():
 		return tools.Result{}, ctx.Err()

@@ -20,6 +20,7 @@ import (
 	"image/jpeg"
 	"time"
 
+	"github.com/edgeagent/edgeagent/clock"
 	"github.com/edgeagent/edgeagent/hooks"
 	"github.com/edgeagent/edgeagent/plugin"
 	"github.com/edgeagent/edgeagent/tools"
@@ -42,11 +43,12 @@ type Plugin struct {
 	cameras cameras.Set
 	world   *worldmodel.Model
 	reg     *tools.Registry
+	clock   clock.Clock
 }
 
 // New builds the plugin for a host; it declines on a board without camera.
 func New(h plugin.Host) (hooks.Plugin, error) {
-	p := &Plugin{cameras: cameras.Of(h), world: h.World(), reg: h.Tools()}
+	p := &Plugin{cameras: cameras.Of(h), world: h.World(), reg: h.Tools(), clock: h.Clock()}
 	if len(p.cameras) == 0 {
 		return nil, hooks.Decline("no camera on this board")
 	}
@@ -104,7 +106,7 @@ func (p *Plugin) snapshot(ctx context.Context, a params) (tools.Result, error) {
 	if err != nil {
 		return tools.Result{}, err
 	}
-	age := time.Since(o.Time)
+	age := p.clock.Since(o.Time)
 	info := map[string]any{
 		"camera": cam, "which": whichOr(a.Which), "time": o.Time.UTC().Format(time.RFC3339Nano),
 		"age_s": round1(age.Seconds()), "width": w, "height": h, "bytes": len(data), "mime": "image/jpeg",

@@ -15,6 +15,7 @@
 package simadaptor
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"maps"
@@ -287,21 +288,20 @@ func (a *Adaptor) Count() uint64 {
 	return a.seq
 }
 
-// WaitCount blocks until at least n writes have been recorded or timeout
-// passes; it reports whether they were. Tests use it to synchronise with
+// WaitCount blocks until at least n writes have been recorded or ctx
+// ends; it reports whether they were. Tests use it to synchronise with
 // actuator goroutines without sleeping.
-func (a *Adaptor) WaitCount(n uint64, timeout time.Duration) bool {
-	t := time.AfterFunc(timeout, func() {
+func (a *Adaptor) WaitCount(ctx context.Context, n uint64) bool {
+	stop := context.AfterFunc(ctx, func() {
 		a.mu.Lock()
 		a.changed.Broadcast()
 		a.mu.Unlock()
 	})
-	defer t.Stop()
-	deadline := time.Now().Add(timeout)
+	defer stop()
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	for a.seq < n {
-		if !time.Now().Before(deadline) {
+		if ctx.Err() != nil {
 			return false
 		}
 		a.changed.Wait()

@@ -1,0 +1,184 @@
+package layout
+
+import (
+	"fmt"
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// wallClock lists the packages that may read the wall clock or make
+// timers themselves (DESIGN §9a). Everything else takes a clock.Clock, so
+// that a replay, which drives a virtual clock, runs the same code the same
+// way. Keep it short; each entry says why. Test files, and test-support
+// packages (their name ends in "test", like periph's i2ctest), may use the
+// real time: they are never part of a run.
+var wallClock = []struct{ pkg, why string }{
+	{"clock", "the time source itself"},
+	{"cmd/...", "the CLI: a process's start, an operator's waits and timeouts; it hands the node the clock a run uses"},
+	{"fleet", "the operator's side of a fleet, a command-line client: it waits for robots' answers on the wall clock, never inside a run"},
+	{"record/replay", "drives the virtual clock: paces it against the wall clock (--speed) and bounds how long the agent may take to settle"},
+	{"sensors/...", "the sensor kinds time their devices (frame and sample pacing, bit-banged pulses, conversion waits, stall detection) on the wall clock; a replay never runs them, it feeds their recorded readings"},
+}
+
+// timeCalls are the time package's functions that read the wall clock or
+// make a timer.
+var timeCalls = map[string]bool{
+	"Now": true, "Since": true, "Until": true, "After": true, "AfterFunc": true,
+	"NewTimer": true, "NewTicker": true, "Tick": true, "Sleep": true,
+}
+
+func TestClockRule(t *testing.T) {
+	used := map[string]bool{}
+	err := filepath.WalkDir("../..", func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && (d.Name() == ".git" || d.Name() == "testdata" || d.Name() == "node_modules") {
+			return filepath.SkipDir
+		}
+		if d.IsDir() || !strings.HasSuffix(p, ".go") || strings.HasSuffix(p, "_test.go") {
+			return nil
+		}
+		rel, _ := filepath.Rel("../..", filepath.Dir(p))
+		pkg := filepath.ToSlash(rel)
+		if strings.HasSuffix(pkg, "test") || strings.HasPrefix(pkg, "scripts/") {
+			return nil
+		}
+		for _, c := range wallClockCalls(t, p) {
+			if entry, ok := wallClockAllowed(pkg); ok {
+				used[entry] = true
+				continue
+			}
+			t.Errorf("%s: calls time.%s: take the time from a clock.Clock (package clock), or add %s to wallClock in %s with the reason",
+				strings.TrimPrefix(c.pos.String(), "../../"), c.name, pkg, "internal/layout/clock_test.go")
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, w := range wallClock {
+		if !used[w.pkg] {
+			t.Errorf("wallClock lists %s, which no longer reads the wall clock: remove it", w.pkg)
+		}
+	}
+}
+
+func wallClockAllowed(pkg string) (string, bool) {
+	for _, w := range wallClock {
+		if match(w.pkg, pkg) {
+			return w.pkg, true
+		}
+	}
+	return "", false
+}
+
+type timeCall struct {
+	pos  token.Position
+	name string
+}
+
+// wallClockCalls finds the file's calls of timeCalls, except a time.Now
+// inside a Set…Deadline call's arguments: a socket's deadline is the
+// kernel's, on the wall clock whatever clock the caller runs on.
+func wallClockCalls(t *testing.T, path string) []timeCall {
+	fset := token.NewFileSet()
+	f, err := parser.ParseFile(fset, path, nil, parser.SkipObjectResolution)
+	if err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	name := ""
+	for _, imp := range f.Imports {
+		if p, _ := strconv.Unquote(imp.Path.Value); p == "time" {
+			name = "time"
+			if imp.Name != nil {
+				name = imp.Name.Name
+			}
+		}
+	}
+	if name == "" {
+		return nil
+	}
+	timeFunc := func(n ast.Node) string {
+		call, ok := n.(*ast.CallExpr)
+		if !ok {
+			return ""
+		}
+		sel, ok := call.Fun.(*ast.SelectorExpr)
+		if !ok {
+			return ""
+		}
+		if x, ok := sel.X.(*ast.Ident); ok && x.Name == name && timeCalls[sel.Sel.Name] {
+			return sel.Sel.Name
+		}
+		return ""
+	}
+	kernel := map[ast.Node]bool{}
+	ast.Inspect(f, func(n ast.Node) bool {
+		call, ok := n.(*ast.CallExpr)
+		if !ok {
+			return true
+		}
+		if sel, ok := call.Fun.(*ast.SelectorExpr); ok && strings.HasPrefix(sel.Sel.Name, "Set") && strings.HasSuffix(sel.Sel.Name, "Deadline") {
+			for _, a := range call.Args {
+				ast.Inspect(a, func(m ast.Node) bool {
+					if timeFunc(m) == "Now" {
+						kernel[m] = true
+					}
+					return true
+				})
+			}
+		}
+		return true
+	})
+	var calls []timeCall
+	ast.Inspect(f, func(n ast.Node) bool {
+		if fn := timeFunc(n); fn != "" && !kernel[n] {
+			calls = append(calls, timeCall{fset.Position(n.Pos()), fn})
+		}
+		return true
+	})
+	return calls
+}
+
+// The finder itself: it sees renamed imports and every listed function,
+// and lets a socket deadline through.
+func TestWallClockCallsFinds(t *testing.T) {
+	src := `package p
+
+import (
+	"net"
+	tm "time"
+)
+
+type other struct{}
+
+func (other) Now() int { return 0 }
+
+func f(c net.Conn, time other) {
+	_ = tm.Now()
+	<-tm.After(tm.Second)
+	_ = c.SetWriteDeadline(tm.Now().Add(tm.Second))
+	_ = time.Now()
+	tm.Sleep(0)
+}
+`
+	path := filepath.Join(t.TempDir(), "p.go")
+	if err := os.WriteFile(path, []byte(src), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, c := range wallClockCalls(t, path) {
+		got = append(got, fmt.Sprintf("%d:%s", c.pos.Line, c.name))
+	}
+	if want := "13:Now 14:After 17:Sleep"; strings.Join(got, " ") != want {
+		t.Fatalf("found %v, want %s", got, want)
+	}
+}

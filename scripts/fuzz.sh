@@ -20,6 +20,7 @@ targets=(
   "FuzzWAVReader ./sensors/mic/audio"
   "FuzzCodec ./sensors/i2c/generic"
   "FuzzReadNet ./sensors/mic/wakeword"
+  "FuzzParse ./sensors/mic/speechembed/internal/onnx"
 )
 # inputs counts the saved inputs of a target (its folder may not exist).
 inputs() { if [ -d "$1" ]; then ls "$1" | wc -l; else echo 0; fi; }

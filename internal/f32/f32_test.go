@@ -31,9 +31,17 @@ func randSlice(r *rand.Rand, n int) []float32 {
 	return s
 }
 
+// shape is one Conv call's dimensions.
+type shape struct{ m, n, taps, k, lda, tap int }
+
+// operands draws a, b and bias for s.
+func (s shape) operands(r *rand.Rand) (a, b, bias []float32) {
+	return randSlice(r, (s.m-1)*s.lda+(s.taps-1)*s.tap+s.k), randSlice(r, s.taps*s.k*s.n), randSlice(r, s.n)
+}
+
 // shapes covers the embedding network's: 1×3 and 3×1 taps, n of 24…96,
 // row counts that leave every remainder of the row blocking.
-var shapes = []struct{ m, n, taps, k, lda, tap int }{
+var shapes = []shape{
 	{1, 8, 1, 1, 1, 0}, {3, 24, 3, 3, 1, 34}, {7, 24, 1, 72, 24, 0}, {13, 48, 3, 48, 48, 18 * 48},
 	{34, 72, 1, 216, 72, 0}, {9, 96, 3, 96, 96, 6 * 96}, {5, 16, 2, 5, 5, 7}, {6, 20, 1, 3, 3, 0},
 }
@@ -41,9 +49,7 @@ var shapes = []struct{ m, n, taps, k, lda, tap int }{
 func TestConvMatchesDefinition(t *testing.T) {
 	r := rand.New(rand.NewPCG(1, 2))
 	for _, s := range shapes {
-		a := randSlice(r, (s.m-1)*s.lda+(s.taps-1)*s.tap+s.k)
-		b := randSlice(r, s.taps*s.k*s.n)
-		bias := randSlice(r, s.n)
+		a, b, bias := s.operands(r)
 		ldc := s.n + 3
 		c := make([]float32, (s.m-1)*ldc+s.n)
 		Conv(s.m, s.n, s.taps, s.k, a, s.lda, s.tap, b, bias, c, ldc)
@@ -63,10 +69,9 @@ func TestConvMatchesDefinition(t *testing.T) {
 // a stream compute rows a few at a time and match a batch bit for bit.
 func TestConvRowsIndependentOfBlocking(t *testing.T) {
 	r := rand.New(rand.NewPCG(3, 4))
-	m, n, taps, k, lda, tap := 11, 48, 3, 48, 48, 13*48
-	a := randSlice(r, (m-1)*lda+(taps-1)*tap+k)
-	b := randSlice(r, taps*k*n)
-	bias := randSlice(r, n)
+	s := shape{11, 48, 3, 48, 48, 13 * 48}
+	m, n, taps, k, lda, tap := s.m, s.n, s.taps, s.k, s.lda, s.tap
+	a, b, bias := s.operands(r)
 	all := make([]float32, m*n)
 	Conv(m, n, taps, k, a, lda, tap, b, bias, all, n)
 	for i := range m {
@@ -94,10 +99,8 @@ func TestConvPanicsOnShortSlices(t *testing.T) {
 func TestAsmMatchesGeneric(t *testing.T) {
 	t.Logf("kernel: %s", Kernel())
 	r := rand.New(rand.NewPCG(5, 6))
-	for _, s := range append(shapes, struct{ m, n, taps, k, lda, tap int }{37, 96, 3, 96, 96, 40 * 96}) {
-		a := randSlice(r, (s.m-1)*s.lda+(s.taps-1)*s.tap+s.k)
-		b := randSlice(r, s.taps*s.k*s.n)
-		bias := randSlice(r, s.n)
+	for _, s := range append(shapes, shape{37, 96, 3, 96, 96, 40 * 96}) {
+		a, b, bias := s.operands(r)
 		fast := make([]float32, s.m*s.n)
 		slow := make([]float32, s.m*s.n)
 		Conv(s.m, s.n, s.taps, s.k, a, s.lda, s.tap, b, bias, fast, s.n)
@@ -116,10 +119,9 @@ func TestAsmMatchesGeneric(t *testing.T) {
 // convolution per hop (3×1, 72→72 channels, 4 rows of 10), both kernels.
 func BenchmarkConv(b *testing.B) {
 	r := rand.New(rand.NewPCG(7, 8))
-	m, n, taps, k, lda, tap := 40, 72, 3, 72, 72, 10*72
-	a := randSlice(r, (m-1)*lda+(taps-1)*tap+k)
-	w := randSlice(r, taps*k*n)
-	bias := randSlice(r, n)
+	s := shape{40, 72, 3, 72, 72, 10 * 72}
+	m, n, taps, k, lda, tap := s.m, s.n, s.taps, s.k, s.lda, s.tap
+	a, w, bias := s.operands(r)
 	c := make([]float32, m*n)
 	for _, gen := range []bool{true, false} {
 		SetGeneric(gen)

@@ -37,25 +37,21 @@ func (s *Stream) Reset() {
 // (one per 1280 samples once 0.8 s have been heard). The array is reused:
 // copy it to keep it.
 func (s *Stream) Write(samples []int16, emit func(*[EmbeddingSize]float32)) {
-	for len(samples) > 0 {
-		dst := s.pending[hopContext+s.fill:]
-		n := min(len(dst), len(samples))
-		for i, v := range samples[:n] {
-			dst[i] = float32(v)
-		}
-		samples = samples[n:]
-		s.filled(n, emit)
-	}
+	write(s, samples, 1, emit)
 }
 
 // WriteFloat is Write for samples in [−1, 1] (scaled by 32768 to the int16
 // range the features are defined on; not rounded).
 func (s *Stream) WriteFloat(samples []float32, emit func(*[EmbeddingSize]float32)) {
+	write(s, samples, 32768, emit)
+}
+
+func write[T int16 | float32](s *Stream, samples []T, scale float32, emit func(*[EmbeddingSize]float32)) {
 	for len(samples) > 0 {
 		dst := s.pending[hopContext+s.fill:]
 		n := min(len(dst), len(samples))
 		for i, v := range samples[:n] {
-			dst[i] = v * 32768
+			dst[i] = float32(v) * scale
 		}
 		samples = samples[n:]
 		s.filled(n, emit)

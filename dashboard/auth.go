@@ -11,6 +11,7 @@ import (
 	"errors"
 	"net"
 	"net/http"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -54,16 +55,19 @@ type auth struct {
 	users  map[string]User
 	tokens map[[32]byte]string // SHA-256 of the token -> role
 	// bcrypt takes tens of milliseconds on purpose; one check at a time
-	// keeps a password guesser to one core of a small board.
-	loginMu sync.Mutex
+	// keeps a password guesser to one core of a small board, and the
+	// throttle is asked under the same lock, so a burst of concurrent
+	// guesses cannot all pass it before the first is counted.
+	loginMu  sync.Mutex
+	throttle *throttle
 }
 
 // dummyHash is compared against when the user does not exist, so that
 // the answer takes as long and does not tell which names exist.
 var dummyHash, _ = bcrypt.GenerateFromPassword([]byte("no such user"), bcrypt.MinCost)
 
-func newAuth(o Options, st store.Store, clk clock.Clock) (*auth, error) {
-	a := &auth{opts: o, clk: clk, users: map[string]User{}, tokens: map[[32]byte]string{}}
+func newAuth(o Options, st store.Store, clk clock.Clock, th *throttle) (*auth, error) {
+	a := &auth{opts: o, clk: clk, users: map[string]User{}, tokens: map[[32]byte]string{}, throttle: th}
 	for _, u := range o.Users {
 		a.users[u.Name] = u
 	}
@@ -170,10 +174,24 @@ func (a *auth) who(r *http.Request) (session, bool) {
 	return session{}, false
 }
 
-// login checks a password or a token.
-func (a *auth) login(user, password, token string) (session, error) {
+// login checks a password or a token from the client at remote (its
+// address): a *throttledError while that address is shut out.
+func (a *auth) login(remote, user, password, token string) (session, error) {
 	a.loginMu.Lock()
 	defer a.loginMu.Unlock()
+	if err := a.throttle.check(remote); err != nil {
+		return session{}, err
+	}
+	s, err := a.check(user, password, token)
+	if err != nil {
+		a.throttle.failed(remote)
+		return session{}, err
+	}
+	a.throttle.succeeded(remote)
+	return s, nil
+}
+
+func (a *auth) check(user, password, token string) (session, error) {
 	if token != "" {
 		if role, ok := a.token(token); ok {
 			return a.issue(tokenUser, role), nil
@@ -286,9 +304,14 @@ func (s *server) handleLogin(w http.ResponseWriter, r *http.Request) {
 		httpError(w, http.StatusBadRequest, "this dashboard has no login (loopback only)")
 		return
 	}
-	sess, err := s.auth.login(req.User, req.Password, req.Token)
-	if err != nil {
-		s.log.Warn("dashboard login refused", "user", req.User, "remote", r.RemoteAddr)
+	sess, err := s.auth.login(r.RemoteAddr, req.User, req.Password, req.Token)
+	var shut *throttledError
+	switch {
+	case errors.As(err, &shut):
+		w.Header().Set("Retry-After", strconv.Itoa(int(shut.RetryAfter.Round(time.Second)/time.Second)))
+		httpError(w, http.StatusTooManyRequests, err.Error())
+		return
+	case err != nil: // the throttle logs refusals, counted
 		httpError(w, http.StatusUnauthorized, err.Error())
 		return
 	}

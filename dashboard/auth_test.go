@@ -2,6 +2,7 @@ package dashboard
 
 import (
 	"encoding/base64"
+	"log/slog"
 	"net/http/httptest"
 	"strings"
 	"testing"
@@ -14,13 +15,15 @@ import (
 	"github.com/edgeagent/edgeagent/store"
 )
 
+const testRemote = "192.0.2.7:50000"
+
 func testAuth(t *testing.T, clk clock.Clock, st store.Store) *auth {
 	t.Helper()
 	hash, _ := bcrypt.GenerateFromPassword([]byte("secret"), bcrypt.MinCost)
 	o := DefaultOptions()
 	o.Users = []User{{Name: "alice", PasswordBcrypt: string(hash), Role: RoleAdmin}, {Name: "bob", PasswordBcrypt: string(hash), Role: RoleViewer}}
 	o.Tokens = []Token{{SHA256: "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08", Role: RoleViewer}} // sha256("test")
-	a, err := newAuth(o, st, clk)
+	a, err := newAuth(o, st, clk, newThrottle(t.Context(), clk, slog.New(slog.DiscardHandler)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -31,13 +34,13 @@ func TestLoginAndCookies(t *testing.T) {
 	clk := clock.NewFake(time.Unix(1_700_000_000, 0))
 	st := store.NewMemory()
 	a := testAuth(t, clk, st)
-	if _, err := a.login("alice", "wrong", ""); err == nil {
+	if _, err := a.login(testRemote, "alice", "wrong", ""); err == nil {
 		t.Fatal("a wrong password logged in")
 	}
-	if _, err := a.login("mallory", "secret", ""); err == nil || err.Error() != "wrong user name or password" {
+	if _, err := a.login(testRemote, "mallory", "secret", ""); err == nil || err.Error() != "wrong user name or password" {
 		t.Fatalf("unknown user: %v (the answer must not say which part was wrong)", err)
 	}
-	s, err := a.login("bob", "secret", "")
+	s, err := a.login(testRemote, "bob", "secret", "")
 	if err != nil || s.Role != RoleViewer {
 		t.Fatalf("bob: %+v %v", s, err)
 	}
@@ -68,7 +71,7 @@ func TestLoginAndCookies(t *testing.T) {
 		t.Fatal("a cookie verified under another key")
 	}
 	// The CSRF token belongs to the session.
-	s2, _ := a.login("bob", "secret", "")
+	s2, _ := a.login(testRemote, "bob", "secret", "")
 	if a.csrf(s) == a.csrf(s2) {
 		t.Fatal("two logins share a CSRF token")
 	}
@@ -90,7 +93,7 @@ func TestTokens(t *testing.T) {
 	if _, ok := a.who(r); ok {
 		t.Fatal("an unknown token was let in")
 	}
-	if s, err := a.login("", "", "test"); err != nil || s.Role != RoleViewer {
+	if s, err := a.login(testRemote, "", "", "test"); err != nil || s.Role != RoleViewer {
 		t.Fatalf("token login: %+v %v", s, err)
 	}
 	r = httptest.NewRequest("GET", "/api/state", nil)
@@ -104,13 +107,13 @@ func TestTokens(t *testing.T) {
 func TestRemovedUserLosesSession(t *testing.T) {
 	st := store.NewMemory()
 	a := testAuth(t, clock.Real(), st)
-	s, err := a.login("alice", "secret", "")
+	s, err := a.login(testRemote, "alice", "secret", "")
 	if err != nil {
 		t.Fatal(err)
 	}
 	o := a.opts
 	o.Users = o.Users[1:]
-	b, err := newAuth(o, st, clock.Real())
+	b, err := newAuth(o, st, clock.Real(), newThrottle(t.Context(), clock.Real(), slog.New(slog.DiscardHandler)))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -21,6 +21,13 @@
 //	  client_buffer: 256            # live messages queued per client; a slower client loses the excess
 //	  max_clients: 16               # live channels at once
 //
+// Password guessing is throttled per client address (IPv6 per /64): after
+// 5 wrong logins each further one shuts the address out twice as long as
+// the last (1 s, 2 s, 4 s … 15 min), answered 429 with Retry-After and no
+// password check; a good login clears it. Refusals are logged as counts,
+// at most one line every 10 s. Behind a reverse proxy all clients share the
+// proxy's address (X-Forwarded-For is not trusted).
+//
 // The E-STOP button works for every session, viewers included, as a
 // robot's physical e-stop does: it raises the Critical "estop" event, as the
 // MQTT e-stop topic does. Only an admin resets it.

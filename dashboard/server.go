@@ -48,11 +48,12 @@ type server struct {
 }
 
 func newServer(h plugin.Host, o Options, log *slog.Logger) (*server, error) {
-	a, err := newAuth(o, h.Store(), h.Clock())
+	ctx, cancel := context.WithCancel(context.Background())
+	a, err := newAuth(o, h.Store(), h.Clock(), newThrottle(ctx, h.Clock(), log))
 	if err != nil {
+		cancel()
 		return nil, err
 	}
-	ctx, cancel := context.WithCancel(context.Background())
 	s := &server{opts: o, board: h.Board(), world: h.World(), tools: h.Tools(), host: h, clk: h.Clock(), log: log,
 		auth: a, ctx: ctx, cancel: cancel}
 	s.hub = newHub(ctx, h.World(), o.ClientBuffer, o.MaxClients)
@@ -63,6 +64,7 @@ func newServer(h plugin.Host, o Options, log *slog.Logger) (*server, error) {
 func (s *server) close() {
 	s.cancel()
 	s.hub.wait()
+	s.auth.throttle.wait()
 }
 
 // routes: reads need a session (any role), state changes a session and

@@ -8,6 +8,8 @@ import (
 	"reflect"
 	"slices"
 	"strings"
+
+	didyoumean "github.com/edgeagent/edgeagent/internal/suggest"
 )
 
 // fieldSet is the decoded-key view of a struct type.
@@ -59,37 +61,11 @@ func structFields(t reflect.Type) fieldSet {
 
 // suggest says which known key was probably meant.
 func suggest(key string, known []string) string {
-	best, bestD := "", 3
-	for _, k := range known {
-		if dd := editDistance(key, k); dd < bestD {
-			best, bestD = k, dd
-		}
-	}
-	if best != "" {
+	if best, ok := didyoumean.Closest(key, known); ok {
 		return fmt.Sprintf(" (did you mean %q?)", best)
 	}
 	if len(known) > 0 && len(known) <= 12 {
 		return " (known keys: " + strings.Join(known, ", ") + ")"
 	}
 	return ""
-}
-
-func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			c := 1
-			if a[i-1] == b[j-1] {
-				c = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+c)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
 }

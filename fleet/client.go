@@ -188,7 +188,8 @@ func (t Target) topic(root, leaf string) (string, error) {
 }
 
 // Call sends one tool call to a target and collects the answers until
-// expect robots answered (expect <= 0: until ctx ends). Each member answers
+// expect robots answered or ctx ends (expect <= 0: nobody is expected to
+// answer now, so it returns once the command is published). Each member answers
 // once, on its own reply topic; a robot answering twice (it should not) is
 // counted once and reported in Duplicates.
 func (c *Client) Call(ctx context.Context, to Target, tool string, params json.RawMessage, expect int) (answers []Answer, duplicates int, err error) {
@@ -261,10 +262,10 @@ func (c *Client) collect(ctx context.Context, id, topic string, payload []byte, 
 		return nil, 0, fmt.Errorf("publishing to %s: %w", topic, err)
 	}
 	var err error
-	select {
-	case <-done:
-	case <-ctx.Done():
-		if expect > 0 {
+	if expect > 0 {
+		select {
+		case <-done:
+		case <-ctx.Done():
 			err = fmt.Errorf("%w: answers from %d of %d robots", ctx.Err(), len(answers), expect)
 		}
 	}

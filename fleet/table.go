@@ -26,14 +26,14 @@ func WriteRobots(w io.Writer, rs []Robot) error {
 	return tw.Flush()
 }
 
-// WriteAnswers prints who answered what, slowest last, and who did not.
-func WriteAnswers(w io.Writer, answers []Answer, expected []string) error {
+// WriteOutcome prints who answered what, slowest last, then who did not
+// answer and who is offline.
+func WriteOutcome(w io.Writer, o Outcome) error {
+	answers := slices.Clone(o.Answers)
 	slices.SortFunc(answers, func(a, b Answer) int { return cmp.Compare(a.After, b.After) })
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "ROBOT\tOK\tAFTER\tRESULT")
-	answered := map[string]bool{}
 	for _, a := range answers {
-		answered[a.Robot] = true
 		res := a.Reply.Error
 		if a.Reply.OK {
 			b, _ := json.Marshal(a.Reply.Result) // it was decoded from JSON
@@ -43,10 +43,11 @@ func WriteAnswers(w io.Writer, answers []Answer, expected []string) error {
 		}
 		fmt.Fprintf(tw, "%s\t%v\t%s\t%s\n", a.Robot, a.Reply.OK, a.After.Round(100*time.Microsecond), truncate(res, 80))
 	}
-	for _, id := range expected {
-		if !answered[id] {
-			fmt.Fprintf(tw, "%s\t-\t-\tno answer\n", id)
-		}
+	for _, id := range o.Silent() {
+		fmt.Fprintf(tw, "%s\t-\t-\tno answer\n", id)
+	}
+	for _, id := range o.Offline() {
+		fmt.Fprintf(tw, "%s\t-\t-\toffline\n", id)
 	}
 	return tw.Flush()
 }
@@ -67,15 +68,4 @@ func truncate(s string, n int) string {
 
 // Members are the robots of a listing that belong to a target and are
 // online: whom a command should reach.
-func Members(rs []Robot, to Target) []string {
-	var ids []string
-	for _, r := range rs {
-		if r.Status != "online" {
-			continue
-		}
-		if (to.Fleet != "" && r.Fleet == to.Fleet) || (to.Group != "" && slices.Contains(r.Groups, to.Group)) {
-			ids = append(ids, r.ID)
-		}
-	}
-	return ids
-}
+func Members(rs []Robot, to Target) []string { return NewOutcome(rs, to).Online }

@@ -261,18 +261,21 @@ func (c *Client) collect(ctx context.Context, id, topic string, payload []byte, 
 	if err := await(ctx, c.c.Publish(topic, 1, false, payload)); err != nil {
 		return nil, 0, fmt.Errorf("publishing to %s: %w", topic, err)
 	}
-	var err error
+	timedOut := false
 	if expect > 0 {
 		select {
 		case <-done:
 		case <-ctx.Done():
-			err = fmt.Errorf("%w: answers from %d of %d robots", ctx.Err(), len(answers), expect)
+			timedOut = true
 		}
 	}
-	mu.Lock()
+	mu.Lock() // answers may still arrive: read them under the lock
 	defer mu.Unlock()
 	out := append([]Answer(nil), answers...)
-	return out, dups, err
+	if timedOut {
+		return out, dups, fmt.Errorf("%w: answers from %d of %d robots", ctx.Err(), len(out), expect)
+	}
+	return out, dups, nil
 }
 
 // Status calls agent.status on one robot.

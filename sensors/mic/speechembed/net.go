@@ -151,11 +151,9 @@ func (l *layer) conv(in *act, r0, rows int, dst []float32) {
 		clear(row[:op.Cout])
 		clear(row[(wp-1)*op.Cout:])
 		if op.Act {
-			for i, v := range row[op.Cout : (wp-1)*op.Cout] {
-				if v < 0 {
-					v *= 0.2
-				}
-				row[op.Cout+i] = max(v, -0.4)
+			act := row[op.Cout : (wp-1)*op.Cout]
+			for i, v := range act {
+				act[i] = max(v, 0.2*v, -0.4) // LeakyReLU(0.2) without a branch
 			}
 		}
 	}

@@ -30,8 +30,11 @@ type Frontend struct {
 // once per process and shared.
 func New() (*Frontend, error) { return loadEmbedded() }
 
-var loadEmbedded = sync.OnceValues(func() (*Frontend, error) {
-	b, err := weightsFS.ReadFile(modelPath)
+var loadEmbedded = sync.OnceValues(func() (*Frontend, error) { return loadFS(weightsFS) })
+
+// loadFS loads the model file from fsys (the embedded weights directory).
+func loadFS(fsys fs.FS) (*Frontend, error) {
+	b, err := fs.ReadFile(fsys, modelPath)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, errors.New("speechembed: this build has no " + modelPath +
 			": run scripts/fetch-wakeword-frontend.sh, then rebuild")
@@ -44,7 +47,7 @@ var loadEmbedded = sync.OnceValues(func() (*Frontend, error) {
 		return nil, fmt.Errorf("speechembed: built-in %s: %w; run scripts/fetch-wakeword-frontend.sh, then rebuild", modelPath, err)
 	}
 	return f, nil
-})
+}
 
 // load decodes a model file and checks that it holds every tensor the
 // architecture needs, with the right shape.

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"testing/fstest"
 
 	"github.com/edgeagent/edgeagent/sensors/mic/speechembed/internal/modelfile"
 )
@@ -119,5 +120,22 @@ func TestLoadRefusesDamagedFiles(t *testing.T) {
 	}
 	if _, err := load(odd); err == nil || !strings.Contains(err.Error(), "lacks tensor") {
 		t.Errorf("a file of other tensors: err = %v", err)
+	}
+}
+
+// A build without the model file (a checkout that never ran the fetch
+// script) and one with a damaged file both say how to get it.
+func TestMissingOrDamagedModelSaysHowToFetch(t *testing.T) {
+	for name, fsys := range map[string]fstest.MapFS{
+		"missing": {"weights/README.md": {Data: []byte("readme")}},
+		"damaged": {modelPath: {Data: []byte("not a model file, but long enough for the header check")}},
+	} {
+		_, err := loadFS(fsys)
+		if err == nil || !strings.Contains(err.Error(), "scripts/fetch-wakeword-frontend.sh") {
+			t.Errorf("%s: err = %v", name, err)
+		}
+		if err != nil && strings.Contains(err.Error(), "long enough") {
+			t.Errorf("%s: the error echoes the file: %v", name, err)
+		}
 	}
 }

@@ -1,8 +1,8 @@
 package speechembed
 
 // Stream turns 16 kHz audio into embeddings as it arrives. It is not safe
-// for concurrent use. After the first allocation-free hop it allocates
-// nothing.
+// for concurrent use (one Stream per audio source; they may share the
+// Frontend). Writing allocates nothing.
 type Stream struct {
 	f       *Frontend
 	pending [hopInput]float32 // hopContext samples of the last hop, then the current one
@@ -87,7 +87,7 @@ func (s *Stream) filled(n int, emit func(*[EmbeddingSize]float32)) {
 	}
 	out := &s.acts[len(s.acts)-1]
 	for r := range out.n {
-		copy(s.emb[:], out.data[(r*3+1)*EmbeddingSize:])
+		copy(s.emb[:], out.data[r*out.rowLen()+out.c:]) // past the pad column
 		emit(&s.emb)
 	}
 	out.drop(out.first + out.n)

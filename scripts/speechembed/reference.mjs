@@ -5,6 +5,8 @@
 //
 //   node reference.mjs MODELDIR fixture CLIP.wav OUT.ref   write a fixture
 //   node reference.mjs MODELDIR bench SECONDS               time one hop
+//   node reference.mjs MODELDIR head HEAD.onnx CLIP.wav...  a pretrained head
+//       on Go's embeddings (CLIP.emb) and on onnxruntime's
 //
 // The hop is the one sensors/mic/speechembed implements (openWakeWord's
 // streaming path): hop k (k = 1, 2, ...) feeds melspectrogram.onnx the 1760
@@ -81,6 +83,53 @@ async function fixture(dir, clip, outFile) {
   console.log(`${outFile}: ${hops * FRAMES} frames, ${embs.length} embeddings`);
 }
 
+// embeddings is onnxruntime's embeddings of a whole clip, one per hop from
+// hop FIRST on.
+async function embeddings(s, samples) {
+  const hops = Math.floor(samples.length / HOP);
+  const feats = new Float32Array(hops * FRAMES * MELS), out = [];
+  for (let k = 1; k <= hops; k++) {
+    feats.set(await melHop(s, samples, k), (k - 1) * FRAMES * MELS);
+    if (k >= FIRST) out.push(Float32Array.from(await embed(s, feats, k * FRAMES)));
+  }
+  return out;
+}
+
+function readEmb(file) {
+  const b = fs.readFileSync(file), n = b.readUInt32LE(0), out = [];
+  for (let i = 0; i < n; i++) out.push(new Float32Array(b.buffer.slice(b.byteOffset + 4 + i * DIM * 4, b.byteOffset + 4 + (i + 1) * DIM * 4)));
+  return out;
+}
+
+// headScore is a head's highest score over every window of 16 embeddings.
+async function headScore(head, embs) {
+  let best = 0;
+  for (let i = 0; i + 16 <= embs.length; i++) {
+    const x = new Float32Array(16 * DIM);
+    for (let j = 0; j < 16; j++) x.set(embs[i + j], j * DIM);
+    const out = await head.run({ [head.inputNames[0]]: new ort.Tensor('float32', x, [1, 16, DIM]) });
+    best = Math.max(best, out[head.outputNames[0]].data[0]);
+  }
+  return best;
+}
+
+// headCheck runs a pretrained openWakeWord head on each clip's embeddings
+// from Go (CLIP.emb, written by embedwav) and from onnxruntime, and prints
+// both highest scores and the largest difference between the embeddings.
+async function headCheck(dir, headFile, clips) {
+  const s = await sessions(dir);
+  const head = await ort.InferenceSession.create(headFile, { intraOpNumThreads: 1, interOpNumThreads: 1 });
+  console.log('clip\tgo_score\tort_score\tmax_abs_diff');
+  for (const clip of clips) {
+    const ref = await embeddings(s, readWav(clip)), got = readEmb(clip.replace(/\.wav$/, '.emb'));
+    if (ref.length !== got.length) throw new Error(`${clip}: ${got.length} Go embeddings, onnxruntime ${ref.length}`);
+    let diff = 0;
+    ref.forEach((e, i) => e.forEach((v, j) => { diff = Math.max(diff, Math.abs(v - got[i][j])); }));
+    const g = await headScore(head, got), o = await headScore(head, ref);
+    console.log(`${path.basename(clip, '.wav')}\t${g.toFixed(4)}\t${o.toFixed(4)}\t${diff.toExponential(1)}`);
+  }
+}
+
 // bench times one hop (mel of 1760 samples + one embedding), single-threaded,
 // over SECONDS of a deterministic noisy tone, after a warm-up: wall time and
 // the process's CPU time (the fair figure on a shared machine).
@@ -109,4 +158,5 @@ async function bench(dir, seconds) {
 const [dir, cmd, ...rest] = process.argv.slice(2);
 if (cmd === 'fixture' && rest.length === 2) await fixture(dir, rest[0], rest[1]);
 else if (cmd === 'bench' && rest.length === 1) await bench(dir, Number(rest[0]));
-else { console.error('usage: reference.mjs MODELDIR fixture CLIP.wav OUT.ref | bench SECONDS'); process.exit(2); }
+else if (cmd === 'head' && rest.length >= 2) await headCheck(dir, rest[0], rest.slice(1));
+else { console.error('usage: reference.mjs MODELDIR fixture CLIP.wav OUT.ref | bench SECONDS | head HEAD.onnx CLIP.wav...'); process.exit(2); }

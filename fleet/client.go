@@ -255,10 +255,20 @@ func (c *Client) collect(ctx context.Context, id, topic string, payload []byte, 
 		return nil, 0, fmt.Errorf("subscribing to %s: %w", replies, err)
 	}
 	defer c.c.Unsubscribe(replies)
+	// A robot whose broker lost its session while we wait announces a
+	// resync: the command is sent again, with its id, if that robot has
+	// not answered (its duplicate window keeps it from running twice).
+	resend := mqtt.NewResender(c.c)
+	resyncs := mqtt.ResyncFilter(c.root)
+	if err := await(ctx, c.c.Subscribe(resyncs, 1, resend.OnResync)); err != nil {
+		return nil, 0, fmt.Errorf("subscribing to %s: %w", resyncs, err)
+	}
+	defer c.c.Unsubscribe(resyncs)
 	mu.Lock()
 	start = time.Now()
 	mu.Unlock()
-	if err := await(ctx, c.c.Publish(topic, 1, false, payload)); err != nil {
+	waiting := func(robot string) bool { mu.Lock(); defer mu.Unlock(); return !seen[robot] }
+	if err := await(ctx, resend.Send(topic, id, payload, waiting)); err != nil {
 		return nil, 0, fmt.Errorf("publishing to %s: %w", topic, err)
 	}
 	timedOut := false

@@ -71,11 +71,17 @@ func Call(ctx context.Context, cfg Config, cmd Command, admin bool) (Reply, erro
 	if err := mqttclient.Wait(ctx, sub, 5*time.Second); err != nil {
 		return Reply{}, fmt.Errorf("subscribing to %s: %w", cmd.ReplyTo, err)
 	}
+	// A robot whose broker lost its session while we wait says so: the
+	// command is sent again, with its id (Resender).
+	resend := NewResender(c)
+	if err := mqttclient.Wait(ctx, c.Subscribe(t.Resync, 1, resend.OnResync), 5*time.Second); err != nil {
+		return Reply{}, fmt.Errorf("subscribing to %s: %w", t.Resync, err)
+	}
 	topic := t.Cmd
 	if admin {
 		topic = t.Admin
 	}
-	if err := mqttclient.Wait(ctx, c.Publish(topic, 1, false, payload), 5*time.Second); err != nil {
+	if err := mqttclient.Wait(ctx, resend.Send(topic, cmd.ID, payload, nil), 5*time.Second); err != nil {
 		return Reply{}, fmt.Errorf("publishing to %s: %w", topic, err)
 	}
 	select {

@@ -45,7 +45,8 @@ func TestHalfOpenConnectionsClosed(t *testing.T) {
 		}
 		conns[i] = c
 	}
-	waitFor(t, "the broker holding them", func() bool { return b.Conns().Open == n })
+	// All accepted (on a loaded machine the first may time out already).
+	waitFor(t, "the broker taking them", func() bool { st := b.Conns(); return st.Open+int(st.ConnectTimeouts) == n })
 	start := time.Now()
 	open := 0
 	for _, c := range conns {

@@ -88,6 +88,7 @@ type runState struct {
 	journalDone chan struct{}
 
 	republish atomic.Bool // the pump re-publishes all retained state (after a connect)
+	session   session     // what the broker's last CONNACK said of our session
 
 	discMu      sync.Mutex
 	numeric     map[string]string // world-model source -> unit, for sensors in discovery
@@ -145,6 +146,7 @@ func (p *Plane) OnAgentStart(context.Context) error {
 			rs.motion[s.Name] = true
 		}
 	}
+	rs.session.lostAt.Store(time.Now().UnixNano()) // the gap before the first connection
 	rs.ctx, rs.cancel = context.WithCancel(context.Background())
 	jctx, jstop := context.WithCancel(context.Background())
 	rs.journalStop = jstop
@@ -227,7 +229,9 @@ func (p *Plane) clientOptions(rs *runState, url, username, password string) (*pa
 		SetBinaryWill(p.topics.Status, []byte("offline"), 1, true).
 		SetDefaultPublishHandler(route). // session messages that arrive before we re-subscribe
 		SetOnConnectHandler(func(paho.Client) { p.onConnect(rs, route) }).
+		SetCustomOpenConnectionFn(rs.session.dial). // to see the session-present flag of every CONNACK
 		SetConnectionLostHandler(func(_ paho.Client, err error) {
+			rs.session.lostAt.Store(time.Now().UnixNano())
 			rs.conn.setErr(err)
 			p.log.Warn("MQTT connection lost; reconnecting", "err", err)
 		}).
@@ -263,8 +267,9 @@ func (p *Plane) clientOptions(rs *runState, url, username, password string) (*pa
 }
 
 // onConnect runs on every (re)connection: subscribe again (a broker that
-// restarted without persistence forgot us), announce "online" and the
-// discovery, then flush what was buffered meanwhile.
+// restarted without persistence forgot us, and then a resync says so),
+// announce "online" and the discovery, then flush what was buffered
+// meanwhile.
 func (p *Plane) onConnect(rs *runState, route paho.MessageHandler) {
 	if !rs.handlers.enter() {
 		return
@@ -291,6 +296,7 @@ func (p *Plane) onConnect(rs *runState, route paho.MessageHandler) {
 			}
 		}
 	}
+	p.announceResync(rs)
 	c.send(message{topic: p.topics.Status, payload: []byte("online"), qos: 1, retain: true})
 	c.send(message{topic: p.topics.Info, payload: p.info(), qos: 1, retain: true})
 	p.publishDiscovery(rs)

@@ -505,10 +505,10 @@ func TestBufferWhileDisconnected(t *testing.T) {
 	r := newRig(t, rigOpts{broker: "tcp://" + addr, options: reconnectFast})
 	r.start(t)
 	tp := r.topics()
-	// The connect's retained announcements (status, info, discovery and the
-	// pump's state/estop) are out before the broker goes away, so the buffer
+	// The connect's retained announcements (resync, status, info, discovery
+	// and the pump's state/estop) are out before the broker goes away, so the buffer
 	// holds only the events.
-	waitFor(t, "announcements", func() bool { return r.plane.current().conn.stats().Published >= 4 })
+	waitFor(t, "announcements", func() bool { return r.plane.current().conn.stats().Published >= 5 })
 	_ = b.Close()
 	waitFor(t, "disconnected", func() bool { return !r.plane.current().conn.client.IsConnectionOpen() })
 	for i := range 20 {

@@ -18,6 +18,7 @@ type Topics struct {
 	Estop     string // e-stop in: any payload triggers, {"reset":true} resets
 	Telemetry string // prefix of telemetry/<sensor>
 	State     string // prefix of state/<actuator> and state/<sensor>/motion (retained, for Home Assistant)
+	Resync    string // retained: the broker lost the agent's session; requesters resend what is unanswered
 
 	// Home Assistant
 	Discovery       string // discovery prefix, "homeassistant"
@@ -40,6 +41,7 @@ func NewTopics(prefix, deviceID, discovery string) Topics {
 		Estop:           prefix + "estop",
 		Telemetry:       prefix + "telemetry/",
 		State:           prefix + "state/",
+		Resync:          prefix + "resync",
 		Discovery:       discovery,
 		DiscoveryConfig: discovery + "/device/" + deviceID + "/config",
 		HAStatus:        discovery + "/status",

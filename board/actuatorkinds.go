@@ -5,8 +5,7 @@ import (
 )
 
 // ActuatorKind is what the board checks of one actuator kind: which pins it
-// takes, whether it sits on an I2C bus, which limits it enforces and what
-// `initial` may be. The board does not know the kinds (they register
+// takes, whether it sits on an I2C bus and what `initial` may look like. The board does not know the kinds (they register
 // themselves with the actuator package, like sensor kinds); the package
 // that knows them hands them over with UseActuatorKinds, so a mistake in an
 // actuator block is still reported at load time with file:line:col.
@@ -22,14 +21,10 @@ type ActuatorKind struct {
 	Address  Addr
 	Channels int
 	Chip     string
-	// Limits are the keys under `limits:` the kind enforces besides
-	// rate_limit and on_violation; Defaults fills in those left out, so
-	// that `check --print` shows the envelope that runs.
-	Limits   []string
-	Defaults func(*Limits)
-	// Initial checks `initial` (not empty) against the defaulted limits and
-	// returns the problem, or "".
-	Initial func(initial string, l Limits) string
+	// Initial checks the form of `initial` (not empty) and returns the
+	// problem, or "". The limits are the kind's: it checks them, and
+	// `initial` against them, when it builds the actuator.
+	Initial func(initial string) string
 }
 
 // ActuatorKinds is the set of actuator kinds a board may use.
@@ -57,13 +52,4 @@ func currentActuatorKinds() ActuatorKinds {
 	kindsMu.RLock()
 	defer kindsMu.RUnlock()
 	return actuatorKinds
-}
-
-// set reports which kind-specific limits a block sets, by key.
-func (l Limits) set() map[string]bool {
-	return map[string]bool{
-		"min_angle": l.MinAngle != nil, "max_angle": l.MaxAngle != nil, "max_rate": l.MaxRate != nil,
-		"max_speed": l.MaxSpeed != nil, "deadman": l.Deadman != 0,
-		"min_duty": l.MinDuty != nil, "max_duty": l.MaxDuty != nil,
-	}
 }

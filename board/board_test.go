@@ -57,8 +57,16 @@ func TestSimBoard(t *testing.T) {
 		t.Errorf("headlight: %+v", a)
 	}
 	pan := byName["pan"]
-	if pan.Kind != "servo" || pan.Pins["pin"] != "sim:13" || *pan.Limits.MinAngle != 0 || *pan.Limits.MaxAngle != 180 || *pan.Limits.MaxRate != 90 {
-		t.Errorf("pan: %+v", pan)
+	// The limits are the kind's to decode: the board keeps them as written.
+	var limits struct {
+		MinAngle    float64 `yaml:"min_angle"`
+		MaxAngle    float64 `yaml:"max_angle"`
+		MaxRate     float64 `yaml:"max_rate"`
+		OnViolation string  `yaml:"on_violation"`
+	}
+	if err := pan.Limits.Decode(&limits); err != nil || pan.Kind != "servo" || pan.Pins["pin"] != "sim:13" ||
+		limits.MinAngle != 0 || limits.MaxAngle != 180 || limits.MaxRate != 90 || limits.OnViolation != "clamp" {
+		t.Errorf("pan: %+v, limits %+v (%v)", pan, limits, err)
 	}
 	if byName["drive"].Kind != "motor" || byName["pump"].Kind != "relay" {
 		t.Errorf("drive/pump: %+v %+v", byName["drive"], byName["pump"])
@@ -128,10 +136,9 @@ permissions:
 	check("sensors[1].bus", cam.Bus, "")  // no address: not on I2C
 	check("sensors[1].thresholds[0]", cam.Thresholds[0].Priority+"/"+cam.Thresholds[0].Event, "high/threshold")
 
-	// The actuator kinds' defaults (PCA9685 address and bus, servo, motor
-	// and pwm limits) are checked in plugin/actuators, where the kinds are.
+	// The actuator kinds' defaults (PCA9685 address and bus) are checked in
+	// plugin/actuators, where the kinds are; the limits are the kinds' own.
 	check("actuators[0].permission", c.Actuators[0].Permission, "actuate")
-	check("actuators[0].on_violation", c.Actuators[0].Limits.OnViolation, "refuse")
 	check("reflexes[0].params", string(c.Reflexes[0].Do.Params), "{}")
 }
 
@@ -254,8 +261,8 @@ func configDiff(a, b *Config) string {
 			c.Sensors[i].Options = Options{}
 		}
 		for i := range c.Actuators {
-			opts = append(opts, optionsValue(c.Actuators[i].Options))
-			c.Actuators[i].Options = Options{}
+			opts = append(opts, optionsValue(c.Actuators[i].Options), optionsValue(c.Actuators[i].Limits))
+			c.Actuators[i].Options, c.Actuators[i].Limits = Options{}, Options{}
 		}
 		plugins := map[string]any{}
 		for k, o := range c.Plugins {
@@ -292,7 +299,7 @@ func optionsValue(o Options) any {
 func TestAllErrorsSortedByPosition(t *testing.T) {
 	src := `device: {id: t, platform: sim}
 actuators:
-  - {name: b, kind: led, pins: {pin: x}, limits: {on_violation: maybe}}
+  - {name: b, kind: led, pins: {pin: x}, scenarios: [maybe]}
 sensors:
   - {name: a, kind: pir, priority: soon}
   - {name: a, kind: pir, interval: 5 s}
@@ -304,7 +311,7 @@ agent:
 		t.Fatal("no error")
 	}
 	want := []string{
-		`t.yaml:3:65: actuators[0].limits.on_violation:`,
+		`t.yaml:3:54: actuators[0].scenarios[0]:`,
 		`t.yaml:5:36: sensors[0].priority:`,
 		`t.yaml:6:12: sensors[1].name: duplicate name "a"`,
 		`t.yaml:6:36: sensors[1].interval: not a duration`,

@@ -321,30 +321,16 @@ type Actuator struct {
 	// llm.scenarios.
 	Scenarios  []string `yaml:"scenarios,omitempty"`
 	Permission string   `yaml:"permission"` // needed to call its tools; default "actuate"
-	Limits     Limits   `yaml:"limits"`
+	// Limits are the safety envelope, enforced below every caller: the
+	// keys every kind has (rate_limit, on_violation) and the kind's own
+	// (min_angle …), kept as parsed YAML, like Options, until the kind
+	// decodes them with its defaults; a key of another kind is an unknown
+	// key at its file:line:col.
+	Limits Options `yaml:"limits,omitempty"`
 	// Initial is the state set at start, in the kind's words (on|off, an
 	// angle, a duty, "stop"); empty leaves it.
 	Initial string  `yaml:"initial,omitempty"`
 	Options Options `yaml:"options,omitempty"`
-}
-
-// Limits is the safety envelope of one actuator, enforced below every
-// caller. Only the limits the actuator's kind enforces may be set
-// (ActuatorKind.Limits); the kind's defaults make the envelope explicit.
-type Limits struct {
-	MinAngle *float64 `yaml:"min_angle,omitempty"` // degrees
-	MaxAngle *float64 `yaml:"max_angle,omitempty"`
-	MaxRate  *float64 `yaml:"max_rate,omitempty"`  // degrees per second
-	MaxSpeed *float64 `yaml:"max_speed,omitempty"` // 0..1
-	// Deadman stops an output whose command is not refreshed within it; 0 off.
-	Deadman time.Duration `yaml:"deadman,omitempty"`
-	MinDuty *float64      `yaml:"min_duty,omitempty"` // 0..1
-	MaxDuty *float64      `yaml:"max_duty,omitempty"`
-	// RateLimit caps commands per second to this actuator; 0: no cap.
-	RateLimit float64 `yaml:"rate_limit"`
-	// OnViolation says what happens to a value outside the envelope:
-	// refuse (default) or clamp. Either way the reply says so.
-	OnViolation string `yaml:"on_violation"`
 }
 
 // Reflex is a fast path: an event triggers a tool call with no LLM.

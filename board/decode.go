@@ -140,9 +140,8 @@ func (d *decoder) decode(n ast.Node, v reflect.Value, path string) {
 	}
 	d.where[path] = nodePos(n)
 	n = d.resolve(n)
-	p := nodePos(n)
 	if _, ok := n.(*ast.AliasNode); ok {
-		d.errorf(p, path, "%s", describe(n))
+		d.errorf(nodePos(n), path, "%s", describe(n))
 		return
 	}
 	// null means "not given": pointers, maps, slices and interfaces become
@@ -157,14 +156,22 @@ func (d *decoder) decode(n ast.Node, v reflect.Value, path string) {
 		}
 		return
 	}
+	if !d.decodeSpecial(n, v, path) {
+		d.decodeKind(n, v, path)
+	}
+}
 
-	t := v.Type()
+// decodeSpecial decodes the types that have a form of their own in a board
+// file (kind-specific options, raw JSON, durations, text values); false:
+// v is none of them.
+func (d *decoder) decodeSpecial(n ast.Node, v reflect.Value, path string) bool {
+	t, p := v.Type(), nodePos(n)
 	switch {
 	case t == optionsType:
 		o := Options{file: d.file, path: path, anchors: d.anchors}
 		if _, ok := n.(*ast.MappingNode); !ok {
 			d.errorf(p, path, "expected a mapping of kind-specific options, got %s", describe(n))
-			return
+			return true
 		}
 		o.node = n
 		v.Set(reflect.ValueOf(o))
@@ -172,25 +179,29 @@ func (d *decoder) decode(n ast.Node, v reflect.Value, path string) {
 		// error reporting) without decoding them: their schema belongs to
 		// the kind or plugin.
 		d.decode(n, reflect.New(reflect.TypeFor[any]()).Elem(), path)
-		return
 	case t == rawJSONType:
 		d.decodeJSON(n, v, path)
-		return
 	case t == durationType:
 		d.decodeDuration(n, v, path)
-		return
 	case t.Kind() != reflect.Pointer && reflect.PointerTo(t).Implements(textUnmarshal):
 		s, ok := scalarText(n)
 		if !ok {
 			d.errorf(p, path, "expected a scalar, got %s", describe(n))
-			return
+			return true
 		}
 		if err := v.Addr().Interface().(encoding.TextUnmarshaler).UnmarshalText([]byte(s)); err != nil {
 			d.errorf(p, path, "%v", err)
 		}
-		return
+	default:
+		return false
 	}
+	return true
+}
 
+// decodeKind decodes by v's kind: containers by their elements, scalars by
+// their YAML form.
+func (d *decoder) decodeKind(n ast.Node, v reflect.Value, path string) {
+	t, p := v.Type(), nodePos(n)
 	switch v.Kind() {
 	case reflect.Pointer:
 		nv := reflect.New(t.Elem())
@@ -204,18 +215,7 @@ func (d *decoder) decode(n ast.Node, v reflect.Value, path string) {
 	case reflect.Map:
 		d.decodeMap(n, v, path)
 	case reflect.Slice:
-		s, ok := n.(*ast.SequenceNode)
-		if !ok {
-			d.errorf(p, path, "expected a list, got %s", describe(n))
-			return
-		}
-		out := reflect.MakeSlice(t, len(s.Values), len(s.Values))
-		for i, e := range s.Values {
-			el := out.Index(i)
-			setElemDefaults(el)
-			d.decode(e, el, indexPath(path, i))
-		}
-		v.Set(out)
+		d.decodeSlice(n, v, path)
 	case reflect.String:
 		s, ok := scalarText(n)
 		if !ok {
@@ -230,32 +230,9 @@ func (d *decoder) decode(n ast.Node, v reflect.Value, path string) {
 			return
 		}
 		v.SetBool(b.Value)
-	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
-		i, ok := intValue(n)
-		if !ok {
-			d.errorf(p, path, "expected an integer, got %s", describe(n))
-			return
-		}
-		if i.sign < 0 && i.mag > 1<<63 || i.sign >= 0 && i.mag > math.MaxInt64 || v.OverflowInt(i.int64()) {
-			d.errorf(p, path, "%s does not fit in %s", n.GetToken().Value, t.Kind())
-			return
-		}
-		v.SetInt(i.int64())
-	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
-		i, ok := intValue(n)
-		if !ok {
-			d.errorf(p, path, "expected an integer, got %s", describe(n))
-			return
-		}
-		if i.sign < 0 && i.mag != 0 {
-			d.errorf(p, path, "must not be negative")
-			return
-		}
-		if v.OverflowUint(i.mag) {
-			d.errorf(p, path, "%s does not fit in %s", n.GetToken().Value, t.Kind())
-			return
-		}
-		v.SetUint(i.mag)
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		d.decodeInteger(n, v, path)
 	case reflect.Float32, reflect.Float64:
 		f, ok := floatValue(n)
 		if !ok {
@@ -278,6 +255,48 @@ func (d *decoder) decode(n ast.Node, v reflect.Value, path string) {
 	default:
 		d.errorf(p, path, "cannot decode into %s", t)
 	}
+}
+
+func (d *decoder) decodeSlice(n ast.Node, v reflect.Value, path string) {
+	s, ok := n.(*ast.SequenceNode)
+	if !ok {
+		d.errorf(nodePos(n), path, "expected a list, got %s", describe(n))
+		return
+	}
+	out := reflect.MakeSlice(v.Type(), len(s.Values), len(s.Values))
+	for i, e := range s.Values {
+		el := out.Index(i)
+		setElemDefaults(el)
+		d.decode(e, el, indexPath(path, i))
+	}
+	v.Set(out)
+}
+
+// decodeInteger decodes a signed or unsigned integer, refusing what does
+// not fit v's size.
+func (d *decoder) decodeInteger(n ast.Node, v reflect.Value, path string) {
+	p := nodePos(n)
+	i, ok := intValue(n)
+	if !ok {
+		d.errorf(p, path, "expected an integer, got %s", describe(n))
+		return
+	}
+	if v.CanUint() {
+		switch {
+		case i.sign < 0 && i.mag != 0:
+			d.errorf(p, path, "must not be negative")
+		case v.OverflowUint(i.mag):
+			d.errorf(p, path, "%s does not fit in %s", n.GetToken().Value, v.Kind())
+		default:
+			v.SetUint(i.mag)
+		}
+		return
+	}
+	if i.sign < 0 && i.mag > 1<<63 || i.sign >= 0 && i.mag > math.MaxInt64 || v.OverflowInt(i.int64()) {
+		d.errorf(p, path, "%s does not fit in %s", n.GetToken().Value, v.Kind())
+		return
+	}
+	v.SetInt(i.int64())
 }
 
 func (d *decoder) decodeStruct(n ast.Node, v reflect.Value, path string) {

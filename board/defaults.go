@@ -86,7 +86,6 @@ func (t *Threshold) setDefaults() {
 
 func (a *Actuator) setDefaults() {
 	a.Permission = defaultPermission
-	a.Limits.OnViolation = "refuse"
 }
 
 // fillDefaults sets the defaults that depend on other values (the device id,
@@ -182,9 +181,6 @@ func (v *validator) fillDefaults() {
 			if a.Bus == "" {
 				a.Bus = v.defaultBus()
 			}
-		}
-		if k.Defaults != nil {
-			k.Defaults(&a.Limits)
 		}
 	}
 	for i := range c.Reflexes {

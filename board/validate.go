@@ -14,11 +14,10 @@ var (
 )
 
 var (
-	platforms   = []string{"raspi", "jetson", "sim"}
-	logLevels   = []string{"debug", "info", "warn", "error"}
-	logFormats  = []string{"text", "json"}
-	priorities  = []string{"critical", "high", "normal", "low"}
-	onViolation = []string{"refuse", "clamp"}
+	platforms  = []string{"raspi", "jetson", "sim"}
+	logLevels  = []string{"debug", "info", "warn", "error"}
+	logFormats = []string{"text", "json"}
+	priorities = []string{"critical", "high", "normal", "low"}
 )
 
 type validator struct {

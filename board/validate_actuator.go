@@ -1,12 +1,15 @@
 package board
 
 // Actuator blocks: what every block shares is checked here; what depends on
-// the kind (pins, I2C, limits, initial) is asked of the kind (ActuatorKind),
-// so the board does not know kind names.
+// the kind (pins, I2C, the form of initial) is asked of the kind
+// (ActuatorKind), so the board does not know kind names. The limits are the
+// kind's: it decodes and checks them when it builds the actuator.
 
 import (
 	"slices"
 	"strings"
+
+	"github.com/edgeagent/edgeagent/internal/registry"
 )
 
 // actuatorKind looks the block's kind up; ok is false when no kinds are
@@ -40,6 +43,10 @@ func (v *validator) actuator(i int) {
 	case a.Kind == "":
 		v.missing(p+".kind", "required: the actuator kind")
 	case !known && v.kinds != nil:
+		if elsewhere := registry.Elsewhere(registry.ActuatorKind, a.Kind); elsewhere != "" {
+			v.fail(p+".kind", "%q: %s", a.Kind, elsewhere)
+			break
+		}
 		v.fail(p+".kind", "%q is not one of %s", a.Kind, strings.Join(v.kinds.Names(), ", "))
 	}
 	if known {
@@ -75,9 +82,8 @@ func (v *validator) actuator(i int) {
 	if !nameRe.MatchString(a.Permission) {
 		v.fail(p+".permission", "%q must match [a-z][a-z0-9_]*", a.Permission)
 	}
-	v.limits(p, a, k, known)
 	if known && a.Initial != "" && k.Initial != nil {
-		if msg := k.Initial(a.Initial, a.Limits); msg != "" {
+		if msg := k.Initial(a.Initial); msg != "" {
 			v.fail(p+".initial", "%s", msg)
 		}
 	}
@@ -101,45 +107,4 @@ func (v *validator) actuatorPins(p string, a Actuator, k ActuatorKind) {
 			v.failKey(joinKey(p+".pins", r), "kind %s uses only %s", a.Kind, strings.Join(k.Pins, ", "))
 		}
 	}
-}
-
-func (v *validator) limits(p string, a Actuator, k ActuatorKind, known bool) {
-	l := a.Limits
-	lp := p + ".limits"
-	if known {
-		for key, set := range l.set() {
-			if set && !slices.Contains(k.Limits, key) {
-				v.failKey(lp+"."+key, "does not apply to kind %s (only %s)", a.Kind,
-					v.kindsWith(func(k ActuatorKind) bool { return slices.Contains(k.Limits, key) }))
-			}
-		}
-	}
-	rng := func(k string, f *float64, lo, hi float64) {
-		if f != nil && (*f < lo || *f > hi) {
-			v.fail(lp+"."+k, "%g is outside %g–%g", *f, lo, hi)
-		}
-	}
-	rng("min_angle", l.MinAngle, 0, 360)
-	rng("max_angle", l.MaxAngle, 0, 360)
-	if l.MinAngle != nil && l.MaxAngle != nil && *l.MinAngle >= *l.MaxAngle {
-		v.fail(lp+".max_angle", "%g must be greater than min_angle (%g)", *l.MaxAngle, *l.MinAngle)
-	}
-	if l.MaxRate != nil && *l.MaxRate <= 0 {
-		v.fail(lp+".max_rate", "must be positive (degrees per second)")
-	}
-	if l.MaxSpeed != nil && (*l.MaxSpeed <= 0 || *l.MaxSpeed > 1) {
-		v.fail(lp+".max_speed", "%g is outside (0, 1]", *l.MaxSpeed)
-	}
-	if l.Deadman < 0 {
-		v.fail(lp+".deadman", "must not be negative")
-	}
-	rng("min_duty", l.MinDuty, 0, 1)
-	rng("max_duty", l.MaxDuty, 0, 1)
-	if l.MinDuty != nil && l.MaxDuty != nil && *l.MinDuty > *l.MaxDuty {
-		v.fail(lp+".max_duty", "%g is less than min_duty (%g)", *l.MaxDuty, *l.MinDuty)
-	}
-	if l.RateLimit < 0 {
-		v.fail(lp+".rate_limit", "must not be negative")
-	}
-	v.enum(lp+".on_violation", l.OnViolation, onViolation)
 }

@@ -31,6 +31,10 @@ import (
 	"github.com/edgeagent/edgeagent/node"
 	_ "github.com/edgeagent/edgeagent/plugin/actuators"
 	_ "github.com/edgeagent/edgeagent/sensors/camera"
+	_ "github.com/edgeagent/edgeagent/tools/actuator/kinds/motor"
+	_ "github.com/edgeagent/edgeagent/tools/actuator/kinds/pwm"
+	_ "github.com/edgeagent/edgeagent/tools/actuator/kinds/servo"
+	_ "github.com/edgeagent/edgeagent/tools/actuator/kinds/switches"
 	"github.com/edgeagent/edgeagent/worldmodel"
 )
 

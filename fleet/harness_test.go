@@ -22,6 +22,10 @@ import (
 	_ "github.com/edgeagent/edgeagent/plugin/actuators"
 	_ "github.com/edgeagent/edgeagent/plugin/mqttplane"
 	"github.com/edgeagent/edgeagent/tools"
+	_ "github.com/edgeagent/edgeagent/tools/actuator/kinds/motor"
+	_ "github.com/edgeagent/edgeagent/tools/actuator/kinds/pwm"
+	_ "github.com/edgeagent/edgeagent/tools/actuator/kinds/servo"
+	_ "github.com/edgeagent/edgeagent/tools/actuator/kinds/switches"
 )
 
 // The fleet harness: N sim-board robots in this process against real

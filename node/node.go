@@ -20,9 +20,9 @@ import (
 	"github.com/edgeagent/edgeagent/clock"
 	"github.com/edgeagent/edgeagent/hooks"
 	"github.com/edgeagent/edgeagent/internal/memstat"
-	"github.com/edgeagent/edgeagent/node/sensorconf"
 	"github.com/edgeagent/edgeagent/plugin"
 	"github.com/edgeagent/edgeagent/sensors"
+	"github.com/edgeagent/edgeagent/sensors/sensorconf"
 	"github.com/edgeagent/edgeagent/sensors/supervise"
 	"github.com/edgeagent/edgeagent/store"
 	"github.com/edgeagent/edgeagent/tools"
@@ -162,31 +162,19 @@ func New(cfg *board.Config, o Options) (*Node, error) {
 	return n, nil
 }
 
-// Small rings for the costly sources a sensor produces only while watched,
-// unless the board sets them: a camera's live frames (<name>.live: the
-// dashboard shows the newest; each held frame is a JPEG kept alive) and a
-// microphone's audio (<name>.audio: 250 ms chunks of 8 KB for the
-// recorder, which reads them as they come; 16 are 4 s).
-var watchedRings = map[string]struct {
-	suffix string
-	size   int
-}{"camera": {".live", 2}, "mic": {".audio", 16}}
-
-// capacities are the board's ring capacities and the watched sources'.
-// Kinds are spelled out, not imported: the node does not import sensor
-// drivers.
+// capacities are the board's ring capacities and, unless the board sets
+// them, the small rings of the costly sources each sensor's kind declared
+// (sensors.Watched): the node does not know kinds.
 func capacities(cfg *board.Config) map[string]int {
 	caps := maps.Clone(cfg.World.Capacities)
 	for _, s := range cfg.Sensors {
-		ring, ok := watchedRings[s.Kind]
-		if !ok {
-			continue
-		}
-		if caps == nil {
-			caps = map[string]int{}
-		}
-		if _, set := caps[s.Name+ring.suffix]; !set {
-			caps[s.Name+ring.suffix] = ring.size
+		for _, w := range sensors.WatchedSources(s.Kind) {
+			if caps == nil {
+				caps = map[string]int{}
+			}
+			if _, set := caps[s.Name+w.Suffix]; !set {
+				caps[s.Name+w.Suffix] = w.Size
+			}
 		}
 	}
 	return caps

@@ -38,7 +38,20 @@ func init() {
 			return nil, err
 		}
 		return &ticker{name: cfg.Name, interval: cfg.Interval}, nil
-	})
+	}, sensors.Watched{Suffix: ".frames", Size: 3})
+}
+
+// A kind's costly watched sources get the small ring it declared, unless
+// the board sets one.
+func TestWatchedSourcesGetTheirKindsRing(t *testing.T) {
+	cfg, err := board.Parse("t.yaml", []byte("device: {id: t, platform: sim}\nworld: {capacities: {b.frames: 9}}\n"+
+		"sensors: [{name: a, kind: test_ticker}, {name: b, kind: test_ticker}]\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := capacities(cfg); got["a.frames"] != 3 || got["b.frames"] != 9 || len(got) != 2 {
+		t.Fatalf("capacities %v, want a.frames 3 (the kind's) and b.frames 9 (the board's)", got)
+	}
 }
 
 func (t *ticker) Name() string { return t.name }
@@ -182,7 +195,7 @@ func TestSensorsReflexesPluginsAndShutdown(t *testing.T) {
 
 func TestUnknownSensorKindAndBadOptions(t *testing.T) {
 	for _, tc := range []struct{ yaml, want string }{
-		{"sensors: [{name: x, kind: nope}]", `unknown kind "nope"`},
+		{"sensors: [{name: x, kind: nope}]", `kind "nope": unknown (known: `},
 		{"sensors: [{name: x, kind: test_ticker, options: {fail_frist: true}}]", "fail_frist"},
 	} {
 		cfg, err := board.Parse("t.yaml", []byte("device: {id: t, platform: sim}\ndata_dir: "+t.TempDir()+"\n"+tc.yaml))

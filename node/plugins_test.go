@@ -7,6 +7,10 @@ import (
 	_ "github.com/edgeagent/edgeagent/plugin/actuators"
 	_ "github.com/edgeagent/edgeagent/plugin/engine"
 	_ "github.com/edgeagent/edgeagent/plugin/mqttplane"
+	_ "github.com/edgeagent/edgeagent/tools/actuator/kinds/motor"
+	_ "github.com/edgeagent/edgeagent/tools/actuator/kinds/pwm"
+	_ "github.com/edgeagent/edgeagent/tools/actuator/kinds/servo"
+	_ "github.com/edgeagent/edgeagent/tools/actuator/kinds/switches"
 )
 
 // actuatorSet is the actuators plugin's set (nil when not loaded).

@@ -66,7 +66,7 @@ type (
 	CriticalHandler interface{ HandleCritical(worldmodel.Event) }
 )
 
-var factories = registry.New[Factory]("plugin:")
+var factories = registry.New[Factory](registry.Plugin)
 
 // Register makes a compiled-in plugin available; call it from init.
 func Register(name string, f Factory) { factories.Register(name, f) }

@@ -5,13 +5,17 @@ set -euo pipefail
 
 usage() {
   cat <<'USAGE'
-usage: scripts/cross-compile.sh [--target T]... [--no-cgo] [--with-gocv] [--out DIR]
+usage: scripts/cross-compile.sh [--target T]... [--profile P] [--no-cgo] [--with-gocv] [--out DIR]
 
 Targets (default: all):
   arm64   linux/arm64          Raspberry Pi 4/5 with 64-bit Raspberry Pi OS, Jetson (JetPack 6)
   armv7   linux/arm GOARM=7    Raspberry Pi with 32-bit Raspberry Pi OS
   host    this machine
 
+  --profile P   build profile (docs/architecture.md#build-profiles): robot (the
+                default: what runs on a robot, without the workstation's tools —
+                eval, motion, replay, the wake-word trainer) or full (everything,
+                as a plain go build gives)
   --no-cgo      static pure-Go binaries: no malgo audio backend (use the exec
                 backend with arecord), pure-Go camera backends only. Needs no
                 cross compiler: for boards where nothing else can be installed.
@@ -31,11 +35,14 @@ USAGE
 targets=()
 cgo=1
 gocv=0
+profile=robot
 out=dist
 while [ $# -gt 0 ]; do
   case "$1" in
     --target) targets+=("${2:?--target needs a value}"); shift 2 ;;
     --target=*) targets+=("${1#--target=}"); shift ;;
+    --profile) profile=${2:?--profile needs a value}; shift 2 ;;
+    --profile=*) profile=${1#--profile=}; shift ;;
     --no-cgo) cgo=0; shift ;;
     --with-gocv) gocv=1; shift ;;
     --out) out=${2:?--out needs a value}; shift 2 ;;
@@ -44,6 +51,11 @@ while [ $# -gt 0 ]; do
   esac
 done
 [ ${#targets[@]} -eq 0 ] && targets=(arm64 armv7 host)
+case "$profile" in
+  robot) profile_tags=robot ;;
+  full) profile_tags= ;;
+  *) echo "unknown profile $profile (robot, full)" >&2; exit 2 ;;
+esac
 for t in "${targets[@]}"; do
   case "$t" in arm64|armv7|host) ;; *) echo "unknown target $t (arm64, armv7, host)" >&2; exit 2 ;; esac
 done
@@ -76,7 +88,7 @@ build() { # name goos goarch goarm cc tags
   local bin="$out/edgeagent-$name"
   echo "building $bin" >&2
   env GOOS="$goos" GOARCH="$goarch" GOARM="$goarm" CGO_ENABLED="$cgo" ${cc:+CC=$cc} \
-    go build -trimpath -tags "$tags" -ldflags "$ldflags" -o "$bin" ./cmd/edgeagent
+    go build -trimpath -tags "$(echo "$profile_tags $tags" | xargs | tr ' ' ,)" -ldflags "$ldflags" -o "$bin" ./cmd/edgeagent
 }
 
 built=()
@@ -111,7 +123,7 @@ if [ $gocv -eq 1 ]; then
 fi
 
 (cd "$out" && sha256sum "${built[@]##*/}" > SHA256SUMS)
-echo "version $version (commit $commit, built $date), cgo=$cgo"
+echo "version $version (commit $commit, built $date), profile $profile, cgo=$cgo"
 for b in "${built[@]}"; do
   printf '%-40s %8s bytes  %s\n' "$b" "$(stat -c %s "$b")" "$(file -b "$b" 2>/dev/null | cut -d, -f1-2 || true)"
 done

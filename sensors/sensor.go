@@ -79,19 +79,43 @@ func (c Config) DecodeOptions(v any) error {
 // works on a machine without the hardware.
 type Factory func(cfg Config) (Sensor, error)
 
-var kinds = registry.New[Factory]("sensors: kind")
+// Watched is a source a kind produces only while a consumer watches it
+// (worldmodel.Model.Watch) and that is costly to keep: a camera's live
+// JPEG frames, a microphone's audio chunks. Size is the ring its items
+// need unless the board sets one: each held item is kept alive.
+type Watched struct {
+	Suffix string // after the sensor's name: ".live" makes "<name>.live"
+	Size   int
+}
 
-// Register makes a sensor kind available. It panics on a duplicate kind,
-// as that is a programming error.
-func Register(kind string, f Factory) { kinds.Register(kind, f) }
+type kind struct {
+	factory Factory
+	watched []Watched
+}
+
+var kinds = registry.New[kind](registry.SensorKind)
+
+// Register makes a sensor kind available, with the costly sources it
+// produces while watched. It panics on a duplicate kind, as that is a
+// programming error.
+func Register(name string, f Factory, watched ...Watched) {
+	kinds.Register(name, kind{factory: f, watched: watched})
+}
+
+// WatchedSources are the costly sources a kind declared, for the world
+// model's ring sizes; none for an unknown kind.
+func WatchedSources(kindName string) []Watched {
+	k, _ := kinds.Lookup(kindName)
+	return k.watched
+}
 
 // New builds a sensor of a registered kind.
 func New(cfg Config) (Sensor, error) {
-	f, ok := kinds.Lookup(cfg.Kind)
+	k, ok := kinds.Lookup(cfg.Kind)
 	if !ok {
-		return nil, fmt.Errorf("sensor %q: unknown kind %q (known: %v)", cfg.Name, cfg.Kind, Kinds())
+		return nil, fmt.Errorf("sensor %q: kind %q: %s", cfg.Name, cfg.Kind, kinds.Missing(cfg.Kind))
 	}
-	s, err := f(cfg)
+	s, err := k.factory(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("sensor %q (%s): %w", cfg.Name, cfg.Kind, err)
 	}

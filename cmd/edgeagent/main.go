@@ -7,8 +7,11 @@ import (
 	"fmt"
 	"os"
 	"runtime"
+	"strings"
 
 	"github.com/spf13/cobra"
+
+	"github.com/edgeagent/edgeagent/internal/registry"
 )
 
 // rootCmd is extended by the files of this package: each subcommand lives in
@@ -29,6 +32,9 @@ func main() {
 		runtime.MemProfileRate = 0
 	}
 	if err := rootCmd.Execute(); err != nil {
+		if missing := otherProfiles(os.Args[1:]); missing != "" {
+			err = errors.New(missing)
+		}
 		fmt.Fprintln(os.Stderr, "edgeagent:", err)
 		os.Exit(exitCode(err))
 	}
@@ -42,4 +48,26 @@ func exitCode(err error) int {
 		return coded.ExitCode()
 	}
 	return 1
+}
+
+// otherProfiles explains a command this binary lacks but another build
+// profile holds ("eval" in the robot profile), or returns "".
+func otherProfiles(args []string) string {
+	var words []string
+	for _, a := range args {
+		if strings.HasPrefix(a, "-") {
+			break
+		}
+		words = append(words, a)
+	}
+	for n := min(len(words), 2); n > 0; n-- {
+		path := strings.Join(words[:n], " ")
+		if c, _, err := rootCmd.Find(words[:n]); err == nil && c.CommandPath() == rootCmd.Name()+" "+path {
+			return "" // this binary has it
+		}
+		if e := registry.Elsewhere(registry.Command, path); e != "" {
+			return fmt.Sprintf("command %q: %s", path, e)
+		}
+	}
+	return ""
 }

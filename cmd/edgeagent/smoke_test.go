@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"regexp"
 	"runtime"
 	"strings"
@@ -18,7 +19,8 @@ import (
 	"github.com/edgeagent/edgeagent/mqtt/mosquittotest"
 )
 
-// TestSmoke builds the real binary and runs the sim board end to end: it
+// TestSmoke builds the real binary (the robot profile, and checks it holds
+// what profiles_gen.go says) and runs the sim board end to end: it
 // reaches ready, publishes "online" on the embedded broker, answers an
 // agent.status command over MQTT and exits 0 on SIGTERM. It always runs for
 // the host. With EDGEAGENT_SMOKE_QEMU=1 (set by scripts/smoke-qemu.sh, which
@@ -55,8 +57,9 @@ func TestSmoke(t *testing.T) {
 				}
 				runner = []string{q}
 			}
-			bin := filepath.Join(t.TempDir(), "edgeagent")
-			build := exec.Command("go", "build", "-trimpath", "-ldflags", "-s -w", "-o", bin, ".")
+			// The robot profile: what cross-compile.sh ships by default.
+			bin := filepath.Join(t.TempDir(), "edgeagent-robot")
+			build := exec.Command("go", "build", "-trimpath", "-tags", "robot", "-ldflags", "-s -w", "-o", bin, ".")
 			build.Env = append(os.Environ(), "GOOS=linux", "GOARCH="+tg.goarch, "GOARM="+tg.goarm, "CGO_ENABLED=0")
 			if tg.qemu != "" {
 				// With the cross compiler present, build as cross-compile.sh
@@ -68,6 +71,11 @@ func TestSmoke(t *testing.T) {
 			}
 			if out, err := build.CombinedOutput(); err != nil {
 				t.Fatalf("build for %s: %v\n%s", tg.name, err, out)
+			}
+			if tg.qemu == "" {
+				if got, want := versionOf(t, bin), profileTable["robot"]; !reflect.DeepEqual(got, want) {
+					t.Errorf("the robot binary holds\n%+v\nprofiles_gen.go says\n%+v\nrun go generate ./cmd/edgeagent", got, want)
+				}
 			}
 			timeScale := time.Duration(1)
 			if tg.qemu != "" {

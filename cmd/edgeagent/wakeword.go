@@ -16,10 +16,10 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/edgeagent/edgeagent/board"
-	"github.com/edgeagent/edgeagent/node/sensorconf"
 	"github.com/edgeagent/edgeagent/sensors/mic"
 	"github.com/edgeagent/edgeagent/sensors/mic/audio"
 	"github.com/edgeagent/edgeagent/sensors/mic/wakeword"
+	"github.com/edgeagent/edgeagent/sensors/sensorconf"
 )
 
 func init() {

@@ -21,84 +21,108 @@ const module = "github.com/edgeagent/edgeagent/"
 var rules = []struct {
 	pkg   string
 	allow []string
+	// tests: what the package's tests may import besides allow, the
+	// fakes of what allow names and the package's own subpackages.
+	tests []string
 }{
-	{"cmd/...", []string{"*"}}, // wiring only
+	{"cmd/...", []string{"*"}, nil}, // wiring only
 	// Programs the scripts run: a fake Wyoming STT server for recording
 	// scenarios stands in for Whisper.
-	{"scripts/fakestt", []string{"sensors/mic/wyoming/wyomingtest"}},
+	{"scripts/fakestt", []string{"sensors/mic/wyoming/wyomingtest"}, nil},
 	// The speech frontend's tools: what it adds to a binary and a process,
 	// embeddings of WAV files for the check against a pretrained head.
-	{"scripts/speechembed/...", []string{"sensors/mic/speechembed", "sensors/mic/audio"}},
-	{"board", nil},
-	{"clock", nil},
-	{"worldmodel", nil},
-	{"hooks", nil},
-	{"store", nil},
-	{"sdnotify", nil},
-	{"internal/...", nil},
-	{"llm", nil},
-	{"llm/llmtest", []string{"llm"}},
-	{"llm/local/...", []string{"llm", "clock"}},
-	{"tools", []string{"hooks", "worldmodel"}},
-	{"tools/toolstest", []string{"tools"}},
+	{"scripts/speechembed/...", []string{"sensors/mic/speechembed", "sensors/mic/audio"}, nil},
+	{"board", nil, nil},
+	{"clock", nil, nil},
+	{"worldmodel", nil, nil},
+	{"hooks", nil, nil},
+	{"store", nil, nil},
+	{"sdnotify", nil, nil},
+	{"internal/...", nil, nil},
+	{"llm", nil, nil},
+	{"llm/llmtest", []string{"llm"}, nil},
+	{"llm/local/...", []string{"llm", "clock"}, nil},
+	{"tools", []string{"hooks", "worldmodel"}, []string{"store"}},
+	{"tools/toolstest", []string{"tools"}, nil},
 	// The admin tools change the node through the narrow Config it gives
 	// them (its plugins, board file, reload hand-off), never the node.
-	{"tools/admin", []string{"tools", "board", "hooks"}},
-	{"tools/actuator/...", []string{"tools", "worldmodel", "clock", "hooks", "tools/actuator/..."}},
-	{"tools/snapshot", []string{"plugin", "tools", "tools/cameras", "worldmodel", "hooks"}},
+	{"tools/admin", []string{"tools", "board", "hooks"}, nil},
+	{"tools/actuator/...", []string{"tools", "worldmodel", "clock", "hooks", "tools/actuator/..."}, []string{"store"}},
+	{"tools/snapshot", []string{"plugin", "tools", "tools/cameras", "worldmodel", "hooks"}, assembly},
 	// say speaks through the microphone's audio format, half-duplex gate and
 	// Wyoming client (protocols, not drivers) so the wake word hears it
 	// muted; it reads its plugin options from the board.
 	{"tools/say", []string{"plugin", "tools", "worldmodel", "hooks", "clock", "board", "sensors",
-		"sensors/mic/audio", "sensors/mic/duplex", "sensors/mic/wyoming"}},
-	{"tools/vision", []string{"plugin", "tools", "tools/cameras", "worldmodel", "hooks", "clock", "llm", "llm/local"}},
+		"sensors/mic/audio", "sensors/mic/duplex", "sensors/mic/wyoming"}, assembly},
+	{"tools/vision", []string{"plugin", "tools", "tools/cameras", "worldmodel", "hooks", "clock", "llm", "llm/local"}, assembly},
 	// The camera tools' shared "camera" argument.
-	{"tools/cameras", []string{"plugin", "tools"}},
-	{"sensors", []string{"worldmodel"}},
-	{"sensors/simcurve", nil},
-	{"sensors/periphhost", nil},
-	{"sensors/mqttsub", []string{"sensors", "worldmodel"}},
+	{"tools/cameras", []string{"plugin", "tools"}, []string{"board"}},
+	{"sensors", []string{"worldmodel"}, nil},
+	{"sensors/simcurve", nil, nil},
+	{"sensors/periphhost", nil, nil},
+	// Its tests subscribe on the embedded broker and on mosquitto.
+	{"sensors/mqttsub", []string{"sensors", "worldmodel"}, []string{"mqtt", "mqtt/mosquittotest"}},
 	// The node's sensor supervisor: it runs sensors, restarts them on a
 	// clock and keeps their health in the world model.
-	{"sensors/supervise", []string{"sensors", "worldmodel", "clock"}},
-	{"sensors/camera/...", []string{"sensors", "worldmodel", "sensors/camera/..."}},
+	{"sensors/supervise", []string{"sensors", "worldmodel", "clock"}, nil},
+	// A board's sensor block as a kind gets it: the node, the replay's
+	// detectors and the kinds' tests convert through it.
+	{"sensors/sensorconf", []string{"board", "sensors", "worldmodel"}, nil},
+	// What the tests of every sensor kind share: a block parsed by the
+	// real board loader, built through the registry, run and recorded.
+	{"sensors/sensortest", []string{"sensors", "worldmodel", "board", "sensors/sensorconf"}, nil},
+	{"sensors/camera/...", []string{"sensors", "worldmodel", "sensors/camera/..."}, preempts},
 	// The speech frontend (openWakeWord's mel features and embedding
 	// network) is a leaf: the wake-word code builds on it, not it on them.
-	{"sensors/mic/speechembed/...", []string{"sensors/mic/speechembed/..."}},
-	{"sensors/mic/...", []string{"sensors", "worldmodel", "sensors/mic/..."}},
-	{"sensors/i2c/i2ckit/kittest", []string{"sensors", "worldmodel", "board", "node/sensorconf", "sensors/i2c/..."}},
-	{"sensors/i2c/...", []string{"sensors", "worldmodel", "sensors/simcurve", "sensors/periphhost", "sensors/i2c/..."}},
-	{"sensors/gpio/...", []string{"sensors", "worldmodel", "sensors/simcurve", "sensors/periphhost", "sensors/gpio/..."}},
-	{"agent", []string{"hooks", "tools", "worldmodel", "llm"}},
-	{"agent/agenttest", []string{"agent", "hooks", "tools", "worldmodel", "llm"}},
-	{"mqtt", []string{"agent", "clock", "tools", "worldmodel", "hooks"}},
-	{"mqtt/mosquittotest", nil},
+	{"sensors/mic/speechembed/...", []string{"sensors/mic/speechembed/..."}, nil},
+	{"sensors/mic/...", []string{"sensors", "worldmodel", "sensors/mic/..."}, preempts},
+	// i2ckit's tests build the board files' every sensor, the GPIO kinds too.
+	{"sensors/i2c/i2ckit", []string{"sensors", "worldmodel", "sensors/simcurve", "sensors/periphhost", "sensors/i2c/..."}, []string{"board", "sensors/gpio/..."}},
+	{"sensors/i2c/...", []string{"sensors", "worldmodel", "sensors/simcurve", "sensors/periphhost", "sensors/i2c/..."}, []string{"board"}},
+	{"sensors/gpio/...", []string{"sensors", "worldmodel", "sensors/simcurve", "sensors/periphhost", "sensors/gpio/..."}, preempts},
+	{"agent", []string{"hooks", "tools", "worldmodel", "llm"}, nil},
+	{"agent/agenttest", []string{"agent", "hooks", "tools", "worldmodel", "llm"}, nil},
+	{"mqtt", []string{"agent", "clock", "tools", "worldmodel", "hooks"}, []string{"board", "store"}},
+	{"mqtt/mosquittotest", nil, nil},
 	// The decision benchmark builds a sim node per case, as the CLI does.
-	{"eval", []string{"agent", "board", "llm", "llm/local", "node", "worldmodel"}},
+	{"eval", []string{"agent", "board", "llm", "llm/local", "node", "worldmodel"}, assembly},
 	// The operator's side of a fleet: MQTT only, no runtime.
-	{"fleet", []string{"mqtt", "board"}},
+	{"fleet", []string{"mqtt", "board"}, append([]string{"tools"}, assembly...)},
 	// The plugin host sees the runtime's parts; adapters see the host and
 	// the one part they adapt.
-	{"plugin", []string{"agent", "board", "clock", "hooks", "sensors", "store", "tools", "worldmodel"}},
+	{"plugin", []string{"agent", "board", "clock", "hooks", "sensors", "store", "tools", "worldmodel"}, nil},
 	// The actuators adapter also translates the board's actuator blocks
 	// into the actuator package's Config and shows the board the kinds.
-	{"plugin/actuators", []string{"plugin", "hooks", "tools", "tools/actuator/...", "worldmodel", "board"}},
-	{"plugin/engine", []string{"plugin", "hooks", "agent", "llm", "llm/local", "tools", "worldmodel"}},
-	{"plugin/mqttplane", []string{"plugin", "hooks", "mqtt", "board"}},
+	{"plugin/actuators", []string{"plugin", "hooks", "tools", "tools/actuator/...", "worldmodel", "board"}, []string{"store"}},
+	{"plugin/engine", []string{"plugin", "hooks", "agent", "llm", "llm/local", "tools", "worldmodel"}, nil},
+	{"plugin/mqttplane", []string{"plugin", "hooks", "mqtt", "board"}, nil},
 	// node assembles: it knows the host and the runtime, never a plugin.
-	{"node", []string{"agent", "board", "clock", "hooks", "node/sensorconf", "plugin", "sensors", "sensors/supervise", "store", "tools", "tools/admin", "worldmodel"}},
-	{"node/sensorconf", []string{"board", "sensors", "worldmodel"}},
-	{"node/nodetest", []string{"board", "node"}},
-	{"record", []string{"plugin", "hooks", "tools", "worldmodel", "board", "clock"}},
+	// Its tests run the compiled-in plugins, as cmd/edgeagent links them.
+	{"node", []string{"agent", "board", "clock", "hooks", "plugin", "sensors", "sensors/sensorconf", "sensors/supervise", "store", "tools", "tools/admin", "worldmodel"},
+		append([]string{"llm/...", "mqtt/..."}, assembly...)},
+	{"node/nodetest", []string{"board", "node"}, nil},
+	{"record", []string{"plugin", "hooks", "tools", "worldmodel", "board", "clock"}, assembly},
 	// The dashboard is a plugin: it sees the host, reads the stream and
 	// calls tools as "web"; it never imports a sensor driver or the node.
-	{"dashboard", []string{"plugin", "agent", "hooks", "tools", "worldmodel", "board", "clock", "store"}},
-	{"record/recording", nil},
+	{"dashboard", []string{"plugin", "agent", "hooks", "tools", "worldmodel", "board", "clock", "store"}, assembly},
+	{"record/recording", nil, nil},
 	// A replay with --detections detectors builds the board's sensors (as
 	// the node does, through sensorconf and the kinds' registry) to run
 	// their detectors; it never imports a sensor kind.
-	{"record/replay", []string{"board", "clock", "hooks", "node", "node/sensorconf", "record", "record/recording", "sensors", "tools", "worldmodel"}},
+	{"record/replay", []string{"board", "clock", "hooks", "node", "sensors/sensorconf", "record", "record/recording", "sensors", "tools", "worldmodel"}, assembly},
 }
+
+// assembly: the tests of a plugin, or of a room that runs a node, build a
+// whole sim node as cmd/edgeagent links it: the node, the plugins and the
+// kinds (the sensor_*, actuator_* and plugin_* files' imports) with the
+// actuators' sim adaptor.
+var assembly = []string{"agent", "node", "node/nodetest", "plugin/...", "dashboard", "record", "tools/say", "tools/snapshot", "tools/vision",
+	"sensors/camera", "sensors/mic", "tools/actuator/..."}
+
+// preempts: a sensor kind's preemption test runs it against a real agent
+// loop (agent/agenttest's busy agent), the one test in which a sensor and
+// the agent meet outside the node. Listed so that nothing else does.
+var preempts = []string{"agent", "agent/agenttest"}
 
 func match(pattern, pkg string) bool {
 	if base, ok := strings.CutSuffix(pattern, "/..."); ok {
@@ -112,7 +136,7 @@ func TestImportRules(t *testing.T) {
 		t.Skip("the go command is not on PATH: cannot list packages")
 	}
 	touchSources(t)
-	out, err := exec.Command("go", "list", "-f", "{{.ImportPath}} {{join .Imports \" \"}}", module+"...").Output()
+	out, err := exec.Command("go", "list", "-f", "{{.ImportPath}} {{join .Imports \" \"}} | {{join .TestImports \" \"}} {{join .XTestImports \" \"}}", module+"...").Output()
 	if err != nil {
 		t.Fatalf("go list: %v", err)
 	}
@@ -123,11 +147,11 @@ func TestImportRules(t *testing.T) {
 		fields := strings.Fields(sc.Text())
 		pkg := strings.TrimPrefix(fields[0], module)
 		seen++
-		var allow []string
+		var allow, tests []string
 		found := false
 		for _, r := range rules {
 			if match(r.pkg, pkg) {
-				allow, found = r.allow, true
+				allow, tests, found = r.allow, r.tests, true
 				break
 			}
 		}
@@ -135,13 +159,21 @@ func TestImportRules(t *testing.T) {
 			t.Errorf("%s: not in the import rules: add it to rules here and to docs/architecture.md", pkg)
 			continue
 		}
+		test := false
 		for _, imp := range fields[1:] {
+			if imp == "|" { // the test files' imports follow
+				test = true
+				continue
+			}
 			own, ok := strings.CutPrefix(imp, module)
 			if !ok || own == pkg {
 				continue
 			}
-			if !allowed(allow, own) {
+			switch {
+			case !test && !allowed(allow, own):
 				t.Errorf("%s imports %s: not allowed (allowed: %v)", pkg, own, allow)
+			case test && !allowed(allow, own) && !allowed(tests, own) && !fakeOf(allow, own) && !match(pkg+"/...", own):
+				t.Errorf("%s's tests import %s: not allowed (allowed: %v, their fakes, and for tests %v)", pkg, own, allow, tests)
 			}
 		}
 	}
@@ -188,6 +220,18 @@ func allowed(allow []string, imp string) bool {
 		}
 	}
 	return false
+}
+
+// fakeOf: imp is the fake of an allowed room (llm/llmtest for llm,
+// sensors/i2c/i2csim for sensors/i2c/..., the sim adaptor of
+// tools/actuator): a test may use what stands in for hardware or a peer
+// beside the interface it already may import.
+func fakeOf(allow []string, imp string) bool {
+	dir, name := path.Split(imp)
+	if !strings.HasSuffix(name, "test") && !strings.HasSuffix(name, "sim") && name != "simadaptor" {
+		return false
+	}
+	return allowed(allow, strings.TrimSuffix(dir, "/"))
 }
 
 // The rules themselves must not shadow each other: a broad pattern listed

@@ -15,7 +15,7 @@ type Registry[T any] struct {
 	m    map[string]T
 }
 
-// New returns an empty registry; what ("sensors: kind") prefixes its
+// New returns an empty registry; what (SensorKind …) prefixes its
 // panics.
 func New[T any](what string) *Registry[T] {
 	return &Registry[T]{what: what, m: map[string]T{}}

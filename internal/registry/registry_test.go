@@ -47,3 +47,24 @@ func TestShared(t *testing.T) {
 		t.Fatalf("%d made after concurrent first uses of c, want 3", made)
 	}
 }
+
+func TestMissingNamesTheProfile(t *testing.T) {
+	r := New[int](SensorKind)
+	r.Register("camera", 1)
+	if got := r.Missing("lidar"); got != "unknown (known: camera)" {
+		t.Fatalf("no profiles: %q", got)
+	}
+	UseProfiles("robot", func(what, name string) []string {
+		if what == SensorKind && name == "lidar" {
+			return []string{"full"}
+		}
+		return nil
+	})
+	defer UseProfiles("", nil)
+	if got := r.Missing("lidar"); got != "not in this binary (build profile robot); build profile full has it" {
+		t.Fatalf("lidar: %q", got)
+	}
+	if got := r.Missing("sonar"); got != "unknown (known: camera)" {
+		t.Fatalf("a name no profile holds: %q", got)
+	}
+}

@@ -3,13 +3,13 @@ package actuators
 import (
 	"github.com/edgeagent/edgeagent/board"
 	"github.com/edgeagent/edgeagent/tools/actuator"
-	_ "github.com/edgeagent/edgeagent/tools/actuator/kinds" // the built-in kinds
 )
 
 // The board does not know actuator kinds and the actuator package does not
 // read board files: this file is the bridge. It tells the board what each
 // registered kind takes (so a mistake is reported at load time with
-// file:line:col) and turns board blocks into the actuator package's Config.
+// file:line:col) and turns board blocks into the actuator package's Config,
+// whose options and limits the kind decodes itself, with their positions.
 
 func init() { board.UseActuatorKinds(boardKinds{}) }
 
@@ -25,19 +25,10 @@ func (boardKinds) Lookup(name string) (board.ActuatorKind, bool) {
 	if !ok {
 		return board.ActuatorKind{}, false
 	}
-	bk := board.ActuatorKind{
+	return board.ActuatorKind{
 		Pins: k.Pins, I2C: k.I2C, Address: board.Addr(k.Address), Channels: k.Channels, Chip: k.Chip,
-		Limits: k.Limits,
-		Defaults: func(l *board.Limits) {
-			al := limits(*l)
-			k.FillDefaults(&al)
-			*l = boardLimits(al)
-		},
-	}
-	if k.Initial != nil {
-		bk.Initial = func(initial string, l board.Limits) string { return k.Initial(initial, limits(l)) }
-	}
-	return bk, true
+		Initial: k.Initial,
+	}, true
 }
 
 // Configs translates the board's actuator blocks.
@@ -47,27 +38,12 @@ func Configs(blocks []board.Actuator) []actuator.Config {
 		out[i] = actuator.Config{
 			Name: a.Name, Kind: a.Kind, Pins: a.Pins,
 			Bus: a.Bus, Address: uint16(a.Address), Channel: a.Channel,
-			Scenarios: a.Scenarios, Permission: a.Permission,
-			Limits: limits(a.Limits), Initial: a.Initial,
-			Decode:      a.Options.Decode,
-			BadOptionAt: func(key, msg string) error { return a.Options.Errorf(key, "%s", msg) },
+			Scenarios: a.Scenarios, Permission: a.Permission, Initial: a.Initial,
+			Decode:       a.Options.Decode,
+			BadOptionAt:  func(key, msg string) error { return a.Options.Errorf(key, "%s", msg) },
+			DecodeLimits: a.Limits.Decode,
+			BadLimitAt:   func(key, msg string) error { return a.Limits.Errorf(key, "%s", msg) },
 		}
 	}
 	return out
-}
-
-func limits(l board.Limits) actuator.Limits {
-	return actuator.Limits{
-		MinAngle: l.MinAngle, MaxAngle: l.MaxAngle, MaxRate: l.MaxRate, MaxSpeed: l.MaxSpeed,
-		Deadman: l.Deadman, MinDuty: l.MinDuty, MaxDuty: l.MaxDuty,
-		RateLimit: l.RateLimit, OnViolation: l.OnViolation,
-	}
-}
-
-func boardLimits(l actuator.Limits) board.Limits {
-	return board.Limits{
-		MinAngle: l.MinAngle, MaxAngle: l.MaxAngle, MaxRate: l.MaxRate, MaxSpeed: l.MaxSpeed,
-		Deadman: l.Deadman, MinDuty: l.MinDuty, MaxDuty: l.MaxDuty,
-		RateLimit: l.RateLimit, OnViolation: l.OnViolation,
-	}
 }

@@ -14,6 +14,11 @@ import (
 	"github.com/edgeagent/edgeagent/board"
 	"github.com/edgeagent/edgeagent/plugin/actuators" // also: the board learns the actuator kinds
 	"github.com/edgeagent/edgeagent/tools/actuator"
+	// The built-in kinds, each imported as cmd/edgeagent's actuator_*.go do.
+	_ "github.com/edgeagent/edgeagent/tools/actuator/kinds/motor"
+	_ "github.com/edgeagent/edgeagent/tools/actuator/kinds/pwm"
+	_ "github.com/edgeagent/edgeagent/tools/actuator/kinds/servo"
+	_ "github.com/edgeagent/edgeagent/tools/actuator/kinds/switches"
 )
 
 // The board checks actuator blocks against the registered kinds (which it
@@ -38,10 +43,6 @@ var mistakes = []struct {
 		`t.yaml:5:5: actuators[0].pins.pwm: required for kind motor`},
 	{"servo with a motor pin", "device: {id: t, platform: sim}\nactuators:\n  - {name: pan, kind: servo, pins: {pin: a, pwm: b}}\n",
 		`t.yaml:3:45: actuators[0].pins.pwm: kind servo uses only pin`},
-	{"limit for another kind", "device: {id: t, platform: sim}\nactuators:\n  - name: led\n    kind: led\n    pins: {pin: a}\n    limits: {max_angle: 90}\n",
-		`t.yaml:6:14: actuators[0].limits.max_angle: does not apply to kind led (only pca9685_servo, servo)`},
-	{"initial outside servo limits", "device: {id: t, platform: sim}\nactuators:\n  - {name: pan, kind: servo, pins: {pin: a}, initial: 200}\n",
-		`t.yaml:3:55: actuators[0].initial: 200° is outside the limits 0–180°`},
 	{"pin on an I2C kind", "device: {id: t, platform: sim}\nactuators:\n  - {name: pan, kind: pca9685_servo, pins: {pin: a}}\n",
 		`t.yaml:3:45: actuators[0].pins.pin: kind pca9685_servo has no pins (it is driven over I2C)`},
 	{"channel beyond the chip", "device: {id: t, platform: sim}\nactuators:\n  - {name: pan, kind: pca9685_servo, channel: 16}\n",
@@ -50,8 +51,6 @@ var mistakes = []struct {
 		`t.yaml:3:44: actuators[0].address: only used by kind pca9685_servo`},
 	{"switch initial", "device: {id: t, platform: sim}\nactuators:\n  - {name: led, kind: led, pins: {pin: a}, initial: dim}\n",
 		`t.yaml:3:53: actuators[0].initial: "dim" is not one of on, off`},
-	{"pwm initial beyond max_duty", "device: {id: t, platform: sim}\nactuators:\n  - {name: fan, kind: pwm, pins: {pin: a}, limits: {max_duty: 0.5}, initial: \"0.8\"}\n",
-		`t.yaml:3:78: actuators[0].initial: duty 0.8 is outside the limits 0–0.5`},
 }
 
 func TestMistakes(t *testing.T) {
@@ -76,16 +75,15 @@ func TestMistakes(t *testing.T) {
 	}
 }
 
-// TestDefaults: the kinds' defaults are filled at load time, so `check
-// --print` shows the envelope that runs (moved from board's TestDefaults).
+// TestDefaults: the kinds' defaults that the board fills at load time
+// (moved from board's TestDefaults); the limits are the kinds' own,
+// defaulted when the kind decodes them (TestLimitErrorsHavePositions).
 func TestDefaults(t *testing.T) {
 	src := `
 device: {id: bot, platform: raspi, model: rpi4}
 data_dir: /tmp/bot
 actuators:
   - {name: pan, kind: pca9685_servo}
-  - {name: wheel, kind: motor, pins: {forward: "29", backward: "31", pwm: "33"}}
-  - {name: fan, kind: pwm, pins: {pin: "12"}}
 `
 	c, err := board.Parse("/etc/edgeagent/bot.yaml", []byte(src))
 	if err != nil {
@@ -97,14 +95,10 @@ actuators:
 			t.Errorf("%s = %#v, want %#v", what, got, want)
 		}
 	}
-	pan, wheel, fan := c.Actuators[0], c.Actuators[1], c.Actuators[2]
+	pan := c.Actuators[0]
 	check("pan.address", pan.Address, board.Addr(0x40))
 	check("pan.bus", pan.Bus, "1")
-	check("pan.limits", [2]float64{*pan.Limits.MinAngle, *pan.Limits.MaxAngle}, [2]float64{0, 180})
 	check("pan.permission", pan.Permission, "actuate")
-	check("pan.on_violation", pan.Limits.OnViolation, "refuse")
-	check("wheel.max_speed", *wheel.Limits.MaxSpeed, 1.0)
-	check("fan.duty", [2]float64{*fan.Limits.MinDuty, *fan.Limits.MaxDuty}, [2]float64{0, 1})
 }
 
 // TestShippedBoardsRoundTrip: with the kinds known, the shipped board files
@@ -131,7 +125,7 @@ func TestShippedBoardsRoundTrip(t *testing.T) {
 		strip := func(as []board.Actuator) []board.Actuator {
 			as = slices.Clone(as)
 			for i := range as {
-				as[i].Options = board.Options{} // positions differ by design
+				as[i].Options, as[i].Limits = board.Options{}, board.Options{} // positions differ by design
 			}
 			return as
 		}
@@ -142,9 +136,20 @@ func TestShippedBoardsRoundTrip(t *testing.T) {
 }
 
 // TestOptionErrorsHavePositions: a value a kind rejects after decoding is
-// reported at its key, like the decoding errors.
+// reported at its key, like the decoding errors; the limits are decoded by
+// the kind as its options are, and a key of another kind is unknown.
 func TestOptionErrorsHavePositions(t *testing.T) {
 	for _, tc := range []struct{ block, want string }{
+		{"{name: led, kind: led, pins: {pin: a}, limits: {max_angle: 90}}",
+			`actuator led: t.yaml:3:53: actuators[0].limits.max_angle: unknown key (known keys: rate_limit, on_violation)`},
+		{"{name: pan, kind: servo, pins: {pin: a}, limits: {min_angle: 120, max_angle: 60}}",
+			`actuator pan: t.yaml:3:82: actuators[0].limits.max_angle: 60 must be greater than min_angle (120)`},
+		{"{name: m, kind: motor, pins: {forward: a, backward: b, pwm: c}, limits: {max_speed: 1.5}}",
+			`actuator m: t.yaml:3:89: actuators[0].limits.max_speed: 1.5 is outside (0, 1]`},
+		{"{name: m, kind: led, pins: {pin: a}, limits: {on_violation: ignore}}",
+			`actuator m: t.yaml:3:65: actuators[0].limits.on_violation: "ignore" is not one of refuse, clamp`},
+		{"{name: fan, kind: pwm, pins: {pin: a}, limits: {rate_limit: -1}}",
+			`actuator fan: t.yaml:3:65: actuators[0].limits.rate_limit: must not be negative`},
 		{"{name: fan, kind: pwm, pins: {pin: a}, options: {on_estop: maybe}}",
 			`actuator fan: t.yaml:3:64: actuators[0].options.on_estop: "maybe": want off or hold`},
 		{"{name: pan, kind: pca9685_servo, options: {pulse_min: 3ms, pulse_max: 2ms}}",
@@ -160,6 +165,21 @@ func TestOptionErrorsHavePositions(t *testing.T) {
 			Log: slog.New(slog.DiscardHandler)})
 		var be *board.Error
 		if err == nil || !strings.HasPrefix(err.Error(), tc.want) || !errors.As(err, &be) {
+			t.Errorf("%s:\n got %v\nwant %s…", tc.block, err, tc.want)
+		}
+	}
+	// The envelope holds `initial` too, with the kind's defaults.
+	for _, tc := range []struct{ block, want string }{
+		{"{name: pan, kind: servo, pins: {pin: a}, initial: 200}", "actuator pan: initial 200° is outside the envelope 0–180°"},
+		{"{name: fan, kind: pwm, pins: {pin: a}, limits: {max_duty: 0.5}, initial: \"0.8\"}", "actuator fan: initial 0.8 is outside the envelope 0–0.5"},
+	} {
+		c, err := board.Parse("t.yaml", []byte("device: {id: t, platform: sim}\nactuators:\n  - "+tc.block+"\n"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = actuator.New(actuator.Options{Store: store.NewMemory(), Platform: "sim", Actuators: actuators.Configs(c.Actuators),
+			Log: slog.New(slog.DiscardHandler)})
+		if err == nil || !strings.HasPrefix(err.Error(), tc.want) {
 			t.Errorf("%s:\n got %v\nwant %s…", tc.block, err, tc.want)
 		}
 	}

@@ -26,7 +26,6 @@ import (
 func TestExampleKind(t *testing.T) {
 	for _, tc := range []struct{ block, want string }{
 		{"{name: desk, kind: dimmer}", "t.yaml:3:5: actuators[0].pins.pin: required for kind dimmer"},
-		{"{name: desk, kind: dimmer, pins: {pin: a}, limits: {max_angle: 90}}", "t.yaml:3:57: actuators[0].limits.max_angle: does not apply to kind dimmer"},
 		{"{name: desk, kind: dimmer, pins: {pin: a}, initial: full}", `t.yaml:3:57: actuators[0].initial: "full": expected a brightness from 0 to 1`},
 	} {
 		_, err := board.Parse("t.yaml", []byte("device: {id: t, platform: sim}\nactuators:\n  - "+tc.block+"\n"))
@@ -35,22 +34,27 @@ func TestExampleKind(t *testing.T) {
 		}
 	}
 
-	src := "device: {id: t, platform: sim}\nactuators:\n  - {name: desk, kind: dimmer, pins: {pin: \"sim:12\"}, options: {gama: 2}}\n"
-	c, err := board.Parse("t.yaml", []byte(src))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got := *c.Actuators[0].Limits.MaxDuty; got != 1 {
-		t.Errorf("max_duty default = %g, want the kind's 1", got)
-	}
+	// Its options and its own limit key are decoded by the kind, strictly,
+	// with positions; a limit key of another kind is unknown.
 	quiet := slog.New(slog.DiscardHandler)
-	_, err = actuator.New(actuator.Options{Store: store.NewMemory(), Platform: "sim", Actuators: actuators.Configs(c.Actuators), Log: quiet})
-	if err == nil || !strings.HasPrefix(err.Error(), `actuator desk: t.yaml:3:65: actuators[0].options.gama: unknown key (did you mean "gamma"?)`) {
-		t.Fatalf("options typo: %v", err)
+	for _, tc := range []struct{ block, want string }{
+		{"{name: desk, kind: dimmer, pins: {pin: \"sim:12\"}, options: {gama: 2}}", `actuator desk: t.yaml:3:65: actuators[0].options.gama: unknown key (did you mean "gamma"?)`},
+		{"{name: desk, kind: dimmer, pins: {pin: \"sim:12\"}, limits: {max_angle: 90}}", `actuator desk: t.yaml:3:64: actuators[0].limits.max_angle: unknown key (known keys: rate_limit, on_violation, max_duty)`},
+		{"{name: desk, kind: dimmer, pins: {pin: \"sim:12\"}, limits: {max_duty: 2}}", `actuator desk: t.yaml:3:74: actuators[0].limits.max_duty: 2 is outside (0, 1]`},
+	} {
+		c, err := board.Parse("t.yaml", []byte("device: {id: t, platform: sim}\nactuators:\n  - "+tc.block+"\n"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = actuator.New(actuator.Options{Store: store.NewMemory(), Platform: "sim", Actuators: actuators.Configs(c.Actuators), Log: quiet})
+		if err == nil || !strings.HasPrefix(err.Error(), tc.want) {
+			t.Errorf("%s:\n got %v\nwant %s…", tc.block, err, tc.want)
+		}
 	}
 
-	src = "device: {id: t, platform: sim}\nactuators:\n  - {name: desk, kind: dimmer, pins: {pin: \"sim:12\"}, limits: {max_duty: 0.5}, options: {gamma: 2}, initial: \"0.5\"}\n"
-	if c, err = board.Parse("t.yaml", []byte(src)); err != nil {
+	src := "device: {id: t, platform: sim}\nactuators:\n  - {name: desk, kind: dimmer, pins: {pin: \"sim:12\"}, limits: {max_duty: 0.5}, options: {gamma: 2}, initial: \"0.5\"}\n"
+	c, err := board.Parse("t.yaml", []byte(src))
+	if err != nil {
 		t.Fatal(err)
 	}
 	set, err := actuator.New(actuator.Options{Store: store.NewMemory(), Platform: "sim", Actuators: actuators.Configs(c.Actuators), Log: quiet})

@@ -10,10 +10,10 @@ import (
 	"time"
 
 	"github.com/edgeagent/edgeagent/board"
-	"github.com/edgeagent/edgeagent/node/sensorconf"
 	"github.com/edgeagent/edgeagent/record"
 	"github.com/edgeagent/edgeagent/record/recording"
 	"github.com/edgeagent/edgeagent/sensors"
+	"github.com/edgeagent/edgeagent/sensors/sensorconf"
 	"github.com/edgeagent/edgeagent/worldmodel"
 )
 

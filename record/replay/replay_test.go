@@ -20,6 +20,10 @@ import (
 	_ "github.com/edgeagent/edgeagent/plugin/actuators" // the plugins a replay node needs, as cmd/edgeagent links them
 	_ "github.com/edgeagent/edgeagent/plugin/engine"
 	_ "github.com/edgeagent/edgeagent/record"
+	_ "github.com/edgeagent/edgeagent/tools/actuator/kinds/motor"
+	_ "github.com/edgeagent/edgeagent/tools/actuator/kinds/pwm"
+	_ "github.com/edgeagent/edgeagent/tools/actuator/kinds/servo"
+	_ "github.com/edgeagent/edgeagent/tools/actuator/kinds/switches"
 )
 
 const scenarios = "../../testdata/scenarios"

@@ -7,12 +7,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/edgeagent/edgeagent/sensors/i2c/i2ckit/kittest"
+	"github.com/edgeagent/edgeagent/sensors/sensortest"
 )
 
 // watchSink is a recorder whose watcher says yes only while on is set.
 type watchSink struct {
-	*kittest.Recorder
+	*sensortest.Recorder
 	on atomic.Bool
 }
 
@@ -21,9 +21,9 @@ func (w *watchSink) Watched(source string) bool { return w.on.Load() && source =
 // Live frames are encoded only while someone watches, at live_fps of
 // frame time, each with its motion overlay.
 func TestLiveFramesOnlyWhileWatched(t *testing.T) {
-	cfg := kittest.Board(t, "sim", simBlock)
-	out := &watchSink{Recorder: kittest.NewRecorder()}
-	stop := kittest.Start(t, cfg, out)
+	cfg := sensortest.Board(t, "sim", simBlock)
+	out := &watchSink{Recorder: sensortest.NewRecorder()}
+	stop := sensortest.Start(t, cfg, out)
 	defer stop()
 	out.WaitFor(t, 10*time.Second, "frames", func() bool { return len(out.Values("cam.fps")) >= 3 })
 	if n := len(out.Observations("cam.live")); n != 0 {

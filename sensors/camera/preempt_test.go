@@ -8,7 +8,7 @@ import (
 	"github.com/edgeagent/edgeagent/agent"
 	"github.com/edgeagent/edgeagent/agent/agenttest"
 	"github.com/edgeagent/edgeagent/sensors/camera/camsim"
-	"github.com/edgeagent/edgeagent/sensors/i2c/i2ckit/kittest"
+	"github.com/edgeagent/edgeagent/sensors/sensortest"
 	"github.com/edgeagent/edgeagent/worldmodel"
 )
 
@@ -29,7 +29,7 @@ func TestMotionStartPreemptsABusyAgent(t *testing.T) {
 	// after two seconds.
 	door := mjpegClip(t, "door.mjpeg", 80, camsim.Config{Width: 160, Height: 120, Seed: 5, Noise: 3,
 		Objects: []camsim.Object{{W: 30, H: 50, Y: 40, Speed: 6, Start: 40, Level: 200}}})
-	cfg := kittest.Board(t, "sim", `
+	cfg := sensortest.Board(t, "sim", `
 - name: door
   kind: camera
   options:
@@ -38,7 +38,7 @@ func TestMotionStartPreemptsABusyAgent(t *testing.T) {
     fps: 20
     pace: true
 `)
-	kittest.Start(t, cfg, busy.Sink())
+	sensortest.Start(t, cfg, busy.Sink())
 	out := busy.Preempted(t, "door/motion_start")
 	var p agent.Perception
 	select {

@@ -30,7 +30,9 @@ const (
 	EventLiveMotion = "live_motion"
 )
 
-func init() { sensors.Register(Kind, New) }
+// The live frames (<name>.live) exist while the dashboard watches them; it
+// shows the newest, and each held frame is a JPEG kept alive: two.
+func init() { sensors.Register(Kind, New, sensors.Watched{Suffix: ".live", Size: 2}) }
 
 // Sensor is a camera: a Source, the motion detector, and what they tell the
 // world model.

@@ -10,7 +10,7 @@ import (
 
 	"github.com/edgeagent/edgeagent/sensors"
 	"github.com/edgeagent/edgeagent/sensors/camera/camsim"
-	"github.com/edgeagent/edgeagent/sensors/i2c/i2ckit/kittest"
+	"github.com/edgeagent/edgeagent/sensors/sensortest"
 	"github.com/edgeagent/edgeagent/worldmodel"
 )
 
@@ -33,9 +33,9 @@ const simBlock = `
 `
 
 func TestSimCameraRaisesMotionEvents(t *testing.T) {
-	cfg := kittest.Board(t, "sim", simBlock)
-	rec := kittest.NewRecorder()
-	stop := kittest.Start(t, cfg, rec)
+	cfg := sensortest.Board(t, "sim", simBlock)
+	rec := sensortest.NewRecorder()
+	stop := sensortest.Start(t, cfg, rec)
 	rec.WaitFor(t, 20*time.Second, "two walks (start, end, start, end)", func() bool {
 		return len(rec.Events(EventMotionEnd)) >= 2
 	})
@@ -121,7 +121,7 @@ func TestClipEndIdlesAndMotionTimesOut(t *testing.T) {
 	// 30 frames: the walker is still in view when the clip ends.
 	path := mjpegClip(t, "walk.mjpeg", 30, camsim.Config{Width: 64, Height: 48, Seed: 2, Noise: 2,
 		Objects: []camsim.Object{{W: 12, H: 20, Y: 10, Speed: 2, Start: 15, Level: 200}}})
-	cfg := kittest.Board(t, "sim", `
+	cfg := sensortest.Board(t, "sim", `
 - name: door
   kind: camera
   interval: 10ms
@@ -131,8 +131,8 @@ func TestClipEndIdlesAndMotionTimesOut(t *testing.T) {
     pace: false
     motion: {off_delay: 100ms, calibration_frames: 5}
 `)
-	rec := kittest.NewRecorder()
-	kittest.Start(t, cfg, rec)
+	rec := sensortest.NewRecorder()
+	sensortest.Start(t, cfg, rec)
 	rec.WaitFor(t, 5*time.Second, "motion_end after the clip ended", func() bool {
 		return len(rec.Events(EventMotionEnd)) == 1
 	})
@@ -161,7 +161,7 @@ func TestOptionErrors(t *testing.T) {
 		{"options: {sorce: sim}", "sorce"},                    // typo: unknown key, from the board loader
 		{"options: {motion: {off_delay: soon}}", "off_delay"}, // not a duration
 	} {
-		cfg, err := kittest.ParseBoard("sim", "- name: c\n  kind: camera\n  "+c.block)
+		cfg, err := sensortest.ParseBoard("sim", "- name: c\n  kind: camera\n  "+c.block)
 		if err == nil {
 			_, err = sensors.New(cfg)
 		}
@@ -170,7 +170,7 @@ func TestOptionErrors(t *testing.T) {
 		}
 	}
 	// Unknown keys carry the line and column.
-	cfg, _ := kittest.ParseBoard("sim", "- name: c\n  kind: camera\n  options:\n    motion:\n      treshold: 3")
+	cfg, _ := sensortest.ParseBoard("sim", "- name: c\n  kind: camera\n  options:\n    motion:\n      treshold: 3")
 	if _, err := sensors.New(cfg); err == nil || !strings.Contains(err.Error(), "test.yaml:") {
 		t.Errorf("typo in a nested option: %v, want file:line:col", err)
 	}
@@ -180,12 +180,12 @@ func TestGocvNeedsTheTag(t *testing.T) {
 	if gocvBuilt {
 		t.Skip("built with -tags gocv")
 	}
-	cfg := kittest.Board(t, "sim", "- name: c\n  kind: camera\n  options: {source: gocv, device: '0'}")
+	cfg := sensortest.Board(t, "sim", "- name: c\n  kind: camera\n  options: {source: gocv, device: '0'}")
 	s, err := sensors.New(cfg)
 	if err != nil {
 		t.Fatal(err) // a board for a gocv build still checks on any build
 	}
-	rec := kittest.NewRecorder()
+	rec := sensortest.NewRecorder()
 	done := make(chan error, 1)
 	go func() { done <- s.Run(t.Context(), rec) }()
 	select {

@@ -15,7 +15,7 @@ import (
 
 	"github.com/blackjack/webcam"
 	"github.com/edgeagent/edgeagent/sensors"
-	"github.com/edgeagent/edgeagent/sensors/i2c/i2ckit/kittest"
+	"github.com/edgeagent/edgeagent/sensors/sensortest"
 )
 
 // fakeCam is a V4L2 device as webcam sees it: what it offers, and a
@@ -301,7 +301,7 @@ func TestV4L2ReopensWithBackoff(t *testing.T) {
 		}
 		return cams[len(cams)-1], nil
 	}
-	cfg := kittest.Board(t, "sim", fmt.Sprintf(`
+	cfg := sensortest.Board(t, "sim", fmt.Sprintf(`
 - name: cam
   kind: camera
   interval: 10ms
@@ -318,7 +318,7 @@ func TestV4L2ReopensWithBackoff(t *testing.T) {
 		t.Fatal(err)
 	}
 	s.(*Sensor).openV4L2 = func(o Opts) (Source, error) { return openV4L2(o, opener) }
-	rec := kittest.NewRecorder()
+	rec := sensortest.NewRecorder()
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- s.Run(ctx, rec) }()

@@ -5,8 +5,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/edgeagent/edgeagent/sensors/i2c/i2ckit/kittest"
 	"github.com/edgeagent/edgeagent/sensors/mic/duplex"
+	"github.com/edgeagent/edgeagent/sensors/sensortest"
 )
 
 // While the robot's speaker plays, a wake word (enrolled_a scores about
@@ -42,8 +42,8 @@ func TestHalfDuplexModes(t *testing.T) {
 			end := duplex.Get(name).Begin()
 			defer end()
 		}
-		rec := kittest.NewRecorder()
-		stop := kittest.Run(t, s, rec)
+		rec := sensortest.NewRecorder()
+		stop := sensortest.Run(t, s, rec)
 		// 3 s of audio (level readings at 10 Hz) cover the phrase and more.
 		rec.WaitFor(t, 10*time.Second, "3 s of audio", func() bool { return len(rec.Observations(name+".rms_dbfs")) >= 30 })
 		stop()

@@ -10,8 +10,8 @@ import (
 	"time"
 
 	"github.com/edgeagent/edgeagent/sensors"
-	"github.com/edgeagent/edgeagent/sensors/i2c/i2ckit/kittest"
 	"github.com/edgeagent/edgeagent/sensors/mic/wakeword"
+	"github.com/edgeagent/edgeagent/sensors/sensortest"
 )
 
 // With no wakeword section the mic runs the shipped model, and it wakes
@@ -22,8 +22,8 @@ func TestBuiltinModelByDefaultHearsAHeldOutVoice(t *testing.T) {
 	if n := s.Nets(); len(n) != 1 || n[0].Name != "hey_robot" || len(s.Models()) != 0 {
 		t.Fatalf("nets %v, templates %d", n, len(s.Models()))
 	}
-	rec := kittest.NewRecorder()
-	stop := kittest.Run(t, s, rec)
+	rec := sensortest.NewRecorder()
+	stop := sensortest.Run(t, s, rec)
 	defer stop()
 	w := waitEvents(t, rec, EventWakeWord, 1, 10*time.Second)[0]
 	if w.Data["name"] != "hey_robot" || w.Data["by"] != wakeword.DetectorModel || w.Data["detector"] != "builtin" {
@@ -41,8 +41,8 @@ func TestBuiltinModelIgnoresOtherSpeech(t *testing.T) {
 	}
 	wav := sceneWAV(t, 10*time.Second, clips, at)
 	s := newSensor(t, fmt.Sprintf("- name: mic\n  kind: mic\n  options: {source: wav, file: %s, pace: false}", wav))
-	rec := kittest.NewRecorder()
-	stop := kittest.Run(t, s, rec)
+	rec := sensortest.NewRecorder()
+	stop := sensortest.Run(t, s, rec)
 	// The file is read as fast as possible; wait until its last level
 	// reading (one per 100 ms).
 	rec.WaitFor(t, 10*time.Second, "99 level readings", func() bool { return len(rec.Observations("mic.speech")) >= 99 })
@@ -79,7 +79,7 @@ func TestCorruptModelFileIsRefusedAtStart(t *testing.T) {
 
 func newSensorErr(t *testing.T, block string) (sensors.Sensor, error) {
 	t.Helper()
-	cfg, err := kittest.ParseBoard("sim", block)
+	cfg, err := sensortest.ParseBoard("sim", block)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,8 +8,8 @@ import (
 
 	"github.com/edgeagent/edgeagent/agent"
 	"github.com/edgeagent/edgeagent/agent/agenttest"
-	"github.com/edgeagent/edgeagent/sensors/i2c/i2ckit/kittest"
 	"github.com/edgeagent/edgeagent/sensors/mic/wyoming/wyomingtest"
+	"github.com/edgeagent/edgeagent/sensors/sensortest"
 	"github.com/edgeagent/edgeagent/worldmodel"
 )
 
@@ -36,7 +36,7 @@ func TestWakeWordPreemptsABusyAgent(t *testing.T) {
 	wav := sceneWAV(t, 7*time.Second, [][]int16{speech(t, "pos/enrolled_b.wav"), speech(t, "neg/turn_on_the_headlight.wav")},
 		[]time.Duration{3 * time.Second, 4 * time.Second})
 	m := voiceSensor(t, wav, true, "wyoming: "+srv.Addr())
-	kittest.Run(t, m, busy.Sink())
+	sensortest.Run(t, m, busy.Sink())
 	out := busy.Preempted(t, "mic/wake_word")
 	// The next cycle is about the wake word; the one after carries the
 	// spoken command as text.

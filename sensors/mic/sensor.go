@@ -32,7 +32,9 @@ const (
 	EventLoudNoise     = "loud_noise"
 )
 
-func init() { sensors.Register(Kind, New) }
+// The audio (<name>.audio, 250 ms chunks of 8 KB) exists while the
+// recorder watches it, which reads the chunks as they come: 16 are 4 s.
+func init() { sensors.Register(Kind, New, sensors.Watched{Suffix: ".audio", Size: 16}) }
 
 // Sensor is a microphone with its detectors.
 type Sensor struct {

@@ -8,22 +8,22 @@ import (
 	"time"
 
 	"github.com/edgeagent/edgeagent/sensors"
-	"github.com/edgeagent/edgeagent/sensors/i2c/i2ckit/kittest"
 	"github.com/edgeagent/edgeagent/sensors/mic/audio"
 	"github.com/edgeagent/edgeagent/sensors/mic/wyoming/wyomingtest"
+	"github.com/edgeagent/edgeagent/sensors/sensortest"
 	"github.com/edgeagent/edgeagent/worldmodel"
 )
 
 // waitEvents waits until kind has been raised n times and returns the
 // events of that kind.
-func waitEvents(t *testing.T, rec *kittest.Recorder, kind string, n int, d time.Duration) []worldmodel.Event {
+func waitEvents(t *testing.T, rec *sensortest.Recorder, kind string, n int, d time.Duration) []worldmodel.Event {
 	t.Helper()
 	rec.WaitFor(t, d, fmt.Sprintf("%d× %s", n, kind), func() bool { return len(rec.Events(kind)) >= n })
 	return rec.Events(kind)
 }
 
 // latest is the last observation of source and how many there were.
-func latest(rec *kittest.Recorder, source string) (worldmodel.Observation, int) {
+func latest(rec *sensortest.Recorder, source string) (worldmodel.Observation, int) {
 	obs := rec.Observations(source)
 	if len(obs) == 0 {
 		return worldmodel.Observation{}, 0
@@ -58,7 +58,7 @@ func sceneWAV(t *testing.T, total time.Duration, clips [][]int16, at []time.Dura
 
 func newSensor(t *testing.T, block string) *Sensor {
 	t.Helper()
-	s, err := sensors.New(kittest.Board(t, "sim", block))
+	s, err := sensors.New(sensortest.Board(t, "sim", block))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -124,7 +124,7 @@ func TestOptions(t *testing.T) {
 		{"options: {source: sim, wakeword: {templates: testdata/wakewords, names: [hey_toaster]}}", "not enrolled"},
 		{"options: {source: sim, wakword: {}}", "unknown"},
 	} {
-		cfg, err := kittest.ParseBoard("sim", "- name: mic\n  kind: mic\n  "+tc.block)
+		cfg, err := sensortest.ParseBoard("sim", "- name: mic\n  kind: mic\n  "+tc.block)
 		if err == nil {
 			_, err = sensors.New(cfg)
 		}
@@ -143,8 +143,8 @@ func TestWakeWordThenVoiceCommand(t *testing.T) {
 	wav := sceneWAV(t, 8*time.Second, [][]int16{speech(t, "pos/enrolled_a.wav"), cmd},
 		[]time.Duration{3 * time.Second, 4 * time.Second})
 	s := voiceSensor(t, wav, false, "wyoming: "+srv.Addr()+", language: en")
-	rec := kittest.NewRecorder()
-	stop := kittest.Run(t, s, rec)
+	rec := sensortest.NewRecorder()
+	stop := sensortest.Run(t, s, rec)
 	defer stop()
 
 	w := waitEvents(t, rec, EventWakeWord, 1, 10*time.Second)[0]
@@ -187,8 +187,8 @@ func TestWakeWordThenVoiceCommand(t *testing.T) {
 func TestWakeWordWithoutSTTSaysSo(t *testing.T) {
 	wav := sceneWAV(t, 6*time.Second, [][]int16{speech(t, "pos/enrolled_b.wav")}, []time.Duration{3 * time.Second})
 	s := newSensor(t, fmt.Sprintf("- name: ears\n  kind: mic\n  options: {source: wav, file: %s, pace: false, wakeword: {templates: testdata/wakewords}}", wav))
-	rec := kittest.NewRecorder()
-	stop := kittest.Run(t, s, rec)
+	rec := sensortest.NewRecorder()
+	stop := sensortest.Run(t, s, rec)
 	w := waitEvents(t, rec, EventWakeWord, 1, 10*time.Second)[0]
 	if w.Data["stt"] != false || !strings.Contains(w.Message, "no speech-to-text") || w.Source != "ears" {
 		t.Fatalf("wake event without STT: %+v", w)
@@ -205,8 +205,8 @@ func TestVoiceCommandFailures(t *testing.T) {
 	// server: both end in voice_command_failed, never in a hang.
 	wav := sceneWAV(t, 9*time.Second, [][]int16{speech(t, "pos/enrolled_a.wav")}, []time.Duration{3 * time.Second})
 	s := voiceSensor(t, wav, false, "wyoming: 127.0.0.1:1, no_speech_timeout: 2s")
-	rec := kittest.NewRecorder()
-	stop := kittest.Run(t, s, rec)
+	rec := sensortest.NewRecorder()
+	stop := sensortest.Run(t, s, rec)
 	defer stop()
 	f := waitEvents(t, rec, EventCommandFailed, 1, 10*time.Second)[0]
 	if !strings.Contains(f.Message, "unreachable") || f.Priority != worldmodel.Low {
@@ -215,8 +215,8 @@ func TestVoiceCommandFailures(t *testing.T) {
 
 	srv := startWyoming(t, &wyomingtest.Server{Transcribe: func([]int16) string { return "should not be asked" }})
 	s = voiceSensor(t, wav, false, "wyoming: "+srv.Addr()+", no_speech_timeout: 2s")
-	rec = kittest.NewRecorder()
-	stop2 := kittest.Run(t, s, rec)
+	rec = sensortest.NewRecorder()
+	stop2 := sensortest.Run(t, s, rec)
 	defer stop2()
 	f = waitEvents(t, rec, EventCommandFailed, 1, 10*time.Second)[0]
 	if !strings.Contains(f.Message, "no speech") {
@@ -235,8 +235,8 @@ func TestLoudNoise(t *testing.T) {
 	}
 	wav := writeWAV(t, "bang.wav", sig)
 	s := newSensor(t, fmt.Sprintf("- name: mic\n  kind: mic\n  options: {source: wav, file: %s, pace: false, loud_priority: normal, wakeword: {detector: off}}", wav))
-	rec := kittest.NewRecorder()
-	stop := kittest.Run(t, s, rec)
+	rec := sensortest.NewRecorder()
+	stop := sensortest.Run(t, s, rec)
 	e := waitEvents(t, rec, EventLoudNoise, 1, 5*time.Second)[0]
 	time.Sleep(200 * time.Millisecond)
 	stop()
@@ -260,8 +260,8 @@ func TestSourceFailureReopens(t *testing.T) {
     wakeword: {detector: off}
     reconnect: {initial: 50ms, max: 100ms}
 `, strings.Join(helper("short"), ", ")))
-	rec := kittest.NewRecorder()
-	stop := kittest.Run(t, s, rec)
+	rec := sensortest.NewRecorder()
+	stop := sensortest.Run(t, s, rec)
 	waitEvents(t, rec, sensors.EventRecovered, 2, 10*time.Second)
 	stop()
 	f := rec.Events(sensors.EventFault)
@@ -296,8 +296,8 @@ func TestWyomingDetectorAndFallback(t *testing.T) {
     reconnect: {initial: 100ms, max: 200ms}
 `
 	// The server is up: it decides, and the built-in detector stays quiet.
-	rec := kittest.NewRecorder()
-	stop := kittest.Run(t, newSensor(t, fmt.Sprintf(block, wav, srv.Addr())), rec)
+	rec := sensortest.NewRecorder()
+	stop := sensortest.Run(t, newSensor(t, fmt.Sprintf(block, wav, srv.Addr())), rec)
 	w := waitEvents(t, rec, EventWakeWord, 1, 10*time.Second)[0]
 	if w.Data["detector"] != "wyoming" || w.Data["name"] != "ok_nabu" {
 		t.Fatalf("wake event %+v (the built-in detector should defer to the server)", w)
@@ -321,8 +321,8 @@ func TestWyomingDetectorAndFallback(t *testing.T) {
 
 	// The server is down: the built-in detector takes over.
 	srv.Close()
-	rec = kittest.NewRecorder()
-	stop = kittest.Run(t, newSensor(t, fmt.Sprintf(block, wav, srv.Addr())), rec)
+	rec = sensortest.NewRecorder()
+	stop = sensortest.Run(t, newSensor(t, fmt.Sprintf(block, wav, srv.Addr())), rec)
 	w = waitEvents(t, rec, EventWakeWord, 1, 10*time.Second)[0]
 	stop()
 	if w.Data["detector"] != "builtin" || w.Data["name"] != "hey_robot" {
@@ -333,8 +333,8 @@ func TestWyomingDetectorAndFallback(t *testing.T) {
 func TestWakeWordPriorityFromBoard(t *testing.T) {
 	wav := sceneWAV(t, 5*time.Second, [][]int16{speech(t, "pos/enrolled_a.wav")}, []time.Duration{3 * time.Second})
 	s := newSensor(t, fmt.Sprintf("- name: mic\n  kind: mic\n  priority: normal\n  options: {source: wav, file: %s, pace: false, wakeword: {templates: testdata/wakewords}}", wav))
-	rec := kittest.NewRecorder()
-	stop := kittest.Run(t, s, rec)
+	rec := sensortest.NewRecorder()
+	stop := sensortest.Run(t, s, rec)
 	defer stop()
 	if w := waitEvents(t, rec, EventWakeWord, 1, 10*time.Second)[0]; w.Priority != worldmodel.Normal {
 		t.Fatalf("wake word priority %v, board says normal", w.Priority)

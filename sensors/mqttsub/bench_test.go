@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/edgeagent/edgeagent/sensors/i2c/i2ckit/kittest"
+	"github.com/edgeagent/edgeagent/sensors/sensortest"
 	"github.com/edgeagent/edgeagent/worldmodel"
 )
 
@@ -18,7 +18,7 @@ func (nullSink) Raise(worldmodel.Event)             {}
 // BenchmarkHandleJSON is the sensor's cost per message of a Zigbee2MQTT
 // sensor with three JSON readings (budget: ≤ 20 µs, 0 allocs).
 func BenchmarkHandleJSON(b *testing.B) {
-	cfg := kittest.Board(b, "sim", `
+	cfg := sensortest.Board(b, "sim", `
 - name: living
   kind: mqtt
   options:
@@ -51,7 +51,7 @@ func BenchmarkHandleJSON(b *testing.B) {
 // ns/op is the CPU of all three per message).
 func BenchmarkEmbeddedBrokerToReading(b *testing.B) {
 	br := startEmbedded(b, "127.0.0.1:0", nil)
-	cfg := kittest.Board(b, "sim", `
+	cfg := sensortest.Board(b, "sim", `
 - name: living
   kind: mqtt
   options:

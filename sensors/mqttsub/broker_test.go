@@ -19,7 +19,7 @@ import (
 	"github.com/edgeagent/edgeagent/mqtt"
 	"github.com/edgeagent/edgeagent/mqtt/mosquittotest"
 	"github.com/edgeagent/edgeagent/sensors"
-	"github.com/edgeagent/edgeagent/sensors/i2c/i2ckit/kittest"
+	"github.com/edgeagent/edgeagent/sensors/sensortest"
 	"github.com/edgeagent/edgeagent/worldmodel"
 )
 
@@ -61,9 +61,9 @@ func houseSensors(t *testing.T, url string) {
             match: [{json: type, equals: [new]}, {json: after.label, equals: [person]}]
             data: {camera: after.camera, score: after.top_score}
 `
-	cfg := kittest.Board(t, "sim", block)
-	rec := kittest.NewRecorder()
-	s, stop := start(t, cfg, sensors.WithThresholds("house", kittest.Thresholds(t, "sim", block), rec))
+	cfg := sensortest.Board(t, "sim", block)
+	rec := sensortest.NewRecorder()
+	s, stop := start(t, cfg, sensors.WithThresholds("house", sensortest.Thresholds(t, "sim", block), rec))
 	defer stop()
 	rec.WaitFor(t, 5*time.Second, "connected", func() bool { return len(rec.Observations("house.health")) > 0 })
 	pub := dial(t, url)
@@ -99,7 +99,7 @@ func TestReconnect(t *testing.T) {
 	t.Parallel()
 	b := startEmbedded(t, "127.0.0.1:0", nil)
 	addr := b.Addr()
-	cfg := kittest.Board(t, "sim", `
+	cfg := sensortest.Board(t, "sim", `
 - name: z
   kind: mqtt
   options:
@@ -107,7 +107,7 @@ func TestReconnect(t *testing.T) {
     retry: {initial: 50ms, max: 200ms}
     topics: [{topic: t/v, readings: [{name: v}]}]
 `)
-	rec := kittest.NewRecorder()
+	rec := sensortest.NewRecorder()
 	_, stop := start(t, cfg, rec)
 	defer stop()
 	rec.WaitFor(t, 5*time.Second, "connected", func() bool { return len(rec.Observations("z.health")) > 0 })
@@ -137,13 +137,13 @@ func TestAuth(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	run := func(file, topic string) *kittest.Recorder {
-		cfg := kittest.Board(t, "sim", `
+	run := func(file, topic string) *sensortest.Recorder {
+		cfg := sensortest.Board(t, "sim", `
 - name: a
   kind: mqtt
   options: {broker: `+b.URL()+`, username: robot, password_file: `+filepath.Join(dir, file)+`, retry: {initial: 1s}, topics: [{topic: "`+topic+`", readings: [{name: v}]}]}
 `)
-		rec := kittest.NewRecorder()
+		rec := sensortest.NewRecorder()
 		_, stop := start(t, cfg, rec)
 		t.Cleanup(stop)
 		return rec
@@ -152,7 +152,7 @@ func TestAuth(t *testing.T) {
 	wrong := run("bad", "edgeagent/test/v")
 	refused := run("good", "frigate/events")
 	ok.WaitFor(t, 5*time.Second, "connected", func() bool { return len(ok.Observations("a.health")) > 0 })
-	for name, rec := range map[string]*kittest.Recorder{"wrong password": wrong, "outside ACL": refused} {
+	for name, rec := range map[string]*sensortest.Recorder{"wrong password": wrong, "outside ACL": refused} {
 		rec.WaitFor(t, 5*time.Second, name, func() bool { return len(rec.Events(sensors.EventFault)) == 1 })
 		msg := rec.Events(sensors.EventFault)[0].Message
 		if strings.Contains(msg, "s3cret") || strings.Contains(msg, "guess") {
@@ -169,7 +169,7 @@ func TestAuth(t *testing.T) {
 func TestLargeAndBinaryPayloads(t *testing.T) {
 	t.Parallel()
 	b := startEmbedded(t, "127.0.0.1:0", nil)
-	cfg := kittest.Board(t, "sim", `
+	cfg := sensortest.Board(t, "sim", `
 - name: big
   kind: mqtt
   options:
@@ -177,7 +177,7 @@ func TestLargeAndBinaryPayloads(t *testing.T) {
     max_payload: 1000000
     topics: [{topic: "big/#", readings: [{name: v, json: last.v}]}]
 `)
-	rec := kittest.NewRecorder()
+	rec := sensortest.NewRecorder()
 	s, stop, logs := startLogged(t, cfg, rec)
 	defer stop()
 	rec.WaitFor(t, 5*time.Second, "connected", func() bool { return len(rec.Observations("big.health")) > 0 })
@@ -212,7 +212,7 @@ func TestLargeAndBinaryPayloads(t *testing.T) {
 func TestFlood(t *testing.T) {
 	t.Parallel()
 	b := startEmbedded(t, "127.0.0.1:0", nil)
-	cfg := kittest.Board(t, "sim", `
+	cfg := sensortest.Board(t, "sim", `
 - name: f
   kind: mqtt
   options: {broker: `+b.URL()+`, topics: [{topic: f/v, qos: 1, readings: [{name: v, json: v}]}]}
@@ -263,7 +263,7 @@ func TestOptionErrors(t *testing.T) {
 		`{max_payload: 0, topics: [{topic: a, readings: [{name: v}]}]}`:                "max_payload",
 		`{topics: [{topic: a, readings: [{name: v, jsonpath: x}]}]}`:                   "jsonpath",
 	} {
-		cfg, err := kittest.ParseBoard("sim", "- {name: m, kind: mqtt, options: "+block+"}")
+		cfg, err := sensortest.ParseBoard("sim", "- {name: m, kind: mqtt, options: "+block+"}")
 		if err == nil {
 			_, err = New(cfg)
 		}
@@ -290,7 +290,7 @@ func startLogged(t testing.TB, cfg sensors.Config, out sensors.Sink) (*Sensor, f
 	}
 	s, logs := ss.(*Sensor), &syncbuf.Buffer{}
 	s.log = slog.New(slog.NewTextHandler(logs, nil))
-	return s, kittest.Run(t, s, out), logs
+	return s, sensortest.Run(t, s, out), logs
 }
 
 type countSink struct{ n *atomic.Int64 }

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/edgeagent/edgeagent/sensors/i2c/i2ckit/kittest"
+	"github.com/edgeagent/edgeagent/sensors/sensortest"
 )
 
 // The examples of docs/add-a-sensor.md section 8 are valid blocks.
@@ -26,7 +26,7 @@ func TestDocExamples(t *testing.T) {
 		if !strings.Contains(block, "kind: mqtt") || strings.Contains(block, "[...]") {
 			continue
 		}
-		cfg, err := kittest.ParseBoard("sim", block)
+		cfg, err := sensortest.ParseBoard("sim", block)
 		if err == nil {
 			_, err = New(cfg)
 		}

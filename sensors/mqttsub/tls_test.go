@@ -23,7 +23,7 @@ import (
 	"github.com/edgeagent/edgeagent/internal/syncbuf"
 	"github.com/edgeagent/edgeagent/mqtt/mosquittotest"
 	"github.com/edgeagent/edgeagent/sensors"
-	"github.com/edgeagent/edgeagent/sensors/i2c/i2ckit/kittest"
+	"github.com/edgeagent/edgeagent/sensors/sensortest"
 )
 
 // A second broker over TLS (mosquitto with a certificate of a private CA):
@@ -69,12 +69,12 @@ func TestTLSMosquitto(t *testing.T) {
   options: {broker: "` + url + `", ` + tls + `retry: {initial: 1s}, topics: [{topic: t/v, readings: [{name: v}]}]}
 `
 	}
-	cfg := kittest.Board(t, "sim", block("tls: {ca: "+filepath.Join(dir, "ca.pem")+"}, "))
-	rec := kittest.NewRecorder()
+	cfg := sensortest.Board(t, "sim", block("tls: {ca: "+filepath.Join(dir, "ca.pem")+"}, "))
+	rec := sensortest.NewRecorder()
 	_, stop := start(t, cfg, rec)
 	defer stop()
-	untrusted := kittest.NewRecorder()
-	_, stop2 := start(t, kittest.Board(t, "sim", block("")), untrusted)
+	untrusted := sensortest.NewRecorder()
+	_, stop2 := start(t, sensortest.Board(t, "sim", block("")), untrusted)
 	defer stop2()
 	rec.WaitFor(t, 5*time.Second, "connected", func() bool { return len(rec.Observations("secure.health")) > 0 })
 	pub := paho.NewClient(paho.NewClientOptions().AddBroker(url).SetClientID("tls-pub").SetTLSConfig(clientTLS(t, dir)))

@@ -21,11 +21,12 @@ import (
 // background work (a ramp, a dead-man timer, a beep pattern) runs in one
 // goroutine that any new command, stop or e-stop cancels.
 type Base struct {
-	s      *Set
-	self   Actuator // the kind's actuator around this Base
-	cfg    Config
-	bucket *bucket
-	rank   int
+	s        *Set
+	self     Actuator // the kind's actuator around this Base
+	cfg      Config
+	envelope *Envelope // the shared limits, once decoded
+	bucket   *bucket
+	rank     int
 
 	mu          sync.Mutex
 	opened      bool
@@ -38,8 +39,42 @@ type Base struct {
 
 func (b *Base) base() *Base { return b }
 
-// Config is the actuator's block, defaults filled.
+// Config is the actuator's block.
 func (b *Base) Config() *Config { return &b.cfg }
+
+// DecodeLimits decodes the block's `limits:` into l, the kind's limits
+// struct holding its defaults (see Limits), strictly: a key of another
+// kind is an unknown key, at its file:line:col. It checks the shared
+// limits; the kind checks its own after it, reporting with
+// Config.BadLimit. A kind with limit keys of its own calls it from New, as
+// it decodes its options; for any other kind the shared ones are decoded
+// after New.
+func (b *Base) DecodeLimits(l Limits) error {
+	if b.envelope != nil {
+		return fmt.Errorf("actuator %s: limits decoded twice", b.cfg.Name) // a kind's mistake
+	}
+	if b.cfg.DecodeLimits != nil {
+		if err := b.cfg.DecodeLimits(l); err != nil {
+			return err
+		}
+	}
+	e := l.shared()
+	if e.OnViolation == "" {
+		e.OnViolation = "refuse"
+	}
+	switch {
+	case e.RateLimit < 0:
+		return b.cfg.BadLimit("rate_limit", "must not be negative")
+	case e.OnViolation != "refuse" && e.OnViolation != "clamp":
+		return b.cfg.BadLimit("on_violation", "%q is not one of refuse, clamp", e.OnViolation)
+	}
+	b.envelope, b.bucket = e, newBucket(e.RateLimit)
+	return nil
+}
+
+// Clamp reports whether values outside the kind's limits are clamped
+// rather than refused (limits.on_violation).
+func (b *Base) Clamp() bool { return b.envelope != nil && b.envelope.Clamp() }
 
 // WriteInitial writes the block's initial with write, for kinds whose
 // state is a number (a duty, an angle, a level); a block without one

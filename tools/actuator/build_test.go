@@ -15,7 +15,9 @@ func TestOptionsAreCheckedAtBuild(t *testing.T) {
 		{"  - {name: a, kind: led, pins: {pin: x}, options: {brightness: 3}}\n", "brightness"},
 		{"  - {name: a, kind: servo, pins: {pin: x}, options: {range: 270}}\n", "0–180°"},
 		{"  - {name: a, kind: pca9685_servo, options: {pulse_min: 3ms, pulse_max: 2ms}}\n", "pulse_min"},
-		{"  - {name: a, kind: pca9685_servo, options: {range: 90}}\n", "exceed the servo's range"},
+		{"  - {name: a, kind: pca9685_servo, options: {range: 90}, limits: {max_angle: 120}}\n", "exceed the servo's range"},
+		// Without max_angle a servo of a smaller range is limited to its range.
+		{"  - {name: a, kind: pca9685_servo, options: {range: 90}, initial: \"100\"}\n", "outside the envelope 0–90°"},
 		{"  - {name: estop, kind: led, pins: {pin: x}}\n", "taken"},
 		// initial is written at start without a tool call: the envelope
 		// holds it too, also where board.Load lets it through (NaN).
@@ -31,10 +33,13 @@ func TestOptionsAreCheckedAtBuild(t *testing.T) {
 	}
 	// Actuator blocks that did not come through board.Load (no defaults,
 	// no cross-checks): the envelope still holds the initial state.
-	maxAngle, maxDuty := 120.0, 0.5
+	limits := func(key string, v float64) func(any) error {
+		dec, _ := strictDecoder(map[string]any{key: v})
+		return dec
+	}
 	for _, a := range []actuator.Config{
-		{Name: "a", Kind: "servo", Pins: map[string]string{"pin": "x"}, Limits: actuator.Limits{MaxAngle: &maxAngle}, Initial: "150"},
-		{Name: "a", Kind: "pwm", Pins: map[string]string{"pin": "x"}, Limits: actuator.Limits{MaxDuty: &maxDuty}, Initial: "0.9"},
+		{Name: "a", Kind: "servo", Pins: map[string]string{"pin": "x"}, DecodeLimits: limits("max_angle", 120), Initial: "150"},
+		{Name: "a", Kind: "pwm", Pins: map[string]string{"pin": "x"}, DecodeLimits: limits("max_duty", 0.5), Initial: "0.9"},
 	} {
 		_, err := actuator.New(actuator.Options{Store: store.NewMemory(), Platform: "sim", Actuators: []actuator.Config{a}, Log: quiet})
 		if err == nil || !strings.Contains(err.Error(), "outside the envelope") {

@@ -108,8 +108,8 @@ func RangeSchema(lo, hi, floor, ceil float64, clamp bool) string {
 
 // InitialInside checks a numeric `initial` against the envelope: it is
 // written at start without going through a tool, so the envelope must hold
-// it here too (the board checks it at load time only when both bounds are
-// set, and NaN passes that check).
+// it here too (the board checks only its form, through Kind.Initial; the
+// limits are the kind's, decoded in New).
 func InitialInside(initial string, lo, hi float64, unit string) error {
 	if initial == "" {
 		return nil

@@ -24,20 +24,17 @@ type Kind struct {
 	Address  uint16
 	Channels int
 	Chip     string
-	// Limits are the keys of Limits the kind enforces (min_angle …) besides
-	// rate_limit and on_violation, which every kind has; Defaults are the
-	// values of those a block leaves out, so the envelope is explicit.
-	Limits   []string
-	Defaults Limits
-	// Initial checks a block's `initial` (not empty) against its limits at
-	// load time and returns the problem in words, or "".
-	Initial func(initial string, l Limits) string
+	// Initial checks a block's `initial` (not empty) at load time, without
+	// the limits (the kind's New checks it against them), and returns the
+	// problem in words, or "".
+	Initial func(initial string) string
 	// StopRank orders the e-stop: lower ranks stop first (motors 0, power
 	// outputs 1, switches 2, lights 3, servos that only end their ramps 4).
 	StopRank int
-	// New builds the actuator around b, whose Config is the block with the
-	// defaults filled. It decodes and checks the options but must not touch
-	// hardware (OpenLocked does), so `edgeagent check` works anywhere.
+	// New builds the actuator around b, whose Config is the block. It
+	// decodes and checks the options, and the limits with Base.DecodeLimits
+	// when the kind has limit keys of its own, but must not touch hardware
+	// (OpenLocked does), so `edgeagent check` works anywhere.
 	New func(b *Base) (Actuator, error)
 }
 
@@ -80,13 +77,13 @@ type PWMPin struct {
 	PulseMax time.Duration
 }
 
-var kinds = registry.New[Kind]("actuator: kind")
+var kinds = registry.New[Kind](registry.ActuatorKind)
 
 // Register makes an actuator kind available. It panics on a duplicate or
 // incomplete kind: both are programming errors.
 func Register(name string, k Kind) {
 	if k.New == nil {
-		panic("actuator: kind " + name + " has no New")
+		panic("actuator kind " + name + " has no New")
 	}
 	kinds.Register(name, k)
 }
@@ -97,39 +94,27 @@ func Lookup(name string) (Kind, bool) { return kinds.Lookup(name) }
 // Kinds lists the registered kinds, sorted.
 func Kinds() []string { return kinds.Names() }
 
-// FillDefaults sets the limits l leaves out to the kind's Defaults.
-func (k Kind) FillDefaults(l *Limits) {
-	for _, f := range []struct{ dst, src **float64 }{
-		{&l.MinAngle, &k.Defaults.MinAngle}, {&l.MaxAngle, &k.Defaults.MaxAngle}, {&l.MaxRate, &k.Defaults.MaxRate},
-		{&l.MaxSpeed, &k.Defaults.MaxSpeed}, {&l.MinDuty, &k.Defaults.MinDuty}, {&l.MaxDuty, &k.Defaults.MaxDuty},
-	} {
-		if *f.dst == nil && *f.src != nil {
-			v := **f.src
-			*f.dst = &v
-		}
-	}
-	if l.Deadman == 0 {
-		l.Deadman = k.Defaults.Deadman
-	}
-}
-
 // build makes one actuator of a registered kind, its defaults filled.
 func build(s *Set, cfg Config) (Actuator, error) {
 	k, ok := Lookup(cfg.Kind)
 	if !ok {
-		return nil, fmt.Errorf("kind %q is not supported (known: %v)", cfg.Kind, Kinds())
+		return nil, fmt.Errorf("kind %q: %s", cfg.Kind, kinds.Missing(cfg.Kind))
 	}
-	k.FillDefaults(&cfg.Limits)
 	if k.I2C && cfg.Address == 0 {
 		cfg.Address = k.Address
 	}
-	b := &Base{s: s, cfg: cfg, bucket: newBucket(cfg.Limits.RateLimit), state: "unknown", rank: k.StopRank}
+	b := &Base{s: s, cfg: cfg, state: "unknown", rank: k.StopRank}
 	a, err := k.New(b)
 	if err != nil {
 		return nil, err
 	}
 	if a.base() != b {
 		return nil, fmt.Errorf("kind %s: New must return an actuator around the Base it was given", cfg.Kind)
+	}
+	if b.envelope == nil { // a kind with only the shared limits
+		if err := b.DecodeLimits(&Envelope{}); err != nil {
+			return nil, err
+		}
 	}
 	b.self = a
 	return a, nil

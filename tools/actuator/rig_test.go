@@ -18,7 +18,10 @@ import (
 	"github.com/edgeagent/edgeagent/store"
 	"github.com/edgeagent/edgeagent/tools"
 	"github.com/edgeagent/edgeagent/tools/actuator"
-	_ "github.com/edgeagent/edgeagent/tools/actuator/kinds"
+	_ "github.com/edgeagent/edgeagent/tools/actuator/kinds/motor"
+	_ "github.com/edgeagent/edgeagent/tools/actuator/kinds/pwm"
+	_ "github.com/edgeagent/edgeagent/tools/actuator/kinds/servo"
+	_ "github.com/edgeagent/edgeagent/tools/actuator/kinds/switches"
 	"github.com/edgeagent/edgeagent/tools/actuator/simadaptor"
 	"github.com/edgeagent/edgeagent/worldmodel"
 )
@@ -73,12 +76,13 @@ type testBoard struct {
 type block struct {
 	actuator.Config `yaml:",inline"`
 	Options         map[string]any `yaml:"options"`
+	Limits          map[string]any `yaml:"limits"`
 }
 
 // decodeBoard reads a board file's device and actuator blocks into the
 // actuator package's Config, the way the actuators plugin hands them over
 // (plugin/actuators checks that translation against board.Parse): options
-// are decoded strictly, and an I2C block without a bus gets the platform's
+// and limits are decoded strictly, and an I2C block without a bus gets the platform's
 // main bus. The kinds fill their own defaults.
 func decodeBoard(src []byte, strict bool) (*testBoard, error) {
 	var doc struct {
@@ -106,16 +110,29 @@ func decodeBoard(src []byte, strict bool) (*testBoard, error) {
 		if k, ok := actuator.Lookup(c.Kind); ok && k.I2C && c.Bus == "" {
 			c.Bus = map[string]string{"sim": "sim", "raspi": "1", "jetson": "7"}[tb.Device.Platform]
 		}
-		if b.Options != nil {
-			raw, err := yaml.Marshal(b.Options)
-			if err != nil {
-				return nil, err
-			}
-			c.Decode = func(v any) error { return yaml.UnmarshalWithOptions(raw, v, yaml.Strict()) }
+		var err error
+		if c.Decode, err = strictDecoder(b.Options); err != nil {
+			return nil, err
+		}
+		if c.DecodeLimits, err = strictDecoder(b.Limits); err != nil {
+			return nil, err
 		}
 		tb.Actuators = append(tb.Actuators, c)
 	}
 	return tb, nil
+}
+
+// strictDecoder decodes a block's options or limits into a kind's struct
+// strictly, as the board does; nil for a block that is absent.
+func strictDecoder(m map[string]any) (func(any) error, error) {
+	if m == nil {
+		return nil, nil
+	}
+	raw, err := yaml.Marshal(m)
+	if err != nil {
+		return nil, err
+	}
+	return func(v any) error { return yaml.UnmarshalWithOptions(raw, v, yaml.Strict()) }, nil
 }
 
 // parseBoard decodes actuator blocks for a platform.

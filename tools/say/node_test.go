@@ -20,6 +20,10 @@ import (
 	"github.com/edgeagent/edgeagent/sensors/mic/duplex"
 	"github.com/edgeagent/edgeagent/sensors/mic/wyoming/wyomingtest"
 	"github.com/edgeagent/edgeagent/tools"
+	_ "github.com/edgeagent/edgeagent/tools/actuator/kinds/motor"
+	_ "github.com/edgeagent/edgeagent/tools/actuator/kinds/pwm"
+	_ "github.com/edgeagent/edgeagent/tools/actuator/kinds/servo"
+	_ "github.com/edgeagent/edgeagent/tools/actuator/kinds/switches"
 	"github.com/edgeagent/edgeagent/tools/say"
 	"github.com/edgeagent/edgeagent/worldmodel"
 )

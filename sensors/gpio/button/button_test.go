@@ -8,14 +8,14 @@ import (
 	"github.com/edgeagent/edgeagent/sensors"
 	_ "github.com/edgeagent/edgeagent/sensors/gpio/button"
 	"github.com/edgeagent/edgeagent/sensors/gpio/gpiosim"
-	"github.com/edgeagent/edgeagent/sensors/i2c/i2ckit/kittest"
+	"github.com/edgeagent/edgeagent/sensors/sensortest"
 	"github.com/edgeagent/edgeagent/worldmodel"
 	"periph.io/x/conn/v3/gpio"
 )
 
 // A bouncing press is one event; so is its release.
 func TestButtonBouncePressRelease(t *testing.T) {
-	rec := kittest.RunSim(t, `
+	rec := sensortest.RunSim(t, `
 - name: btn
   kind: button
   pins: {signal: "sim:btn1"}
@@ -42,7 +42,7 @@ func TestButtonBouncePressRelease(t *testing.T) {
 }
 
 func TestEStopIsCriticalAndImmediate(t *testing.T) {
-	rec := kittest.RunSim(t, `
+	rec := sensortest.RunSim(t, `
 - name: estop
   kind: estop
   pins: {signal: "sim:es1"}
@@ -83,7 +83,7 @@ func TestEStopIsCriticalAndImmediate(t *testing.T) {
 func TestEStopEngagedAtStart(t *testing.T) {
 	pin := gpiosim.Shared("sim:es2")
 	pin.Float() // nothing holds the line low: the pull-up wins
-	rec := kittest.RunSim(t, `
+	rec := sensortest.RunSim(t, `
 - name: estop
   kind: estop
   pins: {signal: "sim:es2"}
@@ -100,7 +100,7 @@ func TestEStopEngagedAtStart(t *testing.T) {
 func TestEStopFailSafe(t *testing.T) {
 	pin := gpiosim.Shared("sim:es3")
 	pin.SetBusy(true)
-	rec := kittest.RunSim(t, `
+	rec := sensortest.RunSim(t, `
 - name: estop
   kind: estop
   pins: {signal: "sim:es3"}
@@ -123,7 +123,7 @@ func TestEStopFailSafe(t *testing.T) {
 }
 
 func TestOptionErrors(t *testing.T) {
-	kittest.Refused(t, "sim", []kittest.Refusal{
+	sensortest.Refused(t, "sim", []sensortest.Refusal{
 		{`- {name: b, kind: button, pins: {signal: "sim:1"}, options: {event: "Door Bell"}}`, `options.event: "Door Bell"`},
 		{`- {name: b, kind: button}`, "pins.signal: required"},
 		{`- {name: b, kind: estop, pins: {signal: "sim:1"}, options: {pull: down}}`, "options.pull: unknown key"},

@@ -11,7 +11,7 @@ import (
 	"github.com/edgeagent/edgeagent/sensors"
 	"github.com/edgeagent/edgeagent/sensors/gpio/gpiosim"
 	"github.com/edgeagent/edgeagent/sensors/gpio/hcsr04"
-	"github.com/edgeagent/edgeagent/sensors/i2c/i2ckit/kittest"
+	"github.com/edgeagent/edgeagent/sensors/sensortest"
 	"github.com/edgeagent/edgeagent/sensors/simcurve"
 	"github.com/edgeagent/edgeagent/worldmodel"
 	"periph.io/x/conn/v3/gpio"
@@ -101,9 +101,9 @@ func TestObstacleThresholdOnSimBoard(t *testing.T) {
       # approaching from 1 m to 10 cm and backing away again, every second
       distance: {points: [{at: 0s, value: 1}, {at: 400ms, value: 0.1}, {at: 800ms, value: 1}], repeat: 1s}
 `
-	cfg := kittest.Board(t, "sim", block)
-	rec := kittest.NewRecorder()
-	kittest.Start(t, cfg, sensors.WithThresholds("front", kittest.Thresholds(t, "sim", block), rec))
+	cfg := sensortest.Board(t, "sim", block)
+	rec := sensortest.NewRecorder()
+	sensortest.Start(t, cfg, sensors.WithThresholds("front", sensortest.Thresholds(t, "sim", block), rec))
 	closest := func() float64 {
 		min := math.Inf(1)
 		for _, o := range rec.Observations("front.distance") {
@@ -129,7 +129,7 @@ func TestObstacleThresholdOnSimBoard(t *testing.T) {
 }
 
 func TestUnpluggedFaultCycle(t *testing.T) {
-	rec := kittest.RunSim(t, `
+	rec := sensortest.RunSim(t, `
 - name: r
   kind: hcsr04
   pins: {trigger: "sim:trig2", echo: "sim:echo2"}
@@ -151,7 +151,7 @@ func TestUnpluggedFaultCycle(t *testing.T) {
 }
 
 func TestOptionErrors(t *testing.T) {
-	kittest.Refused(t, "sim", []kittest.Refusal{
+	sensortest.Refused(t, "sim", []sensortest.Refusal{
 		{`- {name: r, kind: hcsr04, pins: {trigger: "sim:1"}}`, "pins.echo: required"},
 		{`- {name: r, kind: hcsr04, pins: {trigger: "sim:1", echo: "sim:2"}, options: {samples: 0}}`, "samples: 0"},
 		{`- {name: r, kind: hcsr04, pins: {trigger: "sim:1", echo: "sim:2"}, options: {max_distance: 10}}`, "max_distance: 10"},

@@ -9,13 +9,13 @@ import (
 	"github.com/edgeagent/edgeagent/agent/agenttest"
 	"github.com/edgeagent/edgeagent/sensors/gpio/gpiosim"
 	_ "github.com/edgeagent/edgeagent/sensors/gpio/pir"
-	"github.com/edgeagent/edgeagent/sensors/i2c/i2ckit/kittest"
+	"github.com/edgeagent/edgeagent/sensors/sensortest"
 	"github.com/edgeagent/edgeagent/worldmodel"
 	"periph.io/x/conn/v3/gpio"
 )
 
 func TestMotionRaisesHighInterrupt(t *testing.T) {
-	rec := kittest.RunSim(t, `
+	rec := sensortest.RunSim(t, `
 - name: hall_pir
   kind: pir
   pins: {signal: "sim:pir1"}
@@ -47,7 +47,7 @@ func TestMotionRaisesHighInterrupt(t *testing.T) {
 }
 
 func TestWarmupIgnoresEarlyTriggers(t *testing.T) {
-	rec := kittest.RunSim(t, `
+	rec := sensortest.RunSim(t, `
 - name: p
   kind: pir
   pins: {signal: "sim:pir2"}
@@ -68,7 +68,7 @@ func TestWarmupIgnoresEarlyTriggers(t *testing.T) {
 
 // The sim board's default PIR script walks someone by.
 func TestScriptedMotion(t *testing.T) {
-	rec := kittest.RunSim(t, `
+	rec := sensortest.RunSim(t, `
 - name: p
   kind: pir
   pins: {signal: "sim:pir3"}
@@ -81,7 +81,7 @@ func TestScriptedMotion(t *testing.T) {
 }
 
 func TestOptionErrors(t *testing.T) {
-	kittest.Refused(t, "sim", []kittest.Refusal{
+	sensortest.Refused(t, "sim", []sensortest.Refusal{
 		{`- {name: p, kind: pir}`, "pins.signal: required"},
 		{`- {name: p, kind: pir, pins: {signal: "sim:1", echo: "sim:2"}}`, "pins.echo: unknown role"},
 		{`- {name: p, kind: pir, pins: {signal: "sim:1"}, options: {pull: sideways}}`, `options.pull: "sideways"`},
@@ -90,7 +90,7 @@ func TestOptionErrors(t *testing.T) {
 }
 
 func TestBoardPriorityOverridesMotionStart(t *testing.T) {
-	rec := kittest.RunSim(t, `
+	rec := sensortest.RunSim(t, `
 - name: yard_pir
   kind: pir
   priority: normal
@@ -108,7 +108,7 @@ func TestBoardPriorityOverridesMotionStart(t *testing.T) {
 // A PIR firing while the agent is busy in a Normal-priority job preempts
 // it, like camera motion does, and the next cycle is about the motion.
 func TestPIRPreemptsABusyAgent(t *testing.T) {
-	cfg := kittest.Board(t, "sim", `
+	cfg := sensortest.Board(t, "sim", `
 - name: porch_pir
   kind: pir
   pins: {signal: "sim:pir7"}
@@ -120,7 +120,7 @@ func TestPIRPreemptsABusyAgent(t *testing.T) {
 	busy := agenttest.StartBusy(t, worldmodel.New(worldmodel.Config{}), dec)
 	pin := gpiosim.Shared("sim:pir7")
 	pin.Set(gpio.Low)
-	kittest.Start(t, cfg, busy.Sink())
+	sensortest.Start(t, cfg, busy.Sink())
 	// The sensor reads the idle level first; the motion is an edge after it.
 	for deadline := time.Now().Add(2 * time.Second); ; time.Sleep(time.Millisecond) {
 		if _, ok := busy.World.Latest("porch_pir.motion"); ok {

@@ -6,11 +6,11 @@ import (
 	"time"
 
 	_ "github.com/edgeagent/edgeagent/sensors/i2c/ads1x15"
-	"github.com/edgeagent/edgeagent/sensors/i2c/i2ckit/kittest"
+	"github.com/edgeagent/edgeagent/sensors/sensortest"
 )
 
 func TestChannelsScaledOnSimBoard(t *testing.T) {
-	rec := kittest.RunSim(t, `
+	rec := sensortest.RunSim(t, `
 - name: power
   kind: ads1115
   bus: "41"
@@ -43,7 +43,7 @@ func TestChannelsScaledOnSimBoard(t *testing.T) {
 }
 
 func TestADS1015DefaultChannel(t *testing.T) {
-	rec := kittest.RunSim(t, `
+	rec := sensortest.RunSim(t, `
 - name: adc
   kind: ads1015
   bus: "42"
@@ -58,7 +58,7 @@ func TestADS1015DefaultChannel(t *testing.T) {
 }
 
 func TestOptionErrors(t *testing.T) {
-	kittest.Refused(t, "sim", []kittest.Refusal{
+	sensortest.Refused(t, "sim", []sensortest.Refusal{
 		{`- {name: a, kind: ads1115, options: {channels: [{name: x, input: "4", range: 4.096}]}}`, `input: "4"`},
 		{`- {name: a, kind: ads1115, options: {channels: [{name: x, input: "0", range: 5}]}}`, "range: 5 V"},
 		{`- {name: a, kind: ads1115, options: {channels: [{name: x, input: "0", range: 4.096}, {name: x, input: "1", range: 4.096}]}}`, `"x" used twice`},

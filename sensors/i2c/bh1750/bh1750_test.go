@@ -7,7 +7,7 @@ import (
 
 	"github.com/edgeagent/edgeagent/sensors"
 	_ "github.com/edgeagent/edgeagent/sensors/i2c/bh1750"
-	"github.com/edgeagent/edgeagent/sensors/i2c/i2ckit/kittest"
+	"github.com/edgeagent/edgeagent/sensors/sensortest"
 	"github.com/edgeagent/edgeagent/worldmodel"
 )
 
@@ -18,15 +18,15 @@ func TestResolutions(t *testing.T) {
 		tol float64 // quantisation of the mode
 	}{{"high", 1 / 1.2}, {"high2", 0.5 / 1.2}, {"low", 4 / 1.2}} {
 		bus := []string{"61", "62", "63"}[i]
-		cfg := kittest.Board(t, "sim", `
+		cfg := sensortest.Board(t, "sim", `
 - name: light
   kind: bh1750
   bus: "`+bus+`"
   interval: 150ms
   options: {resolution: `+c.res+`, sim: {illuminance: {base: 273.4}}}
 `)
-		rec := kittest.NewRecorder()
-		stop := kittest.Start(t, cfg, rec)
+		rec := sensortest.NewRecorder()
+		stop := sensortest.Start(t, cfg, rec)
 		rec.WaitFor(t, 3*time.Second, "illuminance", func() bool { return len(rec.Values("light.illuminance")) >= 1 })
 		stop()
 		v := rec.Values("light.illuminance")[0]
@@ -50,9 +50,9 @@ func TestDuskThreshold(t *testing.T) {
     sim:
       illuminance: {points: [{at: 0s, value: 400}, {at: 600ms, value: 5}], noise: 3}
 `
-	cfg := kittest.Board(t, "sim", block)
-	rec := kittest.NewRecorder()
-	kittest.Start(t, cfg, sensors.WithThresholds("light", kittest.Thresholds(t, "sim", block), rec))
+	cfg := sensortest.Board(t, "sim", block)
+	rec := sensortest.NewRecorder()
+	sensortest.Start(t, cfg, sensors.WithThresholds("light", sensortest.Thresholds(t, "sim", block), rec))
 	rec.WaitFor(t, 5*time.Second, "dark", func() bool { return len(rec.Events("dark")) == 1 })
 	rec.WaitFor(t, 5*time.Second, "dark readings", func() bool {
 		v := rec.Values("light.illuminance")
@@ -67,7 +67,7 @@ func TestDuskThreshold(t *testing.T) {
 }
 
 func TestOptionErrors(t *testing.T) {
-	kittest.Refused(t, "sim", []kittest.Refusal{
+	sensortest.Refused(t, "sim", []sensortest.Refusal{
 		{`- {name: l, kind: bh1750, options: {resolution: ultra}}`, `resolution: "ultra"`},
 		{`- {name: l, kind: bh1750, address: 0x24}`, "0x23 or 0x5c"},
 	})

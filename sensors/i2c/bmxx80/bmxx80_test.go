@@ -10,13 +10,13 @@ import (
 	"github.com/edgeagent/edgeagent/board"
 	"github.com/edgeagent/edgeagent/sensors"
 	_ "github.com/edgeagent/edgeagent/sensors/i2c/bmxx80"
-	"github.com/edgeagent/edgeagent/sensors/i2c/i2ckit/kittest"
 	"github.com/edgeagent/edgeagent/sensors/i2c/i2csim"
+	"github.com/edgeagent/edgeagent/sensors/sensortest"
 	"github.com/edgeagent/edgeagent/worldmodel"
 )
 
 func TestBME280OnSimBoard(t *testing.T) {
-	rec := kittest.RunSim(t, `
+	rec := sensortest.RunSim(t, `
 - name: env
   kind: bme280
   bus: "21"
@@ -52,7 +52,7 @@ func TestBME280OnSimBoard(t *testing.T) {
 }
 
 func TestBMP280HasNoHumidity(t *testing.T) {
-	rec := kittest.RunSim(t, `
+	rec := sensortest.RunSim(t, `
 - {name: baro, kind: bmp280, bus: "22", address: 0x76, interval: 20ms}
 `)
 	rec.WaitFor(t, 3*time.Second, "pressure", func() bool { return len(rec.Values("baro.pressure")) >= 2 })
@@ -70,7 +70,7 @@ func TestBMP280HasNoHumidity(t *testing.T) {
 // back power-cycled: the kind must re-initialise it, or humidity would be
 // read from a skipped measurement.
 func TestFaultCycle(t *testing.T) {
-	rec := kittest.RunSim(t, `
+	rec := sensortest.RunSim(t, `
 - name: env
   kind: bme280
   bus: "23"
@@ -118,7 +118,7 @@ func TestFaultCycle(t *testing.T) {
 // Faults scheduled in the sim block exercise the same path on the sim
 // board without any test code.
 func TestScheduledFaultFromConfig(t *testing.T) {
-	rec := kittest.RunSim(t, `
+	rec := sensortest.RunSim(t, `
 - name: env
   kind: bme280
   bus: "24"
@@ -146,9 +146,9 @@ func TestThresholdOnSimCurve(t *testing.T) {
     # 25 °C, warming to 35 °C over 300 ms, then back down.
     sim: {temperature: {points: [{at: 0s, value: 25}, {at: 300ms, value: 35}, {at: 600ms, value: 25}]}}
 `
-	cfg := kittest.Board(t, "sim", block)
-	rec := kittest.NewRecorder()
-	kittest.Start(t, cfg, sensors.WithThresholds(cfg.Name, kittest.Thresholds(t, "sim", block), rec))
+	cfg := sensortest.Board(t, "sim", block)
+	rec := sensortest.NewRecorder()
+	sensortest.Start(t, cfg, sensors.WithThresholds(cfg.Name, sensortest.Thresholds(t, "sim", block), rec))
 	rec.WaitFor(t, 3*time.Second, "alarm and clear", func() bool { return len(rec.Events("overheat_cleared")) > 0 })
 	ev := rec.Events("overheat")
 	if len(ev) != 1 || ev[0].Priority != worldmodel.High || ev[0].Data["value"].(float64) <= 30 {
@@ -160,7 +160,7 @@ func TestThresholdOnSimCurve(t *testing.T) {
 }
 
 func TestOptionErrors(t *testing.T) {
-	cases := []kittest.Refusal{
+	cases := []sensortest.Refusal{
 		{`- {name: e, kind: bme280, options: {oversampling: {pressure: 3}}}`, "options.oversampling.pressure: 3 is not one of"},
 		{`- {name: e, kind: bme280, options: {oversampling: {temperature: 0}}}`, "temperature: must be at least 1"},
 		{`- {name: e, kind: bme280, options: {filter: 5}}`, "options.filter: 5"},
@@ -169,7 +169,7 @@ func TestOptionErrors(t *testing.T) {
 		{`- {name: e, kind: bme280, options: {sim: {temperature: {amplitude: 1}}}}`, "options.sim.temperature: curve: amplitude needs a period"},
 		{`- {name: e, kind: bme280, options: {sim: {faults: [{mode: melt, for: 1s}]}}}`, "unknown fault \"melt\""},
 	}
-	for i, err := range kittest.Refused(t, "sim", cases) {
+	for i, err := range sensortest.Refused(t, "sim", cases) {
 		var be *board.Error
 		if strings.HasPrefix(cases[i][1], "test.yaml") && !errors.As(err, &be) {
 			t.Errorf("unknown option key not reported by the board decoder: %v", err)

@@ -6,8 +6,8 @@ import (
 	"time"
 
 	"github.com/edgeagent/edgeagent/sensors/i2c/generic"
-	"github.com/edgeagent/edgeagent/sensors/i2c/i2ckit/kittest"
 	"github.com/edgeagent/edgeagent/sensors/i2c/i2csim"
+	"github.com/edgeagent/edgeagent/sensors/sensortest"
 )
 
 func f(v float64) *float64 { return &v }
@@ -106,7 +106,7 @@ func TestCodecValidation(t *testing.T) {
 }
 
 func TestGenericOnSimBoard(t *testing.T) {
-	rec := kittest.RunSim(t, `
+	rec := sensortest.RunSim(t, `
 - name: board_temp
   kind: generic
   bus: "31"
@@ -144,7 +144,7 @@ func TestGenericOnSimBoard(t *testing.T) {
 }
 
 func TestGenericCommandWithDelay(t *testing.T) {
-	rec := kittest.RunSim(t, `
+	rec := sensortest.RunSim(t, `
 - name: hum
   kind: generic
   bus: "32"
@@ -162,7 +162,7 @@ func TestGenericCommandWithDelay(t *testing.T) {
 }
 
 func TestGenericOptionErrors(t *testing.T) {
-	kittest.Refused(t, "sim", []kittest.Refusal{
+	sensortest.Refused(t, "sim", []sensortest.Refusal{
 		{`- {name: g, kind: generic, options: {readings: [{name: t, length: 2}]}}`, "address: required"},
 		{`- {name: g, kind: generic, address: 0x48}`, "at least one reading"},
 		{`- {name: g, kind: generic, address: 0x48, options: {readings: [{name: T, length: 2}]}}`, `readings[0].name: "T"`},

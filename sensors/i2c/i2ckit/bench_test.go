@@ -22,11 +22,11 @@ import (
 	_ "github.com/edgeagent/edgeagent/sensors/i2c/bmxx80"
 	_ "github.com/edgeagent/edgeagent/sensors/i2c/generic"
 	"github.com/edgeagent/edgeagent/sensors/i2c/i2ckit"
-	"github.com/edgeagent/edgeagent/sensors/i2c/i2ckit/kittest"
 	"github.com/edgeagent/edgeagent/sensors/i2c/i2csim"
 	_ "github.com/edgeagent/edgeagent/sensors/i2c/ina219"
 	_ "github.com/edgeagent/edgeagent/sensors/i2c/mpu9250"
 	_ "github.com/edgeagent/edgeagent/sensors/i2c/scd4x"
+	"github.com/edgeagent/edgeagent/sensors/sensortest"
 	"github.com/edgeagent/edgeagent/worldmodel"
 	"periph.io/x/conn/v3/i2c"
 	"periph.io/x/conn/v3/physic"
@@ -66,7 +66,7 @@ func (c *countSink) Observe(worldmodel.Observation) { c.n++ }
 func (c *countSink) Raise(worldmodel.Event)         {}
 
 func benchKind(b *testing.B, block string, quantities ...string) {
-	cfg, err := kittest.ParseBoard("sim", block)
+	cfg, err := sensortest.ParseBoard("sim", block)
 	if err != nil {
 		b.Fatal(err)
 	}

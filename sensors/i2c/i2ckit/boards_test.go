@@ -14,7 +14,7 @@ import (
 	_ "github.com/edgeagent/edgeagent/sensors/gpio/pir"
 	_ "github.com/edgeagent/edgeagent/sensors/i2c/ads1x15"
 	_ "github.com/edgeagent/edgeagent/sensors/i2c/bh1750"
-	"github.com/edgeagent/edgeagent/sensors/i2c/i2ckit/kittest"
+	"github.com/edgeagent/edgeagent/sensors/sensortest"
 )
 
 // The kinds of this tree (sensors/i2c and sensors/gpio).
@@ -68,7 +68,7 @@ func TestSimBoardSensorsRun(t *testing.T) {
 		t.Skip("runs the sim board's sensors for several seconds")
 	}
 	cfgs := ourSensors(t, "sim.yaml")
-	rec := kittest.NewRecorder()
+	rec := sensortest.NewRecorder()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	done := make(chan struct{}, len(cfgs))

@@ -6,14 +6,14 @@ import (
 	"time"
 
 	"github.com/edgeagent/edgeagent/sensors"
-	"github.com/edgeagent/edgeagent/sensors/i2c/i2ckit/kittest"
 	"github.com/edgeagent/edgeagent/sensors/i2c/i2csim"
 	_ "github.com/edgeagent/edgeagent/sensors/i2c/ina219"
+	"github.com/edgeagent/edgeagent/sensors/sensortest"
 )
 
 func TestSupplyOnSimBoard(t *testing.T) {
 	// 14.8 V (a 4S pack) needs the 32 V range the kind selects by default.
-	rec := kittest.RunSim(t, `
+	rec := sensortest.RunSim(t, `
 - name: supply
   kind: ina219
   bus: "51"
@@ -46,7 +46,7 @@ func TestSupplyOnSimBoard(t *testing.T) {
 // After a power cycle the calibration register is 0 and the chip reports
 // no current; the kind recreates the driver, which recalibrates.
 func TestRecalibratesAfterPowerCycle(t *testing.T) {
-	rec := kittest.RunSim(t, `
+	rec := sensortest.RunSim(t, `
 - name: supply
   kind: ina219
   bus: "52"
@@ -70,7 +70,7 @@ func TestRecalibratesAfterPowerCycle(t *testing.T) {
 }
 
 func TestOptionErrors(t *testing.T) {
-	kittest.Refused(t, "sim", []kittest.Refusal{
+	sensortest.Refused(t, "sim", []sensortest.Refusal{
 		{`- {name: s, kind: ina219, options: {shunt_ohms: 0}}`, "shunt_ohms: 0"},
 		{`- {name: s, kind: ina219, options: {max_current: 5}}`, "beyond the ±320 mV"},
 		{`- {name: s, kind: ina219, options: {bus_range: 24}}`, "bus_range: 24"},

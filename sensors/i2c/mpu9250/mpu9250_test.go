@@ -5,13 +5,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/edgeagent/edgeagent/sensors/i2c/i2ckit/kittest"
 	_ "github.com/edgeagent/edgeagent/sensors/i2c/mpu9250"
+	"github.com/edgeagent/edgeagent/sensors/sensortest"
 )
 
 func TestIMUOnSimBoard(t *testing.T) {
 	t.Parallel()
-	rec := kittest.RunSim(t, `
+	rec := sensortest.RunSim(t, `
 - name: imu
   kind: mpu9250
   bus: "71"
@@ -48,7 +48,7 @@ func TestIMUOnSimBoard(t *testing.T) {
 }
 
 func TestOptionErrors(t *testing.T) {
-	kittest.Refused(t, "sim", []kittest.Refusal{
+	sensortest.Refused(t, "sim", []sensortest.Refusal{
 		{`- {name: i, kind: mpu9250, options: {accel_range: 3}}`, "accel_range: 3"},
 		{`- {name: i, kind: mpu9250, options: {gyro_range: 300}}`, "gyro_range: 300"},
 		{`- {name: i, kind: mpu9250, address: 0x6a}`, "0x68 or 0x69"},

@@ -5,13 +5,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/edgeagent/edgeagent/sensors/i2c/i2ckit/kittest"
 	_ "github.com/edgeagent/edgeagent/sensors/i2c/scd4x"
+	"github.com/edgeagent/edgeagent/sensors/sensortest"
 )
 
 func TestCO2OnSimBoard(t *testing.T) {
 	t.Parallel()
-	cfg := kittest.Board(t, "sim", `
+	cfg := sensortest.Board(t, "sim", `
 - name: air
   kind: scd4x
   bus: "81"
@@ -22,8 +22,8 @@ func TestCO2OnSimBoard(t *testing.T) {
       temperature: {base: 21.7}
       humidity: {base: 52.5}
 `)
-	rec := kittest.NewRecorder()
-	stop := kittest.Start(t, cfg, rec)
+	rec := sensortest.NewRecorder()
+	stop := sensortest.Start(t, cfg, rec)
 	rec.WaitFor(t, 5*time.Second, "3 measurements", func() bool { return len(rec.Values("air.co2")) >= 3 })
 	start := time.Now()
 	stop() // Halt waits 500 ms for the sensor; still well within 2 s
@@ -54,11 +54,11 @@ func TestCO2OnSimBoard(t *testing.T) {
 // wait for it.
 func TestStopWhileWaiting(t *testing.T) {
 	t.Parallel()
-	cfg := kittest.Board(t, "sim", `
+	cfg := sensortest.Board(t, "sim", `
 - {name: air, kind: scd4x, bus: "82"}
 `)
-	rec := kittest.NewRecorder()
-	stop := kittest.Start(t, cfg, rec)
+	rec := sensortest.NewRecorder()
+	stop := sensortest.Start(t, cfg, rec)
 	time.Sleep(1200 * time.Millisecond) // started, first measurement not yet due
 	start := time.Now()
 	stop()
@@ -71,7 +71,7 @@ func TestStopWhileWaiting(t *testing.T) {
 }
 
 func TestOptionErrors(t *testing.T) {
-	kittest.Refused(t, "sim", []kittest.Refusal{
+	sensortest.Refused(t, "sim", []sensortest.Refusal{
 		{`- {name: a, kind: scd4x, address: 0x61}`, "0x62 only"},
 		{`- {name: a, kind: scd4x, options: {altitude: 100}}`, "options.altitude: unknown key"},
 	})

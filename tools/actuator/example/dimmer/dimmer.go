@@ -25,11 +25,8 @@ import (
 )
 
 func init() {
-	one := 1.0
 	actuator.Register("dimmer", actuator.Kind{
 		Pins:     []string{"pin"},
-		Limits:   []string{"max_duty"},
-		Defaults: actuator.Limits{MaxDuty: &one},
 		Initial:  checkInitial,
 		StopRank: 3, // a light: after motors and power outputs
 		New:      func(b *actuator.Base) (actuator.Actuator, error) { return newDimmer(b) },
@@ -38,12 +35,21 @@ func init() {
 
 // checkInitial runs when the board is loaded, so a bad `initial` is
 // reported with its file:line:col.
-func checkInitial(initial string, _ actuator.Limits) string {
+func checkInitial(initial string) string {
 	v, err := strconv.ParseFloat(initial, 64)
 	if err != nil || v < 0 || v > 1 {
 		return fmt.Sprintf("%q: expected a brightness from 0 to 1", initial)
 	}
 	return ""
+}
+
+// limits are the block's `limits:`, with their defaults: the kind's own
+// key, and the ones every kind shares (rate_limit, on_violation) through
+// actuator.Envelope.
+type limits struct {
+	actuator.Envelope `yaml:",inline"`
+	// MaxDuty caps the duty whatever brightness is asked for.
+	MaxDuty float64 `yaml:"max_duty"`
 }
 
 // options are the block's `options:`, with their defaults.
@@ -60,14 +66,23 @@ type dimmer struct {
 }
 
 func newDimmer(b *actuator.Base) (*dimmer, error) {
-	d := &dimmer{Base: b, opts: options{Gamma: 2.2}, max: *b.Config().Limits.MaxDuty}
-	// Unknown keys and wrong types come back as file:line:col errors.
+	d := &dimmer{Base: b, opts: options{Gamma: 2.2}}
+	// Unknown keys and wrong types come back as file:line:col errors, for
+	// the options and the limits alike.
 	if err := b.Config().DecodeOptions(&d.opts); err != nil {
 		return nil, err
 	}
 	if d.opts.Gamma < 1 || d.opts.Gamma > 3 {
 		return nil, b.Config().BadOption("gamma", "%s is outside 1–3", actuator.Num(d.opts.Gamma))
 	}
+	l := limits{MaxDuty: 1}
+	if err := b.DecodeLimits(&l); err != nil {
+		return nil, err
+	}
+	if l.MaxDuty <= 0 || l.MaxDuty > 1 {
+		return nil, b.Config().BadLimit("max_duty", "%s is outside (0, 1]", actuator.Num(l.MaxDuty))
+	}
+	d.max = l.MaxDuty
 	return d, nil
 }
 

@@ -30,11 +30,9 @@ import (
 )
 
 func init() {
-	one := 1.0
 	actuator.Register("motor", actuator.Kind{
-		Pins:   []string{"forward", "backward", "pwm"},
-		Limits: []string{"max_speed", "deadman"}, Defaults: actuator.Limits{MaxSpeed: &one},
-		Initial: func(initial string, _ actuator.Limits) string {
+		Pins: []string{"forward", "backward", "pwm"},
+		Initial: func(initial string) string {
 			if initial != "stop" {
 				return fmt.Sprintf("%q is not one of stop", initial)
 			}
@@ -43,6 +41,15 @@ func init() {
 		StopRank: 0, // the most dangerous output stops first
 		New:      func(b *actuator.Base) (actuator.Actuator, error) { return newMotor(b) },
 	})
+}
+
+// motorLimits are the `limits:` of a motor, with their defaults.
+type motorLimits struct {
+	actuator.Envelope `yaml:",inline"`
+	MaxSpeed          float64 `yaml:"max_speed"` // (0, 1]
+	// Deadman stops the motor when its command is not refreshed within
+	// it; 0 off.
+	Deadman time.Duration `yaml:"deadman"`
 }
 
 // motorOptions are the `options:` of a motor.
@@ -67,14 +74,22 @@ type motorAct struct {
 }
 
 func newMotor(b *actuator.Base) (*motorAct, error) {
-	l := b.Config().Limits
-	a := &motorAct{Base: b, maxSpeed: 1, deadman: l.Deadman, clamp: l.Clamp()}
-	if err := b.Config().DecodeOptions(&a.opts); err != nil {
+	cfg := b.Config()
+	a := &motorAct{Base: b}
+	if err := cfg.DecodeOptions(&a.opts); err != nil {
 		return nil, err
 	}
-	if l.MaxSpeed != nil {
-		a.maxSpeed = *l.MaxSpeed
+	l := motorLimits{MaxSpeed: 1}
+	if err := b.DecodeLimits(&l); err != nil {
+		return nil, err
 	}
+	switch {
+	case l.MaxSpeed <= 0 || l.MaxSpeed > 1:
+		return nil, cfg.BadLimit("max_speed", "%s is outside (0, 1]", actuator.Num(l.MaxSpeed))
+	case l.Deadman < 0:
+		return nil, cfg.BadLimit("deadman", "must not be negative")
+	}
+	a.maxSpeed, a.deadman, a.clamp = l.MaxSpeed, l.Deadman, l.Clamp()
 	if a.opts.Frequency < 0 || a.opts.Frequency > 100000 {
 		return nil, b.Config().BadOption("frequency", "%s Hz is outside 0–100000", actuator.Num(a.opts.Frequency))
 	}

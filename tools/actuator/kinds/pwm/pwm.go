@@ -25,23 +25,24 @@ import (
 )
 
 func init() {
-	zero, one := 0.0, 1.0
 	actuator.Register("pwm", actuator.Kind{
-		Pins:   []string{"pin"},
-		Limits: []string{"min_duty", "max_duty"}, Defaults: actuator.Limits{MinDuty: &zero, MaxDuty: &one},
-		Initial: func(initial string, l actuator.Limits) string {
-			f, err := strconv.ParseFloat(initial, 64)
-			switch {
-			case err != nil:
+		Pins: []string{"pin"},
+		Initial: func(initial string) string {
+			if _, err := strconv.ParseFloat(initial, 64); err != nil {
 				return fmt.Sprintf("%q: expected a number for kind pwm", initial)
-			case l.MinDuty != nil && l.MaxDuty != nil && (f < *l.MinDuty || f > *l.MaxDuty):
-				return fmt.Sprintf("duty %g is outside the limits %g–%g", f, *l.MinDuty, *l.MaxDuty)
 			}
 			return ""
 		},
 		StopRank: 1, // power outputs stop right after motors
 		New:      func(b *actuator.Base) (actuator.Actuator, error) { return newPWM(b) },
 	})
+}
+
+// pwmLimits are the `limits:` of a pwm actuator, with their defaults.
+type pwmLimits struct {
+	actuator.Envelope `yaml:",inline"`
+	MinDuty           float64 `yaml:"min_duty"` // 0..1
+	MaxDuty           float64 `yaml:"max_duty"`
 }
 
 // pwmOptions are the `options:` of a pwm actuator.
@@ -66,21 +67,28 @@ type pwmAct struct {
 
 func newPWM(b *actuator.Base) (*pwmAct, error) {
 	cfg := b.Config()
-	a := &pwmAct{Base: b, opts: pwmOptions{OnEStop: "off"}, lo: 0, hi: 1, clamp: cfg.Limits.Clamp()}
+	a := &pwmAct{Base: b, opts: pwmOptions{OnEStop: "off"}}
 	if err := cfg.DecodeOptions(&a.opts); err != nil {
 		return nil, err
 	}
+	l := pwmLimits{MinDuty: 0, MaxDuty: 1}
+	if err := b.DecodeLimits(&l); err != nil {
+		return nil, err
+	}
+	switch {
+	case l.MinDuty < 0 || l.MinDuty > 1:
+		return nil, cfg.BadLimit("min_duty", "%s is outside 0–1", actuator.Num(l.MinDuty))
+	case l.MaxDuty < 0 || l.MaxDuty > 1:
+		return nil, cfg.BadLimit("max_duty", "%s is outside 0–1", actuator.Num(l.MaxDuty))
+	case l.MinDuty > l.MaxDuty:
+		return nil, cfg.BadLimit("max_duty", "%s is less than min_duty (%s)", actuator.Num(l.MaxDuty), actuator.Num(l.MinDuty))
+	}
+	a.lo, a.hi, a.clamp = l.MinDuty, l.MaxDuty, l.Clamp()
 	if a.opts.OnEStop != "off" && a.opts.OnEStop != "hold" {
 		return nil, cfg.BadOption("on_estop", "%q: want off or hold", a.opts.OnEStop)
 	}
 	if a.opts.Frequency < 0 || a.opts.Frequency > 100000 {
 		return nil, cfg.BadOption("frequency", "%s Hz is outside 0–100000", actuator.Num(a.opts.Frequency))
-	}
-	if l := cfg.Limits; l.MinDuty != nil {
-		a.lo = *l.MinDuty
-	}
-	if l := cfg.Limits; l.MaxDuty != nil {
-		a.hi = *l.MaxDuty
 	}
 	if err := actuator.InitialInside(cfg.Initial, a.lo, a.hi, ""); err != nil {
 		return nil, err

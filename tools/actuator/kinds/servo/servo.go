@@ -45,12 +45,14 @@ const (
 )
 
 func init() {
-	zero, full := 0.0, 180.0
 	for _, kind := range []string{pinKind, pcaKind} {
 		k := actuator.Kind{
-			Limits:   []string{"min_angle", "max_angle", "max_rate"},
-			Defaults: actuator.Limits{MinAngle: &zero, MaxAngle: &full},
-			Initial:  func(initial string, l actuator.Limits) string { return checkInitial(kind, initial, l) },
+			Initial: func(initial string) string {
+				if _, err := strconv.ParseFloat(initial, 64); err != nil {
+					return fmt.Sprintf("%q: expected a number for kind %s", initial, kind)
+				}
+				return ""
+			},
 			StopRank: 4, // a servo only ends its ramp: last
 			New:      func(b *actuator.Base) (actuator.Actuator, error) { return newServo(b) },
 		}
@@ -63,15 +65,13 @@ func init() {
 	}
 }
 
-func checkInitial(kind, initial string, l actuator.Limits) string {
-	f, err := strconv.ParseFloat(initial, 64)
-	switch {
-	case err != nil:
-		return fmt.Sprintf("%q: expected a number for kind %s", initial, kind)
-	case l.MinAngle != nil && l.MaxAngle != nil && (f < *l.MinAngle || f > *l.MaxAngle):
-		return fmt.Sprintf("%g° is outside the limits %g–%g°", f, *l.MinAngle, *l.MaxAngle)
-	}
-	return ""
+// servoLimits are the `limits:` of servo and pca9685_servo; the angles
+// default to 0° and 180° (or the range, when it is smaller).
+type servoLimits struct {
+	actuator.Envelope `yaml:",inline"`
+	MinAngle          float64 `yaml:"min_angle"` // degrees
+	MaxAngle          float64 `yaml:"max_angle"`
+	MaxRate           float64 `yaml:"max_rate"` // degrees per second; 0: no ramp
 }
 
 // servoOptions are the `options:` of servo and pca9685_servo.
@@ -117,18 +117,21 @@ func newServo(b *actuator.Base) (*servoAct, error) {
 	if err := cfg.DecodeOptions(&a.opts); err != nil {
 		return nil, err
 	}
-	l := cfg.Limits
-	a.lo, a.hi = 0, a.opts.Range
-	if l.MinAngle != nil {
-		a.lo = *l.MinAngle
+	l := servoLimits{MinAngle: 0, MaxAngle: min(180, a.opts.Range)}
+	if err := b.DecodeLimits(&l); err != nil {
+		return nil, err
 	}
-	if l.MaxAngle != nil {
-		a.hi = *l.MaxAngle
+	switch {
+	case l.MinAngle < 0 || l.MinAngle > 360:
+		return nil, cfg.BadLimit("min_angle", "%s is outside 0–360", actuator.Num(l.MinAngle))
+	case l.MaxAngle < 0 || l.MaxAngle > 360:
+		return nil, cfg.BadLimit("max_angle", "%s is outside 0–360", actuator.Num(l.MaxAngle))
+	case l.MinAngle >= l.MaxAngle:
+		return nil, cfg.BadLimit("max_angle", "%s must be greater than min_angle (%s)", actuator.Num(l.MaxAngle), actuator.Num(l.MinAngle))
+	case l.MaxRate < 0:
+		return nil, cfg.BadLimit("max_rate", "must not be negative (degrees per second; 0: no ramp)")
 	}
-	if l.MaxRate != nil {
-		a.rate = *l.MaxRate
-	}
-	a.clamp = l.Clamp()
+	a.lo, a.hi, a.rate, a.clamp = l.MinAngle, l.MaxAngle, l.MaxRate, l.Clamp()
 	switch {
 	case cfg.Kind == pinKind && a.opts.Range != 180:
 		return nil, cfg.BadOption("range", "a servo on a pin is driven by gobot's ServoDriver, which spans 0–180°; use pulse_min/pulse_max to calibrate")

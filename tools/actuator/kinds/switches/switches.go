@@ -37,7 +37,7 @@ func init() {
 // lights.
 var stopRank = map[string]int{"relay": 2, "buzzer": 2, "digital": 2, "led": 3}
 
-func initialOnOff(initial string, _ actuator.Limits) string {
+func initialOnOff(initial string) string {
 	if initial != "on" && initial != "off" {
 		return fmt.Sprintf("%q is not one of on, off", initial)
 	}

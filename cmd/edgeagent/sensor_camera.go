@@ -1,4 +1,3 @@
 package main
 
-// The camera kind registers itself with the sensors registry from its init.
 import _ "github.com/edgeagent/edgeagent/sensors/camera" // camera

@@ -1,8 +1,8 @@
-// Package kittest helps test sensor kinds end to end: a sensor block is
+// Package sensortest helps test sensor kinds end to end: a sensor block is
 // parsed by the real board loader (so its options go through the same
 // strict decoder as on a robot), built through the sensors registry, run,
 // and what it produced is recorded.
-package kittest
+package sensortest
 
 import (
 	"context"
@@ -14,8 +14,8 @@ import (
 	"time"
 
 	"github.com/edgeagent/edgeagent/board"
-	"github.com/edgeagent/edgeagent/node/sensorconf"
 	"github.com/edgeagent/edgeagent/sensors"
+	"github.com/edgeagent/edgeagent/sensors/sensorconf"
 	"github.com/edgeagent/edgeagent/worldmodel"
 )
 

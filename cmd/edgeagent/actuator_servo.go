@@ -1,0 +1,3 @@
+package main
+
+import _ "github.com/edgeagent/edgeagent/tools/actuator/kinds/servo" // servo, pca9685_servo

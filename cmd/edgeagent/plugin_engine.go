@@ -1,0 +1,3 @@
+package main
+
+import _ "github.com/edgeagent/edgeagent/plugin/engine" // llm / matcher decision engine

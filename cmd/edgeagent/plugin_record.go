@@ -1,0 +1,3 @@
+package main
+
+import _ "github.com/edgeagent/edgeagent/record" // recorder (MCAP), record.start/stop

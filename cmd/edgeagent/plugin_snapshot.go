@@ -1,0 +1,3 @@
+package main
+
+import _ "github.com/edgeagent/edgeagent/tools/snapshot" // camera.snapshot (boards with a camera)

@@ -1,0 +1,3 @@
+package main
+
+import _ "github.com/edgeagent/edgeagent/sensors/gpio/hcsr04" // hcsr04

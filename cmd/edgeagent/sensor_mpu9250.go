@@ -1,0 +1,3 @@
+package main
+
+import _ "github.com/edgeagent/edgeagent/sensors/i2c/mpu9250" // mpu9250

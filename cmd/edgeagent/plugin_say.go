@@ -1,3 +1,3 @@
 package main
 
-import _ "github.com/edgeagent/edgeagent/tools/say" // speaker.say, spoken replies (boards with plugins.say)
+import _ "github.com/edgeagent/edgeagent/plugin/say" // speaker.say, spoken replies (boards with plugins.say)

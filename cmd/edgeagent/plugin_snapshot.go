@@ -1,3 +1,3 @@
 package main
 
-import _ "github.com/edgeagent/edgeagent/tools/snapshot" // camera.snapshot (boards with a camera)
+import _ "github.com/edgeagent/edgeagent/plugin/snapshot" // camera.snapshot (boards with a camera)

@@ -1,3 +1,3 @@
 package main
 
-import _ "github.com/edgeagent/edgeagent/tools/vision" // camera.describe (a camera and llm.vision_model)
+import _ "github.com/edgeagent/edgeagent/plugin/vision" // camera.describe (a camera and llm.vision_model)

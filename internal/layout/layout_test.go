@@ -48,15 +48,6 @@ var rules = []struct {
 	// them (its plugins, board file, reload hand-off), never the node.
 	{"tools/admin", []string{"tools", "board", "hooks"}, nil},
 	{"tools/actuator/...", []string{"tools", "worldmodel", "clock", "hooks", "tools/actuator/..."}, []string{"store"}},
-	{"tools/snapshot", []string{"plugin", "tools", "tools/cameras", "worldmodel", "hooks"}, assembly},
-	// say speaks through the microphone's audio format, half-duplex gate and
-	// Wyoming client (protocols, not drivers) so the wake word hears it
-	// muted; it reads its plugin options from the board.
-	{"tools/say", []string{"plugin", "tools", "worldmodel", "hooks", "clock", "board", "sensors",
-		"sensors/mic/audio", "sensors/mic/duplex", "sensors/mic/wyoming"}, assembly},
-	{"tools/vision", []string{"plugin", "tools", "tools/cameras", "worldmodel", "hooks", "clock", "llm", "llm/local"}, assembly},
-	// The camera tools' shared "camera" argument.
-	{"tools/cameras", []string{"plugin", "tools"}, []string{"board"}},
 	{"sensors", []string{"worldmodel"}, nil},
 	{"sensors/simcurve", nil, nil},
 	{"sensors/periphhost", nil, nil},
@@ -97,6 +88,16 @@ var rules = []struct {
 	{"plugin/actuators", []string{"plugin", "hooks", "tools", "tools/actuator/...", "worldmodel", "board"}, []string{"store"}},
 	{"plugin/engine", []string{"plugin", "hooks", "agent", "llm", "llm/local", "tools", "worldmodel"}, nil},
 	{"plugin/mqttplane", []string{"plugin", "hooks", "mqtt", "board"}, nil},
+	// The plugins that are skills: camera.snapshot, speaker.say,
+	// camera.describe, and what the camera ones share.
+	{"plugin/snapshot", []string{"plugin", "tools", "plugin/cameras", "worldmodel", "hooks"}, assembly},
+	// say speaks through the microphone's audio format, half-duplex gate and
+	// Wyoming client (protocols, not drivers) so the wake word hears it
+	// muted; it reads its plugin options from the board.
+	{"plugin/say", []string{"plugin", "tools", "worldmodel", "hooks", "board", "sensors",
+		"sensors/mic/audio", "sensors/mic/duplex", "sensors/mic/wyoming"}, assembly},
+	{"plugin/vision", []string{"plugin", "tools", "plugin/cameras", "worldmodel", "hooks", "llm", "llm/local"}, assembly},
+	{"plugin/cameras", []string{"plugin", "tools"}, []string{"board"}},
 	// node assembles: it knows the host and the runtime, never a plugin.
 	// Its tests run the compiled-in plugins, as cmd/edgeagent links them.
 	{"node", []string{"agent", "board", "clock", "hooks", "plugin", "sensors", "sensors/sensorconf", "sensors/supervise", "store", "tools", "tools/admin", "worldmodel"},
@@ -117,7 +118,7 @@ var rules = []struct {
 // whole sim node as cmd/edgeagent links it: the node, the plugins and the
 // kinds (the sensor_*, actuator_* and plugin_* files' imports) with the
 // actuators' sim adaptor.
-var assembly = []string{"agent", "node", "node/nodetest", "plugin/...", "dashboard", "record", "tools/say", "tools/snapshot", "tools/vision",
+var assembly = []string{"agent", "node", "node/nodetest", "plugin/...", "dashboard", "record",
 	"sensors/camera", "sensors/mic", "tools/actuator/..."}
 
 // preempts: a sensor kind's preemption test runs it against a real agent

@@ -23,8 +23,8 @@ import (
 	"github.com/edgeagent/edgeagent/clock"
 	"github.com/edgeagent/edgeagent/hooks"
 	"github.com/edgeagent/edgeagent/plugin"
+	"github.com/edgeagent/edgeagent/plugin/cameras"
 	"github.com/edgeagent/edgeagent/tools"
-	"github.com/edgeagent/edgeagent/tools/cameras"
 	"github.com/edgeagent/edgeagent/worldmodel"
 )
 

@@ -20,9 +20,9 @@ import (
 	"github.com/edgeagent/edgeagent/node"
 	"github.com/edgeagent/edgeagent/node/nodetest"
 	_ "github.com/edgeagent/edgeagent/plugin/engine"
+	"github.com/edgeagent/edgeagent/plugin/vision"
 	_ "github.com/edgeagent/edgeagent/sensors/camera"
 	"github.com/edgeagent/edgeagent/tools"
-	"github.com/edgeagent/edgeagent/tools/vision"
 	"github.com/edgeagent/edgeagent/worldmodel"
 )
 

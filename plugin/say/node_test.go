@@ -16,6 +16,7 @@ import (
 	"github.com/edgeagent/edgeagent/node/nodetest"
 	_ "github.com/edgeagent/edgeagent/plugin/actuators"
 	_ "github.com/edgeagent/edgeagent/plugin/engine"
+	"github.com/edgeagent/edgeagent/plugin/say"
 	_ "github.com/edgeagent/edgeagent/sensors/mic"
 	"github.com/edgeagent/edgeagent/sensors/mic/duplex"
 	"github.com/edgeagent/edgeagent/sensors/mic/wyoming/wyomingtest"
@@ -24,7 +25,6 @@ import (
 	_ "github.com/edgeagent/edgeagent/tools/actuator/kinds/pwm"
 	_ "github.com/edgeagent/edgeagent/tools/actuator/kinds/servo"
 	_ "github.com/edgeagent/edgeagent/tools/actuator/kinds/switches"
-	"github.com/edgeagent/edgeagent/tools/say"
 	"github.com/edgeagent/edgeagent/worldmodel"
 )
 

@@ -43,8 +43,8 @@ import (
 	"github.com/edgeagent/edgeagent/llm"
 	"github.com/edgeagent/edgeagent/llm/local"
 	"github.com/edgeagent/edgeagent/plugin"
+	"github.com/edgeagent/edgeagent/plugin/cameras"
 	"github.com/edgeagent/edgeagent/tools"
-	"github.com/edgeagent/edgeagent/tools/cameras"
 	"github.com/edgeagent/edgeagent/worldmodel"
 )
 

@@ -13,9 +13,9 @@ import (
 
 	"github.com/edgeagent/edgeagent/node"
 	"github.com/edgeagent/edgeagent/node/nodetest"
+	_ "github.com/edgeagent/edgeagent/plugin/snapshot"
 	_ "github.com/edgeagent/edgeagent/sensors/camera" // the camera kind
 	"github.com/edgeagent/edgeagent/tools"
-	_ "github.com/edgeagent/edgeagent/tools/snapshot"
 	"github.com/edgeagent/edgeagent/worldmodel"
 )
 

@@ -41,7 +41,7 @@ func TestProfileTable(t *testing.T) {
 // reported with that profile.
 func TestProfileHints(t *testing.T) {
 	registry.UseProfiles("robot", func(what, name string) []string {
-		if what == registry.SensorKind && name == "lidar" {
+		if what == registry.SensorKind && name == "lidar" || what == registry.Command && name == "fly" {
 			return []string{"full"}
 		}
 		return nil
@@ -57,8 +57,8 @@ func TestProfileHints(t *testing.T) {
 	if got := inProfiles(registry.Command, "eval"); !slices.Equal(got, []string{"full"}) {
 		t.Errorf("eval is in %v", got)
 	}
-	if got := otherProfiles([]string{"eval", "--model", "x"}); got != `command "eval": not in this binary (build profile robot); build profile full has it` {
-		t.Errorf("eval: %q", got)
+	if got := otherProfiles([]string{"fly", "--to", "x"}); got != `command "fly": not in this binary (build profile robot); build profile full has it` {
+		t.Errorf("fly: %q", got)
 	}
 	if got := otherProfiles([]string{"check", "b.yaml"}); got != "" {
 		t.Errorf("check, which this binary has: %q", got)

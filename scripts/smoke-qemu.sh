@@ -21,12 +21,15 @@ for target in host arm64 armv7; do
   grep -q -- "--- PASS: TestSmoke/$target " "$log" || { echo "smoke test: $target did not pass" >&2; exit 1; }
 done
 
-# The speech frontend's arm64 kernel (NEON assembly) under qemu: the kernel
-# against the portable one, and the features and embeddings against the
-# onnxruntime fixtures (the same test as on amd64). A few seconds.
+# The speech frontend's arm kernels (NEON assembly) under qemu: on arm64 the
+# kernel against the portable one and the features and embeddings against
+# the onnxruntime fixtures (the same test as on amd64); on armv7 the kernel
+# against the portable one. A few seconds of CPU.
 bin=$(mktemp -d)
 trap 'rm -f "$log"; rm -rf "$bin"' EXIT
 GOOS=linux GOARCH=arm64 CGO_ENABLED=0 go test -c -o "$bin/f32" ./internal/f32
 GOOS=linux GOARCH=arm64 CGO_ENABLED=0 go test -c -o "$bin/speechembed" ./sensors/mic/speechembed
+GOOS=linux GOARCH=arm GOARM=7 CGO_ENABLED=0 go test -c -o "$bin/f32.arm" ./internal/f32
 (cd internal/f32 && qemu-aarch64-static "$bin/f32" -test.run 'TestAsmMatchesGeneric|TestConvRowsIndependentOfBlocking' -test.v) | grep -E '^(--- |ok|PASS|FAIL|    f32_test)'
+(cd internal/f32 && qemu-arm-static "$bin/f32.arm" -test.run 'TestAsmMatchesGeneric|TestConvRowsIndependentOfBlocking' -test.v) | grep -E '^(--- |ok|PASS|FAIL|    f32_test)'
 (cd sensors/mic/speechembed && qemu-aarch64-static "$bin/speechembed" -test.run 'TestMatchesOnnxruntime' -test.v) | grep -E '^(--- |ok|PASS|FAIL|    reference_test)'

@@ -6,7 +6,8 @@
 // Each output element is computed by the same sequence of operations
 // whatever m is and wherever the row falls in a block, so a caller that
 // computes rows in different batches (a stream) gets bit-identical results.
-// The assembly kernels (amd64 AVX2+FMA, arm64 NEON) fuse multiply and add;
+// The assembly kernels (amd64 AVX2+FMA, arm64 NEON, 32-bit arm NEON with
+// VFPv4) fuse multiply and add;
 // the portable one may not, so results differ between the two by rounding
 // only.
 package f32

@@ -7,7 +7,8 @@ var kernel = "go"
 
 var generic atomic.Bool
 
-// Kernel names the kernel Conv uses now: "go", "avx2+fma" or "neon".
+// Kernel names the kernel Conv uses now: "go", "avx2+fma", "neon" (arm64)
+// or "neon32" (32-bit arm with NEON and VFPv4).
 func Kernel() string {
 	if generic.Load() {
 		return "go"

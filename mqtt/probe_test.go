@@ -1,0 +1,45 @@
+package mqtt
+
+import (
+	"context"
+	"testing"
+	"time"
+)
+
+// TestProbeStockMosquitto: mosquitto with its stock limits (20 in flight,
+// 1,000 queued per client) drops what a subscriber that holds its
+// acknowledgements cannot take, after acknowledging it to the publisher;
+// the check sees and reports it.
+func TestProbeStockMosquitto(t *testing.T) {
+	m := startMosquitto(t, "max_queued_messages 1000", "max_inflight_messages 20")
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	rep, err := ProbeBroker(ctx, ProbeOptions{URL: m.URL(), Burst: 2000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("stock mosquitto: %+v", rep)
+	if rep.Sent != 2000 || rep.Dropped != 980 || rep.InFlight != 20 || rep.Received != 1020 {
+		t.Fatalf("%+v: want 2000 sent, 20 in flight, 1020 received, 980 dropped", rep)
+	}
+}
+
+// TestProbeTunedMosquitto: with the settings BrokerSettings prints,
+// nothing is dropped.
+func TestProbeTunedMosquitto(t *testing.T) {
+	var lines []string
+	for _, s := range BrokerSettings {
+		lines = append(lines, s.Line)
+	}
+	m := startMosquitto(t, lines...)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	rep, err := ProbeBroker(ctx, ProbeOptions{URL: m.URL(), Burst: 2000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("tuned mosquitto: %+v", rep)
+	if rep.Sent != 2000 || rep.Dropped != 0 || rep.Duplicates != 0 {
+		t.Fatalf("%+v", rep)
+	}
+}

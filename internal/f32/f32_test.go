@@ -39,6 +39,11 @@ func (s shape) operands(r *rand.Rand) (a, b, bias []float32) {
 	return randSlice(r, (s.m-1)*s.lda+(s.taps-1)*s.tap+s.k), randSlice(r, s.taps*s.k*s.n), randSlice(r, s.n)
 }
 
+// conv runs Conv with s's dimensions.
+func (s shape) conv(a, b, bias, c []float32, ldc int) {
+	Conv(s.m, s.n, s.taps, s.k, a, s.lda, s.tap, b, bias, c, ldc)
+}
+
 // shapes covers the embedding network's: 1×3 and 3×1 taps, n of 24…96,
 // row counts that leave every remainder of the row blocking.
 var shapes = []shape{
@@ -52,7 +57,7 @@ func TestConvMatchesDefinition(t *testing.T) {
 		a, b, bias := s.operands(r)
 		ldc := s.n + 3
 		c := make([]float32, (s.m-1)*ldc+s.n)
-		Conv(s.m, s.n, s.taps, s.k, a, s.lda, s.tap, b, bias, c, ldc)
+		s.conv(a, b, bias, c, ldc)
 		want := naive(s.m, s.n, s.taps, s.k, a, s.lda, s.tap, b, bias)
 		for i := range s.m {
 			for j := range s.n {
@@ -70,13 +75,15 @@ func TestConvMatchesDefinition(t *testing.T) {
 func TestConvRowsIndependentOfBlocking(t *testing.T) {
 	r := rand.New(rand.NewPCG(3, 4))
 	s := shape{11, 48, 3, 48, 48, 13 * 48}
-	m, n, taps, k, lda, tap := s.m, s.n, s.taps, s.k, s.lda, s.tap
+	m, n := s.m, s.n
 	a, b, bias := s.operands(r)
 	all := make([]float32, m*n)
-	Conv(m, n, taps, k, a, lda, tap, b, bias, all, n)
+	s.conv(a, b, bias, all, n)
+	row := s
+	row.m = 1
 	for i := range m {
 		one := make([]float32, n)
-		Conv(1, n, taps, k, a[i*lda:], lda, tap, b, bias, one, n)
+		row.conv(a[i*s.lda:], b, bias, one, n)
 		for j := range n {
 			if one[j] != all[i*n+j] {
 				t.Fatalf("row %d alone differs at %d", i, j)
@@ -103,9 +110,9 @@ func TestAsmMatchesGeneric(t *testing.T) {
 		a, b, bias := s.operands(r)
 		fast := make([]float32, s.m*s.n)
 		slow := make([]float32, s.m*s.n)
-		Conv(s.m, s.n, s.taps, s.k, a, s.lda, s.tap, b, bias, fast, s.n)
+		s.conv(a, b, bias, fast, s.n)
 		SetGeneric(true)
-		Conv(s.m, s.n, s.taps, s.k, a, s.lda, s.tap, b, bias, slow, s.n)
+		s.conv(a, b, bias, slow, s.n)
 		SetGeneric(false)
 		for i := range fast {
 			if d := math.Abs(float64(fast[i] - slow[i])); d > 1e-5*(1+math.Abs(float64(slow[i]))+math.Sqrt(float64(s.taps*s.k))) {
@@ -120,16 +127,15 @@ func TestAsmMatchesGeneric(t *testing.T) {
 func BenchmarkConv(b *testing.B) {
 	r := rand.New(rand.NewPCG(7, 8))
 	s := shape{40, 72, 3, 72, 72, 10 * 72}
-	m, n, taps, k, lda, tap := s.m, s.n, s.taps, s.k, s.lda, s.tap
 	a, w, bias := s.operands(r)
-	c := make([]float32, m*n)
+	c := make([]float32, s.m*s.n)
 	for _, gen := range []bool{true, false} {
 		SetGeneric(gen)
 		b.Run(Kernel(), func(b *testing.B) {
 			for range b.N {
-				Conv(m, n, taps, k, a, lda, tap, w, bias, c, n)
+				s.conv(a, w, bias, c, s.n)
 			}
-			b.ReportMetric(float64(m*n*taps*k)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GMAC/s")
+			b.ReportMetric(float64(s.m*s.n*s.taps*s.k)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GMAC/s")
 		})
 	}
 	SetGeneric(false)

@@ -16,6 +16,11 @@
 //	s := f.NewStream()                       // or live audio, in any block size:
 //	s.Write(block, func(e *[speechembed.EmbeddingSize]float32) { ... })
 //
+// To run it only while there is sound, keep the last ~2 s of audio while
+// the stream is idle; when sound starts, Reset the stream and Write that
+// pre-roll first: embeddings resume at once instead of 0.8 s later, and
+// no audio from before the gap leaks into them.
+//
 // What a hop computes (the definition the equivalence test holds it to):
 // hop k (k = 1, 2, …) is samples [1280(k−1), 1280k). Its 8 mel frames are
 // taken from the 1760 samples that end where the hop ends (480 from before

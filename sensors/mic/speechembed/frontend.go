@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"slices"
 	"sync"
 
 	"github.com/edgeagent/edgeagent/sensors/mic/speechembed/internal/modelfile"
@@ -73,7 +74,7 @@ func load(b []byte) (*Frontend, error) {
 		if !ok {
 			return nil, fmt.Errorf("model file lacks tensor %s", name)
 		}
-		if !equalInts(t.Dims, dims) {
+		if !slices.Equal(t.Dims, dims) {
 			return nil, fmt.Errorf("model file tensor %s has the wrong shape", name)
 		}
 	}
@@ -84,18 +85,6 @@ func load(b []byte) (*Frontend, error) {
 		mel:    newMelBank(ts[modelfile.WindowName].Data, ts[modelfile.FiltersName].Data),
 		layers: buildLayers(ts),
 	}, nil
-}
-
-func equalInts(a, b []int) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 // Embed returns the embeddings of a whole clip: one per complete hop from

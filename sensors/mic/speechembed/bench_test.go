@@ -55,3 +55,21 @@ func cpuTime() time.Duration {
 	}
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
+
+// BenchmarkEmbedClip is the batch path on a 2 s clip (16 embeddings, the
+// window a head reads), what training pays per clip.
+func BenchmarkEmbedClip(b *testing.B) {
+	f := mustNew(b)
+	r := rand.New(rand.NewPCG(2, 2))
+	clip := make([]int16, 2*SampleRate)
+	for i := range clip {
+		clip[i] = int16(r.NormFloat64() * 3000)
+	}
+	cpu0 := cpuTime()
+	for range b.N {
+		if n := len(f.Embed(clip)); n != len(clip)/HopSamples-FirstHop+1 {
+			b.Fatalf("%d embeddings", n)
+		}
+	}
+	b.ReportMetric(float64(cpuTime()-cpu0)/float64(time.Millisecond)/float64(b.N), "cpu-ms/clip")
+}

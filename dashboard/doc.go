@@ -46,6 +46,22 @@
 // Camera frames are MJPEG streams of <camera>.live, which the camera
 // encodes only while a stream watches it.
 //
+// The page starts from /api/state, which carries the recent stream as the
+// live channel would have sent it: events, LLM exchanges and tool calls in
+// the stream's order (its sequence numbers), so a reload shows what a page
+// left open shows. A failure that repeats (an LLM exchange that failed, an
+// event carrying an error or of a kind ending in "_failed": without Ollama,
+// one every ~20 s) is one line with a count and the time it was last seen;
+// the stream keeps every record, only the view collapses them. The e-stop
+// banner shows the actuators' latch (their health component "estop"), not
+// the events in view, so it stays until the e-stop is reset.
+//
+// With ?static=1 the page is a snapshot: it loads once and opens neither
+// the live channel nor a camera stream (the camera shows its newest frame).
+// That is what a headless screenshot takes (README): Chromium's
+// --virtual-time-budget stops its virtual clock while any request is open,
+// and a live page always has one, however late it opens it.
+//
 // The camera's tuning panel (admins) sets threshold, min_area and masks
 // drawn with the mouse. It edits the board file's own text (comments kept)
 // and hands it to config.reload {save: true}: validated as `edgeagent

@@ -149,7 +149,10 @@ const (
 
 // encodeItem appends one stream item as a live message; blobs (frames go
 // by the camera stream) give nothing.
-func encodeItem(b []byte, it *worldmodel.Item) []byte {
+func encodeItem(b []byte, it *worldmodel.Item) []byte { return encode(b, it, repeatKey(it)) }
+
+// encode is encodeItem with the item's repeat key already known.
+func encode(b []byte, it *worldmodel.Item, rep string) []byte {
 	switch it.Kind {
 	case worldmodel.ItemObservation:
 		o := &it.Obs
@@ -187,6 +190,10 @@ func encodeItem(b []byte, it *worldmodel.Item) []byte {
 		b = appendRecordData(b, r.Data)
 	default:
 		return b
+	}
+	if rep != "" {
+		b = append(b, `,"rep":`...)
+		b = appendJSON(b, rep)
 	}
 	return append(b, '}')
 }

@@ -34,13 +34,9 @@ type reading struct {
 	Kind   string   `json:"kind"`
 }
 
-// stateLimit is how many recent events and journal records the page
-// starts with.
-const stateLimit = 100
-
 // handleState is what the page starts from before the live channel: the
-// newest value of every source, the states, and recent history of events
-// and records.
+// newest value of every source, the states, the e-stop, and the recent
+// stream as the live channel would have sent it (stateItems).
 func (s *server) handleState(w http.ResponseWriter, _ *http.Request, _ session) {
 	var readings []reading
 	for _, o := range s.world.LatestAll() {
@@ -54,17 +50,10 @@ func (s *server) handleState(w http.ResponseWriter, _ *http.Request, _ session) 
 		}
 		readings = append(readings, r)
 	}
-	var events, records [][]byte
-	for _, e := range s.world.Events(0, worldmodel.Low, stateLimit) {
-		events = append(events, encodeItem(nil, &worldmodel.Item{Kind: worldmodel.ItemEvent, Event: e}))
-	}
-	for _, r := range s.world.Records(0, stateLimit) {
-		records = append(records, encodeItem(nil, &worldmodel.Item{Kind: worldmodel.ItemRecord, Record: r}))
-	}
 	writeJSON(w, http.StatusOK, map[string]any{
 		"device": s.board.Device, "cameras": s.cameras(), "readings": readings, "thresholds": s.thresholds(),
-		"health": s.world.Health(), "actuators": s.world.Actuators(),
-		"events": rawList(events), "records": rawList(records), "version": s.world.Version(),
+		"health": s.world.Health(), "actuators": s.world.Actuators(), "estop": estopState(s.world),
+		"items": stateItems(s.world), "version": s.world.Version(),
 		"camera_motion": s.cameraMotion(), "history_s": s.opts.History.Seconds(),
 	})
 }

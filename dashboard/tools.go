@@ -114,5 +114,5 @@ func (s *server) handleEStop(w http.ResponseWriter, _ *http.Request, sess sessio
 	s.log.Warn("E-STOP pressed on the dashboard", "user", sess.User, "role", sess.Role)
 	s.host.Raise(worldmodel.Event{Kind: "estop", Source: webCaller, Priority: worldmodel.Critical,
 		Message: "E-STOP pressed on the dashboard by " + sess.User})
-	writeJSON(w, http.StatusOK, map[string]any{"ok": true, "latched": s.world.Health()["estop"] == "latched"})
+	writeJSON(w, http.StatusOK, map[string]any{"ok": true, "latched": s.world.Health()[healthEStop] == "latched"})
 }

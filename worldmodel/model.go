@@ -349,6 +349,7 @@ type Stats struct {
 	Appended uint64 // observations appended over the model's life
 	Dropped  uint64 // appends (and actuator/health names) refused: empty or over MaxSources
 	Events   uint64 // events recorded over the model's life
+	Records  uint64 // journal records noted over the model's life
 	Bytes    int64  // approximate memory held: ring and log slots plus text, blob and message payloads
 }
 
@@ -371,5 +372,8 @@ func (m *Model) Stats() Stats {
 		s.Bytes += int64(len(e.Kind) + len(e.Source) + len(e.Message))
 	}
 	m.evMu.Unlock()
+	m.recMu.Lock()
+	s.Records = m.recTotal
+	m.recMu.Unlock()
 	return s
 }

@@ -7,38 +7,22 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
-	cdplog "github.com/chromedp/cdproto/log"
 	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
 	paho "github.com/eclipse/paho.mqtt.golang"
 	"golang.org/x/crypto/bcrypt"
 
 	"github.com/edgeagent/edgeagent/board"
+	"github.com/edgeagent/edgeagent/internal/browsertest"
 	"github.com/edgeagent/edgeagent/node"
 	"github.com/edgeagent/edgeagent/worldmodel"
 )
-
-// dashChromium finds the browser: $EDGEAGENT_CHROMIUM, or Debian's chromium.
-func dashChromium(t *testing.T) string {
-	if p := os.Getenv("EDGEAGENT_CHROMIUM"); p != "" {
-		return p
-	}
-	for _, name := range []string{"chromium", "chromium-browser", "google-chrome"} {
-		if p, err := exec.LookPath(name); err == nil {
-			return p
-		}
-	}
-	t.Skip("no chromium on this machine (apt-get install chromium): the dashboard's browser test is skipped")
-	return ""
-}
 
 // dashSimNode runs the sim board with the dashboard on a free port, logins for
 // an admin and a viewer, and its embedded broker on another free port.
@@ -97,46 +81,6 @@ func dashSimNode(t *testing.T) (current *atomic.Pointer[node.Node], url, broker,
 		t.Fatalf("node did not start: %v", err)
 	}
 	return current, fmt.Sprintf("http://127.0.0.1:%d/", web), fmt.Sprintf("tcp://127.0.0.1:%d", mq), boardFile
-}
-
-// headlessBrowser is a headless chromium with a fresh profile.
-func headlessBrowser(t *testing.T) context.Context {
-	dir := t.TempDir()
-	opts := append(chromedp.DefaultExecAllocatorOptions[:],
-		chromedp.ExecPath(dashChromium(t)), chromedp.Flag("headless", true), chromedp.NoSandbox, chromedp.DisableGPU,
-		chromedp.NoFirstRun, chromedp.Flag("disable-background-networking", true), chromedp.Flag("disable-component-update", true),
-		chromedp.Flag("disable-sync", true), chromedp.UserDataDir(dir), chromedp.WindowSize(1440, 1100))
-	actx, cancelA := chromedp.NewExecAllocator(context.Background(), opts...)
-	ctx, cancelC := chromedp.NewContext(actx)
-	ctx, cancelT := context.WithTimeout(ctx, 3*time.Minute)
-	t.Cleanup(func() { cancelT(); cancelC(); cancelA() })
-	return ctx
-}
-
-// waitJS polls a JavaScript condition until it is true.
-func waitJS(t *testing.T, ctx context.Context, what, expr string, timeout time.Duration) {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	var last string
-	for time.Now().Before(deadline) {
-		var ok bool
-		if err := chromedp.Run(ctx, chromedp.Evaluate("!!("+expr+")", &ok)); err != nil {
-			last = err.Error()
-		} else if ok {
-			return
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-	t.Fatalf("%s: not within %v (%s)", what, timeout, last)
-}
-
-func jsEval[T any](t *testing.T, ctx context.Context, expr string) T {
-	t.Helper()
-	var v T
-	if err := chromedp.Run(ctx, chromedp.Evaluate(expr, &v)); err != nil {
-		t.Fatalf("%s: %v", expr, err)
-	}
-	return v
 }
 
 // screenshotDir is where the screenshots go: $EDGEAGENT_SCREENSHOTS, or a
@@ -228,11 +172,11 @@ func TestBrowser(t *testing.T) {
 	if testing.Short() {
 		t.Skip("browser test: not in -short")
 	}
-	dashChromium(t)
+	browsertest.Chromium(t)
 	current, url, broker, boardFile := dashSimNode(t)
 	n := current.Load()
 	dir := screenshotDir(t)
-	ctx := headlessBrowser(t)
+	ctx := browsertest.New(t, 1440, 1100, 3*time.Minute)
 
 	estop := make(chan string, 16)
 	mc := paho.NewClient(paho.NewClientOptions().AddBroker(broker).SetClientID("dash-e2e").SetConnectTimeout(5 * time.Second))
@@ -242,67 +186,42 @@ func TestBrowser(t *testing.T) {
 	defer mc.Disconnect(100)
 	mc.Subscribe("edgeagent/sim-bot/state/estop", 1, func(_ paho.Client, m paho.Message) { estop <- string(m.Payload()) }).WaitTimeout(5 * time.Second)
 
-	// Every uncaught exception and every script or CSP error the page
-	// logs fails the test (a lost connection during the reload is fine).
-	var jsErrs []string
-	var jsMu sync.Mutex
-	chromedp.ListenTarget(ctx, func(ev any) {
-		jsMu.Lock()
-		defer jsMu.Unlock()
-		switch ev := ev.(type) {
-		case *runtime.EventExceptionThrown:
-			jsErrs = append(jsErrs, ev.ExceptionDetails.Error())
-		case *cdplog.EventEntryAdded:
-			if ev.Entry.Level == cdplog.LevelError && ev.Entry.Source != cdplog.SourceNetwork {
-				jsErrs = append(jsErrs, string(ev.Entry.Source)+": "+ev.Entry.Text)
-			}
-		}
-	})
-	defer func() {
-		jsMu.Lock()
-		defer jsMu.Unlock()
-		if len(jsErrs) > 0 {
-			t.Errorf("the page had errors:\n%s", strings.Join(jsErrs, "\n"))
-		}
-	}()
-	if err := chromedp.Run(ctx, cdplog.Enable()); err != nil {
-		t.Fatal(err)
-	}
+	browsertest.FailOnPageErrors(t, ctx)
 	dashLogin(t, ctx, url, "admin", "admin-secret")
 
 	// The camera: frames arrive (the overlay counts them) and the image changes.
-	waitJS(t, ctx, "camera overlays", `Number(document.querySelector('.camera').dataset.frames || 0) >= 5`, 20*time.Second)
-	h1 := jsEval[int](t, ctx, frameHash)
+	browsertest.WaitJS(t, ctx, "camera overlays", `Number(document.querySelector('.camera').dataset.frames || 0) >= 5`, 20*time.Second)
+	h1 := browsertest.Eval[int](t, ctx, frameHash)
 	time.Sleep(time.Second)
-	h2 := jsEval[int](t, ctx, frameHash)
+	h2 := browsertest.Eval[int](t, ctx, frameHash)
 	if h1 == 0 || h1 == h2 {
 		t.Fatalf("camera image did not update: hashes %d and %d", h1, h2)
 	}
 	// A sensor plot has points (history plus the live channel).
-	waitJS(t, ctx, "imu plot points", `Number(document.querySelector('[data-src="imu.accel_z"]')?.dataset.points || 0) >= 5`, 15*time.Second)
-	waitJS(t, ctx, "temperature plot", `Number(document.querySelector('[data-src="env.temperature"]')?.dataset.points || 0) >= 1`, 15*time.Second)
+	browsertest.WaitJS(t, ctx, "imu plot points", `Number(document.querySelector('[data-src="imu.accel_z"]')?.dataset.points || 0) >= 5`, 15*time.Second)
+	browsertest.WaitJS(t, ctx, "temperature plot", `Number(document.querySelector('[data-src="env.temperature"]')?.dataset.points || 0) >= 1`, 15*time.Second)
 	screenshot(t, ctx, dir, "overview")
 	// A degraded sensor is marked on its plots.
 	n.World.SetHealth("light", "degraded: unplugged (test)")
-	waitJS(t, ctx, "light marked degraded", `document.querySelector('[data-src="light.illuminance"]')?.classList.contains('degraded')`, 10*time.Second)
+	browsertest.WaitJS(t, ctx, "light marked degraded", `document.querySelector('[data-src="light.illuminance"]')?.classList.contains('degraded')`, 10*time.Second)
 	n.World.SetHealth("light", "ok")
-	waitJS(t, ctx, "light healthy again", `!document.querySelector('[data-src="light.illuminance"]').classList.contains('degraded')`, 10*time.Second)
+	browsertest.WaitJS(t, ctx, "light healthy again", `!document.querySelector('[data-src="light.illuminance"]').classList.contains('degraded')`, 10*time.Second)
 
 	// A tool form moves the pan servo, as caller web.
 	dashTab(t, ctx, "tools")
-	waitJS(t, ctx, "pan.set_angle form", `document.querySelector('form[data-tool="pan.set_angle"] button[type=submit]:not([disabled])')`, 10*time.Second)
-	jsEval[bool](t, ctx, `(() => { const r = document.querySelector('form[data-tool="pan.set_angle"] input[name=degrees]');
+	browsertest.WaitJS(t, ctx, "pan.set_angle form", `document.querySelector('form[data-tool="pan.set_angle"] button[type=submit]:not([disabled])')`, 10*time.Second)
+	browsertest.Eval[bool](t, ctx, `(() => { const r = document.querySelector('form[data-tool="pan.set_angle"] input[name=degrees]');
 	  r.value = 30; r.dispatchEvent(new Event('input')); return true; })()`)
 	if err := chromedp.Run(ctx, chromedp.Click(`form[data-tool="pan.set_angle"] button[type=submit]`)); err != nil {
 		t.Fatal(err)
 	}
-	waitJS(t, ctx, "pan.set_angle reply", `document.querySelector('form[data-tool="pan.set_angle"]').dataset.result === 'ok'`, 10*time.Second)
+	browsertest.WaitJS(t, ctx, "pan.set_angle reply", `document.querySelector('form[data-tool="pan.set_angle"]').dataset.result === 'ok'`, 10*time.Second)
 	waitUntil(t, "pan at 30°", 10*time.Second, func() bool { return n.World.Actuators()["pan"] == "at 30°" })
 	screenshot(t, ctx, dir, "tools")
 
 	dashTab(t, ctx, "audit")
-	waitJS(t, ctx, "audit row by web", `document.querySelector('#audit tbody tr[data-caller="web"]')`, 10*time.Second)
-	if row := jsEval[string](t, ctx, `document.querySelector('#audit tbody tr[data-caller="web"]').textContent`); !strings.Contains(row, "pan.set_angle") {
+	browsertest.WaitJS(t, ctx, "audit row by web", `document.querySelector('#audit tbody tr[data-caller="web"]')`, 10*time.Second)
+	if row := browsertest.Eval[string](t, ctx, `document.querySelector('#audit tbody tr[data-caller="web"]').textContent`); !strings.Contains(row, "pan.set_angle") {
 		t.Fatalf("audit row by web: %q", row)
 	}
 	screenshot(t, ctx, dir, "audit")
@@ -312,29 +231,29 @@ func TestBrowser(t *testing.T) {
 	if err := chromedp.Run(ctx, chromedp.SendKeys(`#command-form input`, "turn on the headlight"), chromedp.Click(`#command-form button`)); err != nil {
 		t.Fatal(err)
 	}
-	waitJS(t, ctx, "the command's decision", `[...document.querySelectorAll('#events li[data-kind="decision"]')].some(li => li.textContent.includes('via local'))`, 20*time.Second)
+	browsertest.WaitJS(t, ctx, "the command's decision", `[...document.querySelectorAll('#events li[data-kind="decision"]')].some(li => li.textContent.includes('via local'))`, 20*time.Second)
 	if err := chromedp.Run(ctx, chromedp.Click(`#events li[data-kind="decision"] summary`)); err != nil {
 		t.Fatal(err)
 	}
-	waitJS(t, ctx, "an expanded trace", `document.querySelector('#events .trace')`, 5*time.Second)
+	browsertest.WaitJS(t, ctx, "an expanded trace", `document.querySelector('#events .trace')`, 5*time.Second)
 	// An exchange with the model (as the engine journals it; this board
 	// runs without one): listed with its sizes, opened in full.
 	x, _ := json.Marshal(map[string]any{"purpose": "intent", "system": strings.Repeat("You are a robot. ", 400),
 		"messages": []map[string]string{{"role": "user", "content": "turn on the headlight"}}, "answer": `{"action":"turn on","object":"headlight"}`,
 		"usage": map[string]any{"model": "tiny", "prompt_tokens": 812, "eval_tokens": 14}, "duration_ms": 84.2})
 	n.World.Note(worldmodel.Record{Kind: "llm", Source: "llm", Data: x})
-	waitJS(t, ctx, "the llm exchange listed", `document.querySelector('#events li[data-kind="llm"]')?.textContent.includes('812 → 14 tokens')`, 10*time.Second)
+	browsertest.WaitJS(t, ctx, "the llm exchange listed", `document.querySelector('#events li[data-kind="llm"]')?.textContent.includes('812 → 14 tokens')`, 10*time.Second)
 	if err := chromedp.Run(ctx, chromedp.Click(`#events li[data-kind="llm"] summary`)); err != nil {
 		t.Fatal(err)
 	}
-	waitJS(t, ctx, "the llm exchange in full", `[...document.querySelectorAll('#events li[data-kind="llm"] pre')].some(p => p.textContent.includes('"object":"headlight"'))`, 10*time.Second)
+	browsertest.WaitJS(t, ctx, "the llm exchange in full", `[...document.querySelectorAll('#events li[data-kind="llm"] pre')].some(p => p.textContent.includes('"object":"headlight"'))`, 10*time.Second)
 	screenshot(t, ctx, dir, "events")
 
 	// E-STOP latches; MQTT's retained state says so.
 	if err := chromedp.Run(ctx, chromedp.Click(`#estop`)); err != nil {
 		t.Fatal(err)
 	}
-	waitJS(t, ctx, "e-stop latched on the page", `document.body.dataset.estop === 'latched'`, 10*time.Second)
+	browsertest.WaitJS(t, ctx, "e-stop latched on the page", `document.body.dataset.estop === 'latched'`, 10*time.Second)
 	waitUntil(t, "MQTT state/estop latched", 10*time.Second, func() bool {
 		for {
 			select {
@@ -351,20 +270,20 @@ func TestBrowser(t *testing.T) {
 		t.Fatalf("world health estop = %q", h)
 	}
 	dashTab(t, ctx, "status")
-	waitJS(t, ctx, "status cards", `document.querySelectorAll('#status-cards .card').length > 5`, 10*time.Second)
+	browsertest.WaitJS(t, ctx, "status cards", `document.querySelectorAll('#status-cards .card').length > 5`, 10*time.Second)
 	screenshot(t, ctx, dir, "estop-status")
 	dashTab(t, ctx, "config")
-	waitJS(t, ctx, "config", `document.querySelector('#config-yaml').textContent.includes('front_cam')`, 10*time.Second)
-	if y := jsEval[string](t, ctx, `document.querySelector('#config-yaml').textContent`); strings.Contains(y, "$2a$") {
+	browsertest.WaitJS(t, ctx, "config", `document.querySelector('#config-yaml').textContent.includes('front_cam')`, 10*time.Second)
+	if y := browsertest.Eval[string](t, ctx, `document.querySelector('#config-yaml').textContent`); strings.Contains(y, "$2a$") {
 		t.Fatal("the config page shows a password hash")
 	}
 	screenshot(t, ctx, dir, "config")
 	// Only an admin resets it.
-	jsEval[bool](t, ctx, `(() => { window.confirm = () => true; return true; })()`)
+	browsertest.Eval[bool](t, ctx, `(() => { window.confirm = () => true; return true; })()`)
 	if err := chromedp.Run(ctx, chromedp.Click(`#estop-reset`)); err != nil {
 		t.Fatal(err)
 	}
-	waitJS(t, ctx, "e-stop reset", `document.body.dataset.estop === 'ok'`, 10*time.Second)
+	browsertest.WaitJS(t, ctx, "e-stop reset", `document.body.dataset.estop === 'ok'`, 10*time.Second)
 
 	// The tuning panel: a higher threshold and a mask drawn with the mouse
 	// go to config.reload, which validates them and rebuilds the agent.
@@ -373,8 +292,8 @@ func TestBrowser(t *testing.T) {
 		chromedp.Click(`.camera [data-act=draw]`)); err != nil {
 		t.Fatal(err)
 	}
-	jsEval[bool](t, ctx, `(() => { const r = document.querySelector('.camera input[name=threshold]'); r.value = 42; r.dispatchEvent(new Event('input')); return true; })()`)
-	rect := jsEval[[]float64](t, ctx, `(() => { const r = document.querySelector('.camera canvas').getBoundingClientRect(); return [r.left, r.top, r.width, r.height]; })()`)
+	browsertest.Eval[bool](t, ctx, `(() => { const r = document.querySelector('.camera input[name=threshold]'); r.value = 42; r.dispatchEvent(new Event('input')); return true; })()`)
+	rect := browsertest.Eval[[]float64](t, ctx, `(() => { const r = document.querySelector('.camera canvas').getBoundingClientRect(); return [r.left, r.top, r.width, r.height]; })()`)
 	for _, p := range [][2]float64{{0, 0}, {0.5, 0}, {0.5, 0.25}, {0, 0.25}} { // the top-left quarter's upper half
 		if err := chromedp.Run(ctx, chromedp.MouseClickXY(rect[0]+1+p[0]*(rect[2]-2), rect[1]+1+p[1]*(rect[3]-2))); err != nil {
 			t.Fatal(err)
@@ -387,7 +306,7 @@ func TestBrowser(t *testing.T) {
 	if err := chromedp.Run(ctx, chromedp.Click(`.camera [data-act=save]`)); err != nil {
 		t.Fatal(err)
 	}
-	waitJS(t, ctx, "tuning accepted", `document.querySelector('[data-msg=tuning]').textContent.startsWith('accepted')`, 15*time.Second)
+	browsertest.WaitJS(t, ctx, "tuning accepted", `document.querySelector('[data-msg=tuning]').textContent.startsWith('accepted')`, 15*time.Second)
 	waitUntil(t, "the agent rebuilt with the tuned config", 20*time.Second, func() bool { return current.Load() != n })
 	n = current.Load()
 	<-n.Ready()
@@ -421,12 +340,12 @@ func TestBrowser(t *testing.T) {
 		t.Fatal(err)
 	}
 	fillLogin(t, ctx, "guest", "viewer-secret")
-	waitJS(t, ctx, "viewer role", `document.body.dataset.role === 'viewer'`, 5*time.Second)
-	if !jsEval[bool](t, ctx, `document.querySelector('#estop-reset').classList.contains('hidden')`) {
+	browsertest.WaitJS(t, ctx, "viewer role", `document.body.dataset.role === 'viewer'`, 5*time.Second)
+	if !browsertest.Eval[bool](t, ctx, `document.querySelector('#estop-reset').classList.contains('hidden')`) {
 		t.Fatal("a viewer sees the e-stop reset")
 	}
 	dashTab(t, ctx, "tools")
-	waitJS(t, ctx, "viewer's pan.set_angle form disabled", `document.querySelector('form[data-tool="pan.set_angle"] button[type=submit][disabled]')`, 10*time.Second)
+	browsertest.WaitJS(t, ctx, "viewer's pan.set_angle form disabled", `document.querySelector('form[data-tool="pan.set_angle"] button[type=submit][disabled]')`, 10*time.Second)
 	screenshot(t, ctx, dir, "viewer-tools")
 	// On a phone.
 	if err := chromedp.Run(ctx, chromedp.EmulateViewport(390, 844)); err != nil {
@@ -453,11 +372,11 @@ func TestBrowser(t *testing.T) {
 	if err := chromedp.Run(ctx, chromedp.Click(`#estop`)); err != nil {
 		t.Fatal(err)
 	}
-	waitJS(t, ctx, "the viewer's e-stop latched", `document.body.dataset.estop === 'latched'`, 10*time.Second)
+	browsertest.WaitJS(t, ctx, "the viewer's e-stop latched", `document.body.dataset.estop === 'latched'`, 10*time.Second)
 	if h := n.World.Health()["estop"]; h != "latched" {
 		t.Fatalf("after a viewer's E-STOP, health estop = %q", h)
 	}
-	if !jsEval[bool](t, ctx, `document.querySelector('#estop-reset').classList.contains('hidden')`) {
+	if !browsertest.Eval[bool](t, ctx, `document.querySelector('#estop-reset').classList.contains('hidden')`) {
 		t.Fatal("a viewer is offered the e-stop reset")
 	}
 }

@@ -1,6 +1,9 @@
 // edgeagent dashboard: plain JS, no build step. One live channel (SSE)
 // feeds everything; the first state and the plots' history come from
-// /api/state and /api/history.
+// /api/state and /api/history. With ?static=1 the page is a snapshot: it
+// loads once and opens no live channel and no camera stream, so a headless
+// browser's --virtual-time-budget can finish (a request that never ends
+// stops its virtual clock).
 "use strict";
 
 const $ = (sel, el = document) => el.querySelector(sel);
@@ -23,6 +26,7 @@ const json = (v) => JSON.stringify(v);
 const S = {
   session: null, csrf: "", role: "", state: null, plots: {}, thresholds: {}, health: {}, actuators: {},
   events: [], calls: [], cameras: {}, lost: 0, es: null, window: 600,
+  estop: { latched: false }, lastEStop: null, static: new URLSearchParams(location.search).has("static"),
 };
 window.dashboard = S; // for the browser test and for poking around in the console
 
@@ -109,16 +113,21 @@ async function load() {
   const [st, hist] = await Promise.all([api("/api/state"), api("/api/history")]);
   if (st.status !== 200) return;
   const s = st.data;
-  S.state = s; S.thresholds = s.thresholds || {}; S.health = s.health || {}; S.actuators = s.actuators || {};
+  S.state = s; S.thresholds = s.thresholds || {}; S.actuators = s.actuators || {};
+  // only what is not ok, as the health records keep it
+  S.health = Object.fromEntries(Object.entries(s.health || {}).filter(([, h]) => h !== "ok"));
   S.window = s.history_s || 600;
   renderCameras(s.cameras || [], s.camera_motion || {});
   for (const [src, ser] of Object.entries(hist.data || {})) ensurePlot(src, ser.u, ser.t, ser.v);
   for (const r of s.readings || []) if (r.v !== undefined) ensurePlot(r.src, r.u);
+  // The same messages as the live channel, in the stream's order.
   S.events = []; S.calls = [];
-  for (const m of s.events || []) onEvent(m, true);
-  for (const m of s.records || []) onRecord(m, true);
+  for (const m of s.items || []) onMessage(m, true);
+  S.estop = s.estop || { latched: false };
   renderEvents(); renderRecent(); renderCalls(); renderActuators(); renderHealth(); renderEStop();
-  connect();
+  if (!S.static) { connect(); return; }
+  const conn = $("#conn");
+  conn.textContent = "snapshot " + fmtTime(Date.now()); conn.className = "badge off";
 }
 
 // ---- live channel ------------------------------------------------------
@@ -133,16 +142,19 @@ function connect() {
     // A rebuilt agent (config reload) keeps the login; a lost login shows the form.
     api("/api/session").then(({ status }) => { if (status === 401) showLogin(); });
   };
-  es.onmessage = (e) => {
-    const m = JSON.parse(e.data);
-    switch (m.t) {
-      case "o": onReading(m); break;
-      case "oe": onObsEvent(m); break;
-      case "e": onEvent(m); break;
-      case "r": onRecord(m); break;
-      case "dropped": case "gap": S.lost += m.n; $("#ev-lost").textContent = S.lost + " live messages lost (slow connection)"; break;
-    }
-  };
+  es.onmessage = (e) => onMessage(JSON.parse(e.data));
+}
+
+// onMessage handles one message of the stream, from the live channel or
+// from /api/state (initial: draw once at the end).
+function onMessage(m, initial) {
+  switch (m.t) {
+    case "o": onReading(m); break;
+    case "oe": onObsEvent(m); break;
+    case "e": onEvent(m, initial); break;
+    case "r": onRecord(m, initial); break;
+    case "dropped": case "gap": S.lost += m.n; $("#ev-lost").textContent = S.lost + " live messages lost (slow connection)"; break;
+  }
 }
 
 function onReading(m) {
@@ -156,10 +168,26 @@ function onObsEvent(m) {
   if (m.kind === "motion_update" && $("#ev-updates").checked) onEvent(m);
 }
 
+// onEvent adds a line to the events list, which is in the stream's order
+// (by sequence number, whatever the line came from). A failure's repeats
+// (the server gives them one "rep" key) are one line: the newest, with how
+// many there were and when the first was.
 function onEvent(m, initial) {
-  S.events.push(m);
+  if (S.events.some((x) => x.seq === m.seq)) return; // already shown
+  if (m.rep) {
+    const i = S.events.findIndex((x) => x.rep === m.rep);
+    if (i >= 0) {
+      const old = S.events[i];
+      m.n = (old.n || 1) + (m.n || 1); m.first = old.first || old.ts;
+      S.events.splice(i, 1);
+    }
+  }
+  let i = S.events.length;
+  while (i > 0 && S.events[i - 1].seq > m.seq) i--;
+  S.events.splice(i, 0, m);
   if (S.events.length > 500) S.events.splice(0, S.events.length - 500);
-  if (m.kind === "estop" || m.kind === "estop_reset") renderEStop();
+  if (m.kind === "estop") S.lastEStop = { ts: m.ts, src: m.src, msg: m.msg };
+  if (m.kind === "estop_reset") S.lastEStop = null;
   if (!initial) { renderEvents(); renderRecent(); }
 }
 
@@ -168,16 +196,28 @@ function renderRecent() {
   const items = [];
   for (let i = S.events.length - 1; i >= 0 && items.length < 8; i--) {
     const m = S.events[i];
-    const li = el("li", { class: "p-" + m.prio, "data-kind": m.kind }, el("span", { class: "meta", text: fmtTime(m.ts) }), el("b", { text: m.kind + " " }), m.msg || "");
+    const li = el("li", { class: "p-" + m.prio, "data-kind": m.kind, "data-seq": m.seq, "data-rep": m.rep },
+      el("span", { class: "meta", text: fmtTime(m.ts) }), el("b", { text: m.kind + " " }), m.msg || "", repeats(m));
     items.push(li);
   }
   $("#recent").replaceChildren(...items);
+}
+
+// repeats says how often a collapsed failure was seen (null for one).
+function repeats(m) {
+  if (!(m.n > 1)) return null;
+  return el("span", { class: "repeats", text: " ×" + m.n + ", last seen " + fmtTime(m.ts) + " (first " + fmtTime(m.first) + ")" });
 }
 
 function onRecord(m, initial) {
   if (m.kind === "actuator") { S.actuators[m.src] = m.data.state; if (!initial) renderActuators(); return; }
   if (m.kind === "health") {
     if (m.data.health === "ok") delete S.health[m.src]; else S.health[m.src] = m.data.health;
+    if (m.src === "estop") { // the actuators' latch: the e-stop that set it says when and by whom
+      const latched = m.data.health === "latched";
+      if (latched && !S.estop.ts) S.estop = { latched, ...(S.lastEStop || { ts: m.ts }) };
+      if (!latched) S.estop = { latched };
+    }
     if (!initial) { renderHealth(); renderEStop(); }
     return;
   }
@@ -186,7 +226,7 @@ function onRecord(m, initial) {
     const size = (v) => (v && v.omitted_bytes !== undefined ? v.omitted_bytes : json(v ?? "").length);
     const msg = (d.purpose || "call") + ": prompt " + (size(d.system) + size(d.messages)) + " B → answer " + size(d.answer) + " B, " +
       (u.prompt_tokens ?? "?") + " → " + (u.eval_tokens ?? "?") + " tokens, " + fmtNum(d.duration_ms) + " ms" + (d.error ? " — " + d.error : "") + (u.model ? " (" + u.model + ")" : "");
-    onEvent({ t: "r", seq: m.seq, ts: m.ts, src: m.src, kind: "llm", prio: "low", msg, record: true }, initial);
+    onEvent({ t: "r", seq: m.seq, ts: m.ts, src: m.src, kind: "llm", prio: "low", msg, record: true, rep: m.rep, n: m.n, first: m.first }, initial);
     return;
   }
   if (m.kind === "tool_call") {
@@ -197,26 +237,36 @@ function onRecord(m, initial) {
 }
 
 // ---- E-STOP -----------------------------------------------------------------
+// The badge and the Overview's banner show the actuators' latch (from
+// /api/state, then their health records): an e-stop stays on the page until
+// it is reset, however many events come after it.
 function renderEStop() {
-  const latched = S.health.estop === "latched";
+  const e = S.estop, latched = !!e.latched;
   const b = $("#estop-state");
   b.textContent = latched ? "E-STOP LATCHED" : "e-stop: ok";
   b.className = "badge " + (latched ? "bad" : "ok");
   document.body.dataset.estop = latched ? "latched" : "ok";
+  const banner = $("#estop-banner");
+  banner.classList.toggle("hidden", !latched);
+  banner.textContent = !latched ? "" : "E-STOP LATCHED" + (e.ts ? " since " + fmtTime(e.ts) : "") + (e.src ? " by " + e.src : "") +
+    (e.msg ? ": " + e.msg : "") + ". Every actuator is stopped until an admin resets it.";
   // only an admin may release it, and only a latched stop needs it
   $("#estop-reset").classList.toggle("hidden", !latched || S.role !== "admin");
 }
 $("#estop").addEventListener("click", async () => {
   const { data } = await api("/api/estop", {});
   if (!data.ok) toast("E-STOP: " + data.error, true);
-  else if (data.latched) { S.health.estop = "latched"; renderEStop(); toast("E-STOP latched: every actuator stopped"); }
+  else if (data.latched) {
+    S.estop.latched = true; // when and by whom: the health record that follows
+    renderEStop(); toast("E-STOP latched: every actuator stopped");
+  }
   else toast("E-STOP sent, but no actuator set reported a latch (does this board have actuators?)", true);
 });
 $("#estop-reset").addEventListener("click", async () => {
   if (!confirm("Release the e-stop? Nothing restarts by itself.")) return;
   const { data } = await api("/api/invoke", { tool: "estop.reset", params: {} });
   if (!data.ok) toast("reset: " + data.error, true);
-  else { delete S.health.estop; renderEStop(); toast("e-stop released"); }
+  else { S.estop = { latched: false }; renderEStop(); toast("e-stop released"); }
 });
 
 // ---- actuators and health ----------------------------------------------------

@@ -10,7 +10,8 @@ function renderCameras(names, motion) {
 }
 
 function camera(name, m, box) {
-  const img = el("img", { alt: name + " live", src: "/api/camera/" + encodeURIComponent(name) + "/stream" });
+  // A snapshot page (?static=1) shows the newest frame: a stream never ends.
+  const img = el("img", { alt: name + (S.static ? "" : " live"), src: "/api/camera/" + encodeURIComponent(name) + (S.static ? "/snapshot" : "/stream") });
   const cv = el("canvas");
   const stateEl = el("span", { class: "badge off", text: "no motion" });
   const detEl = el("span", { class: "muted" });

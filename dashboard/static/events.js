@@ -28,9 +28,9 @@ function renderEvents() {
 
 function eventItem(m) {
   const meta = el("span", { class: "meta", text: fmtTime(m.ts) + " · " + m.prio + " · " + m.src });
-  const li = el("li", { class: "p-" + m.prio + " k-" + m.kind, "data-kind": m.kind });
+  const li = el("li", { class: "p-" + m.prio + " k-" + m.kind, "data-kind": m.kind, "data-seq": m.seq, "data-rep": m.rep });
   if (m.record) { // the full exchange is fetched when opened
-    const d = el("details", {}, el("summary", {}, meta, el("b", { text: m.kind + " " }), m.msg));
+    const d = el("details", {}, el("summary", {}, meta, el("b", { text: m.kind + " " }), m.msg, repeats(m)));
     d.addEventListener("toggle", async () => {
       if (!d.open || d.children.length > 1) return;
       const { data } = await api("/api/record/" + m.seq);
@@ -47,6 +47,7 @@ function eventItem(m) {
     li.append(d);
   } else {
     li.append(meta, el("b", { text: m.kind + " " }), m.msg || "");
+    if (m.n > 1) li.append(repeats(m));
     if (m.data && Object.keys(m.data).length) li.append(el("code", { class: "muted", text: " " + json(m.data).slice(0, 300) }));
   }
   return li;

@@ -7,6 +7,7 @@ package agent
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -133,6 +134,7 @@ func (l *Loop) Submit(ctx context.Context, cmd Command) (Outcome, error) {
 		return Outcome{}, ErrStopped
 	default:
 	}
+	l.journal(cmd)
 	l.bus.Push(it)
 	select {
 	case out := <-it.reply:
@@ -147,6 +149,25 @@ func (l *Loop) Submit(ctx context.Context, cmd Command) (Outcome, error) {
 		default:
 			return Outcome{}, ErrStopped
 		}
+	}
+}
+
+// RecordCommand is the journal record of a command submitted to the loop
+// (Data: the Command with its grants): an input that can change a
+// decision, so it is in the stream, and a replay submits it again.
+const RecordCommand = "command"
+
+type commandRecord struct {
+	Command
+	Grants []string `json:"grants,omitempty"`
+}
+
+func (l *Loop) journal(cmd Command) {
+	if l.world == nil {
+		return
+	}
+	if data, err := json.Marshal(commandRecord{cmd, cmd.Grants}); err == nil { // params are JSON already
+		l.world.Note(worldmodel.Record{Kind: RecordCommand, Source: cmd.Caller, Data: data})
 	}
 }
 

@@ -49,6 +49,8 @@ type Node struct {
 	file     string // the board file, "" when the board did not come from one
 	clock    clock.Clock
 	reloads  chan admin.Reload
+	// noSensors: see Options.NoSensors.
+	noSensors bool
 
 	supervisor *supervise.Supervisor // runs the sensors, keeps their health
 
@@ -83,6 +85,11 @@ type Options struct {
 	// NoStore keeps history in memory and leaves the store file alone, so
 	// `edgeagent check` and `tools` work while an agent holds the store.
 	NoStore bool
+	// NoSensors keeps the board's sensors on the board, so that the plugins
+	// and tools see it as it is, but never runs them, and a sensor that
+	// this binary cannot build is no error: a replay feeds their recorded
+	// readings instead.
+	NoSensors bool
 	// Clock is the time source given to plugins (default: the wall clock;
 	// a replay gives a virtual one).
 	Clock clock.Clock
@@ -95,7 +102,7 @@ func New(cfg *board.Config, o Options) (*Node, error) {
 	if log == nil {
 		log = slog.Default()
 	}
-	n := &Node{Board: cfg, Log: log, dir: o.ConfigDir, file: o.ConfigFile, clock: o.Clock, ready: make(chan struct{}), reloads: make(chan admin.Reload),
+	n := &Node{Board: cfg, Log: log, dir: o.ConfigDir, file: o.ConfigFile, clock: o.Clock, noSensors: o.NoSensors, ready: make(chan struct{}), reloads: make(chan admin.Reload),
 		owned: map[string][]sensors.Sensor{}}
 	if n.clock == nil {
 		n.clock = clock.Real()
@@ -150,7 +157,7 @@ func New(cfg *board.Config, o Options) (*Node, error) {
 	n.reflexes = agent.NewReflexes(rules)
 	n.reflexes.UseClock(n.clock.Now)
 	n.updateDecider()
-	if err := n.buildSensors(); err != nil {
+	if err := n.buildSensors(); err != nil && !o.NoSensors {
 		return nil, err
 	}
 	if err := n.buildPlugins(); err != nil {
@@ -248,7 +255,7 @@ func (n *Node) Run(ctx context.Context, started time.Time) error {
 	}
 	n.mu.Unlock()
 	for _, s := range all {
-		n.supervisor.Start(runCtx, s, n.limits[s.Name()])
+		n.startSensor(runCtx, s)
 	}
 	loopCtx, stopLoop := context.WithCancel(context.WithoutCancel(ctx))
 	loopDone := make(chan struct{})
@@ -285,6 +292,13 @@ func (n *Node) Run(ctx context.Context, started time.Time) error {
 		errs = append(errs, errors.New("some sensors did not stop in time"))
 	}
 	return errors.Join(errs...)
+}
+
+// startSensor hands s to the supervisor, unless the node runs none.
+func (n *Node) startSensor(ctx context.Context, s sensors.Sensor) {
+	if !n.noSensors {
+		n.supervisor.Start(ctx, s, n.limits[s.Name()])
+	}
 }
 
 // Close saves pending state and closes the store. Run calls it; callers

@@ -132,7 +132,7 @@ func (n *Node) LoadPlugin(ctx context.Context, p hooks.Plugin) error {
 	n.mu.Unlock()
 	if runCtx != nil {
 		for _, s := range owned {
-			n.supervisor.Start(runCtx, s, n.limits[s.Name()])
+			n.startSensor(runCtx, s)
 		}
 	}
 	return nil

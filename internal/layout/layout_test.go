@@ -111,7 +111,7 @@ var rules = []struct {
 	// A replay with --detections detectors builds the board's sensors (as
 	// the node does, through sensorconf and the kinds' registry) to run
 	// their detectors; it never imports a sensor kind.
-	{"record/replay", []string{"board", "clock", "hooks", "node", "sensors/sensorconf", "record", "record/recording", "sensors", "tools", "worldmodel"}, assembly},
+	{"record/replay", []string{"agent", "board", "clock", "hooks", "node", "sensors/sensorconf", "record", "record/recording", "sensors", "tools", "worldmodel"}, assembly},
 }
 
 // assembly: the tests of a plugin, or of a room that runs a node, build a

@@ -31,7 +31,7 @@ func New(h plugin.Host) (hooks.Plugin, error) {
 	set, err := actuator.New(actuator.Options{
 		Platform: b.Device.Platform, Model: b.Device.Model,
 		Actuators: Configs(b.Actuators), Settings: settings,
-		World: h.World(), Raise: h.Raise, Store: h.Store(), Log: h.Log().With("plugin", "actuators"),
+		World: h.World(), Raise: h.Raise, Store: h.Store(), Log: h.Log().With("plugin", "actuators"), Clock: h.Clock(),
 		Admin: func(tool string) bool {
 			s, err := h.Tools().Resolve(tool)
 			return err == nil && s.Permission == "admin"

@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/edgeagent/edgeagent/agent"
 	"github.com/edgeagent/edgeagent/clock"
 	"github.com/edgeagent/edgeagent/hooks"
 	"github.com/edgeagent/edgeagent/node"
@@ -102,6 +103,12 @@ func (d *driver) run(ctx context.Context, inputs []input, heartbeat time.Duratio
 		}
 		if in.call != nil {
 			if err := d.invoke(ctx, *in.call); err != nil {
+				return err
+			}
+			continue
+		}
+		if in.cmd != nil {
+			if err := d.submit(ctx, *in.cmd); err != nil {
 				return err
 			}
 			continue
@@ -212,6 +219,18 @@ func (d *driver) invoke(ctx context.Context, c tools.Call) error {
 	}()
 	return d.until(ctx, done, func() bool { return d.clk.Pending() > before },
 		fmt.Errorf("the tool %s did not return within %v", c.Tool, settleLimit))
+}
+
+// submit gives the agent a command as it was given (its cycle's decision
+// is what is compared) and waits until the agent has handled it.
+func (d *driver) submit(ctx context.Context, c agent.Command) error {
+	d.calls.Add(1)
+	go func() {
+		defer d.calls.Done()
+		_, _ = d.n.Agent.Submit(ctx, c)
+	}()
+	d.raised++
+	return d.settle(ctx)
 }
 
 // finishCalls moves virtual time on until the calls still waiting for it

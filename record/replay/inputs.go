@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/edgeagent/edgeagent/agent"
 	"github.com/edgeagent/edgeagent/record"
 	"github.com/edgeagent/edgeagent/record/recording"
 	"github.com/edgeagent/edgeagent/tools"
@@ -18,14 +19,15 @@ type input struct {
 	t     time.Time
 	obs   *worldmodel.Observation
 	event *worldmodel.Event
-	call  *tools.Call // a tool called from outside: MQTT or the CLI
-	det   *detector   // obs is a frame or audio for these detectors
+	call  *tools.Call    // a tool called from outside: MQTT, the CLI or the dashboard
+	cmd   *agent.Command // a command submitted to the agent: a text command
+	det   *detector      // obs is a frame or audio for these detectors
 }
 
 // replayedCallers are the callers whose tool calls came from outside the
 // agent, so a replay makes them again; the agent's own calls (reflex, llm,
 // motive) it must make by itself.
-var replayedCallers = map[string]bool{"mqtt": true, "cli": true}
+var replayedCallers = map[string]bool{"mqtt": true, "cli": true, "web": true}
 
 // notReplayed are administration tools a replay must not run: they would
 // rebuild or reconfigure the replay itself.
@@ -188,6 +190,7 @@ func decode(m recording.Msg, actuators map[string]bool, frames bool) (*input, *A
 		a := recordAction(m.Time, msg.Kind, msg.Source, msg.Data)
 		var c struct {
 			Caller   string          `json:"caller"`
+			Grants   []string        `json:"grants"`
 			Cycle    uint64          `json:"cycle"`
 			Params   json.RawMessage `json:"params"`
 			Duration float64         `json:"duration_ms"`
@@ -196,10 +199,20 @@ func decode(m recording.Msg, actuators map[string]bool, frames bool) (*input, *A
 			return nil, &a, nil, nil
 		}
 		start := m.Time.Add(-time.Duration(c.Duration * float64(time.Millisecond)))
-		return &input{t: start, call: &tools.Call{Caller: c.Caller, Tool: msg.Source, Params: c.Params}}, &a, nil, nil
+		return &input{t: start, call: &tools.Call{Caller: c.Caller, Grants: c.Grants, Tool: msg.Source, Params: c.Params}}, &a, nil, nil
 	case worldmodel.RecordActuator:
 		a := recordAction(m.Time, msg.Kind, msg.Source, msg.Data)
 		return nil, &a, nil, nil
+	case agent.RecordCommand:
+		var c struct {
+			agent.Command
+			Grants []string `json:"grants"`
+		}
+		if err := json.Unmarshal(msg.Data, &c); err != nil {
+			return nil, nil, nil, fmt.Errorf("a command record without a command")
+		}
+		c.Command.Grants = c.Grants
+		return &input{t: m.Time, cmd: &c.Command}, nil, nil, nil
 	case "llm":
 		var x exchange
 		if err := json.Unmarshal(msg.Data, &x); err != nil {

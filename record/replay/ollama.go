@@ -41,9 +41,7 @@ func startOllama(tape []exchange, model string) (*ollama, error) {
 	}
 	o := &ollama{ln: ln, tape: tape, model: model}
 	mux := http.NewServeMux()
-	mux.HandleFunc("/api/version", func(w http.ResponseWriter, _ *http.Request) {
-		writeJSON(w, http.StatusOK, map[string]string{"version": "0.0.0-replay"})
-	})
+	mux.HandleFunc("/api/version", o.version)
 	mux.HandleFunc("/api/tags", func(w http.ResponseWriter, _ *http.Request) {
 		writeJSON(w, http.StatusOK, map[string]any{"models": []map[string]string{{"name": model, "model": model}}})
 	})
@@ -59,6 +57,20 @@ func startOllama(tape []exchange, model string) (*ollama, error) {
 	return o, nil
 }
 
+// version answers the client's health check: down while the next recorded
+// call found the server down, so the client is where it was when recorded
+// and no replay ever dials a real model server.
+func (o *ollama) version(w http.ResponseWriter, _ *http.Request) {
+	o.mu.Lock()
+	down := o.next < len(o.tape) && unavailable(o.tape[o.next].Error) || len(o.tape) == 0
+	o.mu.Unlock()
+	if down {
+		writeJSON(w, http.StatusServiceUnavailable, map[string]string{"error": "replay: the model server was unavailable when recorded"})
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]string{"version": "0.0.0-replay"})
+}
+
 func (o *ollama) url() string { return "http://" + o.ln.Addr().String() }
 
 func (o *ollama) close() {
@@ -68,21 +80,15 @@ func (o *ollama) close() {
 }
 
 // prompt is what of an LLM request a replay compares: the system prompt and
-// the messages without their world summary ("World now:" to the end of a
-// message). The summary is made from the same replayed inputs, but its
-// ages ("4.2s ago") come from the wall clock (worldmodel.Summary) and so
-// does how many lines fit its byte budget.
+// the messages, world summary included: it is made from the same replayed
+// inputs, with its ages on the replay's virtual clock.
 func prompt(system string, msgs []llmMessage) string {
 	var b strings.Builder
 	if system != "" {
 		b.WriteString("system: " + system + "\n")
 	}
 	for _, m := range msgs {
-		c := m.Content
-		if i := strings.Index(c, "World now:\n"); i >= 0 {
-			c = c[:i] + "World now: (not compared)\n"
-		}
-		b.WriteString(m.Role + ": " + c + "\n")
+		b.WriteString(m.Role + ": " + m.Content + "\n")
 	}
 	return b.String()
 }

@@ -33,7 +33,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"maps"
 	"os"
 	"path/filepath"
 	"time"
@@ -157,7 +156,7 @@ func Run(ctx context.Context, path string, o Options) (*Report, error) {
 	defer os.RemoveAll(tmp)
 	heartbeat := cfg.Agent.Heartbeat
 	var llmSrv *ollama
-	if o.LLM == "recorded" && !allUnavailable(tp.exchange) {
+	if o.LLM == "recorded" {
 		if llmSrv, err = startOllama(tp.exchange, cfg.LLM.Model); err != nil {
 			return nil, err
 		}
@@ -173,7 +172,7 @@ func Run(ctx context.Context, path string, o Options) (*Report, error) {
 	wallStart := time.Now()
 	shift := wallStart.Sub(info.Start)
 	clk := clock.NewFake(wallStart)
-	n, err := node.New(cfg, node.Options{Log: o.Log, ConfigDir: o.Dir, NoStore: true, Clock: clk})
+	n, err := node.New(cfg, node.Options{Log: o.Log, ConfigDir: o.Dir, NoStore: true, NoSensors: true, Clock: clk})
 	if err != nil {
 		return nil, fmt.Errorf("building the replay node: %w", err)
 	}
@@ -263,48 +262,28 @@ func readBoard(path string, o *Options) (*recording.Info, error) {
 	return info, nil
 }
 
-// prepare turns the board into a replay board: no sensors (their
-// recordings are fed instead), no MQTT, no recorder of its own, a data
-// directory of its own, heartbeats injected on the virtual clock, and the
-// LLM as asked.
+// prepare turns the board into a replay board: the sensors stay on the
+// board, so the tools and the prompts' catalogue are the recorded ones, but
+// the node does not run them (node.Options.NoSensors: their recordings are
+// fed instead); MQTT on a broker of its own that nobody else reaches; no
+// recorder of its own, a data directory of its own, heartbeats injected on
+// the virtual clock, and the LLM as asked.
 func prepare(cfg *board.Config, dir, llmMode string, srv *ollama) error {
-	for i := range cfg.Sensors {
-		cfg.Sensors[i].Enabled = false
-	}
 	cfg.DataDir = dir
 	cfg.Record = board.Options{}
 	cfg.Dashboard = board.Options{}        // a replay serves no web page on the robot's port
 	cfg.Agent.Heartbeat = 1000 * time.Hour // the loop's own ticker runs on the wall clock
-	off, err := board.Parse(filepath.Join(dir, "replay.yaml"), []byte("device: {id: replay, platform: sim}\nplugins: {mqtt: {enabled: false}}\n"))
-	if err != nil {
-		return err
-	}
-	plugins := maps.Clone(cfg.Plugins)
-	if plugins == nil {
-		plugins = map[string]board.Options{}
-	}
-	plugins["mqtt"] = off.Plugins["mqtt"]
-	cfg.Plugins = plugins
+	m := &cfg.MQTT
+	m.Broker, m.Listen, m.Users, m.LocalAdmin = "embedded", "127.0.0.1:0", nil, false
+	m.Username, m.Password, m.PasswordFile, m.TLS = "", "", "", board.TLS{}
+	m.Discovery.Enabled = false
 	switch llmMode {
 	case "off":
 		cfg.LLM.Enabled = false
 	case "recorded":
 		cfg.LLM.EmbedModel = "" // embeddings are not recorded: the built-in lexical embedder
 		cfg.LLM.KeepAlive = 0
-		cfg.LLM.Host = "http://127.0.0.1:9" // recorded without a model server: none here either
-		if srv != nil {
-			cfg.LLM.Host = srv.url()
-		}
+		cfg.LLM.Host = srv.url()
 	}
 	return nil
-}
-
-// allUnavailable: every recorded call found the model server down.
-func allUnavailable(tape []exchange) bool {
-	for _, x := range tape {
-		if !unavailable(x.Error) {
-			return false
-		}
-	}
-	return len(tape) > 0
 }

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/edgeagent/edgeagent/agent"
 	"github.com/edgeagent/edgeagent/board"
 	"github.com/edgeagent/edgeagent/node"
 	"github.com/edgeagent/edgeagent/node/nodetest"
@@ -24,6 +25,7 @@ import (
 	_ "github.com/edgeagent/edgeagent/tools/actuator/kinds/pwm"
 	_ "github.com/edgeagent/edgeagent/tools/actuator/kinds/servo"
 	_ "github.com/edgeagent/edgeagent/tools/actuator/kinds/switches"
+	"github.com/edgeagent/edgeagent/worldmodel"
 )
 
 const scenarios = "../../testdata/scenarios"
@@ -209,4 +211,40 @@ func recordBoard(t *testing.T, dir, src, name string) (n *node.Node, file string
 	file = filepath.Join(dir, name)
 	rec.RecordFile(file)
 	return n, file, nodetest.Run(t, n)
+}
+
+// Every input from outside is in the stream, so it replays: a text command
+// submitted to the agent (MQTT, the CLI's forwarded decide, the dashboard),
+// a dashboard e-stop and its reset, as the dashboard makes them.
+func TestTextCommandsAndEStopsReplay(t *testing.T) {
+	n, file, stop := recordBoard(t, t.TempDir(), `device: {id: text, platform: sim}
+data_dir: state
+llm: {enabled: false}
+plugins: {mqtt: {enabled: false}}
+actuators:
+  - {name: headlight, kind: led, pins: {pin: "sim:12"}, initial: "off"}
+  - {name: pump, kind: relay, pins: {pin: "sim:23"}, initial: "off"}
+`, "text.mcap")
+	ctx := context.Background()
+	for _, text := range []string{"turn on the pump", "switch the headlight on"} {
+		out, err := n.Agent.Submit(ctx, agent.Command{Caller: "mqtt", Text: text})
+		if err != nil || out.Decision == nil {
+			t.Fatalf("%q: %+v %v", text, out, err)
+		}
+	}
+	n.Raise(worldmodel.Event{Kind: "estop", Source: "web", Priority: worldmodel.Critical, Message: "e-stop from the dashboard"})
+	if _, err := n.Tools.Invoke(ctx, tools.Call{Caller: "web", Grants: []string{"admin"}, Tool: "estop.reset"}); err != nil {
+		t.Fatal(err)
+	}
+	stop()
+	rep, err := replay.Run(context.Background(), file, replay.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b bytes.Buffer
+	rep.Print(&b)
+	if rep.Diverged() || rep.Counts["decision"][1] < 2 || rep.Counts["tool_call"][0] != rep.Counts["tool_call"][1] {
+		t.Fatalf("want the commands, the e-stop and the reset made again:\n%s", b.String())
+	}
+	t.Log(b.String())
 }

@@ -146,7 +146,7 @@ func (p *Plane) OnAgentStart(context.Context) error {
 			rs.motion[s.Name] = true
 		}
 	}
-	rs.session.lostAt.Store(time.Now().UnixNano()) // the gap before the first connection
+	rs.session.lostAt.Store(p.d.Clock.Now().UnixNano()) // the gap before the first connection
 	rs.ctx, rs.cancel = context.WithCancel(context.Background())
 	jctx, jstop := context.WithCancel(context.Background())
 	rs.journalStop = jstop
@@ -231,7 +231,7 @@ func (p *Plane) clientOptions(rs *runState, url, username, password string) (*pa
 		SetOnConnectHandler(func(paho.Client) { p.onConnect(rs, route) }).
 		SetCustomOpenConnectionFn(rs.session.dial). // to see the session-present flag of every CONNACK
 		SetConnectionLostHandler(func(_ paho.Client, err error) {
-			rs.session.lostAt.Store(time.Now().UnixNano())
+			rs.session.lostAt.Store(p.d.Clock.Now().UnixNano())
 			rs.conn.setErr(err)
 			p.log.Warn("MQTT connection lost; reconnecting", "err", err)
 		}).

@@ -102,7 +102,7 @@ func (p *Plane) announceResync(rs *runState) {
 	if rs.session.present.Load() {
 		return
 	}
-	r := Resync{Robot: p.cfg.DeviceID, GapStart: time.Unix(0, rs.session.lostAt.Load()), GapEnd: time.Now()}
+	r := Resync{Robot: p.cfg.DeviceID, GapStart: time.Unix(0, rs.session.lostAt.Load()), GapEnd: p.d.Clock.Now()}
 	data, _ := json.Marshal(r) // strings and times: always encodes
 	rs.conn.send(message{topic: p.topics.Resync, payload: data, qos: 1, retain: true})
 	if rs.conn.connects.Load() == 0 {

@@ -11,6 +11,7 @@ import (
 
 	paho "github.com/eclipse/paho.mqtt.golang"
 
+	"github.com/edgeagent/edgeagent/clock"
 	"github.com/edgeagent/edgeagent/internal/mqttclient"
 )
 
@@ -34,6 +35,7 @@ type ProbeOptions struct {
 	TLS                *tls.Config // ssl:// brokers
 	Burst              int         // QoS 1 messages in the burst (default 3,000)
 	RoundTrips         int         // single round trips timed (default 20)
+	Clock              clock.Clock // times the round trips and the quiet (default: the wall clock)
 }
 
 // ProbeReport is what the check saw.
@@ -67,6 +69,7 @@ func ProbeBroker(ctx context.Context, o ProbeOptions) (ProbeReport, error) {
 	if o.RoundTrips <= 0 {
 		o.RoundTrips = 20
 	}
+	o.Clock = clock.Or(o.Clock)
 	nonce := randomHex(4)
 	topic := "edgeagent-doctor/" + nonce
 	sub := newProbeSubscriber()
@@ -83,11 +86,11 @@ func ProbeBroker(ctx context.Context, o ProbeOptions) (ProbeReport, error) {
 		return ProbeReport{}, err
 	}
 	defer pub.Disconnect(50)
-	rep, err := burst(ctx, pub, sub, topic+"/burst", o.Burst)
+	rep, err := burst(ctx, o.Clock, pub, sub, topic+"/burst", o.Burst)
 	if err != nil {
 		return rep, err
 	}
-	rep.RoundTrip, err = roundTrips(ctx, pub, sub, topic+"/rt", o.RoundTrips)
+	rep.RoundTrip, err = roundTrips(ctx, o.Clock, pub, sub, topic+"/rt", o.RoundTrips)
 	return rep, err
 }
 
@@ -162,7 +165,7 @@ func (s *probeSubscriber) counts() (distinct, twice int) {
 
 // burst publishes n messages while the subscriber holds its
 // acknowledgements, then releases them and counts what arrives.
-func burst(ctx context.Context, pub paho.Client, sub *probeSubscriber, topic string, n int) (ProbeReport, error) {
+func burst(ctx context.Context, c clock.Clock, pub paho.Client, sub *probeSubscriber, topic string, n int) (ProbeReport, error) {
 	sub.mu.Lock()
 	sub.holding = true
 	sub.mu.Unlock()
@@ -177,7 +180,7 @@ func burst(ctx context.Context, pub paho.Client, sub *probeSubscriber, topic str
 		}
 		rep.Sent++
 	}
-	settle(ctx, sub, 300*time.Millisecond)
+	settle(ctx, c, sub, 300*time.Millisecond)
 	rep.InFlight, _ = sub.counts()
 	sub.mu.Lock()
 	held := sub.held
@@ -186,32 +189,32 @@ func burst(ctx context.Context, pub paho.Client, sub *probeSubscriber, topic str
 	for _, m := range held {
 		m.Ack()
 	}
-	settle(ctx, sub, time.Second)
+	settle(ctx, c, sub, time.Second)
 	rep.Received, rep.Duplicates = sub.counts()
 	rep.Dropped = rep.Sent - rep.Received
 	return rep, ctx.Err()
 }
 
 // settle waits until nothing new arrived for quiet.
-func settle(ctx context.Context, sub *probeSubscriber, quiet time.Duration) {
-	last, since := -1, time.Now()
-	for time.Since(since) < quiet && ctx.Err() == nil {
+func settle(ctx context.Context, c clock.Clock, sub *probeSubscriber, quiet time.Duration) {
+	last, since := -1, c.Now()
+	for c.Since(since) < quiet && ctx.Err() == nil {
 		if n, _ := sub.counts(); n != last {
-			last, since = n, time.Now()
+			last, since = n, c.Now()
 		}
-		time.Sleep(10 * time.Millisecond)
+		_ = clock.Sleep(ctx, c, 10*time.Millisecond)
 	}
 }
 
 // roundTrips times n single messages from publisher to subscriber and
 // returns the median.
-func roundTrips(ctx context.Context, pub paho.Client, sub *probeSubscriber, topic string, n int) (time.Duration, error) {
+func roundTrips(ctx context.Context, c clock.Clock, pub paho.Client, sub *probeSubscriber, topic string, n int) (time.Duration, error) {
 	took := make([]time.Duration, 0, n)
 	for i := range n {
 		want := fmt.Sprint("rt-", i)
-		start := time.Now()
+		start := c.Now()
 		pub.Publish(topic, 1, false, want)
-		timeout := time.After(5 * time.Second)
+		timeout := c.NewTimer(5 * time.Second)
 	wait:
 		for {
 			select {
@@ -219,13 +222,14 @@ func roundTrips(ctx context.Context, pub paho.Client, sub *probeSubscriber, topi
 				if got == want {
 					break wait
 				}
-			case <-timeout:
+			case <-timeout.C():
 				return 0, fmt.Errorf("a single message took more than 5 s through the broker")
 			case <-ctx.Done():
 				return 0, ctx.Err()
 			}
 		}
-		took = append(took, time.Since(start))
+		timeout.Stop()
+		took = append(took, c.Since(start))
 	}
 	slices.Sort(took)
 	return took[len(took)/2], nil

@@ -2,8 +2,9 @@
 # Footprint of the sim board, side by side in one run (issue 32's table):
 # each binary's stripped size, start to ready (the agent's own
 # start_to_ready log field) and, after SECONDS of idling, its resident set
-# and anonymous memory (VmRSS, RssAnon of /proc/PID/status). The binaries
-# run at the same time, so they see the same machine load.
+# and anonymous memory (VmRSS, RssAnon of /proc/PID/status) and the CPU it
+# used (user+system, /proc/PID/stat, in clock ticks). The binaries run at
+# the same time, so they see the same machine load.
 #   scripts/footprint.sh SECONDS NAME=BINARY [NAME=BINARY]...
 # A NAME may carry environment for its run: "robot-limit=BIN" with
 # FOOTPRINT_ENV_robot_limit="GOMEMLIMIT=8MiB" (dashes become underscores).
@@ -27,14 +28,15 @@ for arg in "$@"; do
   sizes+=("$(stat -c %s "$bin")")
 done
 sleep "$secs"
-printf '%-14s %12s %16s %10s %10s %s\n' name bytes start_to_ready rss_KiB anon_KiB env
+printf '%-14s %12s %16s %10s %10s %9s %s\n' name bytes start_to_ready rss_KiB anon_KiB cpu_ticks env
 for i in "${!names[@]}"; do
   pid=${pids[$i]}
   rss=$(awk '/^VmRSS/{print $2}' /proc/$pid/status)
   anon=$(awk '/^RssAnon/{print $2}' /proc/$pid/status)
   ready=$(grep -o 'start_to_ready=[^ ]*' "${logs[$i]}" | head -1 | cut -d= -f2)
+  cpu=$(awk '{print $14+$15}' /proc/$pid/stat)
   var=FOOTPRINT_ENV_${names[$i]//-/_}
-  printf '%-14s %12s %16s %10s %10s %s\n' "${names[$i]}" "${sizes[$i]}" "${ready:-none}" "$rss" "$anon" "${!var:-}"
+  printf '%-14s %12s %16s %10s %10s %9s %s\n' "${names[$i]}" "${sizes[$i]}" "${ready:-none}" "$rss" "$anon" "$cpu" "${!var:-}"
 done
 for pid in "${pids[@]}"; do kill -TERM "$pid"; wait "$pid" || true; done
 pids=()

@@ -12,6 +12,7 @@ import (
 	"github.com/edgeagent/edgeagent/store"
 
 	"github.com/edgeagent/edgeagent/board"
+	"github.com/edgeagent/edgeagent/internal/registry"
 	"github.com/edgeagent/edgeagent/plugin/actuators" // also: the board learns the actuator kinds
 	"github.com/edgeagent/edgeagent/tools/actuator"
 	// The built-in kinds, each imported as cmd/edgeagent's actuator_*.go do.
@@ -182,5 +183,22 @@ func TestOptionErrorsHavePositions(t *testing.T) {
 		if err == nil || !strings.HasPrefix(err.Error(), tc.want) {
 			t.Errorf("%s:\n got %v\nwant %s…", tc.block, err, tc.want)
 		}
+	}
+}
+
+// A kind that another build profile holds is named as such at load time,
+// with its position, instead of "not one of".
+func TestKindOfAnotherProfile(t *testing.T) {
+	registry.UseProfiles("robot", func(what, name string) []string {
+		if what == registry.ActuatorKind && name == "stepper" {
+			return []string{"full"}
+		}
+		return nil
+	})
+	defer registry.UseProfiles("", nil)
+	_, err := board.Parse("t.yaml", []byte("device: {id: t, platform: sim}\nactuators:\n  - {name: arm, kind: stepper}\n"))
+	want := `t.yaml:3:23: actuators[0].kind: "stepper": not in this binary (build profile robot); build profile full has it`
+	if err == nil || err.Error() != want {
+		t.Fatalf("got %v\nwant %s", err, want)
 	}
 }

@@ -273,6 +273,7 @@ func configDiff(a, b *Config) string {
 		c.Record, c.Dashboard = Options{}, Options{}
 		return append(opts, plugins)
 	}
+	ca.src, cb.src = nil, nil // positions differ between the file and its print
 	oa, ob := strip(&ca), strip(&cb)
 	if !reflect.DeepEqual(ca, cb) {
 		ja, _ := json.MarshalIndent(ca, "", " ")

@@ -54,6 +54,28 @@ type Config struct {
 	// Dashboard configures the web dashboard (listen address, users,
 	// TLS); the dashboard package decodes it.
 	Dashboard Options `yaml:"dashboard,omitempty"`
+
+	// src is where each key was written, for KeyError.
+	src *positions
+}
+
+// positions are where a parsed file's keys were written.
+type positions struct {
+	file  string
+	where map[string]pos
+}
+
+// KeyError reports a problem found after loading (a reflex naming a tool no
+// plugin registered) as an *Error at the key's position in the board file,
+// in the same "file:line:col: path: msg" form as the loading errors. A key
+// that is not written is reported at its nearest written parent.
+func (c *Config) KeyError(path, format string, args ...any) error {
+	msg := fmt.Sprintf(format, args...)
+	if c.src == nil { // built in code, not parsed
+		return fmt.Errorf("%s: %s", path, msg)
+	}
+	p := (&decoder{where: c.src.where}).at(path)
+	return &Error{File: c.src.file, Line: p.line, Col: p.col, Path: path, Msg: msg}
 }
 
 // Device says which robot this is and which pin table applies.
@@ -406,6 +428,7 @@ func Parse(filename string, data []byte) (*Config, error) {
 	if len(d.errs) > 0 {
 		return nil, d.errs.join()
 	}
+	c.src = &positions{file: filename, where: d.where}
 	return c, nil
 }
 

@@ -4,6 +4,8 @@ import (
 	"encoding/hex"
 	"fmt"
 	"net"
+	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"time"
@@ -62,7 +64,8 @@ func DefaultOptions() Options {
 var userRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.@-]{0,63}$`)
 
 // decodeOptions reads and checks the block; errors point at its keys.
-func decodeOptions(b *board.Config) (Options, error) {
+// Relative TLS paths are read from dir, the board file's folder.
+func decodeOptions(b *board.Config, dir string) (Options, error) {
 	o := DefaultOptions()
 	blk := b.Dashboard
 	if err := blk.Decode(&o); err != nil {
@@ -107,6 +110,20 @@ func decodeOptions(b *board.Config) (Options, error) {
 	}
 	if (o.TLS.Cert == "") != (o.TLS.Key == "") {
 		bad("tls", "give both cert and key, or neither")
+	}
+	for _, f := range []struct {
+		key  string
+		path *string
+	}{{"tls.cert", &o.TLS.Cert}, {"tls.key", &o.TLS.Key}} {
+		if *f.path == "" {
+			continue
+		}
+		if !filepath.IsAbs(*f.path) {
+			*f.path = filepath.Join(dir, *f.path)
+		}
+		if _, err := os.Stat(*f.path); err != nil {
+			bad(f.key, "no such file (relative paths are read from the board file's folder)")
+		}
 	}
 	if o.Session < time.Minute {
 		bad("session", "%v: want ≥ 1m", o.Session)

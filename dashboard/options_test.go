@@ -23,7 +23,7 @@ func boardWith(t *testing.T, dashboard string) *board.Config {
 }
 
 func TestOptions(t *testing.T) {
-	o, err := decodeOptions(boardWith(t, "  listen: 127.0.0.1:9090\n"))
+	o, err := decodeOptions(boardWith(t, "  listen: 127.0.0.1:9090\n"), t.TempDir())
 	if err != nil || o.Listen != "127.0.0.1:9090" || o.authRequired() || o.ClientBuffer != 256 {
 		t.Fatalf("%+v %v", o, err)
 	}
@@ -37,13 +37,13 @@ func TestOptions(t *testing.T) {
 		"  client_buffer: 1\n":   "client_buffer: 1: want 16..65536",
 		"  colour: red\n":        "unknown key",
 	} {
-		_, err := decodeOptions(boardWith(t, block))
+		_, err := decodeOptions(boardWith(t, block), t.TempDir())
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%q: %v, want %q", block, err, want)
 		}
 	}
 	// With users, a LAN address is fine.
-	if _, err := decodeOptions(boardWith(t, "  listen: 0.0.0.0:8080\n  tokens: [{sha256: 9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08, role: admin}]\n")); err != nil {
+	if _, err := decodeOptions(boardWith(t, "  listen: 0.0.0.0:8080\n  tokens: [{sha256: 9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08, role: admin}]\n"), t.TempDir()); err != nil {
 		t.Fatal(err)
 	}
 }

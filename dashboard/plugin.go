@@ -33,7 +33,7 @@ func newPlugin(h plugin.Host) (*Plugin, error) {
 	if h.Board().Dashboard.IsZero() {
 		return nil, hooks.Decline("no dashboard: section in the board")
 	}
-	o, err := decodeOptions(h.Board())
+	o, err := decodeOptions(h.Board(), h.Dir())
 	if err != nil {
 		return nil, err
 	}

@@ -267,7 +267,10 @@ var ErrStop = errors.New("hooks: stop chain")
 var ErrNotFound = errors.New("hooks: plugin not loaded")
 
 // declined is the error a plugin constructor returns to opt out.
-type declined struct{ reason string }
+type declined struct {
+	reason string
+	tools  []string // what it would have provided
+}
 
 func (d *declined) Error() string { return "plugin declined: " + d.reason }
 
@@ -276,6 +279,23 @@ func (d *declined) Error() string { return "plugin declined: " + d.reason }
 // not a failure: the loader logs the reason and carries on without the plugin,
 // so one board config can list optional hardware.
 func Decline(reason string) error { return &declined{reason: reason} }
+
+// DeclineTools is Decline from a plugin that provides tools when it loads:
+// a call of one of them is then answered with the reason (a program that
+// is not installed) rather than "no such tool", and `check` says why a
+// reflex naming one will not run.
+func DeclineTools(reason string, tools ...string) error {
+	return &declined{reason: reason, tools: tools}
+}
+
+// DeclinedTools are the tools a declined plugin would have provided.
+func DeclinedTools(err error) []string {
+	var d *declined
+	if errors.As(err, &d) {
+		return d.tools
+	}
+	return nil
+}
 
 // IsDeclined reports whether err (or an error it wraps) came from Decline,
 // and with what reason.

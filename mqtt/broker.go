@@ -45,6 +45,7 @@ type Broker struct {
 	addr  string
 	close sync.Once
 	clock clock.Clock
+	drops *dropHook
 	// The agent's own client logs in with a random secret that lives only
 	// in this process, so it needs no entry in the board's users.
 	internalUser, internalPass string
@@ -99,7 +100,8 @@ func StartBroker(cfg BrokerConfig) (*Broker, error) {
 	if err := b.srv.AddHook(hook, nil); err != nil {
 		return nil, err
 	}
-	if err := b.srv.AddHook(&dropHook{log: log, clock: b.clock}, nil); err != nil {
+	b.drops = &dropHook{log: log, clock: b.clock}
+	if err := b.srv.AddHook(b.drops, nil); err != nil {
 		return nil, err
 	}
 	tcp := newListener("edgeagent", cfg.Listen, cfg.Limits)
@@ -122,9 +124,10 @@ func StartBroker(cfg BrokerConfig) (*Broker, error) {
 }
 
 // Dropped counts the messages the broker could not deliver: a client's
-// write queue or inflight store was full, or its packet ids ran out.
+// write queue or inflight store was full, or its packet ids ran out, or
+// the packet was over the size limit.
 func (b *Broker) Dropped() int64 {
-	return atomic.LoadInt64(&b.srv.Info.MessagesDropped) + atomic.LoadInt64(&b.srv.Info.InflightDropped)
+	return atomic.LoadInt64(&b.srv.Info.MessagesDropped) + atomic.LoadInt64(&b.srv.Info.InflightDropped) + b.drops.tooLarge.Load()
 }
 
 // Conns are the connection refusals and timeouts of the broker's door.
@@ -134,14 +137,31 @@ func (b *Broker) Conns() ConnStats { return b.ln.stats() }
 // we let through from it), at most once a second.
 type dropHook struct {
 	mochi.HookBase
-	log   *slog.Logger
-	clock clock.Clock
-	limit rateLimit
+	log      *slog.Logger
+	clock    clock.Clock
+	limit    rateLimit
+	tooLarge atomic.Int64 // packets over MaximumPacketSize
 }
 
 func (h *dropHook) ID() string { return "edgeagent-drops" }
 
-func (h *dropHook) Provides(b byte) bool { return b == mochi.OnPublishDropped }
+func (h *dropHook) Provides(b byte) bool {
+	return b == mochi.OnPublishDropped || b == mochi.OnDisconnect
+}
+
+// OnDisconnect sees a packet over MaximumPacketSize: mochi refuses it
+// unread (no id to answer to) and closes the connection, which the client
+// sees only as a disconnect. It is counted with the drops and logged.
+func (h *dropHook) OnDisconnect(cl *mochi.Client, err error, _ bool) {
+	if !errors.Is(err, packets.ErrPacketTooLarge) {
+		return
+	}
+	h.tooLarge.Add(1)
+	if h.limit.allow(h.clock.Now()) {
+		h.log.Warn("embedded broker refused a packet over its 1 MiB limit and closed the client's connection (counted in agent.status as broker_dropped)",
+			"client", cl.ID, "remote", cl.Net.Remote)
+	}
+}
 
 func (h *dropHook) OnPublishDropped(cl *mochi.Client, pk packets.Packet) {
 	if h.limit.allow(h.clock.Now()) {

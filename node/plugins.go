@@ -44,6 +44,9 @@ func (n *Node) buildPlugins() error {
 		p, err := f(n.host())
 		if reason, declined := hooks.IsDeclined(err); declined {
 			n.Log.Info("plugin not loaded", "plugin", name, "reason", reason)
+			for _, t := range hooks.DeclinedTools(err) {
+				n.Tools.MarkAbsent(t, "plugin "+name+" did not start: "+reason)
+			}
 			continue
 		}
 		if err != nil {

@@ -6,7 +6,10 @@ package sensors
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/edgeagent/edgeagent/internal/registry"
@@ -64,6 +67,26 @@ func (c Config) PriorityOr(def worldmodel.Priority) worldmodel.Priority {
 		return *c.Priority
 	}
 	return def
+}
+
+// File resolves a file named in the block's options: a relative path is
+// read from the board file's folder (Dir), so a board moves with its files.
+// A file that is not there is an error now, so that `edgeagent check`
+// fails on the path `run` would not find. The error does not repeat the
+// path (it is in the board file, at the key the caller names).
+func (c Config) File(p string) (string, error) {
+	if p != "" && !filepath.IsAbs(p) {
+		p = filepath.Join(c.Dir, p)
+	}
+	st, err := os.Stat(p)
+	switch {
+	case err != nil:
+		dir, _ := filepath.Abs(c.Dir) // the folder, not a value from the file
+		return p, fmt.Errorf("no such file (relative paths are read from the board file's folder, %s)", dir)
+	case st.IsDir():
+		return p, errors.New("a folder, not a file")
+	}
+	return p, nil
 }
 
 // DecodeOptions calls c.Decode when set.

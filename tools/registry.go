@@ -83,6 +83,7 @@ type Registry struct {
 	mu       sync.RWMutex
 	tools    map[string]*entry
 	disabled map[string]bool
+	absent   map[string]string // tool -> why it is not there (its plugin did not start)
 
 	hmu     sync.Mutex
 	history map[string]*History
@@ -182,6 +183,7 @@ func (r *Registry) Register(owner string, t Tool) error {
 		return fmt.Errorf("tool %s already registered by %s", spec.Name, old.owner)
 	}
 	r.tools[spec.Name] = &entry{tool: t, spec: spec, schema: sch, owner: owner}
+	delete(r.absent, spec.Name)
 	return nil
 }
 
@@ -237,6 +239,9 @@ func (r *Registry) resolveLocked(name string) (*entry, error) {
 	case 1:
 		return found[0], nil
 	case 0:
+		if why, ok := r.absent[name]; ok {
+			return nil, &Error{Code: CodeNotFound, Tool: name, Msg: "not available: " + why}
+		}
 		return nil, &Error{Code: CodeNotFound, Tool: name, Msg: "no such tool"}
 	}
 	names := make([]string, len(found))
@@ -257,6 +262,29 @@ func (r *Registry) List() []Spec {
 	}
 	slices.SortFunc(out, func(a, b Spec) int { return strings.Compare(a.Name, b.Name) })
 	return out
+}
+
+// MarkAbsent records why a tool is not registered (its plugin declined to
+// load): calls of it are answered with the reason. Registering the tool
+// later (plugins.load) forgets it.
+func (r *Registry) MarkAbsent(tool, why string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if _, ok := r.tools[tool]; ok {
+		return
+	}
+	if r.absent == nil {
+		r.absent = map[string]string{}
+	}
+	r.absent[tool] = why
+}
+
+// Absent says why a tool marked absent is not there.
+func (r *Registry) Absent(tool string) (why string, ok bool) {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	why, ok = r.absent[tool]
+	return why, ok
 }
 
 // Enabled reports whether a tool may be called.

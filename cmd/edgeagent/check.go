@@ -18,6 +18,9 @@ func init() {
 				return err
 			}
 			defer n.Close()
+			if err := n.CheckTools(); err != nil {
+				return err
+			}
 			if print {
 				out, err := n.Board.Marshal()
 				if err != nil {

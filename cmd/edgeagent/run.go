@@ -33,6 +33,11 @@ func init() {
 			if err != nil {
 				return err
 			}
+			if err := n.CheckTools(); err != nil {
+				// Said once here rather than at every firing; the robot runs
+				// without what is missing (edgeagent check fails on it).
+				log.Warn("the board names tools that are not there", "err", err)
+			}
 			if err := recordTo(n, recordPath); err != nil {
 				return err
 			}

@@ -156,7 +156,7 @@ func New(h plugin.Host) (hooks.Plugin, error) {
 	// camera: the skill is absent and check says why, rather than every
 	// reply failing.
 	if missing := missingProgram(engine, sink); missing != "" {
-		return nil, hooks.Decline(missing)
+		return nil, hooks.DeclineTools(missing, toolName)
 	}
 	p.speaker = &Speaker{Engine: engine, Sink: sink, Line: line, Clock: h.Clock(), Log: p.log}
 	return p, nil

@@ -157,8 +157,10 @@ func (o *Opts) validate(dir string) error {
 	case "file":
 		if o.Path == "" {
 			bad("source file needs path")
-		} else if !filepath.IsAbs(o.Path) && dir != "" {
-			o.Path = filepath.Join(dir, o.Path)
+		} else if p, err := (sensors.Config{Dir: dir}).File(o.Path); err != nil {
+			bad("path: %v", err)
+		} else {
+			o.Path = p
 		}
 	case "exec":
 		if len(o.Command) == 0 || o.Command[0] == "" {

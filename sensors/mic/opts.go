@@ -232,8 +232,11 @@ func (o *Opts) validate(cfg sensors.Config) error {
 	case "wav":
 		if o.File == "" {
 			bad("source wav needs a file")
+		} else if f, err := cfg.File(o.File); err != nil {
+			bad("file: %v", err)
+		} else {
+			o.File = f
 		}
-		o.File = rel(o.File)
 	case "sim":
 		switch o.Sim.Noise {
 		case "white", "pink", "none":
@@ -244,8 +247,11 @@ func (o *Opts) validate(cfg sensors.Config) error {
 			u := &o.Sim.Utterances[i]
 			if u.File == "" {
 				bad("sim.utterances[%d]: file is required", i)
+			} else if f, err := cfg.File(u.File); err != nil {
+				bad("sim.utterances[%d].file: %v", i, err)
+			} else {
+				u.File = f
 			}
-			u.File = rel(u.File)
 			if u.At < 0 || (o.Sim.Period > 0 && u.At >= o.Sim.Period) {
 				bad("sim.utterances[%d]: at %v outside the period %v", i, u.At, o.Sim.Period)
 			}
@@ -286,7 +292,11 @@ func (o *Opts) validate(cfg sensors.Config) error {
 		}
 	case ModelBuiltin, ModelNone:
 	default:
-		o.WakeWord.Model = rel(o.WakeWord.Model)
+		if f, err := cfg.File(o.WakeWord.Model); err != nil {
+			bad("wakeword.model: %v", err)
+		} else {
+			o.WakeWord.Model = f
+		}
 	}
 	o.WakeWord.Templates = rel(o.WakeWord.Templates)
 	if o.STT.EndSilence < 200*time.Millisecond || o.STT.MaxCommand < time.Second || o.STT.NoSpeechTimeout <= 0 || o.STT.Timeout <= 0 {

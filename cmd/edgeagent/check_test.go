@@ -1,0 +1,59 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func runCheck(t *testing.T, board string) (string, error) {
+	t.Helper()
+	var out bytes.Buffer
+	rootCmd.SetOut(&out)
+	rootCmd.SetArgs([]string{"check", board, "--log-level", "error"})
+	defer rootCmd.SetArgs(nil)
+	err := rootCmd.Execute()
+	return out.String(), err
+}
+
+// TestCheckCopiedSimBoard: the sim board's sample speech is named relative
+// to its folder. A copy elsewhere fails check (it used to pass, then the
+// mic failed in a loop at run time); the same copy beside the files it
+// names passes.
+func TestCheckCopiedSimBoard(t *testing.T) {
+	sim, err := os.ReadFile("../../board-configs/sim.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Its own data dir and ports, so it never meets a running agent's.
+	sim = bytes.ReplaceAll(sim, []byte("listen: 127.0.0.1:1883"), []byte("listen: 127.0.0.1:0"))
+	lone := filepath.Join(t.TempDir(), "copy.yaml")
+	if err := os.WriteFile(lone, sim, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, err = runCheck(t, lone)
+	if err == nil || !strings.Contains(err.Error(), "sim.utterances[0].file: no such file (relative paths are read from the board file's folder, "+filepath.Dir(lone)+")") {
+		t.Fatalf("a copy without its files: %v", err)
+	}
+	if strings.Contains(err.Error(), "enrolled_a.wav") {
+		t.Fatalf("the error quotes the path from the file: %v", err)
+	}
+
+	root := t.TempDir()
+	abs, _ := filepath.Abs("../../sensors")
+	if err := os.Symlink(abs, filepath.Join(root, "sensors")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(filepath.Join(root, "boards"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	beside := filepath.Join(root, "boards", "copy.yaml")
+	if err := os.WriteFile(beside, sim, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := runCheck(t, beside); err != nil || !strings.Contains(out, "ok (sim") {
+		t.Fatalf("a copy beside its files: %v\n%s", err, out)
+	}
+}

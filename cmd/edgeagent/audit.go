@@ -1,6 +1,8 @@
 package main
 
 import (
+	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -13,6 +15,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/edgeagent/edgeagent/board"
+	"github.com/edgeagent/edgeagent/localadmin"
 	"github.com/edgeagent/edgeagent/store"
 	"github.com/edgeagent/edgeagent/tools/actuator"
 )
@@ -42,8 +45,9 @@ Retention (plugins.actuators.audit_max_age / audit_max_mb, default 30 days /
 admin actions go last, and every eviction is an audit.evicted entry.
 
 The store (edgeagent.db, and the log files in edgeagent.db.logs/) is held
-locked by a running agent. While the agent runs, read the log through it:
-the admin skill audit.query, e.g. over MQTT
+locked by a running agent. While the agent runs, audit asks it (audit.query)
+through its local admin socket, data_dir/admin.sock, open to the agent's user
+and root; from elsewhere use the admin skill over MQTT, e.g.
 {"id":"1","op":"audit","params":{"limit":20}} on the admin topic.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -67,17 +71,22 @@ the admin skill audit.query, e.g. over MQTT
 			if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
 				return fmt.Errorf("no audit log yet: %s does not exist (the agent has not run with this board)", path)
 			}
+			var entries []actuator.Entry
 			st, err := store.Open(path)
-			if err != nil {
-				if errors.Is(err, store.ErrLocked) {
-					return fmt.Errorf("%w\nThe running agent holds the store: read the audit log through it (admin skill audit.query, e.g. over MQTT: {\"id\":\"1\",\"op\":\"audit\",\"params\":{\"limit\":%d}} on %sadmin), or stop the agent first", err, limit, cfg.MQTT.Prefix)
+			switch {
+			case errors.Is(err, store.ErrLocked):
+				// The running agent holds the store: ask it, through its
+				// local admin socket.
+				if entries, err = auditThroughAgent(cmd, cfg, q); err != nil {
+					return err
 				}
+			case err != nil:
 				return err
-			}
-			defer st.Close()
-			entries, err := actuator.ReadAudit(st, q, max(limit, 1000000))
-			if err != nil {
-				return err
+			default:
+				defer st.Close()
+				if entries, err = actuator.ReadAudit(st, q, max(limit, 1000000)); err != nil {
+					return err
+				}
 			}
 			out := cmd.OutOrStdout()
 			if asJSON {
@@ -111,6 +120,36 @@ the admin skill audit.query, e.g. over MQTT
 	cmd.Flags().StringVar(&until, "until", "", "only entries before this time (same forms as --since)")
 	cmd.Flags().BoolVar(&safety, "safety", false, "only e-stops, resets, refusals and admin actions")
 	rootCmd.AddCommand(cmd)
+}
+
+// auditThroughAgent reads the audit log of the agent that holds the store,
+// with audit.query through its local admin socket.
+func auditThroughAgent(cmd *cobra.Command, cfg *board.Config, q actuator.Query) ([]actuator.Entry, error) {
+	p := map[string]any{"limit": min(q.Limit, 1000), "tool": q.Tool, "safety": q.SafetyOnly}
+	if !q.Since.IsZero() {
+		p["since"] = q.Since.Format(time.RFC3339Nano)
+	}
+	if !q.Until.IsZero() {
+		p["until"] = q.Until.Format(time.RFC3339Nano)
+	}
+	params, _ := json.Marshal(p) // plain values: always encodes
+	ctx, cancel := context.WithTimeout(cmd.Context(), 30*time.Second)
+	defer cancel()
+	r, err := localadmin.Call(ctx, cfg.DataDir, "audit.query", params)
+	if errors.Is(err, localadmin.ErrNoAgent) {
+		return nil, fmt.Errorf("the store is held by a running agent that has no local admin socket: read the audit log through it (admin skill audit.query, e.g. over MQTT: {\"id\":\"1\",\"op\":\"audit\",\"params\":{\"limit\":%d}} on %sadmin), or stop the agent first", q.Limit, cfg.MQTT.Prefix)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if !r.OK {
+		return nil, replyError(r.Error, r.Code, r.Paths)
+	}
+	var entries []actuator.Entry
+	if err := json.Unmarshal(r.Result, &entries); err != nil {
+		return nil, fmt.Errorf("the agent's audit.query reply: %w", err)
+	}
+	return entries, nil
 }
 
 // parseWhen reads a --since/--until value: RFC 3339, a date (local

@@ -14,9 +14,9 @@ import (
 // is not the robot's control plane, and with MQTT it would take over the
 // agent's persistent session (and the commands queued for it) and announce
 // the robot to Home Assistant. Nor does it serve the dashboard (the
-// agent's port).
+// agent's port) or the local admin socket (the agent's).
 func runOnce(ctx context.Context, n *node.Node, fn func(context.Context) error) error {
-	for _, p := range []string{"mqtt", "dashboard"} {
+	for _, p := range []string{"mqtt", "dashboard", "adminsock"} {
 		if err := n.UnloadPlugin(ctx, p); err != nil && !errors.Is(err, hooks.ErrNotFound) {
 			_ = n.Close()
 			return err

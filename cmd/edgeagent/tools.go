@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/edgeagent/edgeagent/board"
+	"github.com/edgeagent/edgeagent/localadmin"
 	"github.com/edgeagent/edgeagent/mqtt"
 	"github.com/edgeagent/edgeagent/plugin/mqttplane"
 	"github.com/edgeagent/edgeagent/store"
@@ -63,11 +64,14 @@ func init() {
 		Long: `Run one tool against the board (sensors running) and print the result.
 
 When an agent already runs with this board (it holds the store), the call is
-sent to it over MQTT instead and its reply printed. The agent then applies the
-mqtt caller's permissions (permissions.mqtt), not the CLI's; --admin sends the
-call on the admin topic, which carries the admin permission where the agent
-accepts it (its embedded broker; the board's mqtt.username must be an admin
-user when the broker has users).`,
+sent to it through its local admin socket (data_dir/admin.sock, the agent's
+user and root only) as the cli caller, with the CLI's permissions: estop.reset,
+audit.query and config.reload work while it runs. Without the socket (another
+machine's board file, another user) the call goes over MQTT and the agent
+applies the mqtt caller's permissions (permissions.mqtt); --admin sends it on
+the admin topic, which carries the admin permission where the agent accepts it
+(its embedded broker; the board's mqtt.username must be an admin user when the
+broker has users).`,
 		Args: cobra.RangeArgs(1, 2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			params := json.RawMessage(`{}`)
@@ -78,7 +82,14 @@ user when the broker has users).`,
 			defer stop()
 			n, _, err := loadNode(invokeBoard, false)
 			if errors.Is(err, store.ErrLocked) {
-				return invokeOverMQTT(ctx, cmd, invokeBoard, args[0], params, invokeAdmin, invokeTimeout)
+				r, err := callLocal(ctx, cmd, invokeBoard, args[0], params, invokeTimeout)
+				if errors.Is(err, localadmin.ErrNoAgent) {
+					return invokeOverMQTT(ctx, cmd, invokeBoard, args[0], params, invokeAdmin, invokeTimeout)
+				}
+				if err != nil {
+					return err
+				}
+				return printLocal(cmd, r)
 			}
 			if err != nil {
 				return err
@@ -103,6 +114,34 @@ user when the broker has users).`,
 	rootCmd.AddCommand(invoke)
 }
 
+// callLocal sends the call to the agent that runs with the board through
+// its local admin socket; localadmin.ErrNoAgent when there is none.
+func callLocal(ctx context.Context, cmd *cobra.Command, path, tool string, params json.RawMessage, timeout time.Duration) (localadmin.Reply, error) {
+	b, err := board.Load(path)
+	if err != nil {
+		return localadmin.Reply{}, err
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	r, err := localadmin.Call(ctx, b.DataDir, tool, params)
+	if err == nil {
+		fmt.Fprintf(cmd.ErrOrStderr(), "edgeagent: an agent is running with %s; the call went through its admin socket %s\n", path, localadmin.Path(b.DataDir))
+	}
+	return r, err
+}
+
+// printLocal prints a reply from the admin socket, or makes its error ours.
+func printLocal(cmd *cobra.Command, r localadmin.Reply) error {
+	if !r.OK {
+		return replyError(r.Error, r.Code, r.Paths)
+	}
+	var v any
+	if err := json.Unmarshal(r.Result, &v); err != nil {
+		return fmt.Errorf("the agent's reply: %w", err)
+	}
+	return writeJSON(cmd.OutOrStdout(), v)
+}
+
 // invokeOverMQTT sends the call to the agent that runs with the board.
 func invokeOverMQTT(ctx context.Context, cmd *cobra.Command, path, tool string, params json.RawMessage, admin bool, timeout time.Duration) error {
 	r, err := callOverMQTT(ctx, cmd, path, "call", mqtt.Command{Tool: tool, Params: params}, admin, timeout)
@@ -110,13 +149,18 @@ func invokeOverMQTT(ctx context.Context, cmd *cobra.Command, path, tool string, 
 		return err
 	}
 	if !r.OK {
-		msg := r.Error + " (" + r.Code
-		if len(r.Paths) > 0 {
-			msg += "; paths: " + strings.Join(r.Paths, ", ")
-		}
-		return errors.New(msg + ")")
+		return replyError(r.Error, r.Code, r.Paths)
 	}
 	return writeJSON(cmd.OutOrStdout(), r.Result)
+}
+
+// replyError is the agent's error reply as the CLI's error.
+func replyError(msg, code string, paths []string) error {
+	msg += " (" + code
+	if len(paths) > 0 {
+		msg += "; paths: " + strings.Join(paths, ", ")
+	}
+	return errors.New(msg + ")")
 }
 
 // callOverMQTT hands a command to the agent that runs with the board (and

@@ -88,6 +88,9 @@ var rules = []struct {
 	{"plugin/actuators", []string{"plugin", "hooks", "tools", "tools/actuator/...", "worldmodel", "board"}, []string{"store"}},
 	{"plugin/engine", []string{"plugin", "hooks", "agent", "llm", "llm/local", "tools", "worldmodel"}, nil},
 	{"plugin/mqttplane", []string{"plugin", "hooks", "mqtt", "board"}, nil},
+	{"plugin/adminsock", []string{"plugin", "hooks", "localadmin", "tools"}, nil},
+	// The local admin socket calls tools; it knows nothing else of the runtime.
+	{"localadmin", []string{"tools"}, nil},
 	// The plugins that are skills: camera.snapshot, speaker.say,
 	// camera.describe, and what the camera ones share.
 	{"plugin/snapshot", []string{"plugin", "tools", "plugin/cameras", "worldmodel", "hooks"}, assembly},

@@ -367,63 +367,90 @@ func fillParams(s tools.Spec, tokens []string, explained map[string]bool) (map[s
 	if !ok {
 		return nil, 0, "unreadable schema"
 	}
-	params := map[string]any{}
-	filled := 0
-	byType := func(types ...string) []prop {
-		var out []prop
-		for _, p := range ps.props {
-			if slices.Contains(types, p.typ) {
-				out = append(out, p)
-			}
+	f := &paramFill{props: ps.props, tokens: tokens, explained: explained, params: map[string]any{}}
+	for _, step := range []func() string{f.numbers, f.enums, f.onOff} {
+		if why := step(); why != "" {
+			return nil, 0, why
 		}
-		return out
 	}
+	f.nameWords()
+	for _, p := range f.props {
+		if _, done := f.params[p.name]; !done && p.required && !p.hasDefault {
+			return nil, 0, "nothing in the command gives " + p.name
+		}
+	}
+	return f.params, f.filled, ""
+}
 
-	// Numbers, with an optional unit right after them.
-	for i, t := range tokens {
+// paramFill is one command's tokens becoming one tool's parameters: each
+// step takes the tokens of one form and says why it fails, or "".
+type paramFill struct {
+	props     []prop
+	tokens    []string
+	explained map[string]bool // the tokens used, shared with the caller
+	params    map[string]any
+	filled    int
+}
+
+// open lists the parameters of one of the types not filled yet.
+func (f *paramFill) open(types ...string) []prop {
+	var out []prop
+	for _, p := range f.props {
+		if _, done := f.params[p.name]; !done && slices.Contains(types, p.typ) {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// numbers: each number, with an optional unit right after it, goes to
+// the one numeric parameter it fits.
+func (f *paramFill) numbers() string {
+	for i, t := range f.tokens {
 		v, err := strconv.ParseFloat(t, 64)
 		if err != nil {
 			continue
 		}
 		unit := ""
-		if i+1 < len(tokens) {
-			unit = unitWords[tokens[i+1]]
+		if i+1 < len(f.tokens) {
+			unit = unitWords[f.tokens[i+1]]
 		}
 		var fit []prop
-		for _, p := range byType("number", "integer") {
-			if _, done := params[p.name]; done {
-				continue
-			}
+		for _, p := range f.open("number", "integer") {
 			if unit == "" || mentions(p, unitHints[unit]) {
 				fit = append(fit, p)
 			}
 		}
 		if len(fit) != 1 {
-			return nil, 0, fmt.Sprintf("the number %s fits %d parameters", t, len(fit))
+			return fmt.Sprintf("the number %s fits %d parameters", t, len(fit))
 		}
 		p := fit[0]
 		if unit == "percent" && p.max != nil && *p.max <= 1 {
 			v /= 100
 		}
 		if p.typ == "integer" && v != float64(int64(v)) {
-			return nil, 0, fmt.Sprintf("%s wants a whole number, not %s", p.name, t)
+			return fmt.Sprintf("%s wants a whole number, not %s", p.name, t)
 		}
-		params[p.name] = v
-		filled++
-		explained[t] = true
+		f.params[p.name] = v
+		f.filled++
+		f.explained[t] = true
 		if unit != "" {
-			explained[tokens[i+1]] = true
+			f.explained[f.tokens[i+1]] = true
 		}
 	}
+	return ""
+}
 
-	// Enumerated words ("forward", "high").
-	for _, t := range tokens {
-		if explained[t] && !onWords[t] && !offWords[t] {
+// enums: enumerated words ("forward", "high") go to the one string
+// parameter that lists them.
+func (f *paramFill) enums() string {
+	for _, t := range f.tokens {
+		if f.explained[t] && !onWords[t] && !offWords[t] {
 			continue
 		}
 		var fit []prop
-		for _, p := range byType("string") {
-			if _, done := params[p.name]; !done && slices.Contains(p.enum, t) {
+		for _, p := range f.open("string") {
+			if slices.Contains(p.enum, t) {
 				fit = append(fit, p)
 			}
 		}
@@ -431,50 +458,57 @@ func fillParams(s tools.Spec, tokens []string, explained map[string]bool) (map[s
 		case 0:
 			continue
 		case 1:
-			params[fit[0].name] = t
-			filled++
-			explained[t] = true
+			f.params[fit[0].name] = t
+			f.filled++
+			f.explained[t] = true
 		default:
-			return nil, 0, fmt.Sprintf("%q fits %d parameters", t, len(fit))
+			return fmt.Sprintf("%q fits %d parameters", t, len(fit))
 		}
 	}
+	return ""
+}
 
-	// On and off, for a tool with one boolean.
-	if bools := byType("boolean"); len(bools) == 1 {
-		var on, off bool
-		for _, t := range tokens {
-			on = on || onWords[t] && !explained[t]
-			off = off || offWords[t] && !explained[t]
+// onOff: on and off, for a tool with one boolean.
+func (f *paramFill) onOff() string {
+	var bools []prop
+	for _, p := range f.props {
+		if p.typ == "boolean" {
+			bools = append(bools, p)
 		}
-		if on && off {
-			return nil, 0, "says both on and off"
-		}
-		if on || off {
-			params[bools[0].name] = on
-			filled++
-			for _, t := range tokens {
-				if onWords[t] || offWords[t] {
-					explained[t] = true
-				}
+	}
+	if len(bools) != 1 {
+		return ""
+	}
+	var on, off bool
+	for _, t := range f.tokens {
+		on = on || onWords[t] && !f.explained[t]
+		off = off || offWords[t] && !f.explained[t]
+	}
+	if on && off {
+		return "says both on and off"
+	}
+	if on || off {
+		f.params[bools[0].name] = on
+		f.filled++
+		for _, t := range f.tokens {
+			if onWords[t] || offWords[t] {
+				f.explained[t] = true
 			}
 		}
 	}
+	return ""
+}
 
-	// Parameter names are words of the command too: "set the pan angle
-	// to 90", "beep 3 times".
-	for _, p := range ps.props {
-		if containsAll(set(tokens...), strings.FieldsFunc(p.name, func(r rune) bool { return r == '_' })) {
+// nameWords: parameter names are words of the command too ("set the pan
+// angle to 90", "beep 3 times").
+func (f *paramFill) nameWords() {
+	for _, p := range f.props {
+		if containsAll(set(f.tokens...), strings.FieldsFunc(p.name, func(r rune) bool { return r == '_' })) {
 			for _, w := range strings.Split(p.name, "_") {
-				explained[w] = true
+				f.explained[w] = true
 			}
 		}
 	}
-	for _, p := range ps.props {
-		if _, done := params[p.name]; !done && p.required && !p.hasDefault {
-			return nil, 0, "nothing in the command gives " + p.name
-		}
-	}
-	return params, filled, ""
 }
 
 func mentions(p prop, hints []string) bool {

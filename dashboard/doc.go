@@ -49,7 +49,9 @@
 // The page starts from /api/state, which carries the recent stream as the
 // live channel would have sent it: events, LLM exchanges and tool calls in
 // the stream's order (its sequence numbers), so a reload shows what a page
-// left open shows. A failure that repeats (an LLM exchange that failed, an
+// left open shows. The page reads it once the live channel is open, and
+// again at every reconnect (an agent rebuilt by a config reload numbers a
+// new stream from 1), so nothing falls between the two. A failure that repeats (an LLM exchange that failed, an
 // event carrying an error or of a kind ending in "_failed": without Ollama,
 // one every ~20 s) is one line with a count and the time it was last seen;
 // the stream keeps every record, only the view collapses them. The e-stop

@@ -320,6 +320,13 @@ func TestBrowser(t *testing.T) {
 	if len(masks) != 1 || len(strings.Split(masks[0].(string), ",")) != 8 {
 		t.Fatalf("tuned masks %v, want one 4-point polygon", motion["masks"])
 	}
+	// The page reconnects and loads the rebuilt agent's state: its stream
+	// is numbered from 1 again, and the lists stay in its order.
+	n.World.Record(worldmodel.Event{Kind: "test_event", Source: "test", Priority: worldmodel.Normal, Message: "after the rebuild"})
+	browsertest.WaitJS(t, ctx, "the rebuilt agent's line among the latest", `[...document.querySelectorAll('#recent > li')].some(li => li.textContent.includes('after the rebuild'))`, 20*time.Second)
+	if !browsertest.Eval[bool](t, ctx, `[...document.querySelectorAll('#recent > li')].every((li, i, a) => i === 0 || Number(li.dataset.seq) < Number(a[i-1].dataset.seq))`) {
+		t.Fatal("after the rebuild the latest lines are not in the stream's order")
+	}
 	// Saved to the board file, its comments kept, the old file as .bak.
 	saved, err := os.ReadFile(boardFile)
 	if err != nil {

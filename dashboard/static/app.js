@@ -25,7 +25,7 @@ const json = (v) => JSON.stringify(v);
 
 const S = {
   session: null, csrf: "", role: "", state: null, plots: {}, thresholds: {}, health: {}, actuators: {},
-  events: [], calls: [], cameras: {}, lost: 0, es: null, window: 600,
+  events: [], calls: [], cameras: {}, lost: 0, es: null, window: 600, ready: false, pending: [], gen: 0,
   estop: { latched: false }, lastEStop: null, static: new URLSearchParams(location.search).has("static"),
 };
 window.dashboard = S; // for the browser test and for poking around in the console
@@ -109,9 +109,21 @@ function showTab(name) {
 }
 
 // ---- initial state -----------------------------------------------------
-async function load() {
+// load draws /api/state. The live channel is open before it is read, and
+// its messages wait until the state is drawn: what happens in between
+// reaches the page, and a message the state already had is dropped by its
+// sequence number. Every (re)opening of the channel loads again: a
+// reconnect may have missed anything, and an agent rebuilt by a config
+// reload starts a new stream, numbered from 1.
+function load() {
+  if (S.static) loadState(); else connect();
+}
+
+async function loadState() {
+  const gen = ++S.gen;
+  S.ready = false; S.pending = [];
   const [st, hist] = await Promise.all([api("/api/state"), api("/api/history")]);
-  if (st.status !== 200) return;
+  if (st.status !== 200 || gen !== S.gen) return;
   const s = st.data;
   S.state = s; S.thresholds = s.thresholds || {}; S.actuators = s.actuators || {};
   // only what is not ok, as the health records keep it
@@ -125,9 +137,13 @@ async function load() {
   for (const m of s.items || []) onMessage(m, true);
   S.estop = s.estop || { latched: false };
   renderEvents(); renderRecent(); renderCalls(); renderActuators(); renderHealth(); renderEStop();
-  if (!S.static) { connect(); return; }
-  const conn = $("#conn");
-  conn.textContent = "snapshot " + fmtTime(Date.now()); conn.className = "badge off";
+  if (S.static) {
+    const conn = $("#conn");
+    conn.textContent = "snapshot " + fmtTime(Date.now()); conn.className = "badge off";
+    return;
+  }
+  for (const m of S.pending) onMessage(m);
+  S.pending = []; S.ready = true;
 }
 
 // ---- live channel ------------------------------------------------------
@@ -136,13 +152,17 @@ function connect() {
   const es = new EventSource("/api/live");
   S.es = es;
   const conn = $("#conn");
-  es.onopen = () => { conn.textContent = "live"; conn.className = "badge ok"; };
+  es.onopen = () => { conn.textContent = "live"; conn.className = "badge ok"; loadState(); };
   es.onerror = () => {
     conn.textContent = "reconnecting…"; conn.className = "badge warn";
     // A rebuilt agent (config reload) keeps the login; a lost login shows the form.
     api("/api/session").then(({ status }) => { if (status === 401) showLogin(); });
   };
-  es.onmessage = (e) => onMessage(JSON.parse(e.data));
+  es.onmessage = (e) => {
+    const m = JSON.parse(e.data);
+    if (S.ready) onMessage(m);
+    else if (S.pending.length < 10000) S.pending.push(m); // bounded, should the state not come
+  };
 }
 
 // onMessage handles one message of the stream, from the live channel or
@@ -159,6 +179,7 @@ function onMessage(m, initial) {
 
 function onReading(m) {
   const p = ensurePlot(m.src, m.u);
+  if (p.t.length && m.ts / 1000 <= p.t[p.t.length - 1]) return; // the history has it
   p.t.push(m.ts / 1000); p.v.push(m.v);
   p.last = m.v; p.dirty = true;
 }
@@ -230,6 +251,7 @@ function onRecord(m, initial) {
     return;
   }
   if (m.kind === "tool_call") {
+    if (S.calls.some((x) => x.seq === m.seq)) return;
     S.calls.push(m);
     if (S.calls.length > 300) S.calls.splice(0, S.calls.length - 300);
     if (!initial) renderCalls();

@@ -40,7 +40,7 @@ type Options struct {
 	// FlushDelay batches history writes so a call does not pay an fsync
 	// (default 2s); Close flushes what is pending.
 	FlushDelay time.Duration
-	// Clock times the calls and the flush (default: the wall clock).
+	// Clock times the calls (default: the wall clock).
 	Clock clock.Clock
 }
 
@@ -450,7 +450,10 @@ func (r *Registry) record(name string, took time.Duration, err error) {
 	}
 	r.dirty[name] = true
 	if r.flush == nil {
-		r.flush = r.clock.AfterFunc(r.delay, func() {
+		// Batching disk writes is the disk's business, on the wall clock
+		// whatever clock the calls run on: a replay's virtual clock must
+		// not see a timer armed by every first call.
+		r.flush = clock.Real().AfterFunc(r.delay, func() {
 			if err := r.Flush(); err != nil {
 				r.log.Warn("tool history not saved", "err", err)
 			}

@@ -75,6 +75,7 @@ detections of the live run to come out again.`,
 				return err
 			}
 			o.Log = log
+			o.Progress = cmd.ErrOrStderr()
 			rep, err := replay.Run(ctx, args[0], o)
 			if err != nil {
 				return err

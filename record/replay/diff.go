@@ -8,13 +8,16 @@ import (
 	"regexp"
 	"strings"
 	"time"
+
+	"github.com/edgeagent/edgeagent/worldmodel"
 )
 
 // Action is something the agent did that a replay must do again: a
-// decision, a tool call or an actuator write. What is the part compared:
-// no times, durations, cycle numbers or results that carry a clock.
+// decision, a tool call with its parameters and result, an actuator write,
+// an e-stop or an LLM exchange. What is the part compared: no times,
+// durations or cycle numbers.
 type Action struct {
-	Kind   string // decision | tool_call | actuator
+	Kind   string // decision | tool_call | actuator | estop | llm
 	Source string // the tool or actuator; "agent" for decisions
 	What   string
 	Time   time.Time
@@ -23,7 +26,11 @@ type Action struct {
 func (a Action) String() string { return a.Kind + " " + a.Source + ": " + a.What }
 
 // Kinds of actions, in the order the report lists them.
-var kinds = []string{"decision", "tool_call", "actuator", "llm"}
+var kinds = []string{"decision", "tool_call", "actuator", "estop", "llm"}
+
+// kindNames are the kinds as the report names them.
+var kindNames = map[string]string{"decision": "decisions", "tool_call": "tool calls", "actuator": "actuator writes",
+	"estop": "e-stops", "llm": "llm exchanges"}
 
 var cyclePrefix = regexp.MustCompile(`^cycle \d+ `)
 
@@ -50,11 +57,11 @@ func recordAction(t time.Time, kind, source string, data json.RawMessage) Action
 	var parts []string
 	keys := []string{"state"}
 	if kind == "tool_call" {
-		keys = []string{"caller", "params", "ok", "code", "error"}
+		keys = []string{"caller", "params", "ok", "code", "error", "result"}
 	}
 	for _, k := range keys {
 		if v, ok := d[k]; ok {
-			parts = append(parts, k+"="+canonical(v))
+			parts = append(parts, k+"="+canonical(timeless(v)))
 		}
 	}
 	return Action{Kind: kind, Source: source, What: clockTimes.ReplaceAllString(strings.Join(parts, " "), "<time>"), Time: t}
@@ -77,6 +84,42 @@ func llmAction(t time.Time, source string, x exchange) Action {
 	return Action{Kind: "llm", Source: source, What: fmt.Sprintf("%s %s prompt %x", x.Purpose, outcome, sum[:6]), Time: t}
 }
 
+// estopAction is an e-stop as the actuators reported it (their
+// actuators_stopped event): what caused it and whether every actuator
+// stopped, not how long it took.
+func estopAction(t time.Time, prio worldmodel.Priority, data map[string]any) Action {
+	what := fmt.Sprintf("from %v", data["cause"])
+	if prio == worldmodel.Critical {
+		what += ", FAILED to stop every actuator"
+	}
+	return Action{Kind: "estop", Source: "actuators", What: what, Time: t}
+}
+
+// durationKey names the fields of a tool's result that measure time
+// (took_ns, duration_ms, age_s, latency …): a replay takes its own.
+var durationKey = regexp.MustCompile(`(^|_)(took|duration|elapsed|latency|age|uptime|running_for|retry_in)(_|$)`)
+
+// timeless is v without its durations.
+func timeless(v any) any {
+	switch x := v.(type) {
+	case map[string]any:
+		out := make(map[string]any, len(x))
+		for k, e := range x {
+			if !durationKey.MatchString(k) {
+				out[k] = timeless(e)
+			}
+		}
+		return out
+	case []any:
+		out := make([]any, len(x))
+		for i, e := range x {
+			out[i] = timeless(e)
+		}
+		return out
+	}
+	return v
+}
+
 // canonical is v as JSON with sorted keys (encoding/json sorts map keys).
 func canonical(v any) string {
 	if s, ok := v.(string); ok {
@@ -92,10 +135,12 @@ func canonical(v any) string {
 // Divergence is the first place a replay did something else.
 type Divergence struct {
 	Kind   string
-	Index  int     // among the actions of Kind
-	Want   *Action // nil: the replay did more than the recording
-	Got    *Action // nil: the replay did not do it
-	Before []Action
+	Index  int      // among the actions of Kind
+	Want   *Action  // nil: the replay did more than the recording
+	Got    *Action  // nil: the replay did not do it
+	Before []Action // the same on both sides, just before
+	// After are what each side did next.
+	WantAfter, GotAfter []Action
 }
 
 // compare finds the first divergence: per kind, the actions must be the
@@ -119,7 +164,8 @@ func compare(want, got []Action) (*Divergence, map[string][2]int) {
 			if wa != nil && ga != nil && wa.Source == ga.Source && wa.What == ga.What {
 				continue
 			}
-			d := &Divergence{Kind: k, Index: i, Want: wa, Got: ga, Before: w[max(0, i-3):min(i, len(w))]}
+			d := &Divergence{Kind: k, Index: i, Want: wa, Got: ga, Before: w[max(0, i-3):min(i, len(w))],
+				WantAfter: w[min(i+1, len(w)):min(i+4, len(w))], GotAfter: g[min(i+1, len(g)):min(i+4, len(g))]}
 			if first == nil || at(d).Before(at(first)) {
 				first = d
 			}
@@ -161,10 +207,9 @@ func (r *Report) Print(w io.Writer) {
 	if r.Damage != "" {
 		fmt.Fprintf(w, "the recording was cut short: %s\n", r.Damage)
 	}
-	names := map[string]string{"decision": "decisions", "tool_call": "tool calls", "actuator": "actuator writes", "llm": "llm exchanges"}
 	for _, k := range kinds {
 		c := r.Counts[k]
-		fmt.Fprintf(w, "  %-16s recorded %4d  replayed %4d\n", names[k], c[0], c[1])
+		fmt.Fprintf(w, "  %-16s recorded %4d  replayed %4d\n", kindNames[k], c[0], c[1])
 	}
 	if r.Missed > 0 {
 		fmt.Fprintf(w, "  warning: %d items of the replay's stream were overwritten before they were compared\n", r.Missed)
@@ -175,10 +220,10 @@ func (r *Report) Print(w io.Writer) {
 	r.printDetections(w)
 	d := r.Divergence
 	if d == nil {
-		fmt.Fprintln(w, "identical: every decision, tool call, actuator write and LLM exchange as recorded")
+		fmt.Fprintln(w, "identical: every decision, tool call, actuator write, e-stop and LLM exchange as recorded")
 		return
 	}
-	fmt.Fprintf(w, "DIVERGED at %s #%d", names[d.Kind], d.Index+1)
+	fmt.Fprintf(w, "DIVERGED at %s #%d", kindNames[d.Kind], d.Index+1)
 	if !r.Start.IsZero() {
 		fmt.Fprintf(w, " (+%s into the recording)", at(d).Sub(r.Start).Round(time.Millisecond))
 	}
@@ -194,6 +239,12 @@ func (r *Report) Print(w io.Writer) {
 	}
 	fmt.Fprintf(w, "  - recorded  %s\n", show(d.Want))
 	fmt.Fprintf(w, "  + replayed  %s\n", show(d.Got))
+	for _, a := range d.WantAfter {
+		fmt.Fprintf(w, "    then recorded  %s\n", a)
+	}
+	for _, a := range d.GotAfter {
+		fmt.Fprintf(w, "    then replayed  %s\n", a)
+	}
 	if d.Kind == "llm" && r.LLMNote != "" {
 		fmt.Fprintf(w, "  %s\n", r.LLMNote)
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -70,6 +71,9 @@ type driver struct {
 	base      [2]uint64
 	items     []worldmodel.Item
 	got       []Action
+
+	progressTo   io.Writer // nil: quiet
+	lastProgress time.Time // on the wall clock
 }
 
 func (d *driver) run(ctx context.Context, inputs []input, heartbeat time.Duration) error {
@@ -84,7 +88,8 @@ func (d *driver) run(ctx context.Context, inputs []input, heartbeat time.Duratio
 		}
 	}
 	nextBeat := d.start.Add(heartbeat)
-	for _, in := range inputs {
+	for i, in := range inputs {
+		d.progress(in.t.Add(d.shift), i, len(inputs))
 		for heartbeat > 0 && !nextBeat.After(in.t.Add(d.shift)) {
 			if err := d.at(ctx, nextBeat); err != nil {
 				return err
@@ -142,6 +147,17 @@ func (d *driver) run(ctx context.Context, inputs []input, heartbeat time.Duratio
 		return err
 	}
 	return d.finishCalls(ctx)
+}
+
+// progress says where the replay is, at most once a second of wall time.
+func (d *driver) progress(t time.Time, i, n int) {
+	now := time.Now()
+	if d.progressTo == nil || now.Sub(d.lastProgress) < time.Second {
+		return
+	}
+	d.lastProgress = now
+	fmt.Fprintf(d.progressTo, "replay: +%s of %s (%d of %d inputs fed, %d actions compared so far)\n",
+		t.Sub(d.start).Round(100*time.Millisecond), d.rep.Span.Round(100*time.Millisecond), i, n, len(d.got))
 }
 
 // observe appends an observation to the node's world model.
@@ -350,8 +366,11 @@ func (d *driver) collect() {
 		d.lastSeq = max(d.lastSeq, it.Seq())
 		switch it.Kind {
 		case worldmodel.ItemEvent:
-			if it.Event.Kind == "decision" {
+			switch it.Event.Kind {
+			case "decision":
 				d.got = append(d.got, decisionAction(it.Event.Time.Add(-d.shift), it.Event.Message, roundTrip(it.Event.Data)))
+			case "actuators_stopped":
+				d.got = append(d.got, estopAction(it.Event.Time.Add(-d.shift), it.Event.Priority, roundTrip(it.Event.Data)))
 			}
 		case worldmodel.ItemRecord:
 			switch r := it.Record; r.Kind {

@@ -175,8 +175,12 @@ func decode(m recording.Msg, actuators map[string]bool, frames bool) (*input, *A
 		if err != nil {
 			return nil, nil, nil, err
 		}
-		if ev.Kind == "decision" {
+		switch ev.Kind {
+		case "decision":
 			a := decisionAction(m.Time, ev.Message, ev.Data)
+			return nil, &a, nil, nil
+		case "actuators_stopped":
+			a := estopAction(m.Time, ev.Priority, ev.Data)
 			return nil, &a, nil, nil
 		}
 		if derived[ev.Kind] || ev.Source == "agent" {

@@ -63,7 +63,9 @@ type Options struct {
 	Detections string
 	// Out records the replay into this new MCAP file.
 	Out string
-	Log *slog.Logger
+	// Progress, when set, gets a line a second while the replay runs.
+	Progress io.Writer
+	Log      *slog.Logger
 }
 
 // Report is what a replay did and how it compares.
@@ -143,6 +145,9 @@ func Run(ctx context.Context, path string, o Options) (*Report, error) {
 	if err := missingInputs(dets); err != nil {
 		return nil, err
 	}
+	if len(tp.inputs) == 0 && len(tp.actions) == 0 && len(tp.exchange) == 0 {
+		return nil, fmt.Errorf("%s: no observations, events or records of an edgeagent recording in it: nothing to replay", path)
+	}
 	tp.info = info
 	rep := &Report{LLM: o.LLM, Recorded: tp.actions, Damage: info.Damage, WallClock: wallClock,
 		Inputs: len(tp.inputs), Frames: tp.frames, LLMRecorded: len(tp.exchange)}
@@ -207,7 +212,8 @@ func Run(ctx context.Context, path string, o Options) (*Report, error) {
 	}
 
 	d := &driver{n: n, clk: clk, probe: pr, llm: llmSrv, out: out, cur: n.World.NewCursor(true), speed: o.Speed, dets: dets,
-		start: wallStart, shift: shift, wallStart: wallStart, rep: rep, readEvery: 128, small: map[string]bool{}}
+		start: wallStart, shift: shift, wallStart: wallStart, rep: rep, readEvery: 128, small: map[string]bool{},
+		progressTo: o.Progress, lastProgress: wallStart}
 	if c := cfg.World.DefaultCapacity; c > 0 {
 		d.readEvery = min(d.readEvery, c)
 	}

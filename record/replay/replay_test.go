@@ -26,6 +26,7 @@ import (
 	_ "github.com/edgeagent/edgeagent/tools/actuator/kinds/servo"
 	_ "github.com/edgeagent/edgeagent/tools/actuator/kinds/switches"
 	"github.com/edgeagent/edgeagent/worldmodel"
+	"github.com/foxglove/mcap/go/mcap"
 )
 
 const scenarios = "../../testdata/scenarios"
@@ -243,8 +244,38 @@ actuators:
 	}
 	var b bytes.Buffer
 	rep.Print(&b)
-	if rep.Diverged() || rep.Counts["decision"][1] < 2 || rep.Counts["tool_call"][0] != rep.Counts["tool_call"][1] {
+	if rep.Diverged() || rep.Counts["decision"][1] < 2 || rep.Counts["estop"] != [2]int{1, 1} || rep.Counts["tool_call"][0] != rep.Counts["tool_call"][1] {
 		t.Fatalf("want the commands, the e-stop and the reset made again:\n%s", b.String())
 	}
 	t.Log(b.String())
+}
+
+// A recording with no messages (a foreign MCAP, or one closed at once) is
+// an error that says so, not an empty "identical".
+func TestEmptyRecordingRefused(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "empty.mcap")
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := mcap.NewWriter(f, &mcap.WriterOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.WriteHeader(&mcap.Header{Profile: "foreign"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	cfg, err := board.Parse(filepath.Join(dir, "b.yaml"), []byte("device: {id: e, platform: sim}\nllm: {enabled: false}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = replay.Run(context.Background(), path, replay.Options{Board: cfg, Dir: dir})
+	if err == nil || !strings.Contains(err.Error(), "nothing to replay") {
+		t.Fatalf("err = %v, want nothing to replay", err)
+	}
 }

@@ -160,15 +160,16 @@ func (t *throttle) note(key netip.Prefix, remote string, failures int, now time.
 	}
 	if !t.flushing {
 		t.flushing = true
-		wait := t.lastLog.Add(logEvery).Sub(now)
-		t.wg.Go(func() { t.flushAfter(wait) })
+		// Armed here, not in the goroutine: the time it waits for is
+		// counted from now, however late the goroutine runs.
+		timer := t.clk.NewTimer(t.lastLog.Add(logEvery).Sub(now))
+		t.wg.Go(func() { t.flushAfter(timer) })
 	}
 }
 
 // flushAfter writes the counts gathered since the last line once logEvery
 // has passed since it, or when the dashboard stops.
-func (t *throttle) flushAfter(d time.Duration) {
-	timer := t.clk.NewTimer(d)
+func (t *throttle) flushAfter(timer clock.Timer) {
 	defer timer.Stop()
 	select {
 	case <-timer.C():

@@ -286,14 +286,14 @@ func (d *decoder) decodeInteger(n ast.Node, v reflect.Value, path string) {
 		case i.sign < 0 && i.mag != 0:
 			d.errorf(p, path, "must not be negative")
 		case v.OverflowUint(i.mag):
-			d.errorf(p, path, "%s does not fit in %s", n.GetToken().Value, v.Kind())
+			d.errorf(p, path, "the number does not fit in %s", v.Kind())
 		default:
 			v.SetUint(i.mag)
 		}
 		return
 	}
 	if i.sign < 0 && i.mag > 1<<63 || i.sign >= 0 && i.mag > math.MaxInt64 || v.OverflowInt(i.int64()) {
-		d.errorf(p, path, "%s does not fit in %s", n.GetToken().Value, v.Kind())
+		d.errorf(p, path, "the number does not fit in %s", v.Kind())
 		return
 	}
 	v.SetInt(i.int64())
@@ -413,7 +413,7 @@ func (d *decoder) decodeDuration(n ast.Node, v reflect.Value, path string) {
 			v.SetInt(0)
 			return
 		}
-		d.errorf(p, path, "duration %s has no unit; write e.g. 2s, 500ms or 1m30s", x.GetToken().Value)
+		d.errorf(p, path, "a duration needs a unit; write e.g. 2s, 500ms or 1m30s")
 		return
 	case *ast.StringNode:
 		dur, err := time.ParseDuration(x.Value)

@@ -33,21 +33,21 @@ func (v *validator) fleet() {
 		return
 	}
 	if !fleetNameRe.MatchString(f.Name) {
-		v.fail("fleet.name", "%q must match %s", f.Name, fleetNameRule)
+		v.fail("fleet.name", "must match %s", fleetNameRule)
 	}
 	seen := map[string]bool{}
 	for i, g := range f.Groups {
 		switch {
 		case !fleetNameRe.MatchString(g):
-			v.fail(indexPath("fleet.groups", i), "%q must match %s", g, fleetNameRule)
+			v.fail(indexPath("fleet.groups", i), "must match %s", fleetNameRule)
 		case seen[g]:
-			v.fail(indexPath("fleet.groups", i), "group %q is listed twice", g)
+			v.fail(indexPath("fleet.groups", i), "this group is listed twice")
 		}
 		seen[g] = true
 	}
 	for i, t := range f.Tools {
 		if !toolPatternRe.MatchString(t) {
-			v.fail(indexPath("fleet.tools", i), "%q is not %s", t, toolPatternMsg)
+			v.fail(indexPath("fleet.tools", i), "want %s", toolPatternMsg)
 		}
 	}
 }

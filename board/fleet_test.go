@@ -14,10 +14,10 @@ func TestFleetMembership(t *testing.T) {
 		t.Fatalf("%+v", c.Fleet)
 	}
 	for _, tc := range []struct{ yaml, want string }{
-		{"fleet: {name: Farm}", `2:15: fleet.name: "Farm" must match`},
-		{"fleet: {name: f, groups: [a, a]}", `fleet.groups[1]: group "a" is listed twice`},
-		{"fleet: {name: f, groups: [a/b]}", `fleet.groups[0]: "a/b" must match`},
-		{"fleet: {name: f, tools: [\"*\"]}", `fleet.tools[0]: "*" is not a tool name`},
+		{"fleet: {name: Farm}", `2:15: fleet.name: must match`},
+		{"fleet: {name: f, groups: [a, a]}", `fleet.groups[1]: this group is listed twice`},
+		{"fleet: {name: f, groups: [a/b]}", `fleet.groups[0]: must match`},
+		{"fleet: {name: f, tools: [\"*\"]}", `fleet.tools[0]: want a tool name`},
 		{"fleet: {groups: [a]}", "fleet.name: required when fleet.groups"},
 		{"fleet: {name: f, group: [a]}", "fleet.group"},
 	} {

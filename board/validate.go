@@ -74,7 +74,7 @@ func oneOf(s string, set []string) bool { return slices.Contains(set, s) }
 
 func (v *validator) enum(path, val string, set []string) {
 	if !oneOf(val, set) {
-		v.fail(path, "%q is not one of %s", val, strings.Join(set, ", "))
+		v.fail(path, "want one of %s", strings.Join(set, ", "))
 	}
 }
 
@@ -141,9 +141,9 @@ func (v *validator) name(path, name string) {
 	case name == "":
 		v.missing(path, "required")
 	case !nameRe.MatchString(name):
-		v.fail(path, "%q must match [a-z][a-z0-9_]* (it prefixes world-model sources and tool names)", name)
+		v.fail(path, "must match [a-z][a-z0-9_]* (it prefixes world-model sources and tool names)")
 	case dup:
-		v.fail(path, "duplicate name %q (first used by %s at line %d; sensors and actuators share names)", name, parentPath(first), v.line(first))
+		v.fail(path, "this name is taken (first used by %s at line %d; sensors and actuators share names)", parentPath(first), v.line(first))
 	default:
 		v.names[name] = path
 	}

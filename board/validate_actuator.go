@@ -44,10 +44,10 @@ func (v *validator) actuator(i int) {
 		v.missing(p+".kind", "required: the actuator kind")
 	case !known && v.kinds != nil:
 		if elsewhere := registry.Elsewhere(registry.ActuatorKind, a.Kind); elsewhere != "" {
-			v.fail(p+".kind", "%q: %s", a.Kind, elsewhere)
+			v.fail(p+".kind", "%s", elsewhere)
 			break
 		}
-		v.fail(p+".kind", "%q is not one of %s", a.Kind, strings.Join(v.kinds.Names(), ", "))
+		v.fail(p+".kind", "want one of %s", strings.Join(v.kinds.Names(), ", "))
 	}
 	if known {
 		v.actuatorPins(p, a, k)
@@ -56,7 +56,7 @@ func (v *validator) actuator(i int) {
 	switch {
 	case known && k.I2C && k.Channels > 0:
 		if a.Channel < 0 || a.Channel >= k.Channels {
-			v.fail(p+".channel", "%d is outside 0–%d", a.Channel, k.Channels-1)
+			v.fail(p+".channel", "want 0–%d", k.Channels-1)
 		}
 		v.i2c(p, a.Bus, a.Address, a.Channel, k.Chip)
 	case known && k.I2C:
@@ -76,11 +76,11 @@ func (v *validator) actuator(i int) {
 	}
 	for j, s := range a.Scenarios {
 		if !slices.Contains(v.c.LLM.Scenarios, s) {
-			v.fail(indexPath(p+".scenarios", j), "%q is not in llm.scenarios (%s)", s, strings.Join(v.c.LLM.Scenarios, ", "))
+			v.fail(indexPath(p+".scenarios", j), "not one of llm.scenarios")
 		}
 	}
 	if !nameRe.MatchString(a.Permission) {
-		v.fail(p+".permission", "%q must match [a-z][a-z0-9_]*", a.Permission)
+		v.fail(p+".permission", "must match [a-z][a-z0-9_]*")
 	}
 	if known && a.Initial != "" && k.Initial != nil {
 		if msg := k.Initial(a.Initial); msg != "" {

@@ -48,7 +48,7 @@ func (v *validator) sensor(i int) {
 		}
 		v.priority(tp+".priority", t.Priority)
 		if !nameRe.MatchString(t.Event) {
-			v.fail(tp+".event", "%q must match [a-z][a-z0-9_]*", t.Event)
+			v.fail(tp+".event", "must match [a-z][a-z0-9_]*")
 		}
 	}
 }
@@ -61,13 +61,13 @@ func (v *validator) reflex(i int) {
 	case r.On == "":
 		v.missing(p+".on", "required: an event kind (motion_start) or source/kind (front_cam/motion_start)")
 	case len(parts) > 2 || slices.Contains(parts, "") || strings.ContainsAny(r.On, " \t"):
-		v.fail(p+".on", "%q: expected <kind> or <source>/<kind>", r.On)
+		v.fail(p+".on", "expected <kind> or <source>/<kind>")
 	}
 	switch {
 	case r.Do.Tool == "":
 		v.missing(p+".do.tool", "required: the tool to call, e.g. headlight.set")
 	case !toolRe.MatchString(r.Do.Tool):
-		v.fail(p+".do.tool", "%q is not a tool name (plugin.func)", r.Do.Tool)
+		v.fail(p+".do.tool", "not a tool name (plugin.func)")
 	}
 	if r.Cooldown < 0 {
 		v.fail(p+".cooldown", "must not be negative")

@@ -20,14 +20,14 @@ func (v *validator) device() {
 	case d.ID == "":
 		v.missing("device.id", "required: the device id names this robot on MQTT ([a-z0-9_-]+)")
 	case !deviceIDRe.MatchString(d.ID):
-		v.fail("device.id", "%q must match [a-z0-9_-]+ (it is used in MQTT topics and file names)", d.ID)
+		v.fail("device.id", "must match [a-z0-9_-]+ (it is used in MQTT topics and file names)")
 	}
 	if d.Platform == "" {
 		v.missing("device.platform", "required: one of %s", strings.Join(platforms, ", "))
 		return
 	}
 	if !oneOf(d.Platform, platforms) {
-		v.fail("device.platform", "%q is not one of %s", d.Platform, strings.Join(platforms, ", "))
+		v.fail("device.platform", "want one of %s", strings.Join(platforms, ", "))
 		return
 	}
 	if d.Platform == "sim" {
@@ -39,7 +39,7 @@ func (v *validator) device() {
 		return
 	}
 	if h, ok := headers[d.Model]; !ok || h.platform != d.Platform {
-		v.fail("device.model", "%q is not a %s model; known: %s", d.Model, d.Platform, strings.Join(models, ", "))
+		v.fail("device.model", "not a model of this platform; known: %s", strings.Join(models, ", "))
 	}
 }
 
@@ -50,19 +50,19 @@ func (v *validator) mqtt() {
 		u, err := url.Parse(m.Broker)
 		switch {
 		case err != nil || u.Host == "":
-			v.fail("mqtt.broker", "%q is neither \"embedded\" nor a broker URL such as tcp://192.168.1.10:1883", m.Broker)
+			v.fail("mqtt.broker", "neither \"embedded\" nor a broker URL such as tcp://192.168.1.10:1883")
 		case u.Scheme != "tcp" && u.Scheme != "ssl":
-			v.fail("mqtt.broker", "scheme %q: use tcp:// or ssl://", u.Scheme)
+			v.fail("mqtt.broker", "the scheme must be tcp:// or ssl://")
 		case u.Port() == "":
-			v.fail("mqtt.broker", "%q has no port (1883 for tcp, 8883 for ssl)", m.Broker)
+			v.fail("mqtt.broker", "the URL has no port (1883 for tcp, 8883 for ssl)")
 		case u.Path != "" && u.Path != "/":
-			v.fail("mqtt.broker", "%q: a broker URL has no path", m.Broker)
+			v.fail("mqtt.broker", "a broker URL has no path")
 		}
 		if m.Listen != "" {
-			v.fail("mqtt.listen", "only used by the embedded broker (broker is %q)", m.Broker)
+			v.fail("mqtt.listen", "only used by the embedded broker (mqtt.broker: embedded)")
 		}
 		if len(m.Users) > 0 {
-			v.fail("mqtt.users", "only used by the embedded broker (broker is %q)", m.Broker)
+			v.fail("mqtt.users", "only used by the embedded broker (mqtt.broker: embedded)")
 		}
 		if m.LocalAdmin {
 			v.fail("mqtt.local_admin", "only for the embedded broker; an external broker's admin topic is trusted with plugins.mqtt.trust_broker_acl")
@@ -73,19 +73,19 @@ func (v *validator) mqtt() {
 	} else {
 		host, port, err := net.SplitHostPort(m.Listen)
 		if p, perr := strconv.Atoi(port); err != nil || perr != nil || p < 0 || p > 65535 {
-			v.fail("mqtt.listen", "%q is not host:port", m.Listen)
+			v.fail("mqtt.listen", "want host:port")
 		} else if !netaddr.IsLoopback(host) && len(m.Users) == 0 {
-			v.fail("mqtt.listen", "the embedded broker listens on %s, beyond this machine, but mqtt.users is empty: add users (bcrypt hashes) or listen on 127.0.0.1", m.Listen)
+			v.fail("mqtt.listen", "the embedded broker listens beyond this machine, but mqtt.users is empty: add users (bcrypt hashes) or listen on 127.0.0.1")
 		}
 		if m.LocalAdmin && len(m.Users) > 0 {
 			v.fail("mqtt.local_admin", "with mqtt.users, admin is granted per user (admin: true)")
 		}
 	}
 	if !strings.HasSuffix(m.Prefix, "/") {
-		v.fail("mqtt.prefix", "%q must end with \"/\"", m.Prefix)
+		v.fail("mqtt.prefix", "must end with \"/\"")
 	}
 	if strings.ContainsAny(m.Prefix, "+#") {
-		v.fail("mqtt.prefix", "%q must not contain MQTT wildcards", m.Prefix)
+		v.fail("mqtt.prefix", "must not contain MQTT wildcards")
 	}
 	if m.ClientID == "" {
 		v.fail("mqtt.client_id", "must not be empty")
@@ -99,7 +99,7 @@ func (v *validator) mqtt() {
 		if u.Username == "" {
 			v.missing(p+".username", "required")
 		} else if first, dup := seen[u.Username]; dup {
-			v.fail(p+".username", "duplicate user %q (first at line %d)", u.Username, v.line(first))
+			v.fail(p+".username", "this user is listed twice (first at line %d)", v.line(first))
 		} else {
 			seen[u.Username] = p + ".username"
 		}
@@ -111,10 +111,10 @@ func (v *validator) mqtt() {
 		v.fail("mqtt.tls", "cert and key go together")
 	}
 	if m.QoS != 0 && m.QoS != 1 {
-		v.fail("mqtt.qos", "%d: use 0 or 1", m.QoS)
+		v.fail("mqtt.qos", "use 0 or 1")
 	}
 	if m.KeepAlive < time.Second {
-		v.fail("mqtt.keepalive", "%s: must be at least 1s", m.KeepAlive)
+		v.fail("mqtt.keepalive", "must be at least 1s")
 	}
 	if m.Buffer < 0 {
 		v.fail("mqtt.buffer", "must not be negative")
@@ -127,7 +127,7 @@ func (v *validator) mqtt() {
 	}
 	for i, f := range m.PublishAllow {
 		if msg := topicFilterProblem(f); msg != "" {
-			v.fail(indexPath("mqtt.publish_allow", i), "%q: %s", f, msg)
+			v.fail(indexPath("mqtt.publish_allow", i), "%s", msg)
 		}
 	}
 }
@@ -156,13 +156,13 @@ func (v *validator) llm() {
 		v.fail("llm.model", "must not be empty when the LLM is enabled")
 	}
 	if strings.ContainsAny(l.Host, " \t") {
-		v.fail("llm.host", "%q is not an address", l.Host)
+		v.fail("llm.host", "not an address")
 	}
 	if l.NumCtx <= 0 {
 		v.fail("llm.num_ctx", "must be positive")
 	}
 	if l.Temperature < 0 || l.Temperature > 2 {
-		v.fail("llm.temperature", "%g is outside 0–2", l.Temperature)
+		v.fail("llm.temperature", "want 0–2")
 	}
 	if l.Timeout <= 0 {
 		v.fail("llm.timeout", "must be positive")
@@ -175,9 +175,9 @@ func (v *validator) llm() {
 		p := indexPath("llm.scenarios", i)
 		switch {
 		case !nameRe.MatchString(s):
-			v.fail(p, "%q must match [a-z][a-z0-9_]*", s)
+			v.fail(p, "must match [a-z][a-z0-9_]*")
 		case seen[s]:
-			v.fail(p, "duplicate scenario %q", s)
+			v.fail(p, "this scenario is listed twice")
 		}
 		seen[s] = true
 	}
@@ -187,23 +187,23 @@ func (v *validator) llm() {
 		f float64
 	}{{"semantic", w.Semantic}, {"history", w.History}, {"permission", w.Permission}, {"context", w.Context}} {
 		if x.f < 0 || x.f > 1 {
-			v.fail("llm.weights."+x.k, "%g is outside 0–1", x.f)
+			v.fail("llm.weights."+x.k, "want 0–1")
 		}
 	}
 	if sum := w.Semantic + w.History + w.Permission + w.Context; math.Abs(sum-1) > 0.001 {
-		v.fail("llm.weights", "weights sum to %g, not 1", sum)
+		v.fail("llm.weights", "the weights must sum to 1")
 	}
 	if l.TopK < 1 {
 		v.fail("llm.top_k", "must be at least 1")
 	}
 	if l.MinSimilarity < 0 || l.MinSimilarity > 1 {
-		v.fail("llm.min_similarity", "%g is outside 0–1", l.MinSimilarity)
+		v.fail("llm.min_similarity", "want 0–1")
 	}
 	if l.PlanBelow < 0 || l.PlanBelow > 1 {
-		v.fail("llm.plan_below", "%g is outside 0–1", l.PlanBelow)
+		v.fail("llm.plan_below", "want 0–1")
 	}
 	if l.SummaryBytes < 64 {
-		v.fail("llm.summary_bytes", "%d is too small for a world summary (at least 64)", l.SummaryBytes)
+		v.fail("llm.summary_bytes", "too small for a world summary (at least 64)")
 	}
 }
 
@@ -219,7 +219,7 @@ func (v *validator) agent() {
 		v.fail("agent.cycle_timeout", "must be positive")
 	}
 	if a.GCPercent < 10 || a.GCPercent > 1000 {
-		v.fail("agent.gc_percent", "%d is outside 10–1000 (Go's default is 100)", a.GCPercent)
+		v.fail("agent.gc_percent", "want 10–1000 (Go's default is 100)")
 	}
 	seen := map[string]string{}
 	for i, g := range a.Goals {
@@ -228,9 +228,9 @@ func (v *validator) agent() {
 		case g.Name == "":
 			v.missing(p+".name", "required")
 		case !nameRe.MatchString(g.Name):
-			v.fail(p+".name", "%q must match [a-z][a-z0-9_]*", g.Name)
+			v.fail(p+".name", "must match [a-z][a-z0-9_]*")
 		case seen[g.Name] != "":
-			v.fail(p+".name", "duplicate goal %q (first at line %d)", g.Name, v.line(seen[g.Name]))
+			v.fail(p+".name", "this goal name is taken (first at line %d)", v.line(seen[g.Name]))
 		default:
 			seen[g.Name] = p + ".name"
 		}
@@ -241,7 +241,7 @@ func (v *validator) agent() {
 		case g.Above == nil && g.Below == nil:
 			v.missing(p, "needs above, below or both")
 		case g.Above != nil && g.Below != nil && *g.Below >= *g.Above:
-			v.fail(p+".below", "%g must be less than above (%g): the goal fires outside [below, above]", *g.Below, *g.Above)
+			v.fail(p+".below", "must be less than above: the goal fires outside [below, above]")
 		}
 	}
 }
@@ -260,7 +260,7 @@ func (v *validator) world() {
 		v.fail("world.horizon", "must be a positive duration, e.g. 10m")
 	}
 	if w.SummaryEvents < 0 || w.SummaryEvents > w.Events {
-		v.fail("world.summary_events", "%d is outside 0–%d (world.events)", w.SummaryEvents, w.Events)
+		v.fail("world.summary_events", "want 0 up to world.events")
 	}
 	for src, n := range w.Capacities {
 		if n <= 0 {
@@ -277,7 +277,7 @@ func (v *validator) permissions() {
 	}{{"cli", p.CLI}, {"mqtt", p.MQTT}, {"llm", p.LLM}, {"reflex", p.Reflex}, {"motive", p.Motive}} {
 		for i, g := range x.g {
 			if g != "*" && !nameRe.MatchString(g) {
-				v.fail(indexPath("permissions."+x.k, i), "%q is neither \"*\" nor a permission name [a-z][a-z0-9_]*", g)
+				v.fail(indexPath("permissions."+x.k, i), "neither \"*\" nor a permission name [a-z][a-z0-9_]*")
 			}
 		}
 	}

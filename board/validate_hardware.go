@@ -16,7 +16,7 @@ func (v *validator) useBus(path, bus string) {
 	switch {
 	case v.c.Device.Platform == "sim":
 		if bus != simBus && strings.Trim(bus, "0123456789") != "" {
-			v.fail(path, "%q: the sim platform has bus \"sim\" (or a number)", bus)
+			v.fail(path, "the sim platform has bus \"sim\" (or a number)")
 			return
 		}
 	case v.hasHdr:
@@ -26,7 +26,7 @@ func (v *validator) useBus(path, bus string) {
 				pins := v.hdr.i2c[b]
 				have = append(have, fmt.Sprintf("%s (pins %s/%s)", b, pins[0], pins[1]))
 			}
-			v.fail(path, "I2C bus %q is not on the %s header; buses: %s", bus, v.c.Device.Model, strings.Join(have, ", "))
+			v.fail(path, "not an I2C bus of this board's header; buses: %s", strings.Join(have, ", "))
 			return
 		}
 	default:
@@ -46,7 +46,7 @@ func (v *validator) i2c(p string, bus string, addr Addr, channel int, chip strin
 	}
 	ap := p + ".address"
 	if addr < 0x03 || addr > 0x77 {
-		v.fail(ap, "%s is outside 0x03–0x77 (7-bit addresses; the rest are reserved)", addr)
+		v.fail(ap, "want 0x03–0x77 (7-bit addresses; the rest are reserved)")
 		return
 	}
 	key := bus + "/" + addr.String()
@@ -55,10 +55,10 @@ func (v *validator) i2c(p string, bus string, addr Addr, channel int, chip strin
 	case !used:
 		v.devices[key] = &i2cUse{path: ap, chip: chip, channels: map[int]string{channel: ap}}
 	case channel < 0 || u.chip == "":
-		v.fail(ap, "bus %s address %s is already used by %s (line %d)", bus, addr, parentPath(u.path), v.line(u.path))
+		v.fail(ap, "this bus and address are already used by %s (line %d)", parentPath(u.path), v.line(u.path))
 	case u.channels[channel] != "":
 		first := u.channels[channel]
-		v.fail(p+".channel", "channel %d of the %s at bus %s address %s is already used by %s (line %d)", channel, u.chip, bus, addr, parentPath(first), v.line(first))
+		v.fail(p+".channel", "this channel of the %s is already used by %s (line %d)", u.chip, parentPath(first), v.line(first))
 	default:
 		u.channels[channel] = ap
 	}
@@ -89,7 +89,7 @@ func (v *validator) pinMap(p string, pins map[string]string) {
 			continue
 		}
 		if first, dup := v.pins[pin]; dup {
-			v.fail(path, "pin %s is already used by %s (line %d)", pin, first, v.line(first))
+			v.fail(path, "this pin is already used by %s (line %d)", first, v.line(first))
 			continue
 		}
 		v.pins[pin] = path
@@ -108,7 +108,7 @@ func (v *validator) pinOK(path, pin string) bool {
 	}
 	if bus, line, ok := v.hdr.i2cPin(pin); ok {
 		if first, used := v.buses[bus]; used {
-			v.fail(path, "pin %s is I2C bus %s %s, in use by %s (line %d); pick another GPIO pin", pin, bus, line, parentPath(first), v.line(first))
+			v.fail(path, "this pin is the %s line of I2C bus %s (the header table), in use by %s (line %d); pick another GPIO pin", line, bus, parentPath(first), v.line(first))
 			return false
 		}
 	}
@@ -117,7 +117,7 @@ func (v *validator) pinOK(path, pin string) bool {
 		if _, err := strconv.Atoi(pin); err != nil {
 			hint = " (pins are physical header numbers as gobot uses them, e.g. \"11\", not GPIO/BCM names)"
 		}
-		v.fail(path, "%q is not a GPIO pin of the %s header%s; GPIO pins: %s", pin, v.c.Device.Model, hint, strings.Join(v.hdr.gpio, ", "))
+		v.fail(path, "not a GPIO pin of this board's header%s; GPIO pins: %s", hint, strings.Join(v.hdr.gpio, ", "))
 		return false
 	}
 	return true

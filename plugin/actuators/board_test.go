@@ -33,13 +33,13 @@ var mistakes = []struct {
 	want string
 }{
 	{"PCA9685 channel used twice", "device: {id: t, platform: sim}\nactuators:\n  - {name: pan, kind: pca9685_servo, channel: 0}\n  - {name: tilt, kind: pca9685_servo, channel: 0}\n",
-		`t.yaml:4:48: actuators[1].channel: channel 0 of the PCA9685 at bus sim address 0x40 is already used by actuators[0] (line 3)`},
+		`t.yaml:4:48: actuators[1].channel: this channel of the PCA9685 is already used by actuators[0] (line 3)`},
 	{"sensor at a PCA9685 address", "device: {id: t, platform: sim}\nactuators:\n  - {name: pan, kind: pca9685_servo}\nsensors:\n  - {name: x, kind: generic, address: 0x40}\n",
-		`t.yaml:5:39: sensors[0].address: bus sim address 0x40 is already used by actuators[0] (line 3)`},
+		`t.yaml:5:39: sensors[0].address: this bus and address are already used by actuators[0] (line 3)`},
 	{"Pi bus on a Jetson", "device: {id: t, platform: jetson, model: jetson-orin-nano}\nactuators:\n  - {name: pan, kind: pca9685_servo, bus: \"0\"}\n",
-		`t.yaml:3:43: actuators[0].bus: I2C bus "0" is not on the jetson-orin-nano header; buses: 1 (pins 27/28), 7 (pins 3/5)`},
+		`t.yaml:3:43: actuators[0].bus: not an I2C bus of this board's header; buses: 1 (pins 27/28), 7 (pins 3/5)`},
 	{"unknown actuator kind", "device: {id: t, platform: sim}\nactuators:\n  - {name: arm, kind: stepper}\n",
-		`t.yaml:3:23: actuators[0].kind: "stepper" is not one of buzzer, digital`},
+		`t.yaml:3:23: actuators[0].kind: want one of buzzer, digital, dimmer, led, motor, pca9685_servo, pwm, relay, servo`},
 	{"motor missing a pin", "device: {id: t, platform: sim}\nactuators:\n  - name: drive\n    kind: motor\n    pins: {forward: a, backward: b}\n",
 		`t.yaml:5:5: actuators[0].pins.pwm: required for kind motor`},
 	{"servo with a motor pin", "device: {id: t, platform: sim}\nactuators:\n  - {name: pan, kind: servo, pins: {pin: a, pwm: b}}\n",
@@ -47,7 +47,7 @@ var mistakes = []struct {
 	{"pin on an I2C kind", "device: {id: t, platform: sim}\nactuators:\n  - {name: pan, kind: pca9685_servo, pins: {pin: a}}\n",
 		`t.yaml:3:45: actuators[0].pins.pin: kind pca9685_servo has no pins (it is driven over I2C)`},
 	{"channel beyond the chip", "device: {id: t, platform: sim}\nactuators:\n  - {name: pan, kind: pca9685_servo, channel: 16}\n",
-		`t.yaml:3:47: actuators[0].channel: 16 is outside 0–15`},
+		`t.yaml:3:47: actuators[0].channel: want 0–15`},
 	{"address on a pin kind", "device: {id: t, platform: sim}\nactuators:\n  - {name: led, kind: led, pins: {pin: a}, address: 0x41}\n",
 		`t.yaml:3:44: actuators[0].address: only used by kind pca9685_servo`},
 	{"switch initial", "device: {id: t, platform: sim}\nactuators:\n  - {name: led, kind: led, pins: {pin: a}, initial: dim}\n",
@@ -197,7 +197,7 @@ func TestKindOfAnotherProfile(t *testing.T) {
 	})
 	defer registry.UseProfiles("", nil)
 	_, err := board.Parse("t.yaml", []byte("device: {id: t, platform: sim}\nactuators:\n  - {name: arm, kind: stepper}\n"))
-	want := `t.yaml:3:23: actuators[0].kind: "stepper": not in this binary (build profile robot); build profile full has it`
+	want := `t.yaml:3:23: actuators[0].kind: not in this binary (build profile robot); build profile full has it`
 	if err == nil || err.Error() != want {
 		t.Fatalf("got %v\nwant %s", err, want)
 	}

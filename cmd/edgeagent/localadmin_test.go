@@ -81,7 +81,8 @@ func TestLocalAdminWhileRunning(t *testing.T) {
 		if time.Now().After(deadline) {
 			t.Fatalf("audit entries %s", got)
 		}
-		out, err = cli(t, "audit", "--board", path, "--json", "--safety")
+		// Every flag given: rootCmd keeps the values other tests set.
+		out, err = cli(t, "audit", "--board", path, "--json", "--safety", "--since=", "--until=", "--tool=", "--limit=50")
 		if err != nil {
 			t.Fatalf("audit while the agent runs: %v", err)
 		}

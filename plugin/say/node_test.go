@@ -144,7 +144,11 @@ func TestHalfDuplex(t *testing.T) {
 			r.heardAll(t, said[0].Samples)
 			woke := len(r.events("wake_word")) > 0
 			if woke != c.wakes {
-				t.Fatalf("mode %s: woke itself %v, want %v (events %v)", c.mode, woke, c.wakes, r.events("wake_word"))
+				// A paced sim microphone drops audio it cannot process in
+				// time (a loaded machine under -race): say how much.
+				dropped, _ := r.n.World.Latest(r.mic + ".dropped")
+				t.Fatalf("mode %s: woke itself %v, want %v (events %v; the microphone dropped %v samples)",
+					c.mode, woke, c.wakes, r.events("wake_word"), dropped.Value)
 			}
 		})
 	}

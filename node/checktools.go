@@ -4,16 +4,20 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
+	"path"
 	"slices"
 	"strings"
 
 	"github.com/edgeagent/edgeagent/board"
 	"github.com/edgeagent/edgeagent/internal/suggest"
+	"github.com/edgeagent/edgeagent/plugin"
 )
 
 // CheckTools reports the tools the board names that no loaded plugin
-// provides: a reflex's tool (at run time every firing would fail) and the
-// fleet's allow-list (a pattern that matches nothing allows nothing). Each
+// provides: a reflex's tool (at run time every firing would fail), the
+// fleet's allow-list (a pattern that matches nothing allows nothing) and
+// what plugins name in their options (plugin.ToolNamer: the engine's
+// features and skills). Each
 // problem is a board error at the key's file:line:col, with a "did you
 // mean" for a typo, or the reason when the tool's plugin did not start.
 // `edgeagent check` fails on them; `run` warns once.
@@ -58,6 +62,33 @@ func (n *Node) CheckTools() error {
 		}
 		if spec, err := n.Tools.Resolve(p); err != nil || spec.Name != p {
 			missing(fmt.Sprintf("fleet.tools[%d]", i), p, patterns)
+		}
+	}
+	// Plugins that name tools in their options (the engine's features and
+	// skills: patterns such as "drive.*", matched as the engine does).
+	globMissing := func(p string) (string, bool) {
+		for _, name := range names {
+			if ok, _ := path.Match(p, name); ok {
+				return "", false
+			}
+		}
+		if why, ok := n.Tools.Absent(p); ok {
+			return "the tool is not available: " + why, true
+		}
+		msg := "no loaded tool matches this name or pattern"
+		if best, ok := suggest.Closest(p, patterns); ok {
+			msg += fmt.Sprintf(" (did you mean %q?)", best)
+		}
+		return msg, true
+	}
+	for _, p := range n.Hooks.Plugins() {
+		if tn, ok := p.(plugin.ToolNamer); ok {
+			err := tn.CheckToolNames(globMissing)
+			if j, ok := err.(interface{ Unwrap() []error }); ok {
+				errs = append(errs, j.Unwrap()...)
+			} else if err != nil {
+				errs = append(errs, err)
+			}
 		}
 	}
 	slices.SortStableFunc(errs, func(a, b error) int { // in file order, like board's own

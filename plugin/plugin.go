@@ -64,6 +64,13 @@ type (
 	// CriticalHandler plugins see every Critical event synchronously, in
 	// Raise, before the agent loop does: the e-stop path.
 	CriticalHandler interface{ HandleCritical(worldmodel.Event) }
+	// ToolNamer plugins name tools in their options (scoped toolsets,
+	// skill guides). `edgeagent check` asks them about each name or
+	// pattern: missing says what is wrong with one that no loaded tool
+	// answers to, and the plugin reports it at its key's file:line:col.
+	ToolNamer interface {
+		CheckToolNames(missing func(pattern string) (problem string, bad bool)) error
+	}
 )
 
 var factories = registry.New[Factory](registry.Plugin)

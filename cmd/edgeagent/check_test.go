@@ -57,3 +57,35 @@ func TestCheckCopiedSimBoard(t *testing.T) {
 		t.Fatalf("a copy beside its files: %v\n%s", err, out)
 	}
 }
+
+// TestCheckFeatureTools: the engine's scoped toolsets and skill guides
+// naming tools nobody provides fail check at their keys.
+func TestCheckFeatureTools(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "s.md"), []byte("# lamp\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	board := filepath.Join(dir, "b.yaml")
+	if err := os.WriteFile(board, []byte(`device: {id: feat, platform: sim}
+llm: {enabled: false}
+plugins:
+  mqtt: {enabled: false}
+  llm:
+    features:
+      - {name: lights, description: the lights, tools: [lamp.*, lmap.*]}
+    skills:
+      - {name: s, description: d, file: s.md, tools: [lamp.st]}
+actuators:
+  - {name: lamp, kind: led, pins: {pin: "sim:12"}, initial: "off"}
+`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, err := runCheck(t, board)
+	want := []string{
+		board + `:7:65: plugins.llm.features[0].tools[1]: no loaded tool matches this name or pattern (did you mean "lamp.*"?)`,
+		board + `:9:55: plugins.llm.skills[0].tools[0]: no loaded tool matches this name or pattern (did you mean "lamp.set"?)`,
+	}
+	if err == nil || err.Error() != strings.Join(want, "\n") {
+		t.Fatalf("got %v\nwant %s", err, strings.Join(want, "\n"))
+	}
+}

@@ -6,6 +6,7 @@ package engine
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -76,6 +77,7 @@ type enginePlugin struct {
 	client *local.Client // nil for the matcher
 	engine *agent.Engine
 	docs   []agent.SkillDoc // from the board file
+	opts   Options          // for CheckToolNames
 
 	workers plugin.Workers // the client's supervisor and the embedding warm-up
 }
@@ -87,7 +89,7 @@ func newEnginePlugin(h plugin.Host, name string, withLLM bool) (*enginePlugin, e
 		return nil, err
 	}
 	lc := b.LLM
-	p := &enginePlugin{name: name, h: h}
+	p := &enginePlugin{name: name, h: h, opts: o}
 	reg, log := h.Tools(), h.Log().With("plugin", name)
 	cfg := agent.EngineConfig{
 		Device: b.Device.ID, Scenarios: lc.Scenarios,
@@ -156,6 +158,27 @@ func (p *enginePlugin) Info() hooks.Info {
 		return hooks.Info{Name: p.name, Version: "1", Description: "local matcher and goals (no LLM)"}
 	}
 	return hooks.Info{Name: p.name, Version: "1", Description: "decision engine on " + p.client.Host()}
+}
+
+// CheckToolNames reports the features' and skills' tool names and
+// patterns that no loaded tool answers to, at their keys.
+func (p *enginePlugin) CheckToolNames(missing func(string) (string, bool)) error {
+	block := p.h.Board().Plugins["llm"]
+	var errs []error
+	check := func(key string, names []string) {
+		for j, t := range names {
+			if msg, bad := missing(t); bad {
+				errs = append(errs, block.Errorf(fmt.Sprintf("%s.tools[%d]", key, j), "%s", msg))
+			}
+		}
+	}
+	for i, f := range p.opts.Features {
+		check(fmt.Sprintf("features[%d]", i), f.Tools)
+	}
+	for i, s := range p.opts.Skills {
+		check(fmt.Sprintf("skills[%d]", i), s.Tools)
+	}
+	return errors.Join(errs...)
 }
 
 // Decider is the engine, asked after the explicit and reflex fast paths.

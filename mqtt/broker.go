@@ -33,6 +33,10 @@ type BrokerConfig struct {
 	Log    *slog.Logger
 	Limits ConnLimits
 	Clock  clock.Clock // default: the wall clock
+	// Store, when set, keeps the commands the broker acknowledged until
+	// the agent has them (the inbox); Takes names their topics.
+	Store KV
+	Takes func(topic string) bool
 }
 
 // Broker is the embedded MQTT broker (mochi-mqtt): the sim board's default,
@@ -42,6 +46,7 @@ type BrokerConfig struct {
 type Broker struct {
 	srv   *mochi.Server
 	ln    *listener
+	inbox *inbox // nil without a store
 	addr  string
 	close sync.Once
 	clock clock.Clock
@@ -96,7 +101,15 @@ func StartBroker(cfg BrokerConfig) (*Broker, error) {
 		// away at warn; only its errors are news.
 		Logger:                 slog.New(minLevel{log.Handler(), slog.LevelError}).With("component", "mqtt-broker"),
 		SysTopicResendInterval: 60,
+		InlineClient:           cfg.Store != nil, // the inbox forwards through it
 	})
+	if cfg.Store != nil {
+		b.inbox = newInbox(cfg.Store, cfg.Takes, b.clock, log)
+		b.inbox.srv = b.srv
+		if err := b.srv.AddHook(&inboxHook{in: b.inbox}, nil); err != nil {
+			return nil, err
+		}
+	}
 	if err := b.srv.AddHook(hook, nil); err != nil {
 		return nil, err
 	}
@@ -119,6 +132,9 @@ func StartBroker(cfg BrokerConfig) (*Broker, error) {
 	if err := b.srv.Serve(); err != nil {
 		_ = b.srv.Close()
 		return nil, fmt.Errorf("embedded broker: %w", err)
+	}
+	if b.inbox != nil {
+		go b.inbox.run() // ended by Close
 	}
 	return b, nil
 }
@@ -179,8 +195,29 @@ func (b *Broker) URL() string { return "tcp://" + dialable(b.addr) }
 // Close disconnects every client (their last wills are sent) and stops.
 // Closing twice is harmless.
 func (b *Broker) Close() (err error) {
-	b.close.Do(func() { err = b.srv.Close() })
+	b.close.Do(func() {
+		err = b.srv.Close()
+		if b.inbox != nil {
+			b.inbox.close()
+		}
+	})
 	return err
+}
+
+// Settled tells the inbox that the agent has acknowledged a command.
+func (b *Broker) Settled(topic string, payload []byte) {
+	if b.inbox != nil {
+		b.inbox.settled(topic, payload)
+	}
+}
+
+// Redeliver forwards the commands the previous run acknowledged and the
+// agent never acknowledged; the agent calls it once subscribed.
+func (b *Broker) Redeliver() int {
+	if b.inbox == nil {
+		return 0
+	}
+	return b.inbox.redeliver()
 }
 
 // Drain waits, until ctx ends, until no connected client has QoS 1

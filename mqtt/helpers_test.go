@@ -496,7 +496,11 @@ func runChild(url string) {
 			panic(err)
 		}
 	}
-	r, err := buildRig(rigOpts{broker: url, dir: dir, options: reconnectFast})
+	o := rigOpts{broker: url, dir: dir, options: reconnectFast}
+	if addr, ok := strings.CutPrefix(url, "embedded:"); ok { // the agent's own broker, killed with it
+		o.broker, o.listen = "", addr
+	}
+	r, err := buildRig(o)
 	if err != nil {
 		panic(err)
 	}

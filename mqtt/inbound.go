@@ -174,7 +174,7 @@ func (p *Plane) runJob(rs *runState, j *job) {
 	// Refused before it ran (its params, a busy agent): not kept, so a
 	// resend runs and refusals never push out the ids of commands that ran.
 	ran := r.Code != CodeInvalid && r.Code != CodeBusy
-	rs.journal.finish(j.cmd.ID, j.hash, data, ran, j.msg.Ack)
+	rs.journal.finish(j.cmd.ID, j.hash, data, ran, func() { rs.ack(j.msg) })
 }
 
 // execute runs a decoded command.

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -188,7 +189,8 @@ func (p *Plane) startBroker(rs *runState) (url, username, password string, err e
 		return m.Broker, m.Username, m.Password, nil
 	}
 	b, err := StartBroker(BrokerConfig{Listen: m.Listen, Users: m.Users, Topics: p.topics, Log: p.log, Clock: p.d.Clock,
-		Limits: ConnLimits{ConnectTimeout: p.opts.BrokerConnectTimeout, PerSource: p.opts.BrokerMaxPerAddress, Total: p.opts.BrokerMaxConnections}})
+		Limits: ConnLimits{ConnectTimeout: p.opts.BrokerConnectTimeout, PerSource: p.opts.BrokerMaxPerAddress, Total: p.opts.BrokerMaxConnections},
+		Store:  p.d.Store, Takes: p.takesCommands})
 	switch {
 	case err == nil:
 		rs.broker = b
@@ -297,6 +299,11 @@ func (p *Plane) onConnect(rs *runState, route paho.MessageHandler) {
 		}
 	}
 	p.announceResync(rs)
+	if rs.broker != nil && rs.conn.connects.Load() == 0 {
+		if n := rs.broker.Redeliver(); n > 0 {
+			p.log.Warn("embedded broker: commands it had acknowledged before the agent stopped delivered again (the command journal answers those that ran)", "commands", n)
+		}
+	}
 	c.send(message{topic: p.topics.Status, payload: []byte("online"), qos: 1, retain: true})
 	c.send(message{topic: p.topics.Info, payload: p.info(), qos: 1, retain: true})
 	p.publishDiscovery(rs)
@@ -438,7 +445,23 @@ func (p *Plane) router(rs *runState) paho.MessageHandler {
 				return // queued: the worker acknowledges it
 			}
 		}
-		msg.Ack()
+		rs.ack(msg)
+	}
+}
+
+// takesCommands says whether the plane takes commands on topic: what the
+// embedded broker's inbox keeps until the plane has acknowledged it.
+func (p *Plane) takesCommands(topic string) bool {
+	return topic == p.topics.Cmd || topic == p.topics.Admin ||
+		p.fleet.Cmd != "" && (topic == p.fleet.Cmd || slices.Contains(p.fleet.Groups, topic))
+}
+
+// ack acknowledges a message to the broker, and to the embedded broker's
+// inbox, which then forgets it.
+func (rs *runState) ack(msg paho.Message) {
+	msg.Ack()
+	if rs.broker != nil {
+		rs.broker.Settled(msg.Topic(), msg.Payload())
 	}
 }
 

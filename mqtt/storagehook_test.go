@@ -28,12 +28,5 @@ func TestFloodWithBoltStorageHook(t *testing.T) {
 	if err := b.srv.AddHook(new(bolt.Hook), &bolt.Options{Path: filepath.Join(t.TempDir(), "b.db"), Options: &bbolt.Options{Timeout: time.Second}}); err != nil {
 		t.Fatal(err)
 	}
-	r := newRig(t, rigOpts{broker: b.URL()})
-	r.start(t)
-	tp := r.topics()
-	tl := newTally()
-	c := floodClient(t, b.URL(), tl, tp)
-	ids := flood(t, c, tp, "bh", *chaosRate, *chaosFor)
-	tl.settle(len(ids))
-	t.Logf("bbolt storage hook: %v", tl.outcome(ids, r.counter.count))
+	chaosFlood(t, rigOpts{broker: b.URL()})
 }

@@ -106,14 +106,14 @@ func New(h plugin.Host) (hooks.Plugin, error) {
 	b := h.Board()
 	block, ok := b.Plugins["say"]
 	if !ok {
-		return nil, hooks.Decline("no plugins.say block in the board: the robot does not speak")
+		return nil, hooks.DeclineTools("no plugins.say block in the board: the robot does not speak", toolName)
 	}
 	o := Options{Engine: "exec", Command: []string{"espeak-ng", "--stdout"}, MaxText: 400}
 	if err := block.Decode(&o); err != nil {
 		return nil, err
 	}
 	if o.Enabled != nil && !*o.Enabled {
-		return nil, hooks.Decline("disabled in plugins.say.enabled")
+		return nil, hooks.DeclineTools("disabled in plugins.say.enabled", toolName)
 	}
 	p := &Plugin{world: h.World(), log: h.Log().With("plugin", "say"), voice: o.Voice, volume: 1,
 		maxText: o.MaxText, replies: o.Replies == nil || *o.Replies, cycles: map[uint64]*voiceCycle{}}

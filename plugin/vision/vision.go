@@ -48,6 +48,9 @@ import (
 	"github.com/edgeagent/edgeagent/worldmodel"
 )
 
+// toolName is the skill this plugin brings.
+const toolName = "camera.describe"
+
 func init() { plugin.Register("vision", New) }
 
 // Options is the plugins.vision block.
@@ -93,11 +96,11 @@ func New(h plugin.Host) (hooks.Plugin, error) {
 	cams := cameras.Of(h)
 	switch {
 	case len(cams) == 0:
-		return nil, hooks.Decline("no camera on this board: camera.describe is absent")
+		return nil, hooks.DeclineTools("no camera on this board: camera.describe is absent", toolName)
 	case !b.LLM.Enabled:
-		return nil, hooks.Decline("llm.enabled is false: camera.describe is absent")
+		return nil, hooks.DeclineTools("llm.enabled is false: camera.describe is absent", toolName)
 	case b.LLM.VisionModel == "":
-		return nil, hooks.Decline("no llm.vision_model in the board (e.g. moondream, qwen2.5vl:3b): camera.describe is absent")
+		return nil, hooks.DeclineTools("no llm.vision_model in the board (e.g. moondream, qwen2.5vl:3b): camera.describe is absent", toolName)
 	}
 	o := Options{Timeout: 60 * time.Second, MaxTokens: 120, Structured: true, MinConfidence: 0.5, EventPriority: "normal",
 		OnMotion: OnMotion{MinInterval: time.Minute}}
@@ -154,7 +157,7 @@ type params struct {
 
 // Tools implements tools.Provider.
 func (p *Plugin) Tools() []tools.Tool {
-	spec := p.cameras.Spec("camera.describe",
+	spec := p.cameras.Spec(toolName,
 		"Look through a camera and say what is there, or answer a question about it (is someone at the door? "+
 			"what is on the table?). Takes seconds. The answer is also remembered as <camera>.description.",
 		`"question": {"type": "string", "maxLength": 300, "description": "what to ask about the picture; by default: what is in front of the camera"}`,

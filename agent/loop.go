@@ -389,7 +389,7 @@ func (l *Loop) recordDecision(out Outcome) {
 		trace = out.Decision.Trace
 	}
 	l.world.Record(worldmodel.Event{Kind: "decision", Source: "agent", Priority: worldmodel.Low, Message: msg,
-		Data: map[string]any{"cycle": out.Cycle, "path": out.Decision.Path, "trace": trace}})
+		Data: map[string]any{"cycle": out.Cycle, "path": out.Decision.Path, "steps": out.Decision.Steps, "trace": trace}})
 	l.log.Info("decision", "cycle", out.Cycle, "trigger", out.Trigger, "path", out.Decision.Path, "steps", strings.Join(parts, "; "), "took", out.Duration)
 }
 

@@ -20,10 +20,24 @@ type Action struct {
 	Kind   string // decision | tool_call | actuator | estop | llm
 	Source string // the tool or actuator; "agent" for decisions
 	What   string
-	Time   time.Time
+	// Steps are a decision's steps with their parameters; recordings made
+	// before decisions carried them have none, and then they are not
+	// compared.
+	Steps string
+	Time  time.Time
 }
 
-func (a Action) String() string { return a.Kind + " " + a.Source + ": " + a.What }
+func (a Action) String() string {
+	if a.Steps != "" {
+		return a.Kind + " " + a.Source + ": " + a.What + " [" + a.Steps + "]"
+	}
+	return a.Kind + " " + a.Source + ": " + a.What
+}
+
+// same: b does what a did.
+func (a *Action) same(b *Action) bool {
+	return a.Source == b.Source && a.What == b.What && (a.Steps == "" || a.Steps == b.Steps)
+}
 
 // Kinds of actions, in the order the report lists them.
 var kinds = []string{"decision", "tool_call", "actuator", "estop", "llm"}
@@ -41,6 +55,15 @@ var clockTimes = regexp.MustCompile(`\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}:\d{2}(\.\d
 
 func decisionAction(t time.Time, msg string, data map[string]any) Action {
 	what := cyclePrefix.ReplaceAllString(msg, "")
+	// What it chose to do (a reflex's or a command's steps have no trace).
+	var steps []string
+	if ss, ok := data["steps"].([]any); ok {
+		for _, s := range ss {
+			if m, ok := s.(map[string]any); ok {
+				steps = append(steps, canonical(m["tool"])+" params="+canonical(m["params"]))
+			}
+		}
+	}
 	if tr, ok := data["trace"].(map[string]any); ok {
 		for _, k := range []string{"scenario", "tool", "params", "refusal"} {
 			if v, ok := tr[k]; ok && v != nil && v != "" {
@@ -48,7 +71,7 @@ func decisionAction(t time.Time, msg string, data map[string]any) Action {
 			}
 		}
 	}
-	return Action{Kind: "decision", Source: "agent", What: clockTimes.ReplaceAllString(what, "<time>"), Time: t}
+	return Action{Kind: "decision", Source: "agent", What: clockTimes.ReplaceAllString(what, "<time>"), Steps: strings.Join(steps, "; "), Time: t}
 }
 
 func recordAction(t time.Time, kind, source string, data json.RawMessage) Action {
@@ -147,9 +170,8 @@ type Divergence struct {
 // same in the same order (kinds are compared apart because a dead-man stop
 // and the next decision may interleave differently without either being
 // wrong); the earliest mismatch in recorded time is reported.
-func compare(want, got []Action) (*Divergence, map[string][2]int) {
-	counts := map[string][2]int{}
-	var first *Divergence
+func compare(want, got []Action) (first, decision *Divergence, counts map[string][2]int) {
+	counts = map[string][2]int{}
 	for _, k := range kinds {
 		w, g := ofKind(want, k), ofKind(got, k)
 		counts[k] = [2]int{len(w), len(g)}
@@ -161,7 +183,7 @@ func compare(want, got []Action) (*Divergence, map[string][2]int) {
 			if i < len(g) {
 				ga = &g[i]
 			}
-			if wa != nil && ga != nil && wa.Source == ga.Source && wa.What == ga.What {
+			if wa != nil && ga != nil && wa.same(ga) {
 				continue
 			}
 			d := &Divergence{Kind: k, Index: i, Want: wa, Got: ga, Before: w[max(0, i-3):min(i, len(w))],
@@ -169,10 +191,13 @@ func compare(want, got []Action) (*Divergence, map[string][2]int) {
 			if first == nil || at(d).Before(at(first)) {
 				first = d
 			}
+			if k == "decision" {
+				decision = d
+			}
 			break
 		}
 	}
-	return first, counts
+	return first, decision, counts
 }
 
 func at(d *Divergence) time.Time {
@@ -239,6 +264,13 @@ func (r *Report) Print(w io.Writer) {
 	}
 	fmt.Fprintf(w, "  - recorded  %s\n", show(d.Want))
 	fmt.Fprintf(w, "  + replayed  %s\n", show(d.Got))
+	if dd := r.Decision; dd != nil && dd != d {
+		// An actuator write or a tool call comes before the decision
+		// record that made it: name the decision too.
+		fmt.Fprintf(w, "  first differing decision, #%d:\n", dd.Index+1)
+		fmt.Fprintf(w, "  - recorded  %s\n", show(dd.Want))
+		fmt.Fprintf(w, "  + replayed  %s\n", show(dd.Got))
+	}
 	for _, a := range d.WantAfter {
 		fmt.Fprintf(w, "    then recorded  %s\n", a)
 	}

@@ -80,15 +80,24 @@ func (o *ollama) close() {
 }
 
 // prompt is what of an LLM request a replay compares: the system prompt and
-// the messages, world summary included: it is made from the same replayed
-// inputs, with its ages on the replay's virtual clock.
+// the messages without their world summary ("World now:" to the end of a
+// message). The summary's ages are on the virtual clock now, but a cycle
+// senses the world when it starts, and live that is after a wall-clock
+// delay (the loop finishing a cycle, the scheduler) during which readings
+// kept coming; the replay feeds nothing while a cycle runs. A heartbeat's
+// prompt matches with its summary; a command's need not (seen: 48 sources
+// live, 46 replayed, 0.1 s apart in age).
 func prompt(system string, msgs []llmMessage) string {
 	var b strings.Builder
 	if system != "" {
 		b.WriteString("system: " + system + "\n")
 	}
 	for _, m := range msgs {
-		b.WriteString(m.Role + ": " + m.Content + "\n")
+		c := m.Content
+		if i := strings.Index(c, "World now:\n"); i >= 0 {
+			c = c[:i] + "World now: (not compared)\n"
+		}
+		b.WriteString(m.Role + ": " + c + "\n")
 	}
 	return b.String()
 }

@@ -85,7 +85,8 @@ type Report struct {
 	Replayed    []Action
 	Counts      map[string][2]int // kind -> {recorded, replayed}
 	Divergence  *Divergence
-	Missed      uint64 // items of the replay's stream overwritten before they were compared
+	Decision    *Divergence // the first differing decision, when any differs
+	Missed      uint64      // items of the replay's stream overwritten before they were compared
 	WallClock   []string
 	Detectors   []Detections // with Detections "detectors"
 }
@@ -233,7 +234,7 @@ func Run(ctx context.Context, path string, o Options) (*Report, error) {
 	rep.Took = time.Since(d.wallStart)
 	rep.Replayed = d.got
 	rep.Missed = d.cur.Missed()
-	rep.Divergence, rep.Counts = compare(rep.Recorded, rep.Replayed)
+	rep.Divergence, rep.Decision, rep.Counts = compare(rep.Recorded, rep.Replayed)
 	for _, det := range dets {
 		compareDetections(det.rep)
 		rep.Detectors = append(rep.Detectors, *det.rep)

@@ -119,6 +119,9 @@ func TestSimBoardRecordingsReplay(t *testing.T) {
 		_, _ = n.Tools.Invoke(ctx, tools.Call{Caller: "mqtt", Tool: "fan.set", Params: []byte(`{"duty":0.5}`)})
 		n.Raise(worldmodel.Event{Kind: "estop", Source: "web", Priority: worldmodel.Critical, Message: "e-stop from the dashboard"})
 		_, _ = n.Tools.Invoke(ctx, tools.Call{Caller: "web", Grants: []string{"admin"}, Tool: "estop.reset"})
+		// The CLI's (its local admin socket): the tool raises the e-stop.
+		_, _ = n.Tools.Invoke(ctx, tools.Call{Caller: "cli", Tool: "estop.trigger", Params: []byte(`{"reason":"test"}`)})
+		_, _ = n.Tools.Invoke(ctx, tools.Call{Caller: "cli", Tool: "estop.reset"})
 	}
 	for _, sc := range []struct {
 		name   string
@@ -148,7 +151,7 @@ func TestSimBoardRecordingsReplay(t *testing.T) {
 			if rep.Diverged() || len(rep.Recorded) == 0 {
 				t.Fatalf("want identical:\n%s", out)
 			}
-			if sc.act != nil && (rep.Counts["estop"] != [2]int{1, 1} || rep.Counts["tool_call"][0] < 3) {
+			if sc.act != nil && (rep.Counts["estop"] != [2]int{2, 2} || rep.Counts["tool_call"][0] < 5) {
 				t.Fatalf("the commands are not all in the recording:\n%s", out)
 			}
 			if sc.ollama && rep.LLMServed == 0 {

@@ -40,7 +40,13 @@ var notReplayed = map[string]bool{
 // them again, so they are not fed.
 var derived = map[string]bool{
 	"decision": true, "preempted": true, "actuators_stopped": true, "actuator_stopped_late": true, "deadman_stop": true,
+	"estop_reset": true, // raised by estop.reset, a tool call the replay makes again
 }
+
+// raisedByTools are the sources of events a tool raises when called
+// (estop.trigger's e-stop): the replay makes the call again, so they are
+// not fed.
+var raisedByTools = map[string]bool{"skill": true}
 
 // tape is what a replay needs from a recording.
 type tape struct {
@@ -183,7 +189,7 @@ func decode(m recording.Msg, actuators map[string]bool, frames bool) (*input, *A
 			a := estopAction(m.Time, ev.Priority, ev.Data)
 			return nil, &a, nil, nil
 		}
-		if derived[ev.Kind] || ev.Source == "agent" {
+		if derived[ev.Kind] || ev.Source == "agent" || raisedByTools[ev.Source] {
 			return nil, nil, nil, nil
 		}
 		return &input{t: m.Time, event: ev}, nil, nil, nil

@@ -49,6 +49,11 @@ func mutants(src string, yield func(where, doc string)) {
 		return lineStart[line-1] + len(string(r[:col-1]))
 	}
 	toks := lexer.Tokenize(src)
+	// A key written in many blocks (every sensor's interval, every
+	// threshold's priority) goes through the same check: mutate its value
+	// once per key name and kind of scalar, so the test stays fast under
+	// -race.
+	done := map[string]bool{}
 	for i, tk := range toks {
 		switch tk.Type {
 		case token.StringType, token.IntegerType, token.FloatType, token.BoolType, token.HexIntegerType,
@@ -59,6 +64,13 @@ func mutants(src string, yield func(where, doc string)) {
 		}
 		if i+1 < len(toks) && toks[i+1].Type == token.MappingValueType {
 			continue // a key
+		}
+		if i >= 2 && toks[i-1].Type == token.MappingValueType {
+			k := fmt.Sprint(toks[i-2].Value, "@", tk.Type)
+			if done[k] {
+				continue
+			}
+			done[k] = true
 		}
 		start := byteAt(tk.Position.Line, tk.Position.Column)
 		n := len(tk.Value)

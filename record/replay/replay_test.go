@@ -177,15 +177,22 @@ actuators:
 		}
 	}
 	stop()
+	rep, out := replayed(t, file)
+	if rep.Diverged() || rep.Counts["tool_call"] != [2]int{3, 3} {
+		t.Fatalf("want the 3 calls made again:\n%s", out)
+	}
+}
+
+// replayed replays file as recorded and returns the report and its text.
+func replayed(t *testing.T, file string) (*replay.Report, string) {
+	t.Helper()
 	rep, err := replay.Run(context.Background(), file, replay.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	var b bytes.Buffer
 	rep.Print(&b)
-	if rep.Diverged() || rep.Counts["tool_call"] != [2]int{3, 3} {
-		t.Fatalf("want the 3 calls made again:\n%s", b.String())
-	}
+	return rep, b.String()
 }
 
 // recordBoard writes the board src as dir/b.yaml, builds its node, records
@@ -238,16 +245,10 @@ actuators:
 		t.Fatal(err)
 	}
 	stop()
-	rep, err := replay.Run(context.Background(), file, replay.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var b bytes.Buffer
-	rep.Print(&b)
+	rep, out := replayed(t, file)
 	if rep.Diverged() || rep.Counts["decision"][1] < 2 || rep.Counts["estop"] != [2]int{1, 1} || rep.Counts["tool_call"][0] != rep.Counts["tool_call"][1] {
-		t.Fatalf("want the commands, the e-stop and the reset made again:\n%s", b.String())
+		t.Fatalf("want the commands, the e-stop and the reset made again:\n%s", out)
 	}
-	t.Log(b.String())
 }
 
 // A recording with no messages (a foreign MCAP, or one closed at once) is

@@ -220,12 +220,20 @@ func (d *driver) handOver(ctx context.Context, det *detector, t time.Time) error
 	return nil
 }
 
+// waitsGrace is how long a call from outside may run before the replay
+// takes a timer armed meanwhile for the call waiting on virtual time. Other
+// parts arm timers on the virtual clock too (the LLM client's back-off, a
+// cycle's), so an armed timer alone does not say the call waits for one:
+// without the grace a quick call was sometimes left behind (1 replay in 10
+// of a 60 s recording put a CLI call after the one that followed it).
+const waitsGrace = 100 * time.Millisecond
+
 // invoke makes a call that came from outside, as it was made. It waits for
 // the call, unless the call waits for virtual time (a servo ramping): then
 // the replay goes on feeding, which is what moves that time, and the call
 // ends on its own.
 func (d *driver) invoke(ctx context.Context, c tools.Call) error {
-	before := d.clk.Pending()
+	before, begun := d.clk.Pending(), time.Now()
 	done := make(chan struct{})
 	d.calls.Add(1)
 	go func() {
@@ -233,7 +241,7 @@ func (d *driver) invoke(ctx context.Context, c tools.Call) error {
 		defer close(done)
 		_, _ = d.n.Tools.Invoke(ctx, c) // its tool_call record is what is compared
 	}()
-	return d.until(ctx, done, func() bool { return d.clk.Pending() > before },
+	return d.until(ctx, done, func() bool { return d.clk.Pending() > before && time.Since(begun) > waitsGrace },
 		fmt.Errorf("the tool %s did not return within %v", c.Tool, settleLimit))
 }
 

@@ -5,12 +5,10 @@
 #                                                    # sensors/mic/testdata/speech, and then the
 #                                                    # enrolled templates in .../testdata/wakewords)
 #   scripts/gen-audio-corpus.sh bench DIR [MINUTES]  # benchmark set, MINUTES of negatives (default 60)
-#   scripts/gen-audio-corpus.sh engines DIR          # the phrase and confusables by flite's and
-#                                                    # festival's voices, with labels for `wakeword test`
 #
-# Needs espeak-ng and sox (Debian: apt-get install -y espeak-ng sox); engines
-# needs flite and festival (apt-get install -y flite festival festvox-kallpc16k
-# festvox-kdlpc16k festvox-us-slt-hts).
+# Needs espeak-ng, flite and sox (Debian: apt-get install -y espeak-ng flite sox).
+# The trained head's evaluation on flite's and festival's voices is
+# `edgeagent wakeword eval` (scripts/wakeword-eval.sh).
 #
 # Everything is speech synthesis: the wake phrase "hey robot" in the voice we
 # enrol (en-us+m3) at several speeds and pitches, the same phrase in voices
@@ -68,6 +66,7 @@ VOICES_ALL=("$ENROLLED" "${UNSEEN[@]}" en-us+f3 en-gb+m2 en-gb-x-gbclan+m4 en-us
 need() { command -v "$1" >/dev/null || { echo "gen-audio-corpus: $1 not found (apt-get install -y espeak-ng sox)" >&2; exit 1; }; }
 need espeak-ng
 need sox
+need flite
 
 TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
@@ -119,6 +118,11 @@ small() {
   say "$ENROLLED" 173 60 "$PHRASE" "$dir/pos/enrolled_b.wav"
   say en-gb+f2 160 50 "$PHRASE" "$dir/pos/unseen_gb_f2.wav"
   say en-gb-scotland+m1 165 50 "$PHRASE" "$dir/pos/unseen_scotland_m1.wav"
+  # The phrase by a voice the trained head never hears (flite's awb: a
+  # recording of a real speaker, not espeak-ng).
+  flite -voice awb -t "$PHRASE" -o "$TMP/raw.wav"
+  sox -D "$TMP/raw.wav" -c 1 -b 16 "$dir/pos/flite_awb.wav" gain -n -6 rate 16000 \
+    silence 1 0.01 -50d reverse silence 1 0.01 -50d reverse
   # Negatives in the enrolled voice: confusable and unrelated.
   say "$ENROLLED" 165 50 "hey robin" "$dir/neg/hey_robin.wav"
   say "$ENROLLED" 165 50 "hey bobby" "$dir/neg/hey_bobby.wav"
@@ -223,51 +227,8 @@ bench() {
   du -sh "$dir"
 }
 
-# engines DIR: the wake phrase and nine confusables by other synthesisers'
-# voices, each clean and in pink noise at 10 dB (1.5 s of lead-in, 1.5 s of
-# tail), for `edgeagent wakeword test --labels`. Their vocoders and prosody
-# are not espeak-ng's: a model that only knows espeak-ng does not know them.
-# labels.tsv lists every clip; labels-unseen.tsv only the speakers the
-# trainer never uses (flite's awb, festival's ked): flite's kal16, rms and
-# slt are among its training speakers when its recipe asks for flite, and
-# festival's kal and slt are those speakers again.
-engines() {
-  need flite; need text2wave
-  local dir=$1 n=0 e v t lab f st
-  mkdir -p "$dir"
-  : >"$dir/labels.tsv"; : >"$dir/labels-unseen.tsv"
-  local voices=(flite:kal16 flite:rms flite:slt flite:awb festival:kal_diphone festival:ked_diphone festival:cmu_us_slt_arctic_hts)
-  local texts=("$PHRASE" "$PHRASE" "$PHRASE" "$PHRASE" "$PHRASE" "$PHRASE" "${CONFUSABLE[@]}")
-  local stretch=(0.85 0.95 1.05 1.15 1.25)
-  RANDOM=4343
-  for ev in "${voices[@]}"; do
-    e=${ev%%:*}; v=${ev##*:}
-    for t in "${texts[@]}"; do
-      n=$((n + 1)); st=${stretch[RANDOM % 5]}
-      case $e in
-        flite) flite -voice "$v" --setf duration_stretch="$st" -t "$t" -o "$TMP/raw.wav" ;;
-        festival) echo "$t" | text2wave -eval "(voice_$v)" -eval "(Parameter.set 'Duration_Stretch $st)" -o "$TMP/raw.wav" ;;
-      esac
-      sox -D "$TMP/raw.wav" -c 1 -b 16 "$TMP/ph.wav" gain -n -6 rate 16000 \
-        silence 1 0.01 -50d reverse silence 1 0.01 -50d reverse
-      sox -D "$TMP/ph.wav" "$TMP/padded.wav" pad 1.5 1.5
-      lab=0; [[ $t == "$PHRASE" ]] && lab=1
-      f=$(printf '%s_%s_%03d_%s' "$e" "$v" "$n" "${t// /_}")
-      cp "$TMP/padded.wav" "$dir/${f}_clean.wav"
-      noise pink "$(dur "$TMP/padded.wav")" "$n" "$TMP/noise.wav"
-      mix "$TMP/padded.wav" "$TMP/ph.wav" "$TMP/noise.wav" 10 "$dir/${f}_pink10.wav"
-      for c in clean pink10; do
-        printf '%s\t%d\n' "${f}_$c.wav" "$lab" >>"$dir/labels.tsv"
-        [[ $v == awb || $v == ked_diphone ]] && printf '%s\t%d\n' "${f}_$c.wav" "$lab" >>"$dir/labels-unseen.tsv"
-      done
-    done
-  done
-  du -sh "$dir"
-}
-
 case ${1:-} in
   small) small "${2:-}" ;;
-  engines) [[ -n ${2:-} ]] || { echo "usage: $0 engines DIR" >&2; exit 2; }; engines "$2" ;;
   bench) [[ -n ${2:-} ]] || { echo "usage: $0 bench DIR [MINUTES]" >&2; exit 2; }; bench "$2" "${3:-60}" ;;
   *) sed -n '2,13p' "$0" >&2; exit 2 ;;
 esac

@@ -12,7 +12,7 @@
 #   scripts/regen-scenarios.sh estop      # one
 set -euo pipefail
 cd "$(dirname "$0")/.."
-declare -A seconds=([motion-reflex]=22 [estop]=9 [threshold]=14 [sensor-fault]=10 [llm-estop]=8 [wake-command]=7 [motion-detect]=11)
+declare -A seconds=([motion-reflex]=22 [estop]=9 [threshold]=14 [sensor-fault]=10 [llm-estop]=8 [wake-command]=9 [motion-detect]=11)
 declare -A detect=([motion-detect]=1 [wake-command]=1)
 names=("$@")
 [ ${#names[@]} -gt 0 ] || names=(motion-reflex estop threshold sensor-fault llm-estop wake-command motion-detect)

@@ -22,18 +22,21 @@ import (
 	"github.com/edgeagent/edgeagent/sensors/sensorconf"
 )
 
-func init() {
-	ww := &cobra.Command{
-		Use:   "wakeword",
-		Short: "Train, enrol and test the offline wake word",
-		Long: `The built-in wake-word detector runs a trained, speaker-independent model
+// wakewordCmd is `edgeagent wakeword`; the workstation's subcommands
+// (train, eval: wakeword_train.go) add themselves to it.
+var wakewordCmd = &cobra.Command{
+	Use:   "wakeword",
+	Short: "Train, enrol and test the offline wake word",
+	Long: `The built-in wake-word detector runs a trained, speaker-independent model
 (the shipped "hey robot", or your own phrase: train), optionally personalised
 by recordings of your voice (enroll); the recordings alone give the older
 by-example detector, which recognises the voice that enrolled. Check either
 on recordings of the place it will listen in (test).`,
-	}
-	ww.AddCommand(wakewordEnrollCmd(), wakewordTestCmd(), wakewordTrainCmd(), wakewordDevicesCmd())
-	rootCmd.AddCommand(ww)
+}
+
+func init() {
+	wakewordCmd.AddCommand(wakewordEnrollCmd(), wakewordTestCmd(), wakewordDevicesCmd())
+	rootCmd.AddCommand(wakewordCmd)
 }
 
 // micOpts is what the wakeword commands take from --board and --mic: the
@@ -288,7 +291,7 @@ from it, and the detector re-mixes the templates with it, as it does live.`,
 			if !cmd.Flags().Changed("model-threshold") {
 				modelThreshold = o.WakeWord.ModelThreshold
 			}
-			nets, err := mic.LoadNets(mic.WakeWordOpts{Model: model})
+			heads, err := mic.LoadHeads(mic.WakeWordOpts{Model: model})
 			if err != nil {
 				return err
 			}
@@ -308,7 +311,7 @@ from it, and the detector re-mixes the templates with it, as it does live.`,
 				models = append(models, m)
 			}
 			opts := wakeword.Options{Threshold: threshold, Refractory: o.WakeWord.Refractory,
-				VAD: o.VADOptions(), Nets: nets, NetThreshold: modelThreshold}
+				VAD: o.VADOptions(), Heads: heads, HeadThreshold: modelThreshold}
 			var lab labels
 			if labelsPath != "" {
 				lab, err = readLabels(labelsPath)
@@ -327,14 +330,19 @@ from it, and the detector re-mixes the templates with it, as it does live.`,
 				if err != nil {
 					return err
 				}
+				if len(heads) > 0 {
+					if opts.Frontend, err = wakeword.NewSpeechFrontend(); err != nil {
+						return err
+					}
+				}
 				sp, err := wakeword.NewSpotter(models, opts)
 				if err != nil {
 					return err
 				}
 				if !asJSON {
 					var ns []string
-					for _, n := range nets {
-						ns = append(ns, fmt.Sprintf("%s (model %s, threshold %.2f)", n.Name, model, sp.NetThreshold()))
+					for i, h := range heads {
+						ns = append(ns, fmt.Sprintf("%s (model %s, threshold %.2f)", h.Info.Name, model, sp.HeadThreshold(i)))
 					}
 					for _, m := range models {
 						ns = append(ns, fmt.Sprintf("%s (templates %s, threshold %.2f)", m.Name, templates, sp.Threshold()))
@@ -385,8 +393,8 @@ from it, and the detector re-mixes the templates with it, as it does live.`,
 		},
 	}
 	cmd.Flags().StringVar(&templates, "templates", "", "templates directory (default: the board mic's wakeword.templates)")
-	cmd.Flags().StringVar(&model, "model", "", "trained model file, or builtin (default: the board mic's wakeword.model)")
-	cmd.Flags().Float64Var(&modelThreshold, "model-threshold", 0, "threshold on the model's calibrated score (default: the board's, else 0.5)")
+	cmd.Flags().StringVar(&model, "model", "", "trained head file, or builtin (default: the board mic's wakeword.model)")
+	cmd.Flags().Float64Var(&modelThreshold, "model-threshold", 0, "threshold on the head's score (default: the board's, else the head's own)")
 	cmd.Flags().StringVar(&labelsPath, "labels", "", "TSV of FILE<TAB>N (how many wake phrases FILE holds; 0 for other speech): report recall and false accepts per hour")
 	cmd.Flags().StringVar(&boardPath, "board", "", "board file whose mic settings (templates, threshold, VAD) to use")
 	cmd.Flags().StringVar(&micName, "mic", "", "the mic sensor's name, when the board has several")

@@ -24,6 +24,7 @@ var wallClock = []struct{ pkg, why string }{
 	{"cmd/...", "the CLI: a process's start, an operator's waits and timeouts; it hands the node the clock a run uses"},
 	{"fleet", "the operator's side of a fleet, a command-line client: it waits for robots' answers on the wall clock, never inside a run"},
 	{"record/replay", "drives the virtual clock: paces it against the wall clock (--speed) and bounds how long the agent may take to settle"},
+	{"train/...", "workstation tools, never part of a run: a progress bar's ETA and how long training took, for the report"},
 	{"sensors/...", "the sensor kinds time their devices (frame and sample pacing, bit-banged pulses, conversion waits, stall detection) on the wall clock; a replay never runs them, it feeds their recorded readings"},
 }
 

@@ -68,6 +68,10 @@ var rules = []struct {
 	// (Its tests read their WAV clips through the mic's audio package.)
 	{"sensors/mic/speechembed/...", []string{"sensors/mic/speechembed/..."}, []string{"sensors/mic/audio"}},
 	{"sensors/mic/...", []string{"sensors", "worldmodel", "sensors/mic/..."}, preempts},
+	// The training room: workstation tools that make what the runtime
+	// loads (the wake-word trainer makes the mic's heads). Only the CLI
+	// imports it (no rule lists it), so a robot build leaves it out.
+	{"train/...", []string{"sensors/mic/..."}, nil},
 	// i2ckit's tests build the board files' every sensor, the GPIO kinds too.
 	{"sensors/i2c/i2ckit", []string{"sensors", "worldmodel", "sensors/simcurve", "sensors/periphhost", "sensors/i2c/..."}, []string{"board", "sensors/gpio/..."}},
 	{"sensors/i2c/...", []string{"sensors", "worldmodel", "sensors/simcurve", "sensors/periphhost", "sensors/i2c/..."}, []string{"board"}},

@@ -113,7 +113,7 @@ func TestDetectorsReplayMotionThresholdDiverges(t *testing.T) {
 // detections differ, and so does what the agent decided.
 func TestDetectorsReplayWakeThresholdDiverges(t *testing.T) {
 	rep, err := detect(t, "wake-command.mcap", func(y string) string {
-		return strings.Replace(y, "model_threshold: 0.5", "model_threshold: 0.97", 1)
+		return strings.Replace(y, "model_threshold: 0.5", "model_threshold: 0.99999", 1)
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -21,9 +21,9 @@
 //	      vad: {onset_db: 6, hangover: 250ms, quiet_dbfs: -65}
 //	      wakeword:
 //	        detector: builtin        # builtin | wyoming | off
-//	        model: builtin           # trained model: builtin ("hey robot") | FILE (wakeword train) | none;
+//	        model: builtin           # trained head: builtin ("hey robot") | FILE.eawh (wakeword train) | none;
 //	                                 #   default builtin without templates, none with templates only
-//	        model_threshold: 0.5     # calibrated: 0.5 = the FA/h the model was trained for
+//	        model_threshold: 0       # 0: the head's own, chosen by its trainer
 //	        templates: ""            # enrolled takes (DTW), relative to this file; with a model they personalise it
 //	        names: []                # built-in: [] = every wake word enrolled there
 //	        threshold: 0.8           # templates' score 0..1; check with `edgeagent wakeword test`

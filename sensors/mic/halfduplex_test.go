@@ -52,3 +52,36 @@ func TestHalfDuplexModes(t *testing.T) {
 		}
 	}
 }
+
+// The same with the shipped head: a wake word said while the robot speaks
+// (flite's awb, a voice the head never trained on) is ignored in mode
+// mute and heard once the speaker has stopped.
+func TestHalfDuplexMutesTheHead(t *testing.T) {
+	t.Parallel()
+	for i, speaking := range []bool{true, false} {
+		name := fmt.Sprintf("hdh%d", i)
+		s := newSensor(t, fmt.Sprintf(`
+- name: %s
+  kind: mic
+  options:
+    source: sim
+    pace: false
+    sim: {noise: pink, noise_dbfs: -60, period: 0s, utterances: [{file: testdata/speech/pos/flite_awb.wav, at: 2500ms}]}
+    half_duplex: {mode: mute}
+`, name))
+		if len(s.Heads()) != 1 {
+			t.Fatal("no head")
+		}
+		if speaking {
+			end := duplex.Get(name).Begin()
+			defer end()
+		}
+		rec := sensortest.NewRecorder()
+		stop := sensortest.Run(t, s, rec)
+		rec.WaitFor(t, 20*time.Second, "5 s of audio", func() bool { return len(rec.Observations(name+".rms_dbfs")) >= 50 })
+		stop()
+		if woke := len(rec.Events(EventWakeWord)) > 0; woke == speaking {
+			t.Errorf("speaking %v: woke %v", speaking, woke)
+		}
+	}
+}

@@ -1,6 +1,7 @@
 package mic
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"os"
@@ -14,13 +15,14 @@ import (
 	"github.com/edgeagent/edgeagent/sensors/sensortest"
 )
 
-// With no wakeword section the mic runs the shipped model, and it wakes
-// for a voice it was never trained on (en-gb+f2 is held out).
+// With no wakeword section the mic runs the shipped head, and it wakes
+// for a voice it was never trained on (flite's awb: training hears
+// espeak-ng alone).
 func TestBuiltinModelByDefaultHearsAHeldOutVoice(t *testing.T) {
-	wav := sceneWAV(t, 6*time.Second, [][]int16{speech(t, "pos/unseen_gb_f2.wav")}, []time.Duration{3 * time.Second})
+	wav := sceneWAV(t, 6*time.Second, [][]int16{speech(t, "pos/flite_awb.wav")}, []time.Duration{3 * time.Second})
 	s := newSensor(t, fmt.Sprintf("- name: mic\n  kind: mic\n  options: {source: wav, file: %s, pace: false}", wav))
-	if n := s.Nets(); len(n) != 1 || n[0].Name != "hey_robot" || len(s.Models()) != 0 {
-		t.Fatalf("nets %v, templates %d", n, len(s.Models()))
+	if h := s.Heads(); len(h) != 1 || h[0].Info.Name != "hey_robot" || len(s.Models()) != 0 {
+		t.Fatalf("heads %v, templates %d", h, len(s.Models()))
 	}
 	rec := sensortest.NewRecorder()
 	stop := sensortest.Run(t, s, rec)
@@ -52,24 +54,34 @@ func TestBuiltinModelIgnoresOtherSpeech(t *testing.T) {
 	}
 }
 
-// A damaged model file stops the sensor at start with a clear error.
+// A damaged head file, or one trained over another frontend, stops the
+// sensor at start with a clear error.
 func TestCorruptModelFileIsRefusedAtStart(t *testing.T) {
-	n, err := wakeword.Builtin()
+	h, err := wakeword.Builtin()
 	if err != nil {
 		t.Fatal(err)
 	}
 	dir := t.TempDir()
-	p := filepath.Join(dir, "m.eaww")
-	if err := wakeword.SaveNet(p, n); err != nil {
+	write := func(name string, h *wakeword.Head, cut int) string {
+		var b bytes.Buffer
+		if err := wakeword.WriteHead(&b, h); err != nil {
+			t.Fatal(err)
+		}
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, b.Bytes()[:b.Len()-cut], 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	other, err := wakeword.NewHead(wakeword.HeadInfo{Name: "x", Frontend: "another", Threshold: 0.5}, h.Layers())
+	if err != nil {
 		t.Fatal(err)
 	}
-	b, _ := os.ReadFile(p)
-	if err := os.WriteFile(p, b[:len(b)/2], 0o644); err != nil {
-		t.Fatal(err)
-	}
-	_, err = newSensorErr(t, fmt.Sprintf("- name: mic\n  kind: mic\n  options: {source: sim, wakeword: {model: %s}}", p))
-	if !errors.Is(err, wakeword.ErrBadModel) || !strings.Contains(err.Error(), "wakeword.model") {
-		t.Fatalf("err %v", err)
+	for _, p := range []string{write("cut.eawh", h, 100), write("other.eawh", other, 0)} {
+		_, err = newSensorErr(t, fmt.Sprintf("- name: mic\n  kind: mic\n  options: {source: sim, wakeword: {model: %s}}", p))
+		if !errors.Is(err, wakeword.ErrBadModel) || !strings.Contains(err.Error(), "wakeword.model") {
+			t.Fatalf("%s: err %v", p, err)
+		}
 	}
 	// Templates with a model are optional: none enrolled is fine.
 	if _, err := newSensorErr(t, "- name: mic\n  kind: mic\n  options: {source: sim, wakeword: {model: builtin, templates: /nonexistent}}"); err != nil {

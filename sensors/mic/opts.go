@@ -109,14 +109,14 @@ type WakeWordOpts struct {
 	// enroll`), wyoming (a server such as wyoming-openwakeword, with the
 	// built-in detector as the fallback when it is unreachable), or off.
 	Detector string `yaml:"detector"`
-	// Model is a trained, speaker-independent model (a file made by
-	// `edgeagent wakeword train`, relative to the board file), "builtin"
-	// for the shipped "hey robot" model, or "none". Default: builtin when
+	// Model is a trained, speaker-independent head (a NAME.eawh file made
+	// by `edgeagent wakeword train`, relative to the board file), "builtin"
+	// for the shipped "hey robot" head, or "none". Default: builtin when
 	// no templates are given, else none (the board asked for the
 	// by-example detector alone).
 	Model string `yaml:"model"`
-	// ModelThreshold on the model's calibrated score, 0..1. Default 0.5,
-	// where the model gives the false-accept rate it was trained for.
+	// ModelThreshold on the head's score, 0..1. Default: the head's own,
+	// chosen by its trainer on speakers it never trained on.
 	ModelThreshold float64 `yaml:"model_threshold"`
 	// Templates is the directory of enrolled wake words, relative to the
 	// board file; each subdirectory is one wake word. With a model, the
@@ -280,8 +280,8 @@ func (o *Opts) validate(cfg sensors.Config) error {
 	if t := o.WakeWord.Threshold; t < 0 || t > 1 {
 		bad("wakeword.threshold %v: want 0..1", t)
 	}
-	if t := o.WakeWord.ModelThreshold; t < 0 || t > 1 {
-		bad("wakeword.model_threshold %v: want 0..1", t)
+	if t := o.WakeWord.ModelThreshold; t < 0 || t >= 1 {
+		bad("wakeword.model_threshold %v: want 0..1 (0: the head's own)", t)
 	}
 	switch o.WakeWord.Model {
 	case "":

@@ -22,7 +22,7 @@ var _ sensors.Redetector = (*Sensor)(nil)
 // detector wyoming the built-in detector decides, as live while the
 // server is down.
 func (s *Sensor) Redetect(out sensors.Sink) (*sensors.Redetection, error) {
-	if s.o.WakeWord.Detector == "off" || len(s.models)+len(s.nets) == 0 {
+	if s.o.WakeWord.Detector == "off" || len(s.models)+len(s.heads) == 0 {
 		return nil, nil
 	}
 	p, err := s.newPipeline(out)

@@ -43,7 +43,7 @@ type Sensor struct {
 	src      Source
 	interval time.Duration
 	models   []*wakeword.Model
-	nets     []*wakeword.Net
+	heads    []*wakeword.Head
 	loudPrio worldmodel.Priority
 	wakePrio worldmodel.Priority
 	line     *duplex.Line // the robot's speaker, for half-duplex
@@ -73,16 +73,16 @@ func New(cfg sensors.Config) (sensors.Sensor, error) {
 	// cycle) unless the board's priority for this sensor says otherwise.
 	s.wakePrio = cfg.PriorityOr(worldmodel.High)
 	if o.WakeWord.Detector != "off" {
-		nets, err := LoadNets(o.WakeWord)
+		heads, err := LoadHeads(o.WakeWord)
 		if err != nil {
 			return nil, err // a broken model file is refused at start
 		}
-		s.nets = nets
+		s.heads = heads
 		models, err := loadModels(o.WakeWord)
 		switch {
 		case err == nil:
 			s.models = models
-		case len(nets) > 0 && errors.Is(err, wakeword.ErrNotEnrolled):
+		case len(heads) > 0 && errors.Is(err, wakeword.ErrNotEnrolled):
 			s.log.Info("no enrolled takes to personalise the wake word model", "templates", o.WakeWord.Templates)
 		case o.WakeWord.Detector == "builtin":
 			return nil, err
@@ -95,23 +95,27 @@ func New(cfg sensors.Config) (sensors.Sensor, error) {
 	return s, nil
 }
 
-// LoadNets loads the trained model the options name (none for "none").
-func LoadNets(o WakeWordOpts) ([]*wakeword.Net, error) {
+// LoadHeads loads the trained head the options name (none for "none").
+// A head trained over another frontend than the product's is refused: its
+// scores would mean nothing.
+func LoadHeads(o WakeWordOpts) ([]*wakeword.Head, error) {
+	var h *wakeword.Head
+	var err error
 	switch o.Model {
 	case ModelNone, "":
 		return nil, nil
 	case ModelBuiltin:
-		n, err := wakeword.Builtin()
-		if err != nil {
-			return nil, err
-		}
-		return []*wakeword.Net{n}, nil
+		h, err = wakeword.Builtin()
+	default:
+		h, err = wakeword.LoadHead(o.Model)
 	}
-	n, err := wakeword.LoadNet(o.Model)
 	if err != nil {
 		return nil, fmt.Errorf("wakeword.model: %w", err)
 	}
-	return []*wakeword.Net{n}, nil
+	if h.Info.Frontend != wakeword.SpeechFrontendID {
+		return nil, fmt.Errorf("wakeword.model: %w: trained over another frontend than this build's (%s); retrain it", wakeword.ErrBadModel, wakeword.SpeechFrontendID)
+	}
+	return []*wakeword.Head{h}, nil
 }
 
 func loadModels(o WakeWordOpts) ([]*wakeword.Model, error) {
@@ -141,8 +145,8 @@ func (s *Sensor) Opts() Opts { return s.o }
 // Models are the enrolled wake words in use by the built-in detector.
 func (s *Sensor) Models() []*wakeword.Model { return s.models }
 
-// Nets are the trained wake-word models in use by the built-in detector.
-func (s *Sensor) Nets() []*wakeword.Net { return s.nets }
+// Heads are the trained wake-word heads in use by the built-in detector.
+func (s *Sensor) Heads() []*wakeword.Head { return s.heads }
 
 // Source is the configured source.
 func (s *Sensor) Source() Source { return s.src }
@@ -210,14 +214,20 @@ type pipeline struct {
 }
 
 func (s *Sensor) newPipeline(out sensors.Sink) (*pipeline, error) {
-	models, nets := s.models, s.nets
+	models, heads := s.models, s.heads
 	if s.o.WakeWord.Detector == "off" {
-		models, nets = nil, nil
+		models, heads = nil, nil
 	}
-	spot, err := wakeword.NewSpotter(models, wakeword.Options{
-		Threshold: s.o.WakeWord.Threshold, Refractory: s.o.WakeWord.Refractory, VAD: s.o.VADOptions(),
-		Nets: nets, NetThreshold: s.o.WakeWord.ModelThreshold,
-	})
+	o := wakeword.Options{Threshold: s.o.WakeWord.Threshold, Refractory: s.o.WakeWord.Refractory, VAD: s.o.VADOptions(),
+		Heads: heads, HeadThreshold: s.o.WakeWord.ModelThreshold}
+	if len(heads) > 0 {
+		fe, err := wakeword.NewSpeechFrontend()
+		if err != nil {
+			return nil, err
+		}
+		o.Frontend = fe
+	}
+	spot, err := wakeword.NewSpotter(models, o)
 	if err != nil {
 		return nil, err
 	}

@@ -7,22 +7,22 @@ import (
 	"sync"
 )
 
-// builtinModel is the shipped "hey robot" model, trained with
-// `edgeagent wakeword train --phrase "hey robot" --seed 1` (its training
-// configuration and evaluation summary are in the file's header; the
-// full report is docs/bench/wake-word.md).
+// builtinHead is the shipped "hey robot" head over the speech frontend,
+// trained with `edgeagent wakeword train --phrase "hey robot" --seed 1`
+// (its recipe and validation are in the file's header; how it does on
+// voices it never heard: docs/bench/wake-word.md).
 //
-//go:embed models/hey_robot.eaww
-var builtinModel []byte
+//go:embed models/hey_robot.eawh
+var builtinHead []byte
 
-var builtin = sync.OnceValues(func() (*Net, error) {
-	n, err := ReadNet(bytes.NewReader(builtinModel))
+var builtin = sync.OnceValues(func() (*Head, error) {
+	h, err := ReadHead(bytes.NewReader(builtinHead))
 	if err != nil {
-		return nil, fmt.Errorf("the built-in wake word model: %w", err)
+		return nil, fmt.Errorf("the built-in wake word head: %w", err)
 	}
-	return n, nil
+	return h, nil
 })
 
-// Builtin is the shipped "hey robot" model. It is parsed once; the Net is
-// shared and must not be modified.
-func Builtin() (*Net, error) { return builtin() }
+// Builtin is the shipped "hey robot" head. It is parsed once; the Head is
+// shared and read-only.
+func Builtin() (*Head, error) { return builtin() }

@@ -11,9 +11,8 @@ const Dims = numCeps - 1
 
 // extractor turns 10 ms hops into feature vectors.
 type extractor struct {
-	mfcc   *MFCC
-	ceps   [numCeps]float64
-	logMel []float64 // of the last hop, for the trained models
+	mfcc *MFCC
+	ceps [numCeps]float64
 }
 
 func newExtractor() *extractor { return &extractor{mfcc: NewMFCC()} }
@@ -21,7 +20,7 @@ func newExtractor() *extractor { return &extractor{mfcc: NewMFCC()} }
 // push consumes one hop of HopSamples samples and writes the feature vector
 // of the frame ending with it into out (len Dims).
 func (e *extractor) push(hop []int16, out []float32) {
-	e.logMel = e.mfcc.Process(hop, e.ceps[:])
+	e.mfcc.Process(hop, e.ceps[:])
 	for i := range out[:Dims] {
 		out[i] = float32(e.ceps[i+1])
 	}

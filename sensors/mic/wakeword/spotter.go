@@ -1,6 +1,7 @@
 package wakeword
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"time"
@@ -19,12 +20,13 @@ type Options struct {
 	Refractory time.Duration
 	// VAD options for the gate and for utterance ends.
 	VAD vad.Options
-	// Nets are trained, speaker-independent models. They run on every
-	// hop, speech or not, so their state is the same as in training.
-	Nets []*Net
-	// NetThreshold on the nets' calibrated score. Default 0.5, the
-	// point the trainer chose for its target false-accept rate.
-	NetThreshold float64
+	// Heads are trained, speaker-independent detectors over Frontend
+	// (which the Spotter owns), run while the VAD hears sound (Heads).
+	Heads    []*Head
+	Frontend Frontend
+	// HeadThreshold overrides the heads' own thresholds (0: each head's,
+	// chosen by its trainer).
+	HeadThreshold float64
 }
 
 // DefaultThreshold was chosen on the synthetic benchmark corpus (see
@@ -32,10 +34,6 @@ type Options struct {
 // speech synthesiser. Check it on your own recordings with
 // `edgeagent wakeword test`.
 const DefaultThreshold = 0.8
-
-// DefaultNetThreshold is the calibrated score at which a trained model
-// gives the false-accept rate it was trained for.
-const DefaultNetThreshold = 0.5
 
 // DefaultRefractory is how long after a detection the same phrase is not
 // reported again, unless Options say otherwise.
@@ -48,11 +46,11 @@ func (o *Options) fill() error {
 	if o.Threshold < 0 || o.Threshold > 1 {
 		return fmt.Errorf("wake word threshold %v outside 0..1", o.Threshold)
 	}
-	if o.NetThreshold == 0 {
-		o.NetThreshold = DefaultNetThreshold
+	if o.HeadThreshold < 0 || o.HeadThreshold >= 1 {
+		return fmt.Errorf("wake word model threshold %v outside 0..1", o.HeadThreshold)
 	}
-	if o.NetThreshold < 0 || o.NetThreshold > 1 {
-		return fmt.Errorf("wake word model threshold %v outside 0..1", o.NetThreshold)
+	if len(o.Heads) > 0 && o.Frontend == nil {
+		return errors.New("wake word heads need a frontend")
 	}
 	if o.Refractory == 0 {
 		o.Refractory = DefaultRefractory
@@ -73,7 +71,7 @@ type Detection struct {
 
 // What found a Detection.
 const (
-	DetectorModel     = "model"     // a trained Net
+	DetectorModel     = "model"     // a trained Head
 	DetectorTemplates = "templates" // the enrolled takes (DTW)
 )
 
@@ -96,11 +94,12 @@ type entry struct {
 	ms       [][]*matcher // [variant][take]
 }
 
-// Spotter finds wake words in a 16 kHz mono stream: trained models run on
-// every hop; for enrolled templates, a VAD keeps the matcher idle in
-// silence and collects the background the templates are re-mixed with,
-// and streaming DTW runs against every take and bank variant while the
-// gate is open. Not safe for concurrent use.
+// Spotter finds wake words in a 16 kHz mono stream. A VAD keeps both
+// detectors idle in silence: trained heads run over the frontend while
+// there is sound (Heads); for enrolled templates, the VAD also collects
+// the background the templates are re-mixed with, and streaming DTW runs
+// against every take and bank variant while the gate is open. Not safe
+// for concurrent use.
 type Spotter struct {
 	o       Options
 	entries []*entry
@@ -128,24 +127,11 @@ type Spotter struct {
 	builtAtHop int64
 	built      bool
 
-	nets []*netEntry
-}
-
-// netEntry is one trained model running on the stream.
-type netEntry struct {
-	net  *Net
-	st   *netState
-	pick Picker
-	last float64 // score of the last hop
-	warm int64   // hops before the score counts: the receptive field (see runNets)
-	// lastAssist is the last hop at which the model's score reached
-	// assistFloor: templates of the same name only fire near one (see
-	// confirmByNet).
-	lastAssist int64
+	heads *Heads // nil without trained heads
 }
 
 // NewSpotter makes a spotter for the enrolled models and the trained
-// o.Nets (neither: VAD only).
+// o.Heads (neither: VAD only).
 func NewSpotter(models []*Model, o Options) (*Spotter, error) {
 	if err := o.fill(); err != nil {
 		return nil, err
@@ -159,11 +145,8 @@ func NewSpotter(models []*Model, o Options) (*Spotter, error) {
 		e := &entry{model: m}
 		s.entries = append(s.entries, e)
 	}
-	for _, n := range o.Nets {
-		pick := NewPicker(o.NetThreshold, Hops(o.Refractory))
-		pick.Smooth = n.SmoothHops()
-		s.nets = append(s.nets, &netEntry{net: n, st: newNetState(n), lastAssist: -assistHops - 1, pick: pick,
-			warm: int64(n.ReceptiveField())})
+	if len(o.Heads) > 0 {
+		s.heads = NewHeads(o.Heads, o.Frontend, HeadOptions{Threshold: o.HeadThreshold, Refractory: o.Refractory})
 	}
 	s.rebuild(nil)
 	return s, nil
@@ -172,9 +155,9 @@ func NewSpotter(models []*Model, o Options) (*Spotter, error) {
 // Threshold is the score threshold in use.
 func (s *Spotter) Threshold() float64 { return s.o.Threshold }
 
-// NetThreshold is the trained models' threshold in use (on their
-// calibrated score).
-func (s *Spotter) NetThreshold() float64 { return s.o.NetThreshold }
+// HeadThreshold is the threshold head i (in the order of Options.Heads)
+// uses.
+func (s *Spotter) HeadThreshold(i int) float64 { return s.heads.entries[i].pick.Threshold }
 
 func (s *Spotter) rebuild(noise []int16) {
 	for _, e := range s.entries {
@@ -234,7 +217,9 @@ func (s *Spotter) Process(dst []Detection, samples []int16, onHop func(speech bo
 func (s *Spotter) processHop(dst []Detection, hop []int16) []Detection {
 	speech := s.vad.Process(hop)
 	slot := int(s.hop % preRollHops)
-	s.ext.push(hop, s.feat[slot][:])
+	if len(s.entries) > 0 { // the MFCCs are the templates' alone
+		s.ext.push(hop, s.feat[slot][:])
+	}
 	s.hop++
 	if s.nFeat < preRollHops {
 		s.nFeat++
@@ -245,7 +230,15 @@ func (s *Spotter) processHop(dst []Detection, hop []int16) []Detection {
 		s.silence++
 	}
 
-	dst = s.runNets(dst)
+	if s.heads != nil {
+		n := len(dst)
+		dst = s.heads.step(dst, hop, speech)
+		if len(dst) > n { // one phrase, one detection: the templates start over
+			s.quiet(s.hop)
+			s.resetMatchers()
+			s.armed = false
+		}
+	}
 	if len(s.entries) == 0 {
 		return dst
 	}
@@ -349,7 +342,7 @@ func (s *Spotter) fire(dst []Detection, now int64) []Detection {
 	// Partial matches overlapping the phrase just detected (or just
 	// refused) must not fire again.
 	s.resetMatchers()
-	if !s.confirmByNet(d.Name) {
+	if s.heads != nil && !s.heads.assisted(d.Name, s.hop) {
 		return dst
 	}
 	s.quiet(now)
@@ -370,8 +363,8 @@ func (s *Spotter) resetMatchers() {
 // detector: one phrase gives one detection.
 func (s *Spotter) quiet(now int64) {
 	s.quietTill = now + Hops(s.o.Refractory)
-	for _, e := range s.nets {
-		e.pick.Quiet(s.quietTill)
+	if s.heads != nil {
+		s.heads.quiet(s.quietTill)
 	}
 }
 

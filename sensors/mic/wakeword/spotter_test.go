@@ -272,26 +272,26 @@ func BenchmarkSpotterRealtimeFactor(b *testing.B) {
 	benchRTF(b, []*Model{testModel(b)}, nil)
 }
 
-// BenchmarkNetRealtimeFactor is the same for the shipped trained model
-// alone (it runs on every hop, speech or not), and
-// BenchmarkBothRealtimeFactor for the model personalised by templates.
-func BenchmarkNetRealtimeFactor(b *testing.B) {
-	benchRTF(b, nil, []*Net{builtinNet(b)})
+// BenchmarkHeadRealtimeFactor is the same for the shipped head over the
+// speech frontend alone, and BenchmarkBothRealtimeFactor for the head
+// personalised by templates.
+func BenchmarkHeadRealtimeFactor(b *testing.B) {
+	benchRTF(b, nil, []*Head{shippedHead(b)})
 }
 
 func BenchmarkBothRealtimeFactor(b *testing.B) {
-	benchRTF(b, []*Model{testModel(b)}, []*Net{builtinNet(b)})
+	benchRTF(b, []*Model{testModel(b)}, []*Head{shippedHead(b)})
 }
 
-func builtinNet(tb testing.TB) *Net {
-	n, err := Builtin()
+func shippedHead(tb testing.TB) *Head {
+	h, err := Builtin()
 	if err != nil {
 		tb.Fatal(err)
 	}
-	return n
+	return h
 }
 
-func benchRTF(b *testing.B, models []*Model, nets []*Net) {
+func benchRTF(b *testing.B, models []*Model, heads []*Head) {
 	var cs [][]int16
 	var at []time.Duration
 	tm := 3 * time.Second
@@ -306,7 +306,15 @@ func benchRTF(b *testing.B, models []*Model, nets []*Net) {
 	}
 	sig, _ := scene(tm+time.Second, background{"pink", 10}, 1, cs, at)
 	secs := float64(len(sig)) / audio.Rate
-	sp, err := NewSpotter(models, Options{Nets: nets})
+	o := Options{Heads: heads}
+	if len(heads) > 0 {
+		fe, err := NewSpeechFrontend()
+		if err != nil {
+			b.Fatal(err)
+		}
+		o.Frontend = fe
+	}
+	sp, err := NewSpotter(models, o)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -319,4 +327,26 @@ func benchRTF(b *testing.B, models []*Model, nets []*Net) {
 	}
 	b.ReportMetric(b.Elapsed().Seconds()/float64(b.N)/secs, "rtf")
 	b.ReportMetric(secs, "audio-s/op")
+}
+
+// BenchmarkHeadSilence is the shipped head's cost in a quiet room (pink
+// noise at -60 dBFS) as the mic runs it: the VAD keeps the frontend shut,
+// so this is the VAD and the pre-roll ring.
+func BenchmarkHeadSilence(b *testing.B) {
+	fe, err := NewSpeechFrontend()
+	if err != nil {
+		b.Fatal(err)
+	}
+	x := make([]int16, 10*audio.Rate)
+	audio.NewNoise("pink", -60, 3).Fill(x)
+	sp, err := NewSpotter(nil, Options{Heads: []*Head{shippedHead(b)}, Frontend: fe})
+	if err != nil {
+		b.Fatal(err)
+	}
+	var ds []Detection
+	b.ResetTimer()
+	for b.Loop() {
+		ds = sp.Process(ds[:0], x, nil)
+	}
+	b.ReportMetric(b.Elapsed().Seconds()/float64(b.N)/10, "rtf")
 }

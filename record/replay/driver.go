@@ -318,9 +318,14 @@ func (d *driver) settle(ctx context.Context) error {
 	poll := time.NewTicker(time.Millisecond)
 	defer poll.Stop()
 	for {
-		q := d.n.Agent.Status().Queue
+		st := d.n.Agent.Status()
+		q := st.Queue
 		want := d.raised - (q.Coalesced - d.base[0]) - (q.Dropped - d.base[1])
-		if d.probe.finished.Load() >= want {
+		// Idle too: a tool called from outside can raise an interrupt of
+		// its own (estop.trigger's e-stop), which the count does not know;
+		// without it the last cycle of a recording was sometimes not
+		// waited for.
+		if d.probe.finished.Load() >= want && st.State == "idle" && q.Queued == 0 {
 			return d.keepUp(ctx)
 		}
 		// A held call lets the replay go on once: to feed what cut it off.

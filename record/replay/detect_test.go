@@ -14,6 +14,7 @@ import (
 	"github.com/edgeagent/edgeagent/board"
 	"github.com/edgeagent/edgeagent/record/recording"
 	"github.com/edgeagent/edgeagent/record/replay"
+	"github.com/edgeagent/edgeagent/sensors/mic/wakeword"
 	"github.com/edgeagent/edgeagent/worldmodel"
 
 	_ "github.com/edgeagent/edgeagent/sensors/camera" // the kinds whose detectors a replay runs again
@@ -109,11 +110,27 @@ func TestDetectorsReplayMotionThresholdDiverges(t *testing.T) {
 	}
 }
 
-// A stricter wake-word threshold misses the recorded wake word: the
-// detections differ, and so does what the agent decided.
-func TestDetectorsReplayWakeThresholdDiverges(t *testing.T) {
+// A head that never fires, in place of the shipped one, misses the
+// recorded wake word: the detections differ, and so does what the agent
+// decided. (A stricter threshold cannot: the shipped head scores the
+// recorded phrase 1.0.)
+func TestDetectorsReplayDeafHeadDiverges(t *testing.T) {
+	in := wakeword.WindowLen * wakeword.EmbedDim
+	deaf, err := wakeword.NewHead(wakeword.HeadInfo{Name: "hey_robot", Frontend: wakeword.SpeechFrontendID, Threshold: 0.5},
+		[]wakeword.Layer{{In: in, Out: 1, W: make([]float32, in), B: []float32{-20}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b bytes.Buffer
+	if err := wakeword.WriteHead(&b, deaf); err != nil {
+		t.Fatal(err)
+	}
+	p := filepath.Join(t.TempDir(), "deaf.eawh")
+	if err := os.WriteFile(p, b.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	rep, err := detect(t, "wake-command.mcap", func(y string) string {
-		return strings.Replace(y, "model_threshold: 0.5", "model_threshold: 0.99999", 1)
+		return strings.Replace(y, "model: builtin", "model: "+p, 1)
 	})
 	if err != nil {
 		t.Fatal(err)

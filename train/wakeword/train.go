@@ -62,9 +62,9 @@ type Config struct {
 // DefaultConfig is the recipe `edgeagent wakeword train` uses.
 func DefaultConfig(phrase string) Config {
 	return Config{Phrase: phrase, Seed: 1,
-		PosUtterances: 400, PosClips: 1, NearReps: 8, NearWeight: 3, ContextUtterances: 1000, SpeechStreams: 80, StreamUtts: 4, NoiseClips: 20,
+		PosUtterances: 1000, PosClips: 1, NearReps: 8, NearWeight: 3, ContextUtterances: 1000, SpeechStreams: 400, StreamUtts: 4, NoiseClips: 20,
 		Hidden: []int{64}, Epochs: 8, Batch: 128, LR: 1e-3, Decay: 1e-4, PosWeight: 0.3,
-		MineStreams: 30, MineFloor: 0.1, MineEpochs: 3,
+		MineStreams: 100, MineFloor: 0.1, MineEpochs: 3,
 		ValPos: 80, ValStreams: 30, ValNear: 1, TargetFAH: 0.5, MaxNear: 0.05,
 		Workers: 2}
 }

@@ -19,7 +19,9 @@ board() { # $1: data dir name
 	sed -e "s|\.\./sensors/|$PWD/sensors/|g" \
 		-e 's|^      width: 320|      width: 640|' -e 's|^      height: 240|      height: 480|' \
 		-e 's|snapshot_interval: 5s|snapshot_interval: 1s|' \
-		-e "s|^device:|data_dir: $tmp/$1\nplugins: {mqtt: {enabled: false}}\ndevice:|" \
+		-e "s|^device:|data_dir: $tmp/$1\ndevice:|" \
+		-e "s|^plugins:|plugins:\n  mqtt: {enabled: false}|" \
+		-e "s|listen: 127.0.0.1:8080|listen: 127.0.0.1:0|" \
 		board-configs/sim.yaml >"$tmp/$1.yaml"
 }
 board rec

@@ -170,7 +170,7 @@ func TestGenericOptionErrors(t *testing.T) {
 		{`- {name: g, kind: generic, address: 0x48, options: {readings: [{name: t, length: 2, bits: 17}]}}`, "readings[0].bits: 17"},
 		{`- {name: g, kind: generic, address: 0x48, options: {readings: [{name: t, length: 2, endian: big}]}}`, "options.readings[0].endian: unknown key"},
 		{`- {name: g, kind: generic, address: 0x48, options: {readings: [{name: t, length: 1}], sim: {readings: {x: {base: 1}}}}}`, "sim.readings.x: no such reading"},
-		{`- {name: g, kind: generic, address: 0x48, options: {readings: [{name: t, length: 1, register: 256}]}}`, "256 does not fit"},
+		{`- {name: g, kind: generic, address: 0x48, options: {readings: [{name: t, length: 1, register: 256}]}}`, "register: the number does not fit in uint8"},
 	})
 }
 

@@ -38,16 +38,8 @@ func TestHalfDuplexModes(t *testing.T) {
     wakeword: {templates: testdata/wakewords}
     half_duplex: {mode: %s, threshold: %v}
 `, name, c.mode, c.threshold))
-		if c.speaking {
-			end := duplex.Get(name).Begin()
-			defer end()
-		}
-		rec := sensortest.NewRecorder()
-		stop := sensortest.Run(t, s, rec)
-		// 3 s of audio (level readings at 10 Hz) cover the phrase and more.
-		rec.WaitFor(t, 10*time.Second, "3 s of audio", func() bool { return len(rec.Observations(name+".rms_dbfs")) >= 30 })
-		stop()
-		if woke := len(rec.Events(EventWakeWord)) > 0; woke != c.wakes {
+		// 3 s of audio cover the phrase and more.
+		if woke := wokeWhile(t, s, name, c.speaking, 3, 10*time.Second); woke != c.wakes {
 			t.Errorf("%+v: woke %v", c, woke)
 		}
 	}
@@ -72,16 +64,24 @@ func TestHalfDuplexMutesTheHead(t *testing.T) {
 		if len(s.Heads()) != 1 {
 			t.Fatal("no head")
 		}
-		if speaking {
-			end := duplex.Get(name).Begin()
-			defer end()
-		}
-		rec := sensortest.NewRecorder()
-		stop := sensortest.Run(t, s, rec)
-		rec.WaitFor(t, 20*time.Second, "5 s of audio", func() bool { return len(rec.Observations(name+".rms_dbfs")) >= 50 })
-		stop()
-		if woke := len(rec.Events(EventWakeWord)) > 0; woke == speaking {
+		if woke := wokeWhile(t, s, name, speaking, 5, 20*time.Second); woke == speaking {
 			t.Errorf("speaking %v: woke %v", speaking, woke)
 		}
 	}
+}
+
+// wokeWhile runs the mic sensor s for secs seconds of audio (its level
+// readings come at 10 Hz), with the robot's speaker playing if speaking,
+// and reports whether it raised a wake word.
+func wokeWhile(t *testing.T, s *Sensor, name string, speaking bool, secs int, within time.Duration) bool {
+	t.Helper()
+	if speaking {
+		end := duplex.Get(name).Begin()
+		defer end()
+	}
+	rec := sensortest.NewRecorder()
+	stop := sensortest.Run(t, s, rec)
+	rec.WaitFor(t, within, fmt.Sprintf("%d s of audio", secs), func() bool { return len(rec.Observations(name+".rms_dbfs")) >= 10*secs })
+	stop()
+	return len(rec.Events(EventWakeWord)) > 0
 }

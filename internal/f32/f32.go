@@ -1,5 +1,6 @@
-// Package f32 holds the float32 kernel the speech embedding's convolutions
-// spend their time in. Conv is a small GEMM whose A rows are read through
+// Package f32 holds the float32 kernels: the one the speech embedding's
+// convolutions spend their time in, and the dot product of the wake-word
+// head's dense layers. Conv is a small GEMM whose A rows are read through
 // "taps" (shifted views of one activation buffer), so a 1×3 or 3×1
 // convolution over a channels-last buffer needs no im2col copy.
 //

@@ -5,7 +5,7 @@ import (
 	"math"
 	"math/rand/v2"
 
-	"github.com/edgeagent/edgeagent/internal/vec"
+	"github.com/edgeagent/edgeagent/internal/f32"
 	ww "github.com/edgeagent/edgeagent/sensors/mic/wakeword"
 )
 
@@ -78,7 +78,7 @@ func (n *mlp) forward(g *grads) float32 {
 	for i, l := range n.layers {
 		in, out := g.act[i], g.act[i+1]
 		for o := range l.Out {
-			v := l.B[o] + vec.Dot(l.W[o*l.In:(o+1)*l.In], in)
+			v := l.B[o] + f32.Dot(l.W[o*l.In:(o+1)*l.In], in)
 			if i < len(n.layers)-1 {
 				v = max(v, 0)
 				if g.r != nil && g.drop > 0 {

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"math"
 
-	"github.com/edgeagent/edgeagent/internal/vec"
+	"github.com/edgeagent/edgeagent/internal/f32"
 )
 
 // A Head is a small trained classifier over a window of WindowLen
@@ -95,7 +95,7 @@ func (h *Head) score(s *headScratch, x []float32) float64 {
 			out = s.b[:l.Out]
 		}
 		for o := range l.Out {
-			out[o] = l.B[o] + vec.Dot(l.W[o*l.In:(o+1)*l.In], in)
+			out[o] = l.B[o] + f32.Dot(l.W[o*l.In:(o+1)*l.In], in)
 		}
 		if i < len(h.layers)-1 {
 			for o, v := range out {

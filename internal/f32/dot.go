@@ -1,9 +1,8 @@
-// Package vec has the float32 vector loops the wake-word head and its
-// trainer share: the head's first layer is a dot product per unit over a
-// window of 1,536 values, most of its cost.
-package vec
+package f32
 
-// Dot is the dot product of w and x[:len(w)], unrolled by four.
+// Dot is the dot product of w and x[:len(w)], unrolled by four. The
+// wake-word head and its trainer share it: the head's first layer is a dot
+// product per unit over a window of 1,536 values, most of its cost.
 func Dot(w, x []float32) float32 {
 	x = x[:len(w)]
 	var s0, s1, s2, s3 float32

@@ -1,4 +1,4 @@
-package vec
+package f32
 
 import "testing"
 

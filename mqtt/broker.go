@@ -118,6 +118,7 @@ func StartBroker(cfg BrokerConfig) (*Broker, error) {
 		return nil, err
 	}
 	tcp := newListener("edgeagent", cfg.Listen, cfg.Limits)
+	tcp.clients = b.srv
 	b.ln = tcp
 	if err := b.srv.AddHook(&connHook{l: tcp}, nil); err != nil {
 		return nil, err

@@ -34,6 +34,7 @@ import (
 type listener struct {
 	id, addr string
 	limits   ConnLimits
+	clients  *mochi.Server // whose clients Close disconnects
 	ln       net.Listener
 	wg       sync.WaitGroup // the connections' goroutines
 
@@ -217,6 +218,20 @@ func (l *listener) track(c net.Conn, src string) admission {
 	return admitted
 }
 
+// disconnectClients is what mochi's CloseFn does, with one read lock:
+// GetAll copies the clients under it, and the disconnects run outside it.
+// A client attached after the copy is closed with its connection below.
+func (l *listener) disconnectClients() {
+	if l.clients == nil {
+		return
+	}
+	for _, cl := range l.clients.Clients.GetAll() {
+		if cl.Net.Listener == l.id && !cl.Closed() {
+			_ = l.clients.DisconnectClient(cl, packets.ErrServerShuttingDown)
+		}
+	}
+}
+
 // untrack forgets c and says whether it had completed CONNECT.
 func (l *listener) untrack(c net.Conn, src string) (attached bool) {
 	l.mu.Lock()
@@ -233,7 +248,14 @@ func (l *listener) untrack(c net.Conn, src string) (attached bool) {
 // disconnect packets), then closes what is left: connections accepted but
 // not yet attached when the broker looked. It returns once every
 // connection's goroutine has.
-func (l *listener) Close(closeClients listeners.CloseFn) {
+//
+// It does not call mochi's CloseFn: that is Clients.GetByListener, which
+// takes the clients' read lock twice (mochi-mqtt/server#488, unfixed in
+// v2.7.9). A client attaching or leaving between the two (Add, Delete)
+// queues a writer the second read lock waits behind, and the broker hangs
+// for good: CI's mqtt package once ran into its 600 s timeout so, with
+// goroutines stuck in Clients.Add.
+func (l *listener) Close(listeners.CloseFn) {
 	l.mu.Lock()
 	first := !l.closed
 	l.closed = true
@@ -244,7 +266,7 @@ func (l *listener) Close(closeClients listeners.CloseFn) {
 	if l.ln != nil {
 		_ = l.ln.Close()
 	}
-	closeClients(l.id)
+	l.disconnectClients()
 	l.mu.Lock()
 	for c := range l.conns {
 		_ = c.Close()

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/edgeagent/edgeagent/mqtt/hass"
 )
 
 // Config is what the control plane needs to know, in its own terms:
@@ -35,7 +37,7 @@ type Config struct {
 	// broadcast may call (mqtt/README.md, "Fleets").
 	Fleet Fleet
 	// What Home Assistant discovery and telemetry describe.
-	Device  Device
+	Device  hass.Device
 	Sensors []Sensor
 }
 
@@ -44,11 +46,6 @@ type Fleet struct {
 	Name   string
 	Groups []string
 	Tools  []string // tool names or prefix.* patterns; empty: no limit beyond the mqtt caller's permissions
-}
-
-// Device is what Home Assistant and fleet listings show of the robot.
-type Device struct {
-	ID, Name, Platform, Model string
 }
 
 // User is an account on the embedded broker (a bcrypt hash, never a password).

@@ -1,7 +1,8 @@
 // Package mqtt is the robot's control plane (DESIGN.md §7): commands and
 // their replies, the e-stop topic, events, telemetry, decisions and
-// availability, Home Assistant device discovery, administration, the
-// mqtt.publish skill, and an embedded broker for boards without one.
+// availability, Home Assistant device discovery (worded by package hass),
+// administration, the mqtt.publish skill, and an embedded broker for boards
+// without one.
 //
 // Plane is a plugin of the node: it reaches the node through the small Host
 // interface (this package may not import node), calls skills through the

@@ -22,6 +22,7 @@ import (
 	"github.com/edgeagent/edgeagent/board"
 	"github.com/edgeagent/edgeagent/hooks"
 	"github.com/edgeagent/edgeagent/internal/mqttclient"
+	"github.com/edgeagent/edgeagent/mqtt/hass"
 	"github.com/edgeagent/edgeagent/mqtt/mosquittotest"
 	"github.com/edgeagent/edgeagent/store"
 	"github.com/edgeagent/edgeagent/tools"
@@ -104,7 +105,7 @@ func buildRig(o rigOpts) (*rig, error) {
 	cfg := Config{DeviceID: "test-bot", Broker: "embedded", Listen: o.listen, LocalAdmin: !o.noLocalAdmin,
 		Prefix: "edgeagent/test-bot/", ClientID: "edgeagent-test-bot", QoS: 1, KeepAlive: 30 * time.Second,
 		Buffer: 8, Discovery: "homeassistant", PublishAllow: []string{"edgeagent/test-bot/notes/#"},
-		Options: DefaultOptions(), Device: Device{ID: b.Device.ID, Name: b.Device.Name, Platform: b.Device.Platform, Model: b.Device.Model}}
+		Options: DefaultOptions(), Device: hass.Device{ID: b.Device.ID, Name: b.Device.Name, Platform: b.Device.Platform, Model: b.Device.Model}}
 	cfg.Options.Poll = 5 * time.Millisecond
 	for _, s := range b.Sensors {
 		cfg.Sensors = append(cfg.Sensors, Sensor{Name: s.Name, Kind: s.Kind, Telemetry: s.Telemetry})

@@ -20,6 +20,7 @@ import (
 	"github.com/edgeagent/edgeagent/hooks"
 	"github.com/edgeagent/edgeagent/internal/mqttclient"
 	"github.com/edgeagent/edgeagent/internal/wait"
+	"github.com/edgeagent/edgeagent/mqtt/hass"
 	"github.com/edgeagent/edgeagent/tools"
 	"github.com/edgeagent/edgeagent/worldmodel"
 )
@@ -143,7 +144,7 @@ func (p *Plane) OnAgentStart(context.Context) error {
 		journal: newJournal(p.d.Store, Window{Count: p.opts.DedupWindow, Span: p.opts.DedupSpan, Clock: p.d.Clock}, p.log), journalDone: make(chan struct{}),
 		numeric: map[string]string{}, motion: map[string]bool{}}
 	for _, s := range p.cfg.Sensors {
-		if motionSensor(s.Kind) {
+		if hass.MotionKind(s.Kind) {
 			rs.motion[s.Name] = true
 		}
 	}

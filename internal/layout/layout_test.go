@@ -78,7 +78,9 @@ var rules = []struct {
 	{"sensors/gpio/...", []string{"sensors", "worldmodel", "sensors/simcurve", "sensors/periphhost", "sensors/gpio/..."}, preempts},
 	{"agent", []string{"hooks", "tools", "worldmodel", "llm"}, nil},
 	{"agent/agenttest", []string{"agent", "hooks", "tools", "worldmodel", "llm"}, nil},
-	{"mqtt", []string{"agent", "clock", "tools", "worldmodel", "hooks"}, []string{"board", "store"}},
+	{"mqtt", []string{"agent", "clock", "tools", "worldmodel", "hooks", "mqtt/hass"}, []string{"board", "store"}},
+	// Home Assistant's discovery payload: words the skills' entity hints.
+	{"mqtt/hass", []string{"tools"}, nil},
 	{"mqtt/mosquittotest", nil, nil},
 	// The decision benchmark builds a sim node per case, as the CLI does.
 	{"eval", []string{"agent", "board", "llm", "llm/local", "node", "worldmodel"}, assembly},
@@ -91,7 +93,7 @@ var rules = []struct {
 	// into the actuator package's Config and shows the board the kinds.
 	{"plugin/actuators", []string{"plugin", "hooks", "tools", "tools/actuator/...", "worldmodel", "board"}, []string{"store"}},
 	{"plugin/engine", []string{"plugin", "hooks", "agent", "llm", "llm/local", "tools", "worldmodel"}, nil},
-	{"plugin/mqttplane", []string{"plugin", "hooks", "mqtt", "board"}, nil},
+	{"plugin/mqttplane", []string{"plugin", "hooks", "mqtt", "mqtt/hass", "board"}, nil},
 	{"plugin/adminsock", []string{"plugin", "hooks", "localadmin", "tools"}, nil},
 	// The local admin socket calls tools; it knows nothing else of the runtime.
 	{"localadmin", []string{"tools"}, nil},

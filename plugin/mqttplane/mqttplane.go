@@ -7,6 +7,7 @@ import (
 	"github.com/edgeagent/edgeagent/board"
 	"github.com/edgeagent/edgeagent/hooks"
 	"github.com/edgeagent/edgeagent/mqtt"
+	"github.com/edgeagent/edgeagent/mqtt/hass"
 	"github.com/edgeagent/edgeagent/plugin"
 )
 
@@ -43,7 +44,7 @@ func Config(b *board.Config) (mqtt.Config, error) {
 		TLS:        mqtt.TLS{CA: m.TLS.CA, Cert: m.TLS.Cert, Key: m.TLS.Key},
 		LocalAdmin: m.LocalAdmin, QoS: byte(m.QoS), KeepAlive: m.KeepAlive, Buffer: m.Buffer,
 		PublishAllow: m.PublishAllow, Options: opts,
-		Device: mqtt.Device{ID: b.Device.ID, Name: b.Device.Name, Platform: b.Device.Platform, Model: b.Device.Model},
+		Device: hass.Device{ID: b.Device.ID, Name: b.Device.Name, Platform: b.Device.Platform, Model: b.Device.Model},
 		Fleet:  mqtt.Fleet{Name: b.Fleet.Name, Groups: b.Fleet.Groups, Tools: b.Fleet.Tools},
 	}
 	if m.Discovery.Enabled {

@@ -33,11 +33,35 @@ type Host interface {
 	Raise(worldmodel.Event)
 }
 
+// World is the world model as the plane uses it: the stream it publishes,
+// read by cursor; the actuator and health states behind the retained
+// topics; the resync events it records.
+type World interface {
+	NewCursor(fromStart bool) *worldmodel.Cursor
+	Record(worldmodel.Event) worldmodel.Event
+	Actuators() map[string]string
+	Health() map[string]string
+}
+
+// Tools is the tools registry as the plane uses it: tool calls, their specs
+// (discovery, the fleet's allow-list) and the admin check.
+type Tools interface {
+	Invoke(context.Context, tools.Call) (tools.Result, error)
+	Resolve(name string) (tools.Spec, error)
+	List() []tools.Spec
+	Permitted(caller string, extra []string, perm string) bool
+}
+
+// Agent is the loop as the plane uses it: text commands go to it.
+type Agent interface {
+	Submit(context.Context, agent.Command) (agent.Outcome, error)
+}
+
 // Deps is what New needs; the node fills it.
 type Deps struct {
-	World *worldmodel.Model
-	Tools *tools.Registry
-	Agent *agent.Loop
+	World World
+	Tools Tools
+	Agent Agent
 	Host  Host
 	// Store keeps the command journal (duplicate suppression across
 	// restarts); store.Memory where nothing should persist.

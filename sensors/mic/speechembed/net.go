@@ -19,7 +19,6 @@ const (
 	netWindow = 76                              // mel frames per embedding
 	netSkip   = hopFrames - netWindow%hopFrames // frames before the first window starts
 	firstHop  = (netSkip + netWindow) / hopFrames
-	bufRows   = 12 // rows any activation holds: new rows of one hop + the consumer's look-back
 )
 
 // layer is one op of modelfile.Arch with its weights in f32.Conv's layout.
@@ -41,8 +40,11 @@ type act struct {
 
 func (a *act) rowLen() int { return (a.w + 2) * a.c }
 
-func newAct(w, c int) act {
-	return act{data: make([]float32, bufRows*(w+2)*c), w: w, c: c}
+// newAct holds rows rows: what one hop adds plus what the consumer keeps
+// back, so a stream's buffers are sized once (together ~290 KB; a
+// uniform 12 rows took 720 KB).
+func newAct(w, c, rows int) act {
+	return act{data: make([]float32, rows*(w+2)*c), w: w, c: c}
 }
 
 // drop forgets the rows before row keep.
@@ -68,9 +70,19 @@ func (a *act) grow(rows int) []float32 {
 	return a.data[start : a.n*rl]
 }
 
+// lookback is how many input rows l keeps after computing what a hop
+// allows: a convolution's KH−1, a pool's leftover below PH.
+func (l *layer) lookback() int {
+	if l.op.Cout != 0 {
+		return l.op.KH - 1
+	}
+	return l.op.PH - 1
+}
+
+// buildLayers uses the file's weights as they are (already in f32.Conv's
+// order), so the built-in ones stay in the binary's read-only pages.
 func buildLayers(ts map[string]modelfile.Tensor) []layer {
 	var ls []layer
-	var scratch []float32
 	w, ci := mels, 0
 	for _, op := range modelfile.Arch {
 		l := layer{op: op, inW: w, outW: w}
@@ -80,7 +92,6 @@ func buildLayers(ts map[string]modelfile.Tensor) []layer {
 		} else {
 			l.outC = op.Cout
 			l.w = ts[modelfile.WeightName(ci)].Data
-			scratch = kernelLayout(l.w, op, scratch)
 			l.bias = ts[modelfile.BiasName(ci)].Data
 			ci++
 		}
@@ -88,24 +99,6 @@ func buildLayers(ts map[string]modelfile.Tensor) []layer {
 		ls = append(ls, l)
 	}
 	return ls
-}
-
-// kernelLayout reorders ONNX's [Cout][Cin][KH][KW] into f32.Conv's b in
-// place (through scratch, returned for reuse, so the weights are held once):
-// row (kh·KW + kw)·Cin + cin, column cout, so that one tap (kh) reads KW·Cin
-// consecutive floats of a channels-last row.
-func kernelLayout(w []float32, op modelfile.Op, scratch []float32) []float32 {
-	out := append(scratch[:0], w...)
-	for o := range op.Cout {
-		for c := range op.Cin {
-			for h := range op.KH {
-				for x := range op.KW {
-					w[((h*op.KW+x)*op.Cin+c)*op.Cout+o] = out[((o*op.Cin+c)*op.KH+h)*op.KW+x]
-				}
-			}
-		}
-	}
-	return out
 }
 
 // step computes the output rows that in's rows now allow and drops the

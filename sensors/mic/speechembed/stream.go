@@ -18,10 +18,16 @@ type Stream struct {
 // NewStream starts a stream as if silence (zeros) came before it.
 func (f *Frontend) NewStream() *Stream {
 	s := &Stream{f: f, acts: make([]act, len(f.layers)+1)}
-	s.acts[0] = newAct(mels, 1)
-	for i, l := range f.layers {
-		s.acts[i+1] = newAct(l.outW, l.outC)
+	rows, w, c := hopFrames, mels, 1 // a hop adds hopFrames mel rows
+	for i := range f.layers {
+		l := &f.layers[i]
+		s.acts[i] = newAct(w, c, rows+l.lookback())
+		if l.op.Cout == 0 {
+			rows /= l.op.PH
+		}
+		w, c = l.outW, l.outC
 	}
+	s.acts[len(f.layers)] = newAct(w, c, rows) // emitted and dropped each hop
 	return s
 }
 

@@ -98,7 +98,24 @@ func convTensors(m *onnx.Model, nodes []onnx.Node, op modelfile.Op, i int) ([]mo
 		used = 3
 	}
 	return []modelfile.Tensor{
-		{Name: modelfile.WeightName(i), Dims: []int{op.Cout, op.Cin, op.KH, op.KW}, Data: w.Float},
+		{Name: modelfile.WeightName(i), Dims: []int{op.KH, op.KW, op.Cin, op.Cout}, Data: kernelLayout(w.Float, op)},
 		{Name: modelfile.BiasName(i), Dims: []int{op.Cout}, Data: bias},
 	}, used, nil
+}
+
+// kernelLayout reorders ONNX's [Cout][Cin][KH][KW] into [KH][KW][Cin][Cout],
+// the order the runtime's convolution reads (modelfile.WeightName), so
+// the runtime uses the file's values as they are.
+func kernelLayout(w []float32, op modelfile.Op) []float32 {
+	out := make([]float32, len(w))
+	for o := range op.Cout {
+		for c := range op.Cin {
+			for h := range op.KH {
+				for x := range op.KW {
+					out[((h*op.KW+x)*op.Cin+c)*op.Cout+o] = w[((o*op.Cin+c)*op.KH+h)*op.KW+x]
+				}
+			}
+		}
+	}
+	return out
 }

@@ -43,7 +43,9 @@ const (
 )
 
 // WeightName and BiasName name convolution i's tensors: weights are
-// [Cout, Cin, KH, KW] as in ONNX, bias [Cout].
+// [KH, KW, Cin, Cout] (ONNX's [Cout, Cin, KH, KW] reordered by the
+// converter into the order f32.Conv reads: one tap's KW·Cin inputs, each a
+// row of Cout weights), bias [Cout].
 func WeightName(i int) string { return "conv" + itoa(i) + ".weight" }
 
 // BiasName: see WeightName.

@@ -5,10 +5,16 @@
 // Layout (little-endian):
 //
 //	"EASPEMB\n"  magic, 8 bytes
-//	uint32       version (1)
+//	uint32       version (2)
 //	uint32       tensor count
-//	per tensor:  uint16 name length, name, uint8 rank, uint32 dims…, float32 values…
+//	per tensor:  uint16 name length, name, uint8 rank, uint32 dims…,
+//	             zero bytes up to a multiple of 4 from the file's start, float32 values…
 //	[32]byte     SHA-256 of everything before it
+//
+// The values are aligned (version 2; version 1 was packed) so that a file
+// held in memory at an aligned address is read in place: the binary's
+// embedded copy then stays in its read-only, file-backed pages instead
+// of being copied into 1.35 MB of heap (anonymous memory).
 package modelfile
 
 import (
@@ -18,10 +24,11 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"unsafe"
 )
 
 // Version is the format version this package writes and reads.
-const Version = 1
+const Version = 2
 
 const magic = "EASPEMB\n"
 
@@ -53,6 +60,9 @@ func Encode(ts []Tensor) ([]byte, error) {
 		for _, d := range t.Dims {
 			b.Write(le.AppendUint32(nil, uint32(d)))
 		}
+		for b.Len()%4 != 0 {
+			b.WriteByte(0)
+		}
 		for _, v := range t.Data {
 			b.Write(le.AppendUint32(nil, math.Float32bits(v)))
 		}
@@ -67,7 +77,9 @@ func Encode(ts []Tensor) ([]byte, error) {
 var ErrDamaged = errors.New("not an intact speech embedding model file")
 
 // Decode checks the magic, version and checksum, then returns the tensors
-// by name.
+// by name. Where b's values are aligned in memory (and the machine is
+// little-endian) a tensor's Data is b itself, not a copy: it must be
+// treated as read-only, and b kept unchanged, for as long as it is used.
 func Decode(b []byte) (map[string]Tensor, error) {
 	if len(b) < len(magic)+8+sha256.Size || string(b[:len(magic)]) != magic {
 		return nil, fmt.Errorf("%w (wrong magic or too short)", ErrDamaged)
@@ -85,7 +97,7 @@ func Decode(b []byte) (map[string]Tensor, error) {
 	p = p[8:]
 	out := make(map[string]Tensor, count)
 	for i := range count {
-		t, rest, err := decodeTensor(p)
+		t, rest, err := decodeTensor(p, len(b)-len(p))
 		if err != nil {
 			return nil, fmt.Errorf("%w (tensor %d: %v)", ErrDamaged, i, err)
 		}
@@ -103,7 +115,8 @@ func Decode(b []byte) (map[string]Tensor, error) {
 
 var errShort = errors.New("truncated")
 
-func decodeTensor(p []byte) (Tensor, []byte, error) {
+// decodeTensor reads the tensor at p, which starts off bytes into the file.
+func decodeTensor(p []byte, off int) (Tensor, []byte, error) {
 	le := binary.LittleEndian
 	if len(p) < 2 {
 		return Tensor{}, nil, errShort
@@ -129,12 +142,32 @@ func decodeTensor(p []byte) (Tensor, []byte, error) {
 		n *= d
 		t.Dims = append(t.Dims, d)
 	}
-	if len(p) < 4*n {
+	pad := (4 - (off+2+nl+1+4*rank)%4) % 4
+	if len(p) < pad+4*n {
 		return Tensor{}, nil, errShort
 	}
-	t.Data = make([]float32, n)
-	for i := range t.Data {
-		t.Data[i] = math.Float32frombits(le.Uint32(p[4*i:]))
+	for _, z := range p[:pad] {
+		if z != 0 {
+			return Tensor{}, nil, errors.New("padding is not zero")
+		}
 	}
-	return t, p[4*n:], nil
+	t.Data = floats(p[pad : pad+4*n])
+	return t, p[pad+4*n:], nil
+}
+
+// littleEndian is whether float32s in memory have the file's byte order.
+var littleEndian = binary.NativeEndian.Uint16([]byte{1, 0}) == 1
+
+// floats returns the little-endian float32s in p: p itself when it is
+// aligned and the machine little-endian, else a copy.
+func floats(p []byte) []float32 {
+	n := len(p) / 4 // ≥ 1: every dimension is
+	if littleEndian && uintptr(unsafe.Pointer(&p[0]))%4 == 0 {
+		return unsafe.Slice((*float32)(unsafe.Pointer(&p[0])), n)
+	}
+	out := make([]float32, n)
+	for i := range out {
+		out[i] = math.Float32frombits(binary.LittleEndian.Uint32(p[4*i:]))
+	}
+	return out
 }

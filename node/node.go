@@ -85,6 +85,10 @@ type Options struct {
 	// NoStore keeps history in memory and leaves the store file alone, so
 	// `edgeagent check` and `tools` work while an agent holds the store.
 	NoStore bool
+	// Store, when set, is the store to use instead of opening one (a
+	// replay's node, and the node a replay's reload builds, share one in
+	// memory, as a robot's reload keeps its store file).
+	Store store.Store
 	// NoSensors keeps the board's sensors on the board, so that the plugins
 	// and tools see it as it is, but never runs them, and a sensor that
 	// this binary cannot build is no error: a replay feeds their recorded
@@ -114,7 +118,10 @@ func New(cfg *board.Config, o Options) (*Node, error) {
 	n.supervisor = supervise.New(n.World, n.Raise, n.clock, log)
 	n.Hooks = hooks.NewManager(log)
 	n.Store = store.NewMemory()
-	if !o.NoStore {
+	switch {
+	case o.Store != nil:
+		n.Store = o.Store
+	case !o.NoStore:
 		st, err := store.Open(filepath.Join(cfg.DataDir, "edgeagent.db"))
 		if err != nil {
 			return nil, err

@@ -21,7 +21,10 @@
 //
 // Metadata "edgeagent" holds the build (version, VCS revision, Go) and the
 // device; the attachment "board.yaml" is the effective board config (the
-// MQTT password redacted), from which a replay builds its agent.
+// MQTT password redacted), from which a replay builds its agent. The files
+// that board names (a mic's utterances, a wake-word head, skill texts) are
+// attachments too, "files/<n>/<name>", and the attached board names them
+// so (see BoardFiles): a recording replays on any machine and checkout.
 //
 // The board's `record:` block (every key optional):
 //

@@ -5,12 +5,15 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
+	"os"
 	"path/filepath"
 	"runtime"
 	"runtime/debug"
 	"strings"
 	"sync"
 
+	"github.com/edgeagent/edgeagent/board"
 	"github.com/edgeagent/edgeagent/hooks"
 	"github.com/edgeagent/edgeagent/plugin"
 	"github.com/edgeagent/edgeagent/tools"
@@ -42,19 +45,15 @@ func newPlugin(h plugin.Host) (*recorderPlugin, error) {
 	if !filepath.IsAbs(dir) {
 		dir = filepath.Join(b.DataDir, dir)
 	}
+	y, files, err := portableBoard(b, h.Dir())
+	if err != nil {
+		h.Log().Warn("recorder: the board config could not be printed; the recording has none", "err", err)
+	}
 	header := func() Header {
 		meta := BuildInfo()
 		meta["device"], meta["platform"] = b.Device.ID, b.Device.Platform
 		meta["started"] = h.Clock().Now().UTC().Format("2006-01-02T15:04:05.000Z07:00")
-		c := *b
-		if c.MQTT.Password != "" { // a recording is shared more widely than the board file
-			c.MQTT.Password = "(redacted)"
-		}
-		y, err := c.Marshal()
-		if err != nil {
-			h.Log().Warn("recorder: the board config could not be printed; the recording has none", "err", err)
-		}
-		return Header{Meta: meta, Board: y}
+		return Header{Meta: meta, Board: y, Files: readFiles(files, h.Log())}
 	}
 	r, err := New(h.World(), o, h.Clock(), h.Log().With("plugin", "recorder"), b.Device.ID, header)
 	if err != nil {
@@ -70,6 +69,38 @@ func newPlugin(h plugin.Host) (*recorderPlugin, error) {
 		r.StartDir(dir)
 	}
 	return p, nil
+}
+
+// portableBoard is the board as a recording carries it: its secrets
+// redacted, and the files it names as attachments (BoardFiles).
+func portableBoard(b *board.Config, dir string) ([]byte, []Attachment, error) {
+	c := *b
+	if c.MQTT.Password != "" { // a recording is shared more widely than the board file
+		c.MQTT.Password = "(redacted)"
+	}
+	y, err := c.Marshal()
+	if err != nil {
+		return nil, nil, err
+	}
+	return BoardFiles(y, dir)
+}
+
+// readFiles reads the board's files for a new recording file. They are
+// read when a file starts rather than kept, so the recorder holds no copy
+// in memory; one that cannot be read is left out, and a replay says which
+// file it misses.
+func readFiles(files []Attachment, log *slog.Logger) []Attachment {
+	out := make([]Attachment, 0, len(files))
+	for _, a := range files {
+		data, err := os.ReadFile(a.Path)
+		if err != nil || len(data) > MaxAttachedFile {
+			log.Warn("recorder: a file the board names is not in the recording", "attachment", a.Name, "err", err)
+			continue
+		}
+		a.Bytes = data
+		out = append(out, a)
+	}
+	return out
 }
 
 // BuildInfo describes the running binary for a recording's metadata.

@@ -13,6 +13,7 @@ import (
 	"github.com/edgeagent/edgeagent/clock"
 	"github.com/edgeagent/edgeagent/hooks"
 	"github.com/edgeagent/edgeagent/node"
+	"github.com/edgeagent/edgeagent/store"
 	"github.com/edgeagent/edgeagent/tools"
 	"github.com/edgeagent/edgeagent/worldmodel"
 )
@@ -74,12 +75,18 @@ type driver struct {
 
 	progressTo   io.Writer // nil: quiet
 	lastProgress time.Time // on the wall clock
+
+	// The replay node's life (see startNode): what it is built with, and
+	// how it is stopped.
+	opts    Options
+	files   *boardFiles
+	dataDir string
+	store   store.Store // one for the replay: a reload keeps it, as it keeps the robot's
+	stopRun context.CancelFunc
+	runErr  chan error
 }
 
 func (d *driver) run(ctx context.Context, inputs []input, heartbeat time.Duration) error {
-	q := d.n.Agent.Status().Queue
-	d.base = [2]uint64{q.Coalesced, q.Dropped}
-	d.raised = d.probe.finished.Load() // cycles that ran before the first input
 	// What the detectors reported when they were built (a camera's motion
 	// off) goes first.
 	for _, det := range d.dets {

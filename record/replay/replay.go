@@ -29,7 +29,6 @@ package replay
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -38,9 +37,6 @@ import (
 	"time"
 
 	"github.com/edgeagent/edgeagent/board"
-	"github.com/edgeagent/edgeagent/clock"
-	"github.com/edgeagent/edgeagent/node"
-	"github.com/edgeagent/edgeagent/record"
 	"github.com/edgeagent/edgeagent/record/recording"
 )
 
@@ -109,164 +105,97 @@ var wallClock = []string{
 
 // Run replays the recording at path.
 func Run(ctx context.Context, path string, o Options) (*Report, error) {
-	if o.LLM == "" {
-		o.LLM = "recorded"
-	}
-	if o.LLM != "recorded" && o.LLM != "live" && o.LLM != "off" {
-		return nil, fmt.Errorf("--llm %q: want recorded, live or off", o.LLM)
-	}
-	if o.Detections == "" {
-		o.Detections = "recorded"
-	}
-	if o.Detections != "recorded" && o.Detections != "detectors" {
-		return nil, fmt.Errorf("--detections %q: want recorded or detectors", o.Detections)
-	}
-	if o.Log == nil {
-		o.Log = slog.New(slog.NewTextHandler(io.Discard, nil))
-	}
-	info, err := readBoard(path, &o)
-	if err != nil {
+	if err := o.defaults(); err != nil {
 		return nil, err
 	}
-	cfg := o.Board
-	actuators := map[string]bool{}
-	for _, a := range cfg.Actuators {
-		actuators[a.Name] = true
-	}
-	var dets []*detector
-	if o.Detections == "detectors" {
-		if dets, err = newDetectors(cfg, o.Dir); err != nil {
-			return nil, err
-		}
-	}
-	tp, err := load(path, actuators, o.Frames, dets)
-	if err != nil {
-		return nil, err
-	}
-	if err := missingInputs(dets); err != nil {
-		return nil, err
-	}
-	if len(tp.inputs) == 0 && len(tp.actions) == 0 && len(tp.exchange) == 0 {
-		return nil, fmt.Errorf("%s: no observations, events or records of an edgeagent recording in it: nothing to replay", path)
-	}
-	tp.info = info
-	rep := &Report{LLM: o.LLM, Recorded: tp.actions, Damage: info.Damage, WallClock: wallClock,
-		Inputs: len(tp.inputs), Frames: tp.frames, LLMRecorded: len(tp.exchange)}
-	rep.Start, rep.End = info.Start, info.End
-	rep.Span = info.End.Sub(info.Start)
-
 	tmp, err := os.MkdirTemp("", "edgeagent-replay-")
 	if err != nil {
 		return nil, err
 	}
 	defer os.RemoveAll(tmp)
-	heartbeat := cfg.Agent.Heartbeat
+	info, files, err := readBoard(path, &o, filepath.Join(tmp, "board"))
+	if err != nil {
+		return nil, err
+	}
+	tp, dets, err := readTape(path, info, o)
+	if err != nil {
+		return nil, err
+	}
+	rep := &Report{LLM: o.LLM, Recorded: tp.actions, Damage: info.Damage, WallClock: wallClock,
+		Inputs: len(tp.inputs), Frames: tp.frames, LLMRecorded: len(tp.exchange),
+		Start: info.Start, End: info.End, Span: info.End.Sub(info.Start)}
+	heartbeat := o.Board.Agent.Heartbeat
 	var llmSrv *ollama
 	if o.LLM == "recorded" {
-		if llmSrv, err = startOllama(tp.exchange, cfg.LLM.Model); err != nil {
+		if llmSrv, err = startOllama(tp.exchange, o.Board.LLM.Model); err != nil {
 			return nil, err
 		}
 		defer llmSrv.close()
 	}
-	if err := prepare(cfg, tmp, o.LLM, llmSrv); err != nil {
+	d := newDriver(o, rep, info, llmSrv, dets, tmp)
+	d.files = files
+	if err := d.startNode(ctx, o.Board, o.Dir); err != nil {
 		return nil, err
 	}
-
-	// The virtual clock starts at the wall clock's now and the recording is
-	// shifted to it: what still reads the wall clock (see WallClock) then
-	// sees the same times as the virtual clock at --speed 1.
-	wallStart := time.Now()
-	shift := wallStart.Sub(info.Start)
-	clk := clock.NewFake(wallStart)
-	n, err := node.New(cfg, node.Options{Log: o.Log, ConfigDir: o.Dir, NoStore: true, NoSensors: true, Clock: clk})
-	if err != nil {
-		return nil, fmt.Errorf("building the replay node: %w", err)
-	}
-	pr := &probe{wake: make(chan struct{}, 1)}
-	if err := n.LoadPlugin(ctx, pr); err != nil {
-		n.Close()
+	if err := d.recordTo(o.Out); err != nil {
+		d.stopNode()
 		return nil, err
-	}
-	var out recorder
-	if o.Out != "" {
-		rec, ok := node.Find[recorder](n)
-		if !ok {
-			n.Close()
-			return nil, errors.New("--out: the recorder plugin is not compiled in")
-		}
-		if _, err := os.Lstat(o.Out); err == nil {
-			n.Close()
-			return nil, fmt.Errorf("--out %s: the file exists", o.Out)
-		}
-		rec.RecordFile(o.Out)
-		out = rec
-	}
-
-	runCtx, stop := context.WithCancel(ctx)
-	defer stop()
-	runErr := make(chan error, 1)
-	go func() { runErr <- n.Run(runCtx, time.Now()) }()
-	select {
-	case <-n.Ready():
-	case err := <-runErr:
-		return nil, fmt.Errorf("the replay node stopped: %w", err)
-	}
-
-	d := &driver{n: n, clk: clk, probe: pr, llm: llmSrv, out: out, cur: n.World.NewCursor(true), speed: o.Speed, dets: dets,
-		start: wallStart, shift: shift, wallStart: wallStart, rep: rep, readEvery: 128, small: map[string]bool{},
-		progressTo: o.Progress, lastProgress: wallStart}
-	if c := cfg.World.DefaultCapacity; c > 0 {
-		d.readEvery = min(d.readEvery, c)
-	}
-	for src, c := range cfg.World.Capacities {
-		if c < d.readEvery {
-			d.small[src] = true
-		}
 	}
 	err = d.run(ctx, tp.inputs, heartbeat)
-	stop()
-	if rerr := <-runErr; err == nil && rerr != nil && ctx.Err() == nil {
-		o.Log.Warn("the replay node did not stop cleanly", "err", rerr)
-	}
+	d.stopNode()
 	if err != nil {
 		return nil, err
 	}
-	rep.Took = time.Since(d.wallStart)
-	rep.Replayed = d.got
-	rep.Missed = d.cur.Missed()
-	rep.Divergence, rep.Decision, rep.Counts = compare(rep.Recorded, rep.Replayed)
-	for _, det := range dets {
-		compareDetections(det.rep)
-		rep.Detectors = append(rep.Detectors, *det.rep)
-	}
-	if llmSrv != nil {
-		rep.LLMServed, rep.LLMNote = llmSrv.served(), llmSrv.mismatch()
-	}
+	d.report()
 	return rep, nil
 }
 
-// readBoard takes the board from the options or the recording.
-func readBoard(path string, o *Options) (*recording.Info, error) {
-	info, err := recording.Read(path, nil)
+// defaults checks the options and fills in the defaults.
+func (o *Options) defaults() error {
+	if o.LLM == "" {
+		o.LLM = "recorded"
+	}
+	if o.LLM != "recorded" && o.LLM != "live" && o.LLM != "off" {
+		return fmt.Errorf("--llm %q: want recorded, live or off", o.LLM)
+	}
+	if o.Detections == "" {
+		o.Detections = "recorded"
+	}
+	if o.Detections != "recorded" && o.Detections != "detectors" {
+		return fmt.Errorf("--detections %q: want recorded or detectors", o.Detections)
+	}
+	if o.Log == nil {
+		o.Log = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	return nil
+}
+
+// readTape reads what the replay feeds and compares, and builds the
+// detectors that take the recorded frames and audio.
+func readTape(path string, info *recording.Info, o Options) (*tape, []*detector, error) {
+	actuators := map[string]bool{}
+	for _, a := range o.Board.Actuators {
+		actuators[a.Name] = true
+	}
+	var dets []*detector
+	if o.Detections == "detectors" {
+		var err error
+		if dets, err = newDetectors(o.Board, o.Dir); err != nil {
+			return nil, nil, err
+		}
+	}
+	tp, err := load(path, actuators, o.Frames, dets)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	if o.Board == nil {
-		y := info.Attachments[record.BoardFile]
-		if len(y) == 0 {
-			return nil, fmt.Errorf("%s has no board.yaml attached: give one with --board", path)
-		}
-		dir := o.Dir
-		if dir == "" {
-			dir = filepath.Dir(path)
-		}
-		cfg, err := board.Parse(filepath.Join(dir, "(recorded board).yaml"), y)
-		if err != nil {
-			return nil, fmt.Errorf("the recorded board no longer loads (give one with --board):\n%w", err)
-		}
-		o.Board, o.Dir = cfg, dir
+	if err := missingInputs(dets); err != nil {
+		return nil, nil, err
 	}
-	return info, nil
+	if len(tp.inputs) == 0 && len(tp.actions) == 0 && len(tp.exchange) == 0 {
+		return nil, nil, fmt.Errorf("%s: no observations, events or records of an edgeagent recording in it: nothing to replay", path)
+	}
+	tp.info = info
+	return tp, dets, nil
 }
 
 // prepare turns the board into a replay board: the sensors stay on the

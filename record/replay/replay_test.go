@@ -280,3 +280,40 @@ func TestEmptyRecordingRefused(t *testing.T) {
 		t.Fatalf("err = %v, want nothing to replay", err)
 	}
 }
+
+// A recording carries the files its board names (here a skill text the
+// engine reads when it is built): it replays once the board's folder is
+// gone, as on another machine or in another checkout.
+func TestRecordingReplaysWithoutTheBoardsFolder(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(dir, "skills"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "skills", "lights.md"), []byte("Switch the headlight on when it is dark."), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	n, file, stop := recordBoard(t, dir, `device: {id: moved, platform: sim}
+data_dir: state
+llm: {enabled: false}
+plugins:
+  mqtt: {enabled: false}
+  llm: {skills: [{name: lights, description: when to switch the lights, file: skills/lights.md}]}
+actuators:
+  - {name: headlight, kind: led, pins: {pin: "sim:12"}, initial: "off"}
+`, "moved.mcap")
+	if _, err := n.Tools.Invoke(context.Background(), tools.Call{Caller: "cli", Tool: "headlight.set", Params: json.RawMessage(`{"on":true}`)}); err != nil {
+		t.Fatal(err)
+	}
+	stop()
+	moved := filepath.Join(t.TempDir(), "moved.mcap")
+	if err := os.Rename(file, moved); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.RemoveAll(dir); err != nil {
+		t.Fatal(err)
+	}
+	rep, out := replayed(t, moved)
+	if rep.Diverged() || rep.Counts["tool_call"] != [2]int{1, 1} {
+		t.Fatalf("want the call made again:\n%s", out)
+	}
+}

@@ -1,0 +1,154 @@
+package record
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+
+	"github.com/goccy/go-yaml"
+)
+
+// A recording carries the board it ran and the files that board names (a
+// mic's utterances, a wake-word head, the LLM's skill texts), so that it
+// replays in any checkout and on any machine: the files are attachments
+// "files/<n>/<name>", and the attached board names them by those paths,
+// relative to its own folder. A replay unpacks them beside the board. The
+// alternative, paths relative to the board file's folder, only works
+// while the recording travels with that folder, and a robot's recording
+// rarely does.
+//
+// Which strings name files is not known here (a kind's options are its
+// own), so every string of the board that names an existing regular file
+// is taken, relative paths from the board file's folder as the kinds read
+// them (sensors.Config.File). A string without "/" or "." ("builtin") is
+// never a file here. Secrets (keys, certificates, password files) are never
+// attached, and a file larger than MaxAttachedFile or beyond
+// MaxAttachedFiles in all stays as written.
+
+// FilesPrefix starts the names of the attachments that hold the board's
+// files.
+const FilesPrefix = "files/"
+
+// MaxAttachedFile is the largest board file a recording carries (what a
+// reader keeps of an attachment); MaxAttachedFiles bounds them together.
+const (
+	MaxAttachedFile  = 1 << 20
+	MaxAttachedFiles = 8 << 20
+)
+
+// Attachment is a file carried in a recording.
+type Attachment struct {
+	Name  string // files/<n>/<base name>
+	Path  string // where it was read
+	Bytes []byte // filled when a file is written
+}
+
+// secretKey names settings whose files must not leave the robot.
+var secretKey = regexp.MustCompile(`(?i)(password|secret|token|key|cert|(^|_)ca$|tls)`)
+
+// BoardFiles rewrites a board's YAML (as board.Config.Marshal prints it)
+// so that the files it names are attachments, and lists them; dir is the
+// board file's folder. A board without files comes back as it was.
+func BoardFiles(y []byte, dir string) ([]byte, []Attachment, error) {
+	f := &fileFinder{seen: map[string]string{}}
+	out, err := RewritePaths(y, dir, f.attach)
+	if err != nil {
+		return nil, nil, err
+	}
+	return out, f.files, nil
+}
+
+// RewritePaths gives every string of a board's YAML that may name a file
+// (not a secret's, and with "/" or "." in it) to fn, with the path it
+// names from dir, and writes what fn returns in its place; fn returning
+// false leaves it. A board fn changes nothing in comes back as it was.
+func RewritePaths(y []byte, dir string, fn func(path string) (string, bool)) ([]byte, error) {
+	var doc yaml.MapSlice
+	if err := yaml.UnmarshalWithOptions(y, &doc, yaml.UseOrderedMap()); err != nil {
+		return nil, fmt.Errorf("the board's own printout does not parse: %w", err)
+	}
+	w := &pathWalker{dir: dir, fn: fn}
+	out := w.walk(doc)
+	if !w.changed {
+		return y, nil
+	}
+	return yaml.MarshalWithOptions(out, yaml.Indent(2), yaml.IndentSequence(true), yaml.UseLiteralStyleIfMultiline(true))
+}
+
+type pathWalker struct {
+	dir     string
+	fn      func(string) (string, bool)
+	changed bool
+}
+
+func (w *pathWalker) walk(v any) any {
+	switch x := v.(type) {
+	case yaml.MapSlice:
+		out := make(yaml.MapSlice, len(x))
+		for i, it := range x {
+			out[i] = yaml.MapItem{Key: it.Key, Value: it.Value}
+			if !secretKey.MatchString(fmt.Sprint(it.Key)) {
+				out[i].Value = w.walk(it.Value)
+			}
+		}
+		return out
+	case []any:
+		out := make([]any, len(x))
+		for i, e := range x {
+			out[i] = w.walk(e)
+		}
+		return out
+	case string:
+		if p, ok := w.path(x); ok {
+			if s, ok := w.fn(p); ok {
+				w.changed = true
+				return s
+			}
+		}
+	}
+	return v
+}
+
+// path is the file s names, read from dir, if s may name one.
+func (w *pathWalker) path(s string) (string, bool) {
+	if !strings.ContainsAny(s, "/.") || strings.ContainsAny(s, "\n") || len(s) > 4096 {
+		return "", false
+	}
+	p := s
+	if rest, ok := strings.CutPrefix(p, "~/"); ok {
+		home, err := os.UserHomeDir()
+		if err != nil {
+			return "", false
+		}
+		p = filepath.Join(home, rest)
+	}
+	if !filepath.IsAbs(p) {
+		p = filepath.Join(w.dir, p)
+	}
+	return filepath.Clean(p), true
+}
+
+type fileFinder struct {
+	seen  map[string]string // path read -> attachment name
+	files []Attachment
+	total int64
+}
+
+// attach takes the file at p, if there is one, and returns its name in
+// the recording.
+func (f *fileFinder) attach(p string) (string, bool) {
+	if name, ok := f.seen[p]; ok {
+		return name, true
+	}
+	st, err := os.Stat(p)
+	if err != nil || !st.Mode().IsRegular() || st.Size() > MaxAttachedFile || f.total+st.Size() > MaxAttachedFiles {
+		return "", false
+	}
+	f.total += st.Size()
+	name := fmt.Sprintf("%s%d/%s", FilesPrefix, len(f.files)+1, filepath.Base(p))
+	f.seen[p] = name
+	f.files = append(f.files, Attachment{Name: name, Path: p})
+	return name, true
+}

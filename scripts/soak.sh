@@ -7,7 +7,8 @@
 #   scripts/soak.sh [MINUTES] [BINARY]      defaults: 60, a fresh build
 # TAGS=gocv builds the cgo camera backend (the Pi build). PROFILES=DIR saves
 # a heap profile after the first minute and one at the end (through
-# EDGEAGENT_PPROF); compare them with
+# EDGEAGENT_PPROF, which the full build serves and the robot profile
+# refuses); compare them with
 #   go tool pprof -sample_index=inuse_space -top -base DIR/heap-first.pb.gz BINARY DIR/heap-last.pb.gz
 set -euo pipefail
 cd "$(dirname "$0")/.."

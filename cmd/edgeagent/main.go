@@ -14,6 +14,13 @@ import (
 	"github.com/edgeagent/edgeagent/internal/registry"
 )
 
+// pprofEnv names a loopback address at which `run` serves Go's profiles
+// (heap, goroutines, CPU) for as long as it runs: how a memory creep on a
+// board is found (scripts/soak.sh takes heap profiles through it). Off
+// unless set. The full build serves them (pprof.go); the robot profile
+// leaves the profiler out and refuses the variable (pprof_robot.go).
+const pprofEnv = "EDGEAGENT_PPROF"
+
 // rootCmd is extended by the files of this package: each subcommand lives in
 // its own file and adds itself from init.
 var rootCmd = &cobra.Command{

@@ -1,3 +1,5 @@
+//go:build !robot
+
 package main
 
 import (
@@ -11,15 +13,9 @@ import (
 	"time"
 )
 
-// pprofEnv names a loopback address at which `run` serves Go's profiles
-// (heap, goroutines, CPU) for as long as it runs: how a memory creep on a
-// board is found (scripts/soak.sh takes heap profiles through it). Off
-// unless set; a non-loopback address is refused, since profiles show the
-// process's insides.
-const pprofEnv = "EDGEAGENT_PPROF"
-
-// servePprof serves the profiles on addr until ctx ends; the returned
-// function waits for the server to be gone.
+// servePprof serves the profiles on addr until ctx ends (a non-loopback
+// address is refused, since profiles show the process's insides); the
+// returned function waits for the server to be gone.
 func servePprof(ctx context.Context, addr string, log *slog.Logger) (wait func(), err error) {
 	host, _, err := net.SplitHostPort(addr)
 	if err != nil {

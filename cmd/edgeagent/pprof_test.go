@@ -1,3 +1,5 @@
+//go:build !robot
+
 package main
 
 import (

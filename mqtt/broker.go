@@ -37,6 +37,11 @@ type BrokerConfig struct {
 	// the agent has them (the inbox); Takes names their topics.
 	Store KV
 	Takes func(topic string) bool
+	// Oversized, when set, is handed the head of a message the broker
+	// refused for its size (the topic, the payload's first MaxPayload
+	// bytes, the packet's size) when its publisher may publish there; it
+	// says whether it answered it (and logged it).
+	Oversized func(topic string, head []byte, size int) bool
 }
 
 // Broker is the embedded MQTT broker (mochi-mqtt): the sim board's default,
@@ -79,7 +84,7 @@ func StartBroker(cfg BrokerConfig) (*Broker, error) {
 		hook.users[u.Username] = u
 	}
 	caps := mochi.NewDefaultServerCapabilities()
-	caps.MaximumPacketSize = 1 << 20 // commands are ≤ 64 KiB; discovery of a big robot stays well below
+	caps.MaximumPacketSize = maxPacket
 	caps.MaximumSessionExpiryInterval = 24 * 3600
 	// mochi acknowledges a publisher's QoS 1 message before it forwards
 	// it, and drops (silently, but for a counter) what does not fit in a
@@ -113,7 +118,7 @@ func StartBroker(cfg BrokerConfig) (*Broker, error) {
 	if err := b.srv.AddHook(hook, nil); err != nil {
 		return nil, err
 	}
-	b.drops = &dropHook{log: log, clock: b.clock}
+	b.drops = &dropHook{log: log, clock: b.clock, acl: hook.OnACLCheck, oversized: cfg.Oversized}
 	if err := b.srv.AddHook(b.drops, nil); err != nil {
 		return nil, err
 	}
@@ -158,6 +163,9 @@ type dropHook struct {
 	clock    clock.Clock
 	limit    rateLimit
 	tooLarge atomic.Int64 // packets over MaximumPacketSize
+
+	acl       func(cl *mochi.Client, topic string, write bool) bool
+	oversized func(topic string, head []byte, size int) bool // BrokerConfig.Oversized
 }
 
 func (h *dropHook) ID() string { return "edgeagent-drops" }
@@ -167,17 +175,37 @@ func (h *dropHook) Provides(b byte) bool {
 }
 
 // OnDisconnect sees a packet over MaximumPacketSize: mochi refuses it
-// unread (no id to answer to) and closes the connection, which the client
-// sees only as a disconnect. It is counted with the drops and logged.
+// from its fixed header and closes the connection, which the client sees
+// only as a disconnect. It is counted with the drops; when it was a
+// PUBLISH its head (see sizeTap) goes to the agent, which answers it as a
+// command too large if it is one; else it is logged here.
 func (h *dropHook) OnDisconnect(cl *mochi.Client, err error, _ bool) {
 	if !errors.Is(err, packets.ErrPacketTooLarge) {
 		return
 	}
 	h.tooLarge.Add(1)
+	if h.handOver(cl) {
+		return
+	}
 	if h.limit.allow(h.clock.Now()) {
 		h.log.Warn("embedded broker refused a packet over its 1 MiB limit and closed the client's connection (counted in agent.status as broker_dropped)",
 			"client", cl.ID, "remote", cl.Net.Remote)
 	}
+}
+
+// handOver gives the head of a refused PUBLISH to BrokerConfig.Oversized,
+// if its publisher may publish on its topic.
+func (h *dropHook) handOver(cl *mochi.Client) bool {
+	tap, ok := cl.Net.Conn.(*sizeTap)
+	if !ok || h.oversized == nil {
+		return false
+	}
+	big := tap.oversized()
+	if big == nil {
+		return false
+	}
+	topic, head, ok := big.parse(cl.Properties.ProtocolVersion == 5)
+	return ok && h.acl(cl, topic, true) && h.oversized(topic, head, big.size)
 }
 
 func (h *dropHook) OnPublishDropped(cl *mochi.Client, pk packets.Packet) {

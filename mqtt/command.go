@@ -111,9 +111,7 @@ func badRequest(id, replyTo, format string, args ...any) *RequestError {
 // read, even from a payload that is too large or malformed afterwards.
 func DecodeCommand(payload []byte) (Command, error) {
 	if len(payload) > MaxPayload {
-		id, rt := peekIDs(payload[:MaxPayload])
-		return Command{}, &RequestError{ID: id, ReplyTo: rt, Code: CodeInvalid,
-			Msg: fmt.Sprintf("command is %d bytes; the limit is %d", len(payload), MaxPayload)}
+		return Command{}, tooLarge(payload[:MaxPayload], len(payload))
 	}
 	var raw struct {
 		ID      json.RawMessage `json:"id"`
@@ -251,6 +249,14 @@ func describeJSONError(err error) string {
 		return "malformed JSON: empty or truncated"
 	}
 	return err.Error() // e.g. json: unknown field "x"
+}
+
+// tooLarge refuses a command of size bytes, with the id and reply_to read
+// from its head when they are there.
+func tooLarge(head []byte, size int) *RequestError {
+	id, rt := peekIDs(head)
+	return &RequestError{ID: id, ReplyTo: rt, Code: CodeInvalid,
+		Msg: fmt.Sprintf("command is %d bytes; the limit is %d", size, MaxPayload)}
 }
 
 // peekIDs reads the top-level "id" and "reply_to" of a payload that may be

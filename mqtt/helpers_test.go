@@ -89,6 +89,7 @@ type rigOpts struct {
 	// noLocalAdmin leaves mqtt.local_admin off on the embedded broker.
 	noLocalAdmin bool
 	world        worldmodel.Config
+	log          *slog.Logger // the plane's; default testLog()
 }
 
 func buildRig(o rigOpts) (*rig, error) {
@@ -145,7 +146,10 @@ func buildRig(o rigOpts) (*rig, error) {
 	if err := r.hooks.Add(safety); err != nil {
 		return nil, err
 	}
-	r.plane, err = New(cfg, Deps{World: r.world, Tools: r.reg, Agent: r.loop, Host: r.host, Store: r.store, Log: testLog()})
+	if o.log == nil {
+		o.log = testLog()
+	}
+	r.plane, err = New(cfg, Deps{World: r.world, Tools: r.reg, Agent: r.loop, Host: r.host, Store: r.store, Log: o.log})
 	if err != nil {
 		return nil, err
 	}

@@ -251,6 +251,23 @@ func (p *Plane) rejectInput(rs *runState, topic string, err error) {
 	p.sendReply(rs, replyTo, replyFor(re.ID, nil, re))
 }
 
+// onOversized answers a command the embedded broker refused for its size,
+// from the head it read of it (sizeTap), as one read whole would be: too
+// large, with its id when the head has one, counted and logged. It says
+// whether the topic takes commands; the broker logs the others.
+func (p *Plane) onOversized(rs *runState, topic string, head []byte, size int) bool {
+	if !p.takesCommands(topic) || !rs.handlers.enter() {
+		return false
+	}
+	defer rs.handlers.leave()
+	if topic == p.topics.Admin && !rs.admin {
+		p.refuseAdmin(rs, topic, head)
+	} else {
+		p.rejectInput(rs, topic, tooLarge(head, size))
+	}
+	return true
+}
+
 // stopWorkers waits for the running commands, up to ctx, then writes the
 // journal's last batch (their replies, their acknowledgements).
 func (rs *runState) stopWorkers(ctx context.Context) error {

@@ -149,10 +149,11 @@ func (l *listener) Init(*slog.Logger) error {
 // Serve hands each accepted connection to the broker until Close.
 func (l *listener) Serve(establish listeners.EstablishFn) {
 	for {
-		c, err := l.ln.Accept()
+		raw, err := l.ln.Accept()
 		if err != nil {
 			return // closed
 		}
+		var c net.Conn = newSizeTap(raw, maxPacket)
 		src := sourceOf(c)
 		switch l.track(c, src) {
 		case admitClosed:

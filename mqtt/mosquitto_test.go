@@ -170,3 +170,21 @@ func TestMosquittoResubscribesAfterSessionLoss(t *testing.T) {
 		t.Fatalf("%+v", rep)
 	}
 }
+
+// TestMosquittoOversizedCommand: mosquitto's stock limits (none) pass a
+// 2 MiB command to the agent, which answers it invalid with its id.
+func TestMosquittoOversizedCommand(t *testing.T) {
+	m := startMosquitto(t)
+	r := newRig(t, rigOpts{broker: m.URL()})
+	r.start(t)
+	tp := r.topics()
+	p := dialPeer(t, m.URL(), "client", tp.Reply)
+	p.send(t, tp.Cmd, `{"id":"huge","tool":"headlight.set","params":{"pad":"`+strings.Repeat("x", 2<<20)+`"}}`)
+	msg := p.next(t, tp.Reply)
+	if rep := decodeReply(t, msg); rep.OK || rep.Code != CodeInvalid || rep.ID == nil || *rep.ID != "huge" || !strings.Contains(rep.Error, "the limit is 65536") {
+		t.Fatalf("%+v", rep)
+	}
+	if strings.Contains(string(msg.Payload()), "xxxx") {
+		t.Fatal("the reply quotes the payload")
+	}
+}

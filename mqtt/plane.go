@@ -215,7 +215,8 @@ func (p *Plane) startBroker(rs *runState) (url, username, password string, err e
 	}
 	b, err := StartBroker(BrokerConfig{Listen: m.Listen, Users: m.Users, Topics: p.topics, Log: p.log, Clock: p.d.Clock,
 		Limits: ConnLimits{ConnectTimeout: p.opts.BrokerConnectTimeout, PerSource: p.opts.BrokerMaxPerAddress, Total: p.opts.BrokerMaxConnections},
-		Store:  p.d.Store, Takes: p.takesCommands})
+		Store:  p.d.Store, Takes: p.takesCommands,
+		Oversized: func(topic string, head []byte, size int) bool { return p.onOversized(rs, topic, head, size) }})
 	switch {
 	case err == nil:
 		rs.broker = b
@@ -458,7 +459,7 @@ func (p *Plane) router(rs *runState) paho.MessageHandler {
 					return
 				}
 			} else if !msg.Retained() {
-				p.refuseAdmin(rs, msg)
+				p.refuseAdmin(rs, msg.Topic(), msg.Payload())
 			}
 		case p.topics.HAStatus:
 			if string(msg.Payload()) == "online" {
@@ -522,10 +523,10 @@ func (p *Plane) adminPolicy(embedded bool) (bool, string) {
 
 // refuseAdmin answers a request on the admin topic of a broker whose ACL
 // we do not know: anyone may be able to publish there.
-func (p *Plane) refuseAdmin(rs *runState, msg paho.Message) {
-	id, replyTo := peekIDs(msg.Payload()[:min(len(msg.Payload()), MaxPayload)])
+func (p *Plane) refuseAdmin(rs *runState, topic string, payload []byte) {
+	id, replyTo := peekIDs(payload[:min(len(payload), MaxPayload)])
 	_, who := p.adminPolicy(rs.broker != nil)
-	p.rejectInput(rs, msg.Topic(), &RequestError{ID: id, ReplyTo: replyTo, Code: CodeForbidden, Msg: "admin topic refused: " + who})
+	p.rejectInput(rs, topic, &RequestError{ID: id, ReplyTo: replyTo, Code: CodeForbidden, Msg: "admin topic refused: " + who})
 }
 
 // AfterPlan publishes decisions that failed before acting (no decision

@@ -124,6 +124,13 @@ func (p *recorderPlugin) Info() hooks.Info {
 // RecordFile records into one file from the start (`run --record FILE`).
 func (p *recorderPlugin) RecordFile(path string) { p.r.StartFile(path) }
 
+// HandOver keeps the recording open for the node that replaces this one
+// after a reload (Recorder.HandOver); nil when it is not recording.
+func (p *recorderPlugin) HandOver() *Continuation { return p.r.HandOver() }
+
+// TakeOver records on into the file c hands over (Continuation.To).
+func (p *recorderPlugin) TakeOver(c *Continuation) bool { return c.To(p.r) }
+
 // Through is how far the stream is written (see Recorder.Through).
 func (p *recorderPlugin) Through() uint64 { return p.r.Through() }
 

@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -44,19 +45,30 @@ type rig struct {
 
 func newRig(t *testing.T, o Options) *rig {
 	t.Helper()
+	rg := newRigStopped(t, o)
+	rg.run()
+	return rg
+}
+
+// newRigStopped is a rig whose recorder does not run until run.
+func newRigStopped(t *testing.T, o Options) *rig {
+	t.Helper()
 	world := worldmodel.New(worldmodel.Config{DefaultCapacity: 4096, Events: 4096, Records: 4096})
 	clk := clock.NewFake(t0)
 	r, err := New(world, o, clk, quiet(), "bot", testHeader)
 	if err != nil {
 		t.Fatal(err)
 	}
+	return &rig{t: t, world: world, clk: clk, r: r}
+}
+
+func (rg *rig) run() {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
-	go func() { defer close(done); r.Run(ctx) }()
-	rg := &rig{t: t, world: world, clk: clk, r: r}
-	rg.stop = func() { cancel(); <-done }
-	t.Cleanup(rg.stop)
-	return rg
+	go func() { defer close(done); rg.r.Run(ctx) }()
+	var once sync.Once
+	rg.stop = func() { once.Do(func() { cancel(); <-done }) }
+	rg.t.Cleanup(rg.stop)
 }
 
 // waitFor polls cond; it bounds how long a broken recorder can hang the

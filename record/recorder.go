@@ -39,6 +39,11 @@ type Recorder struct {
 	path     string        // the file being written
 	pumpCtl  chan struct{} // a session started or stopped
 	writeCtl chan struct{}
+	// A reload's hand-over (handover.go): keep the open file at the stop,
+	// and leave it in kept; adopted is the file handed to this recorder.
+	keep    bool
+	kept    chan kept
+	adopted *file
 
 	written, dropped, missed, skipped atomic.Uint64
 	// Progress, for Through: the newest item the pump has handled, the
@@ -70,7 +75,7 @@ func New(world *worldmodel.Model, o Options, clk clock.Clock, log *slog.Logger, 
 	}
 	return &Recorder{world: world, opts: o, clk: clk, log: log, header: header, device: device,
 		q: newQueue(o.Queue, o.QueueBytes), state: "idle",
-		pumpCtl: make(chan struct{}, 1), writeCtl: make(chan struct{}, 1)}, nil
+		pumpCtl: make(chan struct{}, 1), writeCtl: make(chan struct{}, 1), kept: make(chan kept, 1)}, nil
 }
 
 // StartFile records into one file (it must not exist yet).
@@ -288,7 +293,7 @@ func (r *Recorder) write(stop <-chan struct{}) {
 			for e, ok := r.q.pop(); ok; e, ok = r.q.pop() {
 				w.put(e)
 			}
-			w.closeFile()
+			w.park()
 			return
 		case <-r.q.ready:
 		case <-r.writeCtl:

@@ -61,6 +61,9 @@ func (w *writer) open(s *session) bool {
 	if w.sess != s {
 		w.parts = 0
 	}
+	if w.adoptFile(s) {
+		return true
+	}
 	path, err := w.name(s, now)
 	var f *file
 	if err == nil {

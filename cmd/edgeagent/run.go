@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/edgeagent/edgeagent/node"
+	"github.com/edgeagent/edgeagent/record"
 	"github.com/edgeagent/edgeagent/sdnotify"
 )
 
@@ -68,7 +69,9 @@ func init() {
 
 // runNodes runs n until ctx ends. A board reload accepted over MQTT (already
 // validated) stops the running node and starts one built from the new
-// config; if that cannot be built, the previous config comes back.
+// config; if that cannot be built, the previous config comes back. The
+// reload is a record in the stream, and a recording goes on across it in
+// the same file (record.Continuation).
 func runNodes(ctx context.Context, n *node.Node, dir, file string, current *atomic.Pointer[node.Node], log *slog.Logger) error {
 	started := processStart
 	for {
@@ -81,6 +84,13 @@ func runNodes(ctx context.Context, n *node.Node, dir, file string, current *atom
 			return err
 		case r := <-n.ReloadRequests():
 			log.Info("reloading the board config", "device", r.Config.Device.ID)
+			if err := n.NoteReload(r.Config, r.Dir); err != nil {
+				log.Warn("the reload is not in the stream", "err", err)
+			}
+			var carry *record.Continuation
+			if rec, ok := node.Find[handOver](n); ok {
+				carry = rec.HandOver()
+			}
 			cancel()
 			if err := <-done; err != nil {
 				log.Warn("stopping the old node", "err", err)
@@ -90,15 +100,38 @@ func runNodes(ctx context.Context, n *node.Node, dir, file string, current *atom
 			if err != nil {
 				log.Error("the new board config could not be built; keeping the previous one", "err", err)
 				if next, err = node.New(n.Board, node.Options{Log: log, ConfigDir: dir, ConfigFile: file}); err != nil {
+					if carry != nil {
+						carry.Close()
+					}
 					return err
 				}
 			} else {
 				dir, file = r.Dir, r.File
 			}
+			takeOver(next, carry, log)
 			n = next
 			current.Store(n)
 		}
 	}
+}
+
+// handOver is the recorder plugin as a reload sees it.
+type handOver interface {
+	HandOver() *record.Continuation
+	TakeOver(*record.Continuation) bool
+}
+
+// takeOver makes the next node's recorder record on into the file the
+// previous node's handed over.
+func takeOver(next *node.Node, carry *record.Continuation, log *slog.Logger) {
+	if carry == nil {
+		return
+	}
+	if rec, ok := node.Find[handOver](next); ok && rec.TakeOver(carry) {
+		return
+	}
+	log.Warn("the recording ends at the reload: the new board has no recorder")
+	carry.Close()
 }
 
 // superviseWithSystemd tells systemd when the agent is ready and feeds its

@@ -5,10 +5,12 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -47,11 +49,13 @@ func simBoard(t *testing.T, ollama string) (*board.Config, string) {
 	return cfg, dir
 }
 
-// recordSim runs the sim board for d, recording it, with act's inputs in
-// the middle, and returns the recording.
-func recordSim(t *testing.T, cfg *board.Config, dir string, d time.Duration, act func(n *node.Node)) string {
+// recordSim runs the sim board for d as `edgeagent run --record` does
+// (reloads included), with act's inputs in the middle, and returns the
+// recording. act gets the running node, which a reload replaces.
+func recordSim(t *testing.T, cfg *board.Config, dir string, d time.Duration, act func(current func() *node.Node)) string {
 	t.Helper()
-	n, err := node.New(cfg, node.Options{Log: slog.New(slog.DiscardHandler), ConfigDir: dir, NoStore: true})
+	log := slog.New(slog.DiscardHandler)
+	n, err := node.New(cfg, node.Options{Log: log, ConfigDir: dir, NoStore: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -59,9 +63,11 @@ func recordSim(t *testing.T, cfg *board.Config, dir string, d time.Duration, act
 	if err := recordTo(n, file); err != nil {
 		t.Fatal(err)
 	}
+	var current atomic.Pointer[node.Node]
+	current.Store(n)
 	ctx, stop := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- n.Run(ctx, time.Time{}) }()
+	go func() { done <- runNodes(ctx, n, dir, "", &current, log) }()
 	<-n.Ready()
 	start := time.Now()
 	if act != nil {
@@ -74,7 +80,7 @@ func recordSim(t *testing.T, cfg *board.Config, dir string, d time.Duration, act
 			}
 			time.Sleep(50 * time.Millisecond)
 		}
-		act(n)
+		act(current.Load)
 	}
 	time.Sleep(d - time.Since(start))
 	stop()
@@ -108,13 +114,14 @@ func replayed(t *testing.T, file string, o replay.Options) (*replay.Report, stri
 // Recordings of the default sim board, made fresh, replay identically
 // (issue 30's done-when, in short): idle with no model server; commands
 // from outside (MQTT text and tool calls, a dashboard e-stop and its
-// reset); and the model answering (the fake Ollama).
+// reset) before and after a config reload, which the recording goes on
+// across; and the model answering (the fake Ollama).
 func TestSimBoardRecordingsReplay(t *testing.T) {
 	if testing.Short() {
 		t.Skip("records the sim board for a few seconds per scenario")
 	}
-	commands := func(n *node.Node) {
-		ctx := context.Background()
+	commands := func(current func() *node.Node) {
+		ctx, n := context.Background(), current()
 		_, _ = n.Agent.Submit(ctx, agent.Command{Caller: "mqtt", Text: "turn on the pump"})
 		_, _ = n.Tools.Invoke(ctx, tools.Call{Caller: "mqtt", Tool: "fan.set", Params: []byte(`{"duty":0.5}`)})
 		n.Raise(worldmodel.Event{Kind: "estop", Source: "web", Priority: worldmodel.Critical, Message: "e-stop from the dashboard"})
@@ -123,17 +130,41 @@ func TestSimBoardRecordingsReplay(t *testing.T) {
 		_, _ = n.Tools.Invoke(ctx, tools.Call{Caller: "cli", Tool: "estop.trigger", Params: []byte(`{"reason":"test"}`)})
 		_, _ = n.Tools.Invoke(ctx, tools.Call{Caller: "cli", Tool: "estop.reset"})
 	}
+	// withReload: the commands, a config reload that changes a reflex (as
+	// an administrator does over MQTT), and the commands again on the
+	// node the reload built.
+	withReload := func(current func() *node.Node) {
+		commands(current)
+		n := current()
+		y, err := n.Board.Marshal()
+		if err != nil {
+			t.Error(err)
+			return
+		}
+		y = bytes.Replace(y, []byte("cooldown: 5s"), []byte("cooldown: 4s"), 1)
+		params, _ := json.Marshal(map[string]any{"yaml": string(y)})
+		if _, err := n.Tools.Invoke(context.Background(), tools.Call{Caller: "mqtt", Grants: []string{"admin"}, Tool: "config.reload", Params: params}); err != nil {
+			t.Error(err)
+			return
+		}
+		for current() == n {
+			time.Sleep(10 * time.Millisecond)
+		}
+		<-current().Ready()
+		commands(current)
+	}
 	for _, sc := range []struct {
-		name   string
-		ollama bool
-		act    func(*node.Node)
+		name            string
+		ollama          bool
+		estops, reloads int
+		act             func(func() *node.Node)
 	}{
-		{"idle without a model server", false, nil},
-		{"commands and a dashboard e-stop", false, commands},
-		{"with the fake Ollama", true, func(n *node.Node) {
+		{"idle without a model server", false, 0, 0, nil},
+		{"commands, a dashboard e-stop and a config reload", false, 4, 1, withReload},
+		{"with the fake Ollama", true, 2, 0, func(current func() *node.Node) {
 			// Not a command the local matcher knows: it goes to the model.
-			_, _ = n.Agent.Submit(context.Background(), agent.Command{Caller: "mqtt", Text: "the air feels stale in here, do what helps"})
-			commands(n)
+			_, _ = current().Agent.Submit(context.Background(), agent.Command{Caller: "mqtt", Text: "the air feels stale in here, do what helps"})
+			commands(current)
 		}},
 	} {
 		t.Run(sc.name, func(t *testing.T) {
@@ -151,11 +182,20 @@ func TestSimBoardRecordingsReplay(t *testing.T) {
 			if rep.Diverged() || len(rep.Recorded) == 0 {
 				t.Fatalf("want identical:\n%s", out)
 			}
-			if sc.act != nil && (rep.Counts["estop"] != [2]int{2, 2} || rep.Counts["tool_call"][0] < 5) {
+			if rep.Counts["estop"] != [2]int{sc.estops, sc.estops} || rep.Reloads != sc.reloads || sc.act != nil && rep.Counts["tool_call"][0] < 5 {
 				t.Fatalf("the commands are not all in the recording:\n%s", out)
 			}
 			if sc.ollama && rep.LLMServed == 0 {
 				t.Fatalf("no recorded answer served:\n%s", out)
+			}
+			if sc.reloads > 0 {
+				// The replay recorded (--out) goes on across the reload
+				// too, and replays as the original does.
+				again := filepath.Join(t.TempDir(), "again.mcap")
+				replayed(t, file, replay.Options{Out: again})
+				if rep2, out2 := replayed(t, again, replay.Options{}); rep2.Diverged() || rep2.Reloads != sc.reloads || rep2.Counts["decision"] != rep.Counts["decision"] {
+					t.Fatalf("the replay's own recording:\n%s\nthe first replay:\n%s", out2, out)
+				}
 			}
 		})
 	}

@@ -220,8 +220,12 @@ func ofKind(as []Action, kind string) []Action {
 // Print writes the report: what was fed, what matched, and the first
 // divergence with its context.
 func (r *Report) Print(w io.Writer) {
-	fmt.Fprintf(w, "replayed %s of recording (%d inputs, %d frames, %d heartbeats) in %s",
-		r.Span.Round(time.Millisecond), r.Inputs, r.Frames, r.Heartbeats, r.Took.Round(time.Millisecond))
+	reloads := ""
+	if r.Reloads > 0 {
+		reloads = fmt.Sprintf(", %d board reloads", r.Reloads)
+	}
+	fmt.Fprintf(w, "replayed %s of recording (%d inputs, %d frames, %d heartbeats%s) in %s",
+		r.Span.Round(time.Millisecond), r.Inputs, r.Frames, r.Heartbeats, reloads, r.Took.Round(time.Millisecond))
 	if r.LLM != "" {
 		fmt.Fprintf(w, "; llm %s", r.LLM)
 		if r.LLM == "recorded" {

@@ -13,6 +13,7 @@ import (
 	"github.com/edgeagent/edgeagent/clock"
 	"github.com/edgeagent/edgeagent/hooks"
 	"github.com/edgeagent/edgeagent/node"
+	"github.com/edgeagent/edgeagent/record"
 	"github.com/edgeagent/edgeagent/store"
 	"github.com/edgeagent/edgeagent/tools"
 	"github.com/edgeagent/edgeagent/worldmodel"
@@ -22,6 +23,8 @@ import (
 type recorder interface {
 	RecordFile(path string)
 	Through() uint64
+	HandOver() *record.Continuation
+	TakeOver(*record.Continuation) bool
 }
 
 // probe counts finished cycles: a replay waits for the agent to have
@@ -56,6 +59,8 @@ type driver struct {
 	cur       *worldmodel.Cursor
 	speed     float64
 	start     time.Time     // of the replay, on the virtual clock
+	heartbeat time.Duration // the board's; the replay gives the agent its heartbeats
+	nextBeat  time.Time
 	shift     time.Duration // recorded time + shift = replay time
 	wallStart time.Time
 	rep       *Report
@@ -86,7 +91,7 @@ type driver struct {
 	runErr  chan error
 }
 
-func (d *driver) run(ctx context.Context, inputs []input, heartbeat time.Duration) error {
+func (d *driver) run(ctx context.Context, inputs []input) error {
 	// What the detectors reported when they were built (a camera's motion
 	// off) goes first.
 	for _, det := range d.dets {
@@ -94,59 +99,16 @@ func (d *driver) run(ctx context.Context, inputs []input, heartbeat time.Duratio
 			return err
 		}
 	}
-	nextBeat := d.start.Add(heartbeat)
 	for i, in := range inputs {
-		d.progress(in.t.Add(d.shift), i, len(inputs))
-		for heartbeat > 0 && !nextBeat.After(in.t.Add(d.shift)) {
-			if err := d.at(ctx, nextBeat); err != nil {
-				return err
-			}
-			d.n.Agent.Interrupt(worldmodel.Event{Time: nextBeat, Kind: "heartbeat", Source: "agent", Priority: worldmodel.Low})
-			d.raised++
-			d.rep.Heartbeats++
-			if err := d.settle(ctx); err != nil {
-				return err
-			}
-			nextBeat = nextBeat.Add(heartbeat)
-		}
 		t := in.t.Add(d.shift)
+		d.progress(t, i, len(inputs))
+		if err := d.beatsUntil(ctx, t); err != nil {
+			return err
+		}
 		if err := d.at(ctx, t); err != nil {
 			return err
 		}
-		if in.call != nil {
-			if err := d.invoke(ctx, *in.call); err != nil {
-				return err
-			}
-			continue
-		}
-		if in.cmd != nil {
-			if err := d.submit(ctx, *in.cmd); err != nil {
-				return err
-			}
-			continue
-		}
-		if in.det != nil {
-			if err := d.detect(ctx, in.det, *in.obs, t); err != nil {
-				return err
-			}
-			continue
-		}
-		if in.obs != nil {
-			o := *in.obs
-			o.Time = t
-			if o.Event != nil {
-				ev := *o.Event
-				ev.Time = t
-				o.Event = &ev
-			}
-			if err := d.observe(ctx, o); err != nil {
-				return err
-			}
-			continue
-		}
-		ev := *in.event
-		ev.Time = t
-		if err := d.raise(ctx, ev); err != nil {
+		if err := d.feed(ctx, in, t); err != nil {
 			return err
 		}
 	}
@@ -154,6 +116,50 @@ func (d *driver) run(ctx context.Context, inputs []input, heartbeat time.Duratio
 		return err
 	}
 	return d.finishCalls(ctx)
+}
+
+// beatsUntil gives the agent the heartbeats due up to t, on the virtual
+// clock, each handled before the next.
+func (d *driver) beatsUntil(ctx context.Context, t time.Time) error {
+	for d.heartbeat > 0 && !d.nextBeat.After(t) {
+		if err := d.at(ctx, d.nextBeat); err != nil {
+			return err
+		}
+		d.n.Agent.Interrupt(worldmodel.Event{Time: d.nextBeat, Kind: "heartbeat", Source: "agent", Priority: worldmodel.Low})
+		d.raised++
+		d.rep.Heartbeats++
+		if err := d.settle(ctx); err != nil {
+			return err
+		}
+		d.nextBeat = d.nextBeat.Add(d.heartbeat)
+	}
+	return nil
+}
+
+// feed gives the node one recorded input at replay time t.
+func (d *driver) feed(ctx context.Context, in input, t time.Time) error {
+	switch {
+	case in.call != nil:
+		return d.invoke(ctx, *in.call)
+	case in.cmd != nil:
+		return d.submit(ctx, *in.cmd)
+	case in.reload != nil:
+		return d.reload(ctx, in.reload, t)
+	case in.det != nil:
+		return d.detect(ctx, in.det, *in.obs, t)
+	case in.obs != nil:
+		o := *in.obs
+		o.Time = t
+		if o.Event != nil {
+			ev := *o.Event
+			ev.Time = t
+			o.Event = &ev
+		}
+		return d.observe(ctx, o)
+	}
+	ev := *in.event
+	ev.Time = t
+	return d.raise(ctx, ev)
 }
 
 // progress says where the replay is, at most once a second of wall time.

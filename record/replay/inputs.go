@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/edgeagent/edgeagent/agent"
+	"github.com/edgeagent/edgeagent/node"
 	"github.com/edgeagent/edgeagent/record"
 	"github.com/edgeagent/edgeagent/record/recording"
 	"github.com/edgeagent/edgeagent/tools"
@@ -22,6 +23,8 @@ type input struct {
 	call  *tools.Call    // a tool called from outside: MQTT, the CLI or the dashboard
 	cmd   *agent.Command // a command submitted to the agent: a text command
 	det   *detector      // obs is a frame or audio for these detectors
+	// reload is a board reload: the node is rebuilt from its board.
+	reload *node.Reloaded
 }
 
 // replayedCallers are the callers whose tool calls came from outside the
@@ -205,6 +208,12 @@ func decode(m recording.Msg, actuators map[string]bool, frames bool) (*input, *A
 			Params   json.RawMessage `json:"params"`
 			Duration float64         `json:"duration_ms"`
 		}
+		if msg.Source == "config.reload" {
+			// An input, whose effect is the reload record (applied, not
+			// compared); its own record may or may not make it into the
+			// recording before the node stops for the reload.
+			return nil, nil, nil, nil
+		}
 		if json.Unmarshal(msg.Data, &c) != nil || !replayedCallers[c.Caller] || c.Cycle != 0 || notReplayed[msg.Source] {
 			return nil, &a, nil, nil
 		}
@@ -223,6 +232,12 @@ func decode(m recording.Msg, actuators map[string]bool, frames bool) (*input, *A
 		}
 		c.Command.Grants = c.Grants
 		return &input{t: m.Time, cmd: &c.Command}, nil, nil, nil
+	case node.ReloadRecord:
+		var r node.Reloaded
+		if err := json.Unmarshal(msg.Data, &r); err != nil || r.Board == "" {
+			return nil, nil, nil, fmt.Errorf("a reload record without a board")
+		}
+		return &input{t: m.Time, reload: &r}, nil, nil, nil
 	case "llm":
 		var x exchange
 		if err := json.Unmarshal(msg.Data, &x); err != nil {

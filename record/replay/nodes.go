@@ -5,11 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/edgeagent/edgeagent/board"
 	"github.com/edgeagent/edgeagent/clock"
 	"github.com/edgeagent/edgeagent/node"
+	"github.com/edgeagent/edgeagent/record"
 	"github.com/edgeagent/edgeagent/record/recording"
 	"github.com/edgeagent/edgeagent/store"
 )
@@ -45,8 +47,9 @@ func readEvery(cfg *board.Config) (int, map[string]bool) {
 }
 
 // startNode builds the replay node from cfg (a board of the recording,
-// dir its folder) and runs it until stopNode.
-func (d *driver) startNode(ctx context.Context, cfg *board.Config, dir string) error {
+// dir its folder) and runs it until stopNode. With --out it records into
+// that file, or on into the file carry hands over after a reload.
+func (d *driver) startNode(ctx context.Context, cfg *board.Config, dir string, carry *record.Continuation) error {
 	if err := prepare(cfg, d.dataDir, d.opts.LLM, d.llm); err != nil {
 		return err
 	}
@@ -55,6 +58,11 @@ func (d *driver) startNode(ctx context.Context, cfg *board.Config, dir string) e
 		return fmt.Errorf("building the replay node: %w", err)
 	}
 	if err := n.LoadPlugin(ctx, d.probe); err != nil {
+		n.Close()
+		return err
+	}
+	// Before the node runs: the recorder reads the stream from its start.
+	if err := d.recordTo(n, carry); err != nil {
 		n.Close()
 		return err
 	}
@@ -89,20 +97,59 @@ func (d *driver) stopNode() {
 	d.n = nil
 }
 
-// recordTo records the replay into out (--out), a new file.
-func (d *driver) recordTo(out string) error {
+// recordTo makes n's recorder record the replay (--out): into a new file,
+// or on into the one carry hands over.
+func (d *driver) recordTo(n *node.Node, carry *record.Continuation) error {
+	out := d.opts.Out
 	if out == "" {
 		return nil
 	}
-	rec, ok := node.Find[recorder](d.n)
+	rec, ok := node.Find[recorder](n)
 	if !ok {
 		return errors.New("--out: the recorder plugin is not compiled in")
+	}
+	d.out = rec
+	if carry != nil && rec.TakeOver(carry) {
+		return nil
 	}
 	if _, err := os.Lstat(out); err == nil {
 		return fmt.Errorf("--out %s: the file exists", out)
 	}
 	rec.RecordFile(out)
-	d.out = rec
+	return nil
+}
+
+// reload applies a recorded reload as `edgeagent run` does (runNodes):
+// the node stops and one built from the recorded board goes on, on the
+// same clock, with the same store and --out file; a board that cannot be
+// built brings the previous one back. The agent first handles what it was
+// given before.
+func (d *driver) reload(ctx context.Context, r *node.Reloaded, t time.Time) error {
+	if err := d.settle(ctx); err != nil {
+		return err
+	}
+	cfg, err := board.Parse(filepath.Join(r.Dir, "(reloaded board).yaml"), []byte(r.Board))
+	if err == nil {
+		cfg, err = d.files.localize(cfg, r.Dir)
+	}
+	if err != nil {
+		return fmt.Errorf("the board reloaded at +%s no longer loads:\n%w", t.Sub(d.start).Round(time.Millisecond), err)
+	}
+	var carry *record.Continuation
+	if d.out != nil {
+		if err := d.n.NoteReload(cfg, r.Dir); err != nil {
+			return err
+		}
+		carry = d.out.HandOver()
+	}
+	prev, heartbeat := d.n.Board, cfg.Agent.Heartbeat
+	d.stopNode()
+	d.rep.Reloads++
+	if err := d.startNode(ctx, cfg, d.opts.Dir, carry); err != nil {
+		d.opts.Log.Warn("the reloaded board could not be built; the previous one goes on", "err", err)
+		return d.startNode(ctx, prev, d.opts.Dir, carry)
+	}
+	d.heartbeat, d.nextBeat = heartbeat, t.Add(heartbeat)
 	return nil
 }
 

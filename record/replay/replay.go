@@ -19,6 +19,14 @@
 // snapshot_interval likewise); audio is recorded around speech only, so
 // the wake-word detector hears the speech segments back to back.
 //
+// Reloads: a config reload accepted while recording is a record in the
+// stream (node.ReloadRecord, holding the new board), and the recording goes
+// on across it in the same file. The replay applies it at its time as
+// `edgeagent run` does: its node stops and one built from the recorded
+// board goes on, with the same clock and store (the config.reload call
+// itself is an input, not compared). The files the reloaded board names are
+// the recording's where they are the files the first board named.
+//
 // Time: the node's clock (actuator ramps, dead-man timers, rate limits,
 // the recorder) is a clock.Fake advanced to each input's time, and
 // heartbeats are injected on it. Parts that still read the wall clock are
@@ -72,6 +80,7 @@ type Report struct {
 	Inputs      int
 	Frames      int
 	Heartbeats  int
+	Reloads     int // board reloads applied
 	LLM         string
 	LLMServed   int
 	LLMRecorded int
@@ -133,15 +142,11 @@ func Run(ctx context.Context, path string, o Options) (*Report, error) {
 		defer llmSrv.close()
 	}
 	d := newDriver(o, rep, info, llmSrv, dets, tmp)
-	d.files = files
-	if err := d.startNode(ctx, o.Board, o.Dir); err != nil {
+	d.files, d.heartbeat, d.nextBeat = files, heartbeat, d.start.Add(heartbeat)
+	if err := d.startNode(ctx, o.Board, o.Dir, nil); err != nil {
 		return nil, err
 	}
-	if err := d.recordTo(o.Out); err != nil {
-		d.stopNode()
-		return nil, err
-	}
-	err = d.run(ctx, tp.inputs, heartbeat)
+	err = d.run(ctx, tp.inputs)
 	d.stopNode()
 	if err != nil {
 		return nil, err

@@ -2,6 +2,8 @@ package mqtt
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -93,4 +95,11 @@ func Call(ctx context.Context, cfg Config, cmd Command, admin bool) (Reply, erro
 		}
 		return Reply{}, ctx.Err()
 	}
+}
+
+// randomHex is a nonce of n random bytes for client ids and reply topics.
+func randomHex(n int) string {
+	b := make([]byte, n)
+	_, _ = rand.Read(b) // never fails on Linux (Go 1.24+ crashes rather than return an error)
+	return hex.EncodeToString(b)
 }

@@ -17,6 +17,7 @@ import (
 
 	paho "github.com/eclipse/paho.mqtt.golang"
 	"github.com/edgeagent/edgeagent/internal/mqttclient"
+	"github.com/edgeagent/edgeagent/mqtt/broker"
 )
 
 // The fault suite (issue 11): every run prints commands sent / executed
@@ -338,7 +339,7 @@ func chaosAgentKill(t *testing.T, url string) {
 }
 
 func TestChaosAgentKillEmbeddedBroker(t *testing.T) {
-	b := startBroker(t, BrokerConfig{Listen: "127.0.0.1:0"})
+	b := startBroker(t, broker.Config{Listen: "127.0.0.1:0"})
 	chaosAgentKill(t, b.URL())
 }
 

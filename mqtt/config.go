@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/edgeagent/edgeagent/internal/netaddr"
+	"github.com/edgeagent/edgeagent/mqtt/broker"
 	"github.com/edgeagent/edgeagent/mqtt/hass"
 )
 
@@ -24,7 +26,7 @@ type Config struct {
 	TLS                              TLS
 	// Users of the embedded broker; LocalAdmin lets every local process
 	// administer through it when there are none.
-	Users      []User
+	Users      []broker.User
 	LocalAdmin bool
 	QoS        byte
 	KeepAlive  time.Duration
@@ -46,12 +48,6 @@ type Fleet struct {
 	Name   string
 	Groups []string
 	Tools  []string // tool names or prefix.* patterns; empty: no limit beyond the mqtt caller's permissions
-}
-
-// User is an account on the embedded broker (a bcrypt hash, never a password).
-type User struct {
-	Username, PasswordBcrypt string
-	Admin                    bool
 }
 
 // TLS holds PEM file paths.
@@ -133,7 +129,7 @@ func (o Options) check() error {
 // external URL.
 func (c Config) BrokerURL() string {
 	if c.Broker == "embedded" {
-		return "tcp://" + dialable(c.Listen)
+		return "tcp://" + netaddr.Dialable(c.Listen)
 	}
 	return c.Broker
 }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/edgeagent/edgeagent/internal/mqttclient"
+	"github.com/edgeagent/edgeagent/mqtt/broker"
 	"github.com/edgeagent/edgeagent/store"
 	"github.com/edgeagent/edgeagent/worldmodel"
 )
@@ -94,7 +95,7 @@ func TestJournalWindowBounded(t *testing.T) {
 // a broker lost its state) delivers a command again after the agent
 // restarted: it is answered from the journal, not run again.
 func TestRedeliveryAcrossRestart(t *testing.T) {
-	b := startBroker(t, BrokerConfig{Listen: "127.0.0.1:0"})
+	b := startBroker(t, broker.Config{Listen: "127.0.0.1:0"})
 	dir := t.TempDir()
 	r := newRig(t, rigOpts{broker: b.URL(), dir: dir})
 	r.start(t)
@@ -175,7 +176,7 @@ func TestBusyWhenQueueFull(t *testing.T) {
 // agent's persistent session and delivers it, not retained, at the next
 // start. It must not trigger.
 func TestOfflineEstopClear(t *testing.T) {
-	b := startBroker(t, BrokerConfig{Listen: "127.0.0.1:0"})
+	b := startBroker(t, broker.Config{Listen: "127.0.0.1:0"})
 	r := newRig(t, rigOpts{broker: b.URL()})
 	r.start(t)
 	tp := r.topics()

@@ -2,7 +2,7 @@
 // their replies, the e-stop topic, events, telemetry, decisions and
 // availability, Home Assistant device discovery (worded by package hass),
 // administration, the mqtt.publish skill, and an embedded broker for boards
-// without one.
+// without one (package broker, which the plane starts and stops).
 //
 // Plane is a plugin of the node: it reaches the node through the small Host
 // interface (this package may not import node), calls skills through the

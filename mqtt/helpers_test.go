@@ -22,6 +22,7 @@ import (
 	"github.com/edgeagent/edgeagent/board"
 	"github.com/edgeagent/edgeagent/hooks"
 	"github.com/edgeagent/edgeagent/internal/mqttclient"
+	"github.com/edgeagent/edgeagent/mqtt/broker"
 	"github.com/edgeagent/edgeagent/mqtt/hass"
 	"github.com/edgeagent/edgeagent/mqtt/mosquittotest"
 	"github.com/edgeagent/edgeagent/store"
@@ -221,12 +222,12 @@ func (r *rig) topics() Topics { return r.plane.topics }
 
 // startBroker starts an embedded broker that outlives everything the test
 // registers after it (cleanups run last-in first-out).
-func startBroker(t testing.TB, cfg BrokerConfig) *Broker {
+func startBroker(t testing.TB, cfg broker.Config) *broker.Broker {
 	t.Helper()
 	if cfg.Log == nil {
 		cfg.Log = quiet
 	}
-	b, err := StartBroker(cfg)
+	b, err := broker.Start(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -107,7 +107,7 @@ func (p *Plane) onCommand(rs *runState, msg paho.Message, src source) (queued bo
 // refuseBusy answers a command the queue has no place for, and counts it.
 func (p *Plane) refuseBusy(rs *runState, id, replyTo string) {
 	n := p.in.busy.Add(1)
-	if n == 1 || p.busyLog.allow(p.d.Clock.Now()) {
+	if n == 1 || p.busyLog.Allow(p.d.Clock.Now()) {
 		p.log.Warn("command queue full: commands answered busy", "queue", cap(rs.queue), "busy_total", n)
 	}
 	p.sendReply(rs, replyTo, replyFor(id, nil, &RequestError{Code: CodeBusy,
@@ -241,7 +241,7 @@ func (p *Plane) rejectInput(rs *runState, topic string, err error) {
 	p.badInput.Add(1)
 	re := &RequestError{Code: CodeInvalid, Msg: err.Error()}
 	errors.As(err, &re)
-	if p.logLimit.allow(p.d.Clock.Now()) {
+	if p.logLimit.Allow(p.d.Clock.Now()) {
 		p.log.Warn("bad MQTT input", "topic", topic, "id", re.ID, "err", re.Msg)
 	}
 	replyTo := p.topics.Reply

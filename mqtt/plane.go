@@ -18,8 +18,11 @@ import (
 	"github.com/edgeagent/edgeagent/agent"
 	"github.com/edgeagent/edgeagent/clock"
 	"github.com/edgeagent/edgeagent/hooks"
+	"github.com/edgeagent/edgeagent/internal/lograte"
 	"github.com/edgeagent/edgeagent/internal/mqttclient"
+	"github.com/edgeagent/edgeagent/internal/netaddr"
 	"github.com/edgeagent/edgeagent/internal/wait"
+	"github.com/edgeagent/edgeagent/mqtt/broker"
 	"github.com/edgeagent/edgeagent/mqtt/hass"
 	"github.com/edgeagent/edgeagent/tools"
 	"github.com/edgeagent/edgeagent/worldmodel"
@@ -91,16 +94,16 @@ type Plane struct {
 	badInput atomic.Uint64
 	// streamMissed: stream items the pump's cursor lost to the rings.
 	streamMissed atomic.Uint64
-	logLimit     rateLimit
-	busyLog      rateLimit
-	missLog      rateLimit
+	logLimit     lograte.Limit
+	busyLog      lograte.Limit
+	missLog      lograte.Limit
 }
 
 // runState is one start..stop of the plane.
 type runState struct {
 	ctx      context.Context
 	cancel   context.CancelFunc
-	broker   *Broker // nil with an external broker
+	broker   *broker.Broker // nil with an external broker
 	conn     *conn
 	admin    bool // the admin topic is accepted
 	handlers tracker
@@ -213,23 +216,27 @@ func (p *Plane) startBroker(rs *runState) (url, username, password string, err e
 	if m.Broker != "embedded" {
 		return m.Broker, m.Username, m.Password, nil
 	}
-	b, err := StartBroker(BrokerConfig{Listen: m.Listen, Users: m.Users, Topics: p.topics, Log: p.log, Clock: p.d.Clock,
-		Limits: ConnLimits{ConnectTimeout: p.opts.BrokerConnectTimeout, PerSource: p.opts.BrokerMaxPerAddress, Total: p.opts.BrokerMaxConnections},
+	t := p.topics
+	b, err := broker.Start(broker.Config{Listen: m.Listen, Users: m.Users, Log: p.log, Clock: p.d.Clock,
+		ACL:    broker.ACL{Prefix: t.Prefix, Discovery: t.Discovery, Publish: []string{t.Cmd, t.Estop, t.HAStatus}},
+		Limits: broker.Limits{ConnectTimeout: p.opts.BrokerConnectTimeout, PerSource: p.opts.BrokerMaxPerAddress, Total: p.opts.BrokerMaxConnections},
 		Store:  p.d.Store, Takes: p.takesCommands,
-		Oversized: func(topic string, head []byte, size int) bool { return p.onOversized(rs, topic, head, size) }})
+		Oversized:     func(topic string, head []byte, size int) bool { return p.onOversized(rs, topic, head, size) },
+		OversizedHead: MaxPayload})
 	switch {
 	case err == nil:
 		rs.broker = b
 		p.log.Info("embedded MQTT broker listening", "addr", b.Addr(), "auth", len(m.Users) > 0)
 		if len(m.Users) > 0 {
-			return b.URL(), b.internalUser, b.internalPass, nil
+			user, pass := b.Login()
+			return b.URL(), user, pass, nil
 		}
 		return b.URL(), "", "", nil
-	case errors.Is(err, ErrAddrInUse):
-		if perr := probeBroker(m.Listen, 2*time.Second); perr != nil {
+	case errors.Is(err, broker.ErrAddrInUse):
+		if perr := broker.Probe(m.Listen, 2*time.Second); perr != nil {
 			return "", "", "", fmt.Errorf("%w, and not by an MQTT broker (%v): free the port or set mqtt.listen", err, perr)
 		}
-		url = "tcp://" + dialable(m.Listen)
+		url = "tcp://" + netaddr.Dialable(m.Listen)
 		p.log.Warn("an MQTT broker (mosquitto?) already listens on "+m.Listen+": connecting to it instead of starting the embedded broker", "broker", url)
 		return url, m.Username, m.Password, nil
 	}
@@ -266,7 +273,7 @@ func (p *Plane) clientOptions(rs *runState, url, username, password string) (*pa
 		SetConnectionNotificationHandler(func(_ paho.Client, n paho.ConnectionNotification) {
 			if f, ok := n.(paho.ConnectionNotificationFailed); ok && rs.conn != nil {
 				rs.conn.setErr(f.Reason)
-				if p.logLimit.allow(p.d.Clock.Now()) {
+				if p.logLimit.Allow(p.d.Clock.Now()) {
 					p.log.Warn("MQTT connect failed; retrying", "broker", url, "err", f.Reason)
 				}
 			}
@@ -410,7 +417,7 @@ func (p *Plane) Status() any {
 		BrokerDropped int64 `json:"broker_dropped,omitempty"`
 		// BrokerConns: connections the embedded broker refused (over a
 		// cap) or closed (CONNECT not completed in time, keepalive).
-		BrokerConns *ConnStats `json:"broker_connections,omitempty"`
+		BrokerConns *broker.Conns `json:"broker_connections,omitempty"`
 		// StreamMissed: world-model items the pump fell too far behind
 		// to publish (DESIGN.md §9a: a gap is counted, never a stall).
 		StreamMissed uint64 `json:"stream_missed"`
@@ -575,14 +582,4 @@ func (t *tracker) close(ctx context.Context) error {
 		return fmt.Errorf("mqtt: handlers still running at stop: %w", err)
 	}
 	return nil
-}
-
-// rateLimit lets a log line through at most once a second, so a flood of
-// bad input or a broker that is down cannot fill a Pi's SD card.
-type rateLimit struct{ last atomic.Int64 }
-
-func (r *rateLimit) allow(t time.Time) bool {
-	now := t.UnixNano()
-	last := r.last.Load()
-	return now-last >= int64(time.Second) && r.last.CompareAndSwap(last, now)
 }

@@ -15,6 +15,7 @@ import (
 	paho "github.com/eclipse/paho.mqtt.golang"
 
 	"github.com/edgeagent/edgeagent/internal/mqttclient"
+	"github.com/edgeagent/edgeagent/mqtt/broker"
 	"github.com/edgeagent/edgeagent/tools"
 	"github.com/edgeagent/edgeagent/worldmodel"
 )
@@ -144,7 +145,7 @@ func TestBadInput(t *testing.T) {
 // TestRetainedInputIgnored: retained messages on cmd and estop are replayed
 // to every new subscription; they are history, not requests.
 func TestRetainedInputIgnored(t *testing.T) {
-	b := startBroker(t, BrokerConfig{Listen: "127.0.0.1:0"})
+	b := startBroker(t, broker.Config{Listen: "127.0.0.1:0"})
 	tp := NewTopics("edgeagent/test-bot/", "test-bot", "homeassistant")
 	p := dialPeer(t, b.URL(), "old-client", tp.Reply+"/#")
 	for topic, payload := range map[string]string{tp.Cmd: `{"id":"ret","tool":"headlight.set","params":{"on":true}}`, tp.Estop: "STOP"} {
@@ -290,7 +291,7 @@ func TestPublishEventsTelemetryDecisions(t *testing.T) {
 // TestLastWillOnKilledAgent: an agent process killed with SIGKILL leaves
 // "offline" on the status topic, by its last will.
 func TestLastWillOnKilledAgent(t *testing.T) {
-	lastWill(t, startBroker(t, BrokerConfig{Listen: "127.0.0.1:0"}).URL())
+	lastWill(t, startBroker(t, broker.Config{Listen: "127.0.0.1:0"}).URL())
 }
 
 func lastWill(t *testing.T, url string) {
@@ -501,7 +502,7 @@ func TestAdminOps(t *testing.T) {
 // is kept, bounded (oldest dropped and counted), and sent on reconnect.
 func TestBufferWhileDisconnected(t *testing.T) {
 	addr := fmt.Sprintf("127.0.0.1:%d", freePort(t))
-	b := startBroker(t, BrokerConfig{Listen: addr})
+	b := startBroker(t, broker.Config{Listen: addr})
 	r := newRig(t, rigOpts{broker: "tcp://" + addr, options: reconnectFast})
 	r.start(t)
 	tp := r.topics()
@@ -527,7 +528,7 @@ func TestBufferWhileDisconnected(t *testing.T) {
 		s := r.plane.current().conn.stats()
 		return s.Buffered == 8 && s.Dropped == 13
 	})
-	b2 := startBroker(t, BrokerConfig{Listen: addr})
+	b2 := startBroker(t, broker.Config{Listen: addr})
 	p := dialPeer(t, b2.URL(), "watcher", tp.Events, "edgeagent/test-bot/notes/#", tp.Status)
 	// A reconnect attempt that reached the first broker while it was
 	// closing waits for paho's connect timeout (5s) before the next one.
@@ -596,7 +597,7 @@ func TestPublishSkill(t *testing.T) {
 // the embedded broker's port: the agent says so and connects to it, and
 // refuses the admin topic of a broker whose ACL it does not know.
 func TestEmbeddedPortTakenByABroker(t *testing.T) {
-	other := startBroker(t, BrokerConfig{Listen: "127.0.0.1:0"})
+	other := startBroker(t, broker.Config{Listen: "127.0.0.1:0"})
 	r := newRig(t, rigOpts{listen: other.Addr()})
 	r.start(t)
 	if rs := r.plane.current(); rs.broker != nil || rs.admin || rs.conn.broker != other.URL() {
@@ -680,7 +681,7 @@ func TestCall(t *testing.T) {
 		t.Fatalf("admin tool on admin: %+v %v", rep, err)
 	}
 	// Nobody answering: a timeout that says where it looked.
-	other := startBroker(t, BrokerConfig{Listen: "127.0.0.1:0"})
+	other := startBroker(t, broker.Config{Listen: "127.0.0.1:0"})
 	cfg.Broker = other.URL()
 	short, cancel2 := context.WithTimeout(context.Background(), 300*time.Millisecond)
 	defer cancel2()

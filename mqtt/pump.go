@@ -94,7 +94,7 @@ func (p *Plane) collect(rs *runState, st *pumpState, now time.Time) {
 	st.items = st.cursor.Read(st.items[:0], 0)
 	if n := st.cursor.Lost(); n > 0 {
 		p.streamMissed.Add(n)
-		if p.missLog.allow(p.d.Clock.Now()) {
+		if p.missLog.Allow(p.d.Clock.Now()) {
 			p.log.Warn("the MQTT pump fell behind the world model's rings: the oldest items were not published", "missed", n)
 		}
 	}

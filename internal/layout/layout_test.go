@@ -52,7 +52,7 @@ var rules = []struct {
 	{"sensors/simcurve", nil, nil},
 	{"sensors/periphhost", nil, nil},
 	// Its tests subscribe on the embedded broker and on mosquitto.
-	{"sensors/mqttsub", []string{"sensors", "worldmodel"}, []string{"mqtt", "mqtt/mosquittotest"}},
+	{"sensors/mqttsub", []string{"sensors", "worldmodel"}, []string{"mqtt/broker", "mqtt/mosquittotest"}},
 	// The node's sensor supervisor: it runs sensors, restarts them on a
 	// clock and keeps their health in the world model.
 	{"sensors/supervise", []string{"sensors", "worldmodel", "clock"}, nil},
@@ -78,7 +78,10 @@ var rules = []struct {
 	{"sensors/gpio/...", []string{"sensors", "worldmodel", "sensors/simcurve", "sensors/periphhost", "sensors/gpio/..."}, preempts},
 	{"agent", []string{"hooks", "tools", "worldmodel", "llm"}, nil},
 	{"agent/agenttest", []string{"agent", "hooks", "tools", "worldmodel", "llm"}, nil},
-	{"mqtt", []string{"agent", "clock", "tools", "worldmodel", "hooks", "mqtt/hass"}, []string{"board", "store"}},
+	{"mqtt", []string{"agent", "clock", "tools", "worldmodel", "hooks", "mqtt/broker", "mqtt/hass"}, []string{"board", "store"}},
+	// The embedded broker (mochi) and its door, inbox and ACL; it knows
+	// nothing of the plane but the ACL and command topics it is given.
+	{"mqtt/broker", []string{"clock"}, nil},
 	// Home Assistant's discovery payload: words the skills' entity hints.
 	{"mqtt/hass", []string{"tools"}, nil},
 	{"mqtt/mosquittotest", nil, nil},
@@ -93,7 +96,7 @@ var rules = []struct {
 	// into the actuator package's Config and shows the board the kinds.
 	{"plugin/actuators", []string{"plugin", "hooks", "tools", "tools/actuator/...", "worldmodel", "board"}, []string{"store"}},
 	{"plugin/engine", []string{"plugin", "hooks", "agent", "llm", "llm/local", "tools", "worldmodel"}, nil},
-	{"plugin/mqttplane", []string{"plugin", "hooks", "mqtt", "mqtt/hass", "board"}, nil},
+	{"plugin/mqttplane", []string{"plugin", "hooks", "mqtt", "mqtt/broker", "mqtt/hass", "board"}, nil},
 	{"plugin/adminsock", []string{"plugin", "hooks", "localadmin", "tools"}, nil},
 	// The local admin socket calls tools; it knows nothing else of the runtime.
 	{"localadmin", []string{"tools"}, nil},

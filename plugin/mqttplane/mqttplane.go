@@ -7,6 +7,7 @@ import (
 	"github.com/edgeagent/edgeagent/board"
 	"github.com/edgeagent/edgeagent/hooks"
 	"github.com/edgeagent/edgeagent/mqtt"
+	"github.com/edgeagent/edgeagent/mqtt/broker"
 	"github.com/edgeagent/edgeagent/mqtt/hass"
 	"github.com/edgeagent/edgeagent/plugin"
 )
@@ -51,7 +52,7 @@ func Config(b *board.Config) (mqtt.Config, error) {
 		c.Discovery = m.Discovery.Prefix
 	}
 	for _, u := range m.Users {
-		c.Users = append(c.Users, mqtt.User{Username: u.Username, PasswordBcrypt: u.PasswordBcrypt, Admin: u.Admin})
+		c.Users = append(c.Users, broker.User{Username: u.Username, PasswordBcrypt: u.PasswordBcrypt, Admin: u.Admin})
 	}
 	for _, s := range b.Sensors {
 		if s.Enabled {

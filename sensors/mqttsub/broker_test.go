@@ -16,7 +16,7 @@ import (
 	"golang.org/x/crypto/bcrypt"
 
 	"github.com/edgeagent/edgeagent/internal/syncbuf"
-	"github.com/edgeagent/edgeagent/mqtt"
+	"github.com/edgeagent/edgeagent/mqtt/broker"
 	"github.com/edgeagent/edgeagent/mqtt/mosquittotest"
 	"github.com/edgeagent/edgeagent/sensors"
 	"github.com/edgeagent/edgeagent/sensors/sensortest"
@@ -130,7 +130,7 @@ func TestAuth(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b := startEmbedded(t, "127.0.0.1:0", []mqtt.User{{Username: "robot", PasswordBcrypt: string(hash)}})
+	b := startEmbedded(t, "127.0.0.1:0", []broker.User{{Username: "robot", PasswordBcrypt: string(hash)}})
 	dir := t.TempDir()
 	for name, pw := range map[string]string{"good": "s3cret\n", "bad": "guess"} {
 		if err := os.WriteFile(filepath.Join(dir, name), []byte(pw), 0o600); err != nil {
@@ -302,10 +302,13 @@ func (c countSink) Observe(o worldmodel.Observation) {
 }
 func (countSink) Raise(worldmodel.Event) {}
 
-func startEmbedded(t testing.TB, listen string, users []mqtt.User) *mqtt.Broker {
+// startEmbedded starts the agent's embedded broker with the ACL the
+// control plane gives device "test".
+func startEmbedded(t testing.TB, listen string, users []broker.User) *broker.Broker {
 	t.Helper()
-	b, err := mqtt.StartBroker(mqtt.BrokerConfig{Listen: listen, Users: users,
-		Topics: mqtt.NewTopics("edgeagent/test/", "test", "homeassistant"), Log: slog.New(slog.DiscardHandler)})
+	b, err := broker.Start(broker.Config{Listen: listen, Users: users, Log: slog.New(slog.DiscardHandler),
+		ACL: broker.ACL{Prefix: "edgeagent/test/", Discovery: "homeassistant",
+			Publish: []string{"edgeagent/test/cmd", "edgeagent/test/estop", "homeassistant/status"}}})
 	if err != nil {
 		t.Fatal(err)
 	}

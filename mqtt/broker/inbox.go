@@ -1,7 +1,10 @@
-package mqtt
+package broker
 
 import (
+	"cmp"
 	"encoding/json"
+	"fmt"
+	"hash/maphash"
 	"log/slog"
 	"slices"
 	"sync"
@@ -11,6 +14,7 @@ import (
 	"github.com/mochi-mqtt/server/v2/packets"
 
 	"github.com/edgeagent/edgeagent/clock"
+	"github.com/edgeagent/edgeagent/internal/lograte"
 )
 
 // The embedded broker's inbox makes a command it acknowledged survive the
@@ -33,21 +37,22 @@ import (
 // message in a transaction of its own: 82 commands/s where the flood asks
 // 10,000 (mqtt/README.md, "Delivery").
 type inbox struct {
-	kv      KV
+	kv      Store
 	srv     *mochi.Server
 	takes   func(topic string) bool // the topics of commands
 	log     *slog.Logger
 	mu      sync.Mutex
 	pending []inboxItem
 	dels    []string
-	held    map[uint64][]uint64 // hash of topic and payload -> sequences stored
-	loaded  []inboxRecord       // left by the previous run, to deliver again
+	held    map[uint64][]uint64 // heldKey -> sequences stored
+	seed    maphash.Seed
+	loaded  []inboxRecord // left by the previous run, to deliver again
 	next    uint64
 	wake    chan struct{}
 	done    chan struct{}
 	stop    chan struct{}
 	failed  atomic.Uint64
-	limit   rateLimit
+	limit   lograte.Limit
 	clock   clock.Clock
 }
 
@@ -65,8 +70,8 @@ type inboxRecord struct {
 	Payload []byte `json:"p"`
 }
 
-func newInbox(kv KV, takes func(string) bool, clk clock.Clock, log *slog.Logger) *inbox {
-	in := &inbox{kv: kv, takes: takes, clock: clk, log: log, held: map[uint64][]uint64{},
+func newInbox(kv Store, takes func(string) bool, clk clock.Clock, log *slog.Logger) *inbox {
+	in := &inbox{kv: kv, takes: takes, clock: clk, log: log, held: map[uint64][]uint64{}, seed: maphash.MakeSeed(),
 		wake: make(chan struct{}, 1), done: make(chan struct{}), stop: make(chan struct{})}
 	err := kv.ForEach(inboxBucket, func(_ string, v json.RawMessage) error {
 		var r inboxRecord
@@ -78,18 +83,29 @@ func newInbox(kv KV, takes func(string) bool, clk clock.Clock, log *slog.Logger)
 	if err != nil {
 		log.Warn("broker inbox unreadable: commands acknowledged before the last stop may be lost", "err", err)
 	}
-	slices.SortFunc(in.loaded, func(a, b inboxRecord) int { return cmpU64(a.Seq, b.Seq) })
+	slices.SortFunc(in.loaded, func(a, b inboxRecord) int { return cmp.Compare(a.Seq, b.Seq) })
 	for _, r := range in.loaded {
-		h := inboxKey(r.Topic, r.Payload)
+		h := in.heldKey(r.Topic, r.Payload)
 		in.held[h] = append(in.held[h], r.Seq)
 		in.next = r.Seq + 1
 	}
 	return in
 }
 
-func inboxKey(topic string, payload []byte) uint64 {
-	return payloadHash(append([]byte(topic+"\x00"), payload...))
+// heldKey is a command's key in held: a hash of its topic and payload,
+// seeded per process (held is rebuilt from the store at every start).
+func (in *inbox) heldKey(topic string, payload []byte) uint64 {
+	var h maphash.Hash
+	h.SetSeed(in.seed)
+	h.WriteString(topic)
+	h.WriteByte(0)
+	h.Write(payload)
+	return h.Sum64()
 }
+
+// recordKey is a command's key in the store: its sequence, in hex of a
+// fixed width so that the store's order is the arrival order.
+func recordKey(seq uint64) string { return fmt.Sprintf("%016x", seq) }
 
 // hook is the mochi hook that takes commands before mochi acknowledges them.
 type inboxHook struct {
@@ -142,8 +158,8 @@ func (in *inbox) flush() {
 	in.pending, in.dels = nil, nil
 	put := make(map[string]any, len(items))
 	for _, it := range items {
-		put[storeKey(it.seq)] = inboxRecord{Seq: it.seq, Topic: it.pk.TopicName, Payload: it.pk.Payload}
-		h := inboxKey(it.pk.TopicName, it.pk.Payload)
+		put[recordKey(it.seq)] = inboxRecord{Seq: it.seq, Topic: it.pk.TopicName, Payload: it.pk.Payload}
+		h := in.heldKey(it.pk.TopicName, it.pk.Payload)
 		in.held[h] = append(in.held[h], it.seq)
 	}
 	in.mu.Unlock()
@@ -168,14 +184,14 @@ func (in *inbox) flush() {
 // only while the broker closes: the command stays in the store and is
 // delivered at the next start.
 func (in *inbox) forward(topic string, payload []byte) {
-	if err := in.srv.Publish(topic, payload, false, 1); err != nil && in.limit.allow(in.clock.Now()) {
+	if err := in.srv.Publish(topic, payload, false, 1); err != nil && in.limit.Allow(in.clock.Now()) {
 		in.log.Warn("broker inbox: a command kept for the next start (not forwarded now)", "topic", topic, "err", err)
 	}
 }
 
 // settled removes a command the agent has acknowledged.
 func (in *inbox) settled(topic string, payload []byte) {
-	h := inboxKey(topic, payload)
+	h := in.heldKey(topic, payload)
 	in.mu.Lock()
 	seqs := in.held[h]
 	if len(seqs) == 0 {
@@ -184,7 +200,7 @@ func (in *inbox) settled(topic string, payload []byte) {
 	}
 	delete(in.held, h)
 	for _, s := range seqs {
-		in.dels = append(in.dels, storeKey(s))
+		in.dels = append(in.dels, recordKey(s))
 	}
 	in.mu.Unlock()
 	in.signal()

@@ -1,17 +1,56 @@
-package mqtt
+package broker
 
 import (
 	"context"
+	"crypto/rand"
 	"errors"
+	"log/slog"
 	"net"
 	"strings"
 	"testing"
 	"time"
 
 	paho "github.com/eclipse/paho.mqtt.golang"
-	"github.com/edgeagent/edgeagent/internal/mqttclient"
+	"go.uber.org/goleak"
 	"golang.org/x/crypto/bcrypt"
+
+	"github.com/edgeagent/edgeagent/internal/mqttclient"
 )
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+var quiet = slog.New(slog.DiscardHandler)
+
+// start starts a broker that outlives everything the test registers
+// after it (cleanups run last-in first-out).
+func start(t testing.TB, cfg Config) *Broker {
+	t.Helper()
+	if cfg.Log == nil {
+		cfg.Log = quiet
+	}
+	b, err := Start(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = b.Close() })
+	return b
+}
+
+func waitFor(t testing.TB, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+}
+
+// deviceACL is the ACL the plane gives a device "bot" with Home
+// Assistant's discovery.
+var deviceACL = ACL{Prefix: "edgeagent/bot/", Discovery: "homeassistant",
+	Publish: []string{"edgeagent/bot/cmd", "edgeagent/bot/estop", "homeassistant/status"}}
 
 func hash(t *testing.T, pass string) string {
 	t.Helper()
@@ -23,7 +62,7 @@ func hash(t *testing.T, pass string) string {
 }
 
 func connectAs(url, user, pass string) (paho.Client, error) {
-	o := paho.NewClientOptions().AddBroker(url).SetClientID("c-" + randomHex(4)).SetUsername(user).SetPassword(pass).
+	o := paho.NewClientOptions().AddBroker(url).SetClientID("c-" + rand.Text()[:8]).SetUsername(user).SetPassword(pass).
 		SetAutoReconnect(false).SetConnectTimeout(2 * time.Second)
 	c := paho.NewClient(o)
 	if err := mqttclient.Wait(context.Background(), c.Connect(), 3*time.Second); err != nil {
@@ -33,8 +72,8 @@ func connectAs(url, user, pass string) (paho.Client, error) {
 }
 
 func TestBrokerAuthAndACL(t *testing.T) {
-	tp := NewTopics("edgeagent/bot/", "bot", "homeassistant")
-	b := startBroker(t, BrokerConfig{Listen: "127.0.0.1:0", Topics: tp, Users: []User{
+	const prefix, cmd, estop, admin, status, haStatus = "edgeagent/bot/", "edgeagent/bot/cmd", "edgeagent/bot/estop", "edgeagent/bot/admin", "edgeagent/bot/status", "homeassistant/status"
+	b := start(t, Config{Listen: "127.0.0.1:0", ACL: deviceACL, Users: []User{
 		{Username: "ha", PasswordBcrypt: hash(t, "ha-pass")},
 		{Username: "boss", PasswordBcrypt: hash(t, "boss-pass"), Admin: true},
 	}})
@@ -66,12 +105,12 @@ func TestBrokerAuthAndACL(t *testing.T) {
 	defer boss.Disconnect(0)
 
 	// Subscriptions: the device and discovery prefixes only.
-	tok := ha.SubscribeMultiple(map[string]byte{"#": 1, "edgeagent/#": 1, tp.Prefix + "#": 1, "homeassistant/#": 1}, func(paho.Client, paho.Message) {})
+	tok := ha.SubscribeMultiple(map[string]byte{"#": 1, "edgeagent/#": 1, prefix + "#": 1, "homeassistant/#": 1}, func(paho.Client, paho.Message) {})
 	if err := mqttclient.Wait(context.Background(), tok, time.Second); err != nil {
 		t.Fatal(err)
 	}
 	for filter, granted := range tok.(*paho.SubscribeToken).Result() {
-		if ok := granted != 0x80; ok != (filter == tp.Prefix+"#" || filter == "homeassistant/#") {
+		if ok := granted != 0x80; ok != (filter == prefix+"#" || filter == "homeassistant/#") {
 			t.Errorf("subscription %s granted %#x", filter, granted)
 		}
 	}
@@ -97,17 +136,17 @@ func TestBrokerAuthAndACL(t *testing.T) {
 			}
 		}
 	}
-	if got, want := delivered(ha, tp.HAStatus, tp.Cmd, tp.Estop, tp.HAStatus, tp.Admin, tp.Status, "elsewhere/x", tp.Prefix+"notes"), []string{tp.Cmd, tp.Estop, tp.HAStatus}; strings.Join(got, " ") != strings.Join(want, " ") {
+	if got, want := delivered(ha, haStatus, cmd, estop, haStatus, admin, status, "elsewhere/x", prefix+"notes"), []string{cmd, estop, haStatus}; strings.Join(got, " ") != strings.Join(want, " ") {
 		t.Fatalf("user ha: delivered %v, want %v", got, want)
 	}
-	if got, want := delivered(boss, tp.Prefix+"end", tp.Admin, "elsewhere/y", tp.Prefix+"notes"), []string{tp.Admin, tp.Prefix + "notes"}; strings.Join(got, " ") != strings.Join(want, " ") {
+	if got, want := delivered(boss, prefix+"end", admin, "elsewhere/y", prefix+"notes"), []string{admin, prefix + "notes"}; strings.Join(got, " ") != strings.Join(want, " ") {
 		t.Fatalf("admin boss: delivered %v, want %v", got, want)
 	}
 }
 
 func TestBrokerRefusesTheLANWithoutUsers(t *testing.T) {
 	for _, listen := range []string{"0.0.0.0:0", "192.168.1.10:1883", ":1883"} {
-		_, err := StartBroker(BrokerConfig{Listen: listen, Log: quiet})
+		_, err := Start(Config{Listen: listen, Log: quiet})
 		if err == nil || !strings.Contains(err.Error(), "without authentication") {
 			t.Errorf("%s: %v", listen, err)
 		}
@@ -115,12 +154,12 @@ func TestBrokerRefusesTheLANWithoutUsers(t *testing.T) {
 }
 
 func TestBrokerPortInUse(t *testing.T) {
-	b := startBroker(t, BrokerConfig{Listen: "127.0.0.1:0"})
-	_, err := StartBroker(BrokerConfig{Listen: b.Addr(), Log: quiet})
+	b := start(t, Config{Listen: "127.0.0.1:0"})
+	_, err := Start(Config{Listen: b.Addr(), Log: quiet})
 	if !errors.Is(err, ErrAddrInUse) {
 		t.Fatalf("err = %v", err)
 	}
-	if err := probeBroker(b.Addr(), time.Second); err != nil {
+	if err := Probe(b.Addr(), time.Second); err != nil {
 		t.Fatalf("probe of a broker: %v", err)
 	}
 	// Something that accepts and says nothing is not a broker.
@@ -136,7 +175,7 @@ func TestBrokerPortInUse(t *testing.T) {
 			c.Close()
 		}
 	}()
-	if err := probeBroker(l.Addr().String(), 200*time.Millisecond); err == nil {
+	if err := Probe(l.Addr().String(), 200*time.Millisecond); err == nil {
 		t.Fatal("a silent listener passed for a broker")
 	}
 }

@@ -1,4 +1,4 @@
-package mqtt
+package broker
 
 import (
 	"errors"
@@ -33,8 +33,9 @@ import (
 // timeouts are counted for agent.status.
 type listener struct {
 	id, addr string
-	limits   ConnLimits
+	limits   Limits
 	clients  *mochi.Server // whose clients Close disconnects
+	headMax  int           // what a connection's sizeTap keeps of a refused PUBLISH
 	ln       net.Listener
 	wg       sync.WaitGroup // the connections' goroutines
 
@@ -53,9 +54,9 @@ type listener struct {
 // max_keepalive does.
 const maxKeepalive = 300
 
-// ConnLimits bound the embedded broker's connections; zero fields take
+// Limits bound the embedded broker's connections; zero fields take
 // the defaults.
-type ConnLimits struct {
+type Limits struct {
 	// ConnectTimeout is how long a connection may take to complete its
 	// CONNECT (default 10 s).
 	ConnectTimeout time.Duration
@@ -64,7 +65,7 @@ type ConnLimits struct {
 	PerSource, Total int
 }
 
-func (c ConnLimits) withDefaults() ConnLimits {
+func (c Limits) withDefaults() Limits {
 	if c.ConnectTimeout <= 0 {
 		c.ConnectTimeout = 10 * time.Second
 	}
@@ -77,10 +78,10 @@ func (c ConnLimits) withDefaults() ConnLimits {
 	return c
 }
 
-// ConnStats are the listener's refusals: connections over the cap of
+// Conns are the listener's refusals: connections over the cap of
 // their address or the total, and connections closed for not completing
 // CONNECT in time.
-type ConnStats struct {
+type Conns struct {
 	RefusedPerSource  uint64 `json:"refused_per_address"`
 	RefusedTotal      uint64 `json:"refused_total"`
 	ConnectTimeouts   uint64 `json:"connect_timeouts"`
@@ -90,15 +91,15 @@ type ConnStats struct {
 
 var _ listeners.Listener = (*listener)(nil)
 
-func newListener(id, addr string, limits ConnLimits) *listener {
+func newListener(id, addr string, limits Limits) *listener {
 	return &listener{id: id, addr: addr, limits: limits.withDefaults(), conns: map[net.Conn]bool{}, bySource: map[string]int{}}
 }
 
-func (l *listener) stats() ConnStats {
+func (l *listener) stats() Conns {
 	l.mu.Lock()
 	open := len(l.conns)
 	l.mu.Unlock()
-	return ConnStats{RefusedPerSource: l.refusedSource.Load(), RefusedTotal: l.refusedTotal.Load(),
+	return Conns{RefusedPerSource: l.refusedSource.Load(), RefusedTotal: l.refusedTotal.Load(),
 		ConnectTimeouts: l.connectTimeouts.Load(), KeepaliveTimeouts: l.keepaliveTimeouts.Load(), Open: open}
 }
 
@@ -153,7 +154,7 @@ func (l *listener) Serve(establish listeners.EstablishFn) {
 		if err != nil {
 			return // closed
 		}
-		var c net.Conn = newSizeTap(raw, maxPacket)
+		var c net.Conn = newSizeTap(raw, maxPacket, l.headMax)
 		src := sourceOf(c)
 		switch l.track(c, src) {
 		case admitClosed:

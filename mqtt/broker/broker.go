@@ -1,16 +1,26 @@
-package mqtt
+// Package broker is the embedded MQTT broker (mochi-mqtt) the control
+// plane starts when the board asks for one: the sim board's default, so
+// nothing needs installing. Around mochi it keeps the door (its own
+// listener: connect deadline, keepalive for clients without one, caps per
+// address and in total, a close that leaves no connection hanging), an
+// inbox that makes a command it acknowledged survive the agent's SIGKILL,
+// authentication against bcrypt hashes with every user confined to the
+// device's topics, and the count of what it drops. Probe tells whether
+// another broker already answers on its port.
+package broker
 
 import (
 	"bytes"
 	"context"
 	"crypto/rand"
 	"crypto/subtle"
-	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"net"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -22,26 +32,51 @@ import (
 	"golang.org/x/crypto/bcrypt"
 
 	"github.com/edgeagent/edgeagent/clock"
+	"github.com/edgeagent/edgeagent/internal/lograte"
 	"github.com/edgeagent/edgeagent/internal/netaddr"
 )
 
-// BrokerConfig configures the embedded broker.
-type BrokerConfig struct {
+// Config configures the embedded broker.
+type Config struct {
 	Listen string // host:port; port 0 picks a free one
 	Users  []User // empty: no authentication, loopback only
-	Topics Topics // the device's topics, for the ACL
+	ACL    ACL    // where users may read and publish
 	Log    *slog.Logger
-	Limits ConnLimits
+	Limits Limits
 	Clock  clock.Clock // default: the wall clock
 	// Store, when set, keeps the commands the broker acknowledged until
 	// the agent has them (the inbox); Takes names their topics.
-	Store KV
+	Store Store
 	Takes func(topic string) bool
 	// Oversized, when set, is handed the head of a message the broker
-	// refused for its size (the topic, the payload's first MaxPayload
+	// refused for its size (the topic, the payload's first OversizedHead
 	// bytes, the packet's size) when its publisher may publish there; it
-	// says whether it answered it (and logged it).
-	Oversized func(topic string, head []byte, size int) bool
+	// says whether it answered it (and logged it). The plane asks for as
+	// much as it reads a command's id from (its 64 KiB command limit).
+	Oversized     func(topic string, head []byte, size int) bool
+	OversizedHead int
+}
+
+// User is an account on the embedded broker (a bcrypt hash, never a password).
+type User struct {
+	Username, PasswordBcrypt string
+	Admin                    bool
+}
+
+// ACL confines the users to one device: everyone may read under Prefix
+// and under Discovery/ (Home Assistant's; "" for none); admin users may
+// publish there too, plain users only to the topics in Publish (commands,
+// e-stops, Home Assistant's status).
+type ACL struct {
+	Prefix, Discovery string
+	Publish           []string
+}
+
+// Store is the part of the agent's store the inbox needs (store.Store is
+// one; store.Memory in tests).
+type Store interface {
+	Update(bucket string, put map[string]any, del []string) error
+	ForEach(bucket string, fn func(key string, value json.RawMessage) error) error
 }
 
 // Broker is the embedded MQTT broker (mochi-mqtt): the sim board's default,
@@ -61,11 +96,11 @@ type Broker struct {
 	internalUser, internalPass string
 }
 
-// ErrAddrInUse is returned by StartBroker when the listen address is taken.
+// ErrAddrInUse is returned by Start when the listen address is taken.
 var ErrAddrInUse = errors.New("address already in use")
 
-// StartBroker starts the embedded broker.
-func StartBroker(cfg BrokerConfig) (*Broker, error) {
+// Start starts the embedded broker.
+func Start(cfg Config) (*Broker, error) {
 	host, _, err := net.SplitHostPort(cfg.Listen)
 	if err != nil {
 		return nil, fmt.Errorf("embedded broker: listen %q: %w", cfg.Listen, err)
@@ -78,8 +113,8 @@ func StartBroker(cfg BrokerConfig) (*Broker, error) {
 	if log == nil {
 		log = slog.Default()
 	}
-	b := &Broker{internalUser: "edgeagent-internal", internalPass: randomHex(24), clock: clock.Or(cfg.Clock)}
-	hook := &authHook{b: b, topics: cfg.Topics, users: map[string]User{}}
+	b := &Broker{internalUser: "edgeagent-internal", internalPass: rand.Text(), clock: clock.Or(cfg.Clock)}
+	hook := &authHook{b: b, acl: cfg.ACL, users: map[string]User{}}
 	for _, u := range cfg.Users {
 		hook.users[u.Username] = u
 	}
@@ -124,6 +159,7 @@ func StartBroker(cfg BrokerConfig) (*Broker, error) {
 	}
 	tcp := newListener("edgeagent", cfg.Listen, cfg.Limits)
 	tcp.clients = b.srv
+	tcp.headMax = cfg.OversizedHead + headRoom
 	b.ln = tcp
 	if err := b.srv.AddHook(&connHook{l: tcp}, nil); err != nil {
 		return nil, err
@@ -153,7 +189,7 @@ func (b *Broker) Dropped() int64 {
 }
 
 // Conns are the connection refusals and timeouts of the broker's door.
-func (b *Broker) Conns() ConnStats { return b.ln.stats() }
+func (b *Broker) Conns() Conns { return b.ln.stats() }
 
 // dropHook logs what mochi drops (mochi's own warning is below the level
 // we let through from it), at most once a second.
@@ -161,11 +197,11 @@ type dropHook struct {
 	mochi.HookBase
 	log      *slog.Logger
 	clock    clock.Clock
-	limit    rateLimit
+	limit    lograte.Limit
 	tooLarge atomic.Int64 // packets over MaximumPacketSize
 
 	acl       func(cl *mochi.Client, topic string, write bool) bool
-	oversized func(topic string, head []byte, size int) bool // BrokerConfig.Oversized
+	oversized func(topic string, head []byte, size int) bool // Config.Oversized
 }
 
 func (h *dropHook) ID() string { return "edgeagent-drops" }
@@ -187,13 +223,13 @@ func (h *dropHook) OnDisconnect(cl *mochi.Client, err error, _ bool) {
 	if h.handOver(cl) {
 		return
 	}
-	if h.limit.allow(h.clock.Now()) {
+	if h.limit.Allow(h.clock.Now()) {
 		h.log.Warn("embedded broker refused a packet over its 1 MiB limit and closed the client's connection (counted in agent.status as broker_dropped)",
 			"client", cl.ID, "remote", cl.Net.Remote)
 	}
 }
 
-// handOver gives the head of a refused PUBLISH to BrokerConfig.Oversized,
+// handOver gives the head of a refused PUBLISH to Config.Oversized,
 // if its publisher may publish on its topic.
 func (h *dropHook) handOver(cl *mochi.Client) bool {
 	tap, ok := cl.Net.Conn.(*sizeTap)
@@ -209,7 +245,7 @@ func (h *dropHook) handOver(cl *mochi.Client) bool {
 }
 
 func (h *dropHook) OnPublishDropped(cl *mochi.Client, pk packets.Packet) {
-	if h.limit.allow(h.clock.Now()) {
+	if h.limit.Allow(h.clock.Now()) {
 		h.log.Warn("embedded broker dropped a message: the client's queue is full (counted in agent.status as broker_dropped)",
 			"client", cl.ID, "topic", pk.TopicName)
 	}
@@ -219,7 +255,12 @@ func (h *dropHook) OnPublishDropped(cl *mochi.Client, pk packets.Packet) {
 func (b *Broker) Addr() string { return b.addr }
 
 // URL is what a client on this machine dials.
-func (b *Broker) URL() string { return "tcp://" + dialable(b.addr) }
+func (b *Broker) URL() string { return "tcp://" + netaddr.Dialable(b.addr) }
+
+// Login is the user and password of the agent's own client: a random
+// secret that lives only in this process, so that the agent needs no entry
+// in the board's users (without users nobody needs to log in).
+func (b *Broker) Login() (user, password string) { return b.internalUser, b.internalPass }
 
 // Close disconnects every client (their last wills are sent) and stops.
 // Closing twice is harmless.
@@ -269,25 +310,6 @@ func (b *Broker) Drain(ctx context.Context) {
 	}
 }
 
-// dialable turns a listen address into one to dial: 0.0.0.0 and :: become
-// loopback.
-func dialable(addr string) string {
-	host, port, err := net.SplitHostPort(addr)
-	if err != nil {
-		return addr
-	}
-	if ip := net.ParseIP(host); host == "" || (ip != nil && ip.IsUnspecified()) {
-		host = "127.0.0.1"
-	}
-	return net.JoinHostPort(host, port)
-}
-
-func randomHex(n int) string {
-	b := make([]byte, n)
-	_, _ = rand.Read(b) // never fails on Linux (Go 1.24+ crashes rather than return an error)
-	return hex.EncodeToString(b)
-}
-
 // authHook authenticates against bcrypt hashes and confines users to the
 // device: everyone may read <prefix>… and <discovery>/…; plain users may
 // publish commands and e-stops and Home Assistant's status; admin users may
@@ -296,9 +318,9 @@ func randomHex(n int) string {
 // a shell already reaches further than MQTT does.
 type authHook struct {
 	mochi.HookBase
-	b      *Broker
-	topics Topics
-	users  map[string]User
+	b     *Broker
+	acl   ACL
+	users map[string]User
 }
 
 func (h *authHook) ID() string { return "edgeagent-auth" }
@@ -327,15 +349,13 @@ func (h *authHook) OnACLCheck(cl *mochi.Client, topic string, write bool) bool {
 	if !ok {
 		return false
 	}
-	t := h.topics
-	underDevice := strings.HasPrefix(topic, t.Prefix)
-	underHA := t.Discovery != "" && strings.HasPrefix(topic, t.Discovery+"/")
-	switch {
-	case !write || u.Admin:
+	a := h.acl
+	underDevice := strings.HasPrefix(topic, a.Prefix)
+	underHA := a.Discovery != "" && strings.HasPrefix(topic, a.Discovery+"/")
+	if !write || u.Admin {
 		return underDevice || underHA
-	default:
-		return topic == t.Cmd || topic == t.Estop || topic == t.HAStatus
 	}
+	return slices.Contains(a.Publish, topic)
 }
 
 // minLevel drops records below a level.
@@ -353,18 +373,18 @@ func (m minLevel) WithAttrs(a []slog.Attr) slog.Handler {
 }
 func (m minLevel) WithGroup(g string) slog.Handler { return minLevel{m.Handler.WithGroup(g), m.min} }
 
-// probeBroker tells whether an MQTT broker answers at addr: it sends a
-// CONNECT and looks for a CONNACK (even one refusing us, which still means
-// a broker). Used when the embedded broker's port is taken, typically by
-// the mosquitto that Home Assistant users already run.
-func probeBroker(addr string, timeout time.Duration) error {
-	c, err := net.DialTimeout("tcp", dialable(addr), timeout)
+// Probe tells whether an MQTT broker answers at addr: it sends a CONNECT
+// and looks for a CONNACK (even one refusing us, which still means a
+// broker). The plane uses it when the embedded broker's port is taken,
+// typically by the mosquitto that Home Assistant users already run.
+func Probe(addr string, timeout time.Duration) error {
+	c, err := net.DialTimeout("tcp", netaddr.Dialable(addr), timeout)
 	if err != nil {
 		return err
 	}
 	defer c.Close()
 	_ = c.SetDeadline(time.Now().Add(timeout))
-	id := "edgeagent-probe-" + randomHex(4)
+	id := "edgeagent-probe-" + rand.Text()[:8]
 	var pkt bytes.Buffer
 	body := []byte{0, 4, 'M', 'Q', 'T', 'T', 4, 0x02, 0, 10, 0, byte(len(id))}
 	body = append(body, id...)

@@ -1,4 +1,4 @@
-package mqtt
+package broker
 
 import (
 	"errors"
@@ -28,7 +28,7 @@ func closedWithin(c net.Conn, d time.Duration) bool {
 // forever (+200 descriptors, +7.4 MB).
 func TestHalfOpenConnectionsClosed(t *testing.T) {
 	const n, deadline = 200, 300 * time.Millisecond
-	b := startBroker(t, BrokerConfig{Listen: "127.0.0.1:0", Limits: ConnLimits{ConnectTimeout: deadline, PerSource: 1000, Total: 1000}})
+	b := start(t, Config{Listen: "127.0.0.1:0", Limits: Limits{ConnectTimeout: deadline, PerSource: 1000, Total: 1000}})
 	var before, after runtime.MemStats
 	runtime.GC()
 	runtime.ReadMemStats(&before)
@@ -74,7 +74,7 @@ func TestHalfOpenConnectionsClosed(t *testing.T) {
 // TestConnectionCaps: past the cap of its address, or the total, a
 // connection is closed at once and counted; the others are served.
 func TestConnectionCaps(t *testing.T) {
-	b := startBroker(t, BrokerConfig{Listen: "127.0.0.1:0", Limits: ConnLimits{PerSource: 3, Total: 5}})
+	b := start(t, Config{Listen: "127.0.0.1:0", Limits: Limits{PerSource: 3, Total: 5}})
 	_, port, _ := net.SplitHostPort(b.Addr())
 	dial := func(from string) net.Conn {
 		t.Helper()
@@ -119,7 +119,7 @@ func TestConnectionCaps(t *testing.T) {
 // says nothing is closed after 1.5 keepalives (mochi rounds the half down:
 // 1 s) and counted; one that asked for none still gets one (maxKeepalive).
 func TestSilentClientClosed(t *testing.T) {
-	b := startBroker(t, BrokerConfig{Listen: "127.0.0.1:0"})
+	b := start(t, Config{Listen: "127.0.0.1:0"})
 	c, err := net.Dial("tcp", b.Addr())
 	if err != nil {
 		t.Fatal(err)

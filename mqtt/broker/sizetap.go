@@ -1,4 +1,4 @@
-package mqtt
+package broker
 
 import (
 	"encoding/binary"
@@ -6,21 +6,20 @@ import (
 	"net"
 )
 
-// maxPacket is the embedded broker's packet limit: commands are ≤
-// MaxPayload, and discovery of a big robot stays well below it.
+// maxPacket is the embedded broker's packet limit: commands are ≤ 64 KiB
+// (the plane's limit), and discovery of a big robot stays well below it.
 const maxPacket = 1 << 20
 
-// keepOfBig is how much of a PUBLISH over maxPacket the tap keeps: its
-// topic and properties, and as much of the payload as the agent peeks an
-// id from in a command it read whole (MaxPayload).
-const keepOfBig = MaxPayload + 4<<10
+// headRoom is what the tap keeps of a PUBLISH over maxPacket besides the
+// payload's Config.OversizedHead bytes: its topic and properties.
+const headRoom = 4 << 10
 
 // sizeTap follows the MQTT packets a client sends the embedded broker.
 // mochi refuses a packet over its limit from the fixed header alone and
 // closes the connection, so the publisher of a 2 MB command got no answer
 // (issue 31). Raising the limit would let each connection make the broker
 // hold two copies of whatever size it declares; instead the tap keeps the
-// head of such a PUBLISH (keepOfBig bytes, once per connection: mochi
+// head of such a PUBLISH (headMax bytes, once per connection: mochi
 // closes it) so that the agent can answer it like a command it read whole.
 // The rest is never read.
 //
@@ -29,6 +28,7 @@ const keepOfBig = MaxPayload + 4<<10
 type sizeTap struct {
 	net.Conn
 	limit   int // a packet whose remaining length + 1 is over it is refused
+	headMax int // bytes kept of a refused PUBLISH
 	packets int // fixed headers seen
 	body    int // bytes of the current packet still to pass through
 	hdr     []byte
@@ -43,8 +43,8 @@ type bigPublish struct {
 	head  []byte
 }
 
-func newSizeTap(c net.Conn, limit int) *sizeTap {
-	return &sizeTap{Conn: c, limit: limit, hdr: make([]byte, 0, 5)}
+func newSizeTap(c net.Conn, limit, headMax int) *sizeTap {
+	return &sizeTap{Conn: c, limit: limit, headMax: headMax, hdr: make([]byte, 0, 5)}
 }
 
 func (t *sizeTap) Read(p []byte) (int, error) {
@@ -81,7 +81,7 @@ func (t *sizeTap) Read(p []byte) (int, error) {
 
 // keep reads the head of an oversized PUBLISH whose first bytes are read.
 func (t *sizeTap) keep(flags byte, size int, read []byte) {
-	head := make([]byte, min(size, keepOfBig))
+	head := make([]byte, min(size, t.headMax))
 	got := copy(head, read)
 	if got < len(head) {
 		// A client that stops short leaves a shorter head, still useful.

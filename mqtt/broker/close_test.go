@@ -1,4 +1,4 @@
-package mqtt
+package broker
 
 import (
 	"errors"
@@ -16,7 +16,7 @@ import (
 // broker (TestReloadOverMQTT in CI).
 func TestBrokerCloseLeavesNoConnectionHanging(t *testing.T) {
 	for round := range 5 {
-		b := startBroker(t, BrokerConfig{Listen: "127.0.0.1:0", Topics: NewTopics("edgeagent/bot/", "bot", "homeassistant")})
+		b := start(t, Config{Listen: "127.0.0.1:0", ACL: deviceACL})
 		var (
 			mu    sync.Mutex
 			conns []net.Conn

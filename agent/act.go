@@ -79,10 +79,15 @@ func CheckPlan(steps []Step) error {
 	return nil
 }
 
+// invoker calls tools: the registry, for the loop and the engine.
+type invoker interface {
+	Invoke(context.Context, tools.Call) (tools.Result, error)
+}
+
 // runSteps executes a checked DAG: each step starts when its dependencies
 // have succeeded, independent steps run in parallel, and a failed step skips
 // everything that depends on it. All goroutines end before it returns.
-func runSteps(ctx context.Context, clk clock.Clock, reg *tools.Registry, dec Decision, cycle uint64) []StepResult {
+func runSteps(ctx context.Context, clk clock.Clock, reg invoker, dec Decision, cycle uint64) []StepResult {
 	results := make([]StepResult, len(dec.Steps))
 	done := make(map[string]chan struct{}, len(dec.Steps))
 	index := make(map[string]int, len(dec.Steps))

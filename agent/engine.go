@@ -93,12 +93,36 @@ type EngineConfig struct {
 	Clock clock.Clock
 }
 
+// EngineTools is the tools registry as the engine uses it: the catalogue
+// it ranks (specs, enabled, success history), the permission checks, the
+// validation of the parameters it chose, and the calls of a plan's steps.
+type EngineTools interface {
+	List() []tools.Spec
+	Resolve(name string) (tools.Spec, error)
+	Enabled(name string) bool
+	Stats() map[string]tools.History
+	Permitted(caller string, extra []string, perm string) bool
+	Validate(name string, params json.RawMessage) (json.RawMessage, error)
+	Invoke(context.Context, tools.Call) (tools.Result, error)
+}
+
+// EngineWorld is the world model as the engine reads it: the summary in
+// its prompts, the latest readings its ranking and goals look at, and the
+// events and health its motive reviews.
+type EngineWorld interface {
+	Summary(maxBytes int) string
+	Latest(source string) (worldmodel.Observation, bool)
+	LatestAll() []worldmodel.Observation
+	Events(sinceSeq uint64, min worldmodel.Priority, limit int) []worldmodel.Event
+	Health() map[string]string
+}
+
 // Engine is the decision engine: a Decider. Safe for concurrent use.
 type Engine struct {
 	cfg   EngineConfig
 	llm   llm.LLM
-	reg   *tools.Registry
-	world *worldmodel.Model
+	reg   EngineTools
+	world EngineWorld // may be nil: the engine then reads no world
 	index *toolIndex
 	log   *slog.Logger
 
@@ -119,7 +143,7 @@ func (e *RefusalError) Error() string { return "decision refused: " + e.Reason }
 // NewEngine builds an engine over a registry and world model. model may be
 // nil: the engine then answers with the local matcher and goals only. kv
 // (may be nil) persists model embeddings of the tool descriptions.
-func NewEngine(cfg EngineConfig, model llm.LLM, reg *tools.Registry, world *worldmodel.Model, kv KV) (*Engine, error) {
+func NewEngine(cfg EngineConfig, model llm.LLM, reg EngineTools, world EngineWorld, kv KV) (*Engine, error) {
 	if len(cfg.Scenarios) == 0 {
 		cfg.Scenarios = []string{"security", "navigation", "environment", "interaction", "maintenance", "idle"}
 	}

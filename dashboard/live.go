@@ -19,7 +19,7 @@ import (
 // while some client is connected: a closed page costs nothing.
 type hub struct {
 	ctx   context.Context
-	world *worldmodel.Model
+	world stream
 	size  int // per-client queue
 	max   int // clients
 
@@ -37,7 +37,12 @@ type client struct {
 	dropped atomic.Uint64
 }
 
-func newHub(ctx context.Context, world *worldmodel.Model, size, max int) *hub {
+// stream is the world model's stream, which the pump reads by cursor.
+type stream interface {
+	NewCursor(fromStart bool) *worldmodel.Cursor
+}
+
+func newHub(ctx context.Context, world stream, size, max int) *hub {
 	return &hub{ctx: ctx, world: world, size: size, max: max, clients: map[*client]struct{}{}}
 }
 

@@ -17,8 +17,6 @@ import (
 	"github.com/edgeagent/edgeagent/internal/netaddr"
 	"github.com/edgeagent/edgeagent/internal/strictjson"
 	"github.com/edgeagent/edgeagent/plugin"
-	"github.com/edgeagent/edgeagent/tools"
-	"github.com/edgeagent/edgeagent/worldmodel"
 )
 
 //go:embed static
@@ -29,8 +27,8 @@ var staticFS embed.FS
 type server struct {
 	opts  Options
 	board *board.Config
-	world *worldmodel.Model
-	tools *tools.Registry
+	world plugin.World
+	tools plugin.Tools
 	host  plugin.Host
 	clk   clock.Clock
 	log   *slog.Logger

@@ -23,6 +23,16 @@ const stateLimit = 100
 // tab's live list.
 const toolCall = "tool_call"
 
+// eventLog is the world model as the page's start reads it: its event log
+// and journal with their counters, and the health states (the e-stop
+// latch).
+type eventLog interface {
+	Stats() worldmodel.Stats
+	Events(sinceSeq uint64, min worldmodel.Priority, limit int) []worldmodel.Event
+	Records(sinceSeq uint64, limit int) []worldmodel.Record
+	Health() map[string]string
+}
+
 // stateItems returns the newest events, LLM exchanges and tool calls as
 // live messages, oldest first by the stream's sequence number, with the
 // repeats of a failure (repeatKey) collapsed into their newest occurrence,
@@ -34,7 +44,7 @@ const toolCall = "tool_call"
 // is shown: the list never shows a stretch of the stream with one kind of
 // line missing (a journal flooded by tool calls shortens it). Tool calls
 // are a list of their own, complete as far as the journal reaches.
-func stateItems(w *worldmodel.Model) rawList {
+func stateItems(w eventLog) rawList {
 	st := w.Stats() // before the copies: items added meanwhile only make the cut earlier
 	evs := w.Events(0, worldmodel.Low, 0)
 	recs := w.Records(0, 0)
@@ -201,7 +211,7 @@ const (
 	eventEStopReset = "estop_reset"
 )
 
-func estopState(w *worldmodel.Model) estopView {
+func estopState(w eventLog) estopView {
 	if w.Health()[healthEStop] != "latched" {
 		return estopView{}
 	}

@@ -62,10 +62,15 @@ type Reply struct {
 	Paths  []string        `json:"paths,omitempty"`
 }
 
+// Invoker runs the calls that come in on the socket: the tools registry.
+type Invoker interface {
+	Invoke(context.Context, tools.Call) (tools.Result, error)
+}
+
 // Server serves the socket until Close.
 type Server struct {
 	ln    *net.UnixListener
-	reg   *tools.Registry
+	reg   Invoker
 	log   *slog.Logger
 	owner uint32 // the agent's user
 	slots chan struct{}
@@ -79,7 +84,7 @@ type Server struct {
 // Listen creates the socket in dir and serves it. A socket file left by an
 // agent that died is replaced: the caller holds the store's lock, so no
 // other agent uses this directory.
-func Listen(dir string, reg *tools.Registry, log *slog.Logger) (*Server, error) {
+func Listen(dir string, reg Invoker, log *slog.Logger) (*Server, error) {
 	path := Path(dir)
 	if err := os.Remove(path); err != nil && !errors.Is(err, os.ErrNotExist) {
 		return nil, fmt.Errorf("local admin socket: %w", err)

@@ -24,9 +24,9 @@ type host struct{ n *Node }
 func (h host) Board() *board.Config     { return h.n.Board }
 func (h host) Dir() string              { return h.n.dir }
 func (h host) BoardFile() string        { return h.n.file }
-func (h host) World() *worldmodel.Model { return h.n.World }
-func (h host) Tools() *tools.Registry   { return h.n.Tools }
-func (h host) Agent() *agent.Loop       { return h.n.Agent }
+func (h host) World() plugin.World      { return h.n.World }
+func (h host) Tools() plugin.Tools      { return h.n.Tools }
+func (h host) Agent() plugin.Agent      { return h.n.Agent }
 func (h host) Raise(e worldmodel.Event) { h.n.Raise(e) }
 func (h host) Plugins() []hooks.Plugin  { return h.n.Hooks.Plugins() }
 func (h host) Store() store.Store       { return h.n.Store }

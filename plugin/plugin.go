@@ -18,11 +18,11 @@ import (
 	"github.com/edgeagent/edgeagent/internal/registry"
 	"github.com/edgeagent/edgeagent/sensors"
 	"github.com/edgeagent/edgeagent/store"
-	"github.com/edgeagent/edgeagent/tools"
 	"github.com/edgeagent/edgeagent/worldmodel"
 )
 
-// Host is the running agent as a plugin sees it.
+// Host is the running agent as a plugin sees it. Its doors onto the loop,
+// the world model and the tools registry are interfaces (doors.go).
 type Host interface {
 	// Board is the board config the agent runs (read only), Dir the
 	// directory relative paths in it resolve against.
@@ -34,10 +34,11 @@ type Host interface {
 	BoardFile() string
 	// World is the world model: its rings, its event log and the stream
 	// of records every consumer (MQTT, dashboard, recorder) reads by cursor.
-	World() *worldmodel.Model
-	Tools() *tools.Registry
+	World() World
+	// Tools is the tools registry: calls, specs, permissions.
+	Tools() Tools
 	// Agent is the loop: commands are submitted to it, its status read.
-	Agent() *agent.Loop
+	Agent() Agent
 	// Raise records an event, runs the e-stop handlers for Critical ones
 	// and interrupts the agent.
 	Raise(worldmodel.Event)

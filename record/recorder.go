@@ -19,7 +19,7 @@ import (
 // Nothing the agent does ever waits for the recorder: what does not fit is
 // dropped, counted and warned about.
 type Recorder struct {
-	world  *worldmodel.Model
+	world  Stream
 	opts   Options
 	clk    clock.Clock
 	log    *slog.Logger
@@ -53,6 +53,14 @@ type Recorder struct {
 	lastWarn      atomic.Int64 // unix nanos of the last drop warning
 }
 
+// Stream is the world model as the recorder reads it: a cursor over the
+// stream, and demand for the sources that a session records only while
+// someone watches them (the microphones' audio).
+type Stream interface {
+	NewCursor(fromStart bool) *worldmodel.Cursor
+	Watch(source string) (stop func())
+}
+
 // session is one recording: into one file, or into a directory with
 // rotation.
 type session struct {
@@ -63,7 +71,7 @@ type session struct {
 
 // New returns a recorder that is not recording yet. header is asked for
 // every new file (it carries the build and the board).
-func New(world *worldmodel.Model, o Options, clk clock.Clock, log *slog.Logger, device string, header func() Header) (*Recorder, error) {
+func New(world Stream, o Options, clk clock.Clock, log *slog.Logger, device string, header func() Header) (*Recorder, error) {
 	if err := o.validate(); err != nil {
 		return nil, err
 	}

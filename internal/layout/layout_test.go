@@ -97,7 +97,7 @@ var rules = []struct {
 	{"plugin/actuators", []string{"plugin", "hooks", "tools", "tools/actuator/...", "worldmodel", "board"}, []string{"store"}},
 	{"plugin/engine", []string{"plugin", "hooks", "agent", "llm", "llm/local", "tools", "worldmodel"}, nil},
 	{"plugin/mqttplane", []string{"plugin", "hooks", "mqtt", "mqtt/broker", "mqtt/hass", "board"}, nil},
-	{"plugin/adminsock", []string{"plugin", "hooks", "localadmin", "tools"}, nil},
+	{"plugin/adminsock", []string{"plugin", "hooks", "localadmin"}, nil},
 	// The local admin socket calls tools; it knows nothing else of the runtime.
 	{"localadmin", []string{"tools"}, nil},
 	// The plugins that are skills: camera.snapshot, speaker.say,

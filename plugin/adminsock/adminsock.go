@@ -12,7 +12,6 @@ import (
 	"github.com/edgeagent/edgeagent/hooks"
 	"github.com/edgeagent/edgeagent/localadmin"
 	"github.com/edgeagent/edgeagent/plugin"
-	"github.com/edgeagent/edgeagent/tools"
 )
 
 func init() {
@@ -27,7 +26,7 @@ func init() {
 // Plugin serves the socket while the agent runs.
 type Plugin struct {
 	dir string
-	reg *tools.Registry
+	reg localadmin.Invoker
 	log *slog.Logger
 
 	mu     sync.Mutex

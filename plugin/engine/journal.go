@@ -15,9 +15,14 @@ import (
 // replay answers from it).
 type journaled struct {
 	llm.LLM
-	world  *worldmodel.Model
+	world  journal
 	clock  clock.Clock
 	source string
+}
+
+// journal is where the exchanges go: the world model's journal.
+type journal interface {
+	Note(worldmodel.Record) worldmodel.Record
 }
 
 // Exchange is the Data of an "llm" record.

@@ -78,11 +78,17 @@ type Options struct {
 	MaxText   int      `yaml:"max_text"`
 }
 
+// stream is the world model's stream, which the barge-in watch follows for
+// wake words.
+type stream interface {
+	NewCursor(fromStart bool) *worldmodel.Cursor
+}
+
 // Plugin is the say plugin.
 type Plugin struct {
 	speaker *Speaker
 	sim     *SimSink // the sim sink, when that is the sink
-	world   *worldmodel.Model
+	world   stream
 	log     *slog.Logger
 	voice   string
 	volume  float64

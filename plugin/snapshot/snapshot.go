@@ -41,9 +41,20 @@ func init() { plugin.Register("camera", New) }
 // Plugin provides camera.snapshot for the board's cameras.
 type Plugin struct {
 	cameras cameras.Set
-	world   *worldmodel.Model
-	reg     *tools.Registry
+	world   frames
+	reg     publisher
 	clock   clock.Clock
+}
+
+// frames are the cameras' latest frames: the world model.
+type frames interface {
+	Latest(source string) (worldmodel.Observation, bool)
+}
+
+// publisher calls mqtt.publish for a snapshot with publish: the tools
+// registry.
+type publisher interface {
+	Invoke(context.Context, tools.Call) (tools.Result, error)
 }
 
 // New builds the plugin for a host; it declines on a board without camera.

@@ -78,7 +78,7 @@ type Plugin struct {
 	client  *local.Client
 	name    string // the model's name
 	prio    worldmodel.Priority
-	world   *worldmodel.Model
+	world   world
 	raise   func(worldmodel.Event)
 	clock   clock.Clock
 	log     *slog.Logger
@@ -87,6 +87,16 @@ type Plugin struct {
 	lastAuto map[string]time.Time // on_motion: last description per camera
 	busy     bool                 // on_motion: one description at a time
 	workers  plugin.Workers       // the on-motion watch and its descriptions
+}
+
+// world is the world model as the plugin uses it: a camera's latest frame
+// to describe, the description it adds, the exchange with the model in the
+// journal, and the stream it watches for motion (on_motion).
+type world interface {
+	Latest(source string) (worldmodel.Observation, bool)
+	Append(worldmodel.Observation) uint64
+	Note(worldmodel.Record) worldmodel.Record
+	NewCursor(fromStart bool) *worldmodel.Cursor
 }
 
 // New builds the plugin; it declines when the board cannot describe

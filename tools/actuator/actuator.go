@@ -94,7 +94,9 @@ type Options struct {
 	Model     string // board model (rpi4, jetson-orin-nano …)
 	Actuators []Config
 	Settings  Settings
-	World     *worldmodel.Model
+	// World receives the actuators' states and readings, their health and
+	// the e-stop's events; nil: a world of the Set's own.
+	World World
 	// Store keeps the audit log and the e-stop latch (store.Bolt across
 	// restarts, store.Memory for the life of the process). Required.
 	Store AuditStore
@@ -111,12 +113,22 @@ type Options struct {
 	Admin func(tool string) bool
 }
 
+// World is the world model as the actuators write it: each actuator's
+// state and readings, health (an actuator's, the e-stop latch's), and
+// events (the e-stop, an actuator that stopped late).
+type World interface {
+	SetActuator(name, state string)
+	SetHealth(component, health string)
+	Append(worldmodel.Observation) uint64
+	Record(worldmodel.Event) worldmodel.Event
+}
+
 // Set is the actuators of one board plus the e-stop latch and the audit log.
 type Set struct {
 	o     Options
 	log   *slog.Logger
 	clk   clock.Clock
-	world *worldmodel.Model
+	world World
 	acts  []Actuator
 	// stopOrder is acts by danger (Kind.StopRank): motors, then PWM
 	// outputs, switches and servos (which only stop their ramps).

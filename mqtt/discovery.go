@@ -27,10 +27,11 @@ func (p *Plane) publishDiscovery(rs *runState) {
 		return
 	}
 	t := p.topics
+	numeric, motion := rs.pump.Entities()
 	data, err := hass.Payload(hass.Input{
 		Device: p.cfg.Device, Version: version(), QoS: int(p.cfg.QoS), Tools: p.d.Tools.List(),
 		Topics:  hass.Topics{Cmd: t.Cmd, Estop: t.Estop, Status: t.Status, State: t.State, Telemetry: t.Telemetry},
-		Numeric: rs.numeric, Motion: rs.motion,
+		Numeric: numeric, Motion: motion,
 	})
 	if err != nil {
 		p.log.Error("discovery payload", "err", err)

@@ -1,6 +1,7 @@
 // Package mqtt is the robot's control plane (DESIGN.md §7): commands and
-// their replies, the e-stop topic, events, telemetry, decisions and
-// availability, Home Assistant device discovery (worded by package hass),
+// their replies, the e-stop topic, events, telemetry, decisions (read from
+// the world model's stream by package pump) and availability, Home
+// Assistant device discovery (worded by package hass),
 // administration, the mqtt.publish skill, and an embedded broker for boards
 // without one (package broker, which the plane starts and stops).
 //

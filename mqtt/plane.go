@@ -24,6 +24,7 @@ import (
 	"github.com/edgeagent/edgeagent/internal/wait"
 	"github.com/edgeagent/edgeagent/mqtt/broker"
 	"github.com/edgeagent/edgeagent/mqtt/hass"
+	"github.com/edgeagent/edgeagent/mqtt/pump"
 	"github.com/edgeagent/edgeagent/tools"
 	"github.com/edgeagent/edgeagent/worldmodel"
 )
@@ -92,11 +93,11 @@ type Plane struct {
 
 	in       inboundStats
 	badInput atomic.Uint64
-	// streamMissed: stream items the pump's cursor lost to the rings.
+	// streamMissed: stream items the pumps of earlier runs lost to the
+	// rings (the current run's pump counts its own).
 	streamMissed atomic.Uint64
 	logLimit     lograte.Limit
 	busyLog      lograte.Limit
-	missLog      lograte.Limit
 }
 
 // runState is one start..stop of the plane.
@@ -107,6 +108,7 @@ type runState struct {
 	conn     *conn
 	admin    bool // the admin topic is accepted
 	handlers tracker
+	pump     *pump.Pump
 	pumpDone chan struct{}
 
 	queue       chan *job     // pointers: a job is ~600 bytes, the queue 1024 deep
@@ -116,13 +118,10 @@ type runState struct {
 	journalStop context.CancelFunc
 	journalDone chan struct{}
 
-	republish atomic.Bool // the pump re-publishes all retained state (after a connect)
-	session   session     // what the broker's last CONNACK said of our session
+	session session // what the broker's last CONNACK said of our session
 
 	discMu      sync.Mutex
-	numeric     map[string]string // world-model source -> unit, for sensors in discovery
-	motion      map[string]bool   // sources of motion events, for binary sensors
-	discRemoved bool              // removed on request: not re-announced until asked
+	discRemoved bool // removed on request: not re-announced until asked
 }
 
 // New builds the plane from its config and the node's parts; nothing
@@ -168,13 +167,8 @@ func (p *Plane) OnAgentStart(context.Context) error {
 	}
 	rs := &runState{pumpDone: make(chan struct{}), queue: make(chan *job, p.opts.Queue),
 		slots:   make(chan struct{}, p.opts.Queue),
-		journal: newJournal(p.d.Store, Window{Count: p.opts.DedupWindow, Span: p.opts.DedupSpan, Clock: p.d.Clock}, p.log), journalDone: make(chan struct{}),
-		numeric: map[string]string{}, motion: map[string]bool{}}
-	for _, s := range p.cfg.Sensors {
-		if hass.MotionKind(s.Kind) {
-			rs.motion[s.Name] = true
-		}
-	}
+		journal: newJournal(p.d.Store, Window{Count: p.opts.DedupWindow, Span: p.opts.DedupSpan, Clock: p.d.Clock}, p.log), journalDone: make(chan struct{})}
+	rs.pump = p.newPump(rs)
 	rs.session.lostAt.Store(p.d.Clock.Now().UnixNano()) // the gap before the first connection
 	rs.ctx, rs.cancel = context.WithCancel(context.Background())
 	jctx, jstop := context.WithCancel(context.Background())
@@ -204,8 +198,27 @@ func (p *Plane) OnAgentStart(context.Context) error {
 	p.run = rs
 	p.mu.Unlock()
 	p.startWorkers(rs)
-	go p.pump(rs)
+	go func() { defer close(rs.pumpDone); rs.pump.Run(rs.ctx) }()
 	return nil
+}
+
+// newPump makes the run's consumer of the stream: it publishes through the
+// run's connection and has discovery announce new entities.
+func (p *Plane) newPump(rs *runState) *pump.Pump {
+	cfg := pump.Config{QoS: byte(p.cfg.QoS), Poll: p.opts.Poll, Telemetry: map[string]time.Duration{},
+		Topics: pump.Topics{Events: p.topics.Events, Decisions: p.topics.Decisions, State: p.topics.State, Telemetry: p.topics.Telemetry},
+		Publish: func(topic string, payload []byte, qos byte, retain bool) {
+			rs.conn.publish(message{topic: topic, payload: payload, qos: qos, retain: retain})
+		},
+		Announce: func() { p.publishDiscovery(rs) },
+		Clock:    p.d.Clock, Log: p.log}
+	for _, s := range p.cfg.Sensors {
+		cfg.Telemetry[s.Name] = s.Telemetry
+		if hass.MotionKind(s.Kind) {
+			cfg.Motion = append(cfg.Motion, s.Name)
+		}
+	}
+	return pump.New(p.d.World, cfg)
 }
 
 // startBroker starts the embedded broker when the board asks for it and
@@ -340,7 +353,7 @@ func (p *Plane) onConnect(rs *runState, route paho.MessageHandler) {
 	c.send(message{topic: p.topics.Status, payload: []byte("online"), qos: 1, retain: true})
 	c.send(message{topic: p.topics.Info, payload: p.info(), qos: 1, retain: true})
 	p.publishDiscovery(rs)
-	rs.republish.Store(true)
+	rs.pump.Republish()
 	c.flush()
 	c.connects.Add(1) // counted once subscribed: commands from now on reach us
 	p.log.Info("MQTT connected", "broker", c.broker, "prefix", p.topics.Prefix)
@@ -363,6 +376,7 @@ func (p *Plane) OnAgentStop(ctx context.Context) error {
 	}
 	rs.cancel()
 	<-rs.pumpDone
+	p.streamMissed.Add(rs.pump.Missed())
 	err := errors.Join(rs.handlers.close(ctx), rs.stopWorkers(ctx))
 	if d := budget(ctx, 300*time.Millisecond); d > 0 && rs.conn.client.IsConnectionOpen() {
 		tok := rs.conn.client.Publish(p.topics.Status, 1, true, []byte("stopped"))
@@ -425,7 +439,7 @@ func (p *Plane) Status() any {
 		Commands: p.in.commands.Load(), Queued: len(rs.queue), Busy: p.in.busy.Load(),
 		Duplicates: p.in.duplicates.Load(), Interrupted: p.in.interrupted.Load(),
 		BadInput: p.badInput.Load(), Journal: rs.journal.size(), JournalFailed: rs.journal.failed.Load(),
-		StreamMissed: p.streamMissed.Load()}
+		StreamMissed: p.streamMissed.Load() + rs.pump.Missed()}
 	if rs.broker != nil {
 		st.BrokerDropped = rs.broker.Dropped()
 		c := rs.broker.Conns()
@@ -471,7 +485,7 @@ func (p *Plane) router(rs *runState) paho.MessageHandler {
 		case p.topics.HAStatus:
 			if string(msg.Payload()) == "online" {
 				p.publishDiscovery(rs) // Home Assistant restarted: announce again
-				rs.republish.Store(true)
+				rs.pump.Republish()
 			}
 		default:
 			if p.routeFleet(rs, msg) {

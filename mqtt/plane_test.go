@@ -16,6 +16,7 @@ import (
 
 	"github.com/edgeagent/edgeagent/internal/mqttclient"
 	"github.com/edgeagent/edgeagent/mqtt/broker"
+	"github.com/edgeagent/edgeagent/mqtt/pump"
 	"github.com/edgeagent/edgeagent/tools"
 	"github.com/edgeagent/edgeagent/worldmodel"
 )
@@ -233,7 +234,7 @@ func TestPublishEventsTelemetryDecisions(t *testing.T) {
 	r.world.Record(worldmodel.Event{Kind: "motion_start", Source: "front_cam", Priority: worldmodel.High, Message: "moved", Data: map[string]any{"area": 0.2}})
 	r.world.Record(worldmodel.Event{Kind: "decision", Source: "agent", Priority: worldmodel.Low, Message: "cycle 1", Data: map[string]any{"path": "reflex"}})
 	r.world.Record(worldmodel.Event{Kind: "weird", Source: "x", Data: map[string]any{"f": func() {}}})
-	var ev eventView
+	var ev pump.Event
 	if err := json.Unmarshal(p.next(t, tp.Events).Payload(), &ev); err != nil || ev.Kind != "motion_start" || ev.Source != "front_cam" || ev.Priority != "high" || ev.Data["area"] != 0.2 {
 		t.Fatalf("event %+v %v", ev, err)
 	}
@@ -536,7 +537,7 @@ func TestBufferWhileDisconnected(t *testing.T) {
 		t.Fatalf("status %q", m.Payload())
 	}
 	for i := 13; i < 20; i++ { // 7 newest events + the note = 8
-		var ev eventView
+		var ev pump.Event
 		if err := json.Unmarshal(p.next(t, tp.Events).Payload(), &ev); err != nil || ev.Message != fmt.Sprint(i) {
 			t.Fatalf("event %d: %+v %v", i, ev, err)
 		}

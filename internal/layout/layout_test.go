@@ -78,7 +78,9 @@ var rules = []struct {
 	{"sensors/gpio/...", []string{"sensors", "worldmodel", "sensors/simcurve", "sensors/periphhost", "sensors/gpio/..."}, preempts},
 	{"agent", []string{"hooks", "tools", "worldmodel", "llm"}, nil},
 	{"agent/agenttest", []string{"agent", "hooks", "tools", "worldmodel", "llm"}, nil},
-	{"mqtt", []string{"agent", "clock", "tools", "worldmodel", "hooks", "mqtt/broker", "mqtt/hass"}, []string{"board", "store"}},
+	{"mqtt", []string{"agent", "clock", "tools", "worldmodel", "hooks", "mqtt/broker", "mqtt/hass", "mqtt/pump"}, []string{"board", "store"}},
+	// The stream's MQTT consumer: a cursor in, publications out.
+	{"mqtt/pump", []string{"worldmodel", "clock"}, nil},
 	// The embedded broker (mochi) and its door, inbox and ACL; it knows
 	// nothing of the plane but the ACL and command topics it is given.
 	{"mqtt/broker", []string{"clock"}, nil},

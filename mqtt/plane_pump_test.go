@@ -8,6 +8,7 @@ import (
 
 	paho "github.com/eclipse/paho.mqtt.golang"
 
+	"github.com/edgeagent/edgeagent/mqtt/pump"
 	"github.com/edgeagent/edgeagent/worldmodel"
 )
 
@@ -31,7 +32,7 @@ func TestPumpCountsWhatItMissed(t *testing.T) {
 	// The last of the burst arrives within a Poll of the wake-up.
 	last := fmt.Sprint(burst - 1)
 	peer.nextMatching(t, r.topics().Events, func(m paho.Message) bool {
-		var v eventView
+		var v pump.Event
 		return json.Unmarshal(m.Payload(), &v) == nil && v.Message == last
 	})
 	var st struct {

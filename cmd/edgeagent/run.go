@@ -13,6 +13,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/edgeagent/edgeagent/board"
 	"github.com/edgeagent/edgeagent/node"
 	"github.com/edgeagent/edgeagent/record"
 	"github.com/edgeagent/edgeagent/sdnotify"
@@ -30,7 +31,7 @@ func init() {
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
-			n, log, err := loadNode(boardPath, false)
+			n, log, err := loadNode(boardPath, false, setGCPercent)
 			if err != nil {
 				return err
 			}
@@ -41,9 +42,6 @@ func init() {
 			}
 			if err := recordTo(n, recordPath); err != nil {
 				return err
-			}
-			if pct := n.Board.Agent.GCPercent; pct != 100 && os.Getenv("GOGC") == "" {
-				debug.SetGCPercent(pct)
 			}
 			if addr := os.Getenv(pprofEnv); addr != "" {
 				wait, err := servePprof(ctx, addr, log)
@@ -65,6 +63,16 @@ func init() {
 	cmd.Flags().StringVar(&boardPath, "board", defaultBoard, "board config file")
 	cmd.Flags().StringVar(&recordPath, "record", "", "record the run into this MCAP file (it must not exist)")
 	rootCmd.AddCommand(cmd)
+}
+
+// setGCPercent applies the board's GC target as soon as the board is read,
+// before the node is built: building it allocates most of what start-up
+// allocates, and a heap grown under Go's default target keeps its pages
+// until the scavenger returns them. GOGC in the environment wins.
+func setGCPercent(cfg *board.Config) {
+	if pct := cfg.Agent.GCPercent; pct != 100 && os.Getenv("GOGC") == "" {
+		debug.SetGCPercent(pct)
+	}
 }
 
 // runNodes runs n until ctx ends. A board reload accepted over MQTT (already

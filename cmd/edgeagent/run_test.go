@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"runtime/debug"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -118,5 +119,23 @@ func TestReloadOverMQTT(t *testing.T) {
 	bad, _ := json.Marshal(map[string]any{"id": "bad", "op": "reload", "params": map[string]string{"yaml": "device: {id: x, platform: mars}"}})
 	if r := ask("admin", string(bad), "bad"); r["ok"] != false || !strings.Contains(fmt.Sprint(r["error"]), "platform") {
 		t.Fatalf("broken reload: %v", r)
+	}
+}
+
+// The board's GC target is applied when the board is read, unless GOGC
+// is set.
+func TestSetGCPercent(t *testing.T) {
+	defer debug.SetGCPercent(debug.SetGCPercent(100))
+	var cfg board.Config
+	cfg.Agent.GCPercent = 10
+	t.Setenv("GOGC", "")
+	setGCPercent(&cfg)
+	if got := debug.SetGCPercent(100); got != 10 {
+		t.Fatalf("GC percent %d after a board asking for 10", got)
+	}
+	t.Setenv("GOGC", "50")
+	setGCPercent(&cfg)
+	if got := debug.SetGCPercent(100); got != 100 {
+		t.Fatalf("GC percent %d: the board overrode GOGC", got)
 	}
 }

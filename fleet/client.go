@@ -20,6 +20,7 @@ import (
 	paho "github.com/eclipse/paho.mqtt.golang"
 
 	"github.com/edgeagent/edgeagent/mqtt"
+	"github.com/edgeagent/edgeagent/mqtt/fleetproto"
 )
 
 // Options say how to reach the fleet's broker.
@@ -123,7 +124,7 @@ func (c *Client) List(ctx context.Context, window time.Duration) ([]Robot, error
 		case "state/estop":
 			r.EStop = string(m.Payload())
 		case "info":
-			var in mqtt.RobotInfo
+			var in fleetproto.RobotInfo
 			if json.Unmarshal(m.Payload(), &in) == nil {
 				r.Platform, r.Model, r.Version, r.Fleet, r.Groups, r.Started = in.Platform, in.Model, in.Version, in.Fleet, in.Groups, in.Started
 			}
@@ -180,9 +181,9 @@ type Target struct {
 func (t Target) topic(root, leaf string) (string, error) {
 	switch {
 	case t.Group != "" && t.Fleet == "" && leaf == "cmd":
-		return mqtt.GroupCmdTopic(root, t.Group), nil
+		return fleetproto.GroupCmd(root, t.Group), nil
 	case t.Fleet != "" && t.Group == "":
-		return root + "fleet/" + t.Fleet + "/" + leaf, nil
+		return fleetproto.FleetTopic(root, t.Fleet, leaf), nil
 	}
 	return "", errors.New("a target is one group or one fleet")
 }
@@ -258,8 +259,8 @@ func (c *Client) collect(ctx context.Context, id, topic string, payload []byte, 
 	// A robot whose broker lost its session while we wait announces a
 	// resync: the command is sent again, with its id, if that robot has
 	// not answered (its duplicate window keeps it from running twice).
-	resend := mqtt.NewResender(c.c)
-	resyncs := mqtt.ResyncFilter(c.root)
+	resend := fleetproto.NewResender(c.c)
+	resyncs := fleetproto.ResyncFilter(c.root)
 	if err := await(ctx, c.c.Subscribe(resyncs, 1, resend.OnResync)); err != nil {
 		return nil, 0, fmt.Errorf("subscribing to %s: %w", resyncs, err)
 	}

@@ -13,6 +13,7 @@ import (
 
 	paho "github.com/eclipse/paho.mqtt.golang"
 	"github.com/edgeagent/edgeagent/internal/mqttclient"
+	"github.com/edgeagent/edgeagent/mqtt/fleetproto"
 )
 
 // Call sends one command to the agent running with cfg and waits for the
@@ -74,8 +75,8 @@ func Call(ctx context.Context, cfg Config, cmd Command, admin bool) (Reply, erro
 		return Reply{}, fmt.Errorf("subscribing to %s: %w", cmd.ReplyTo, err)
 	}
 	// A robot whose broker lost its session while we wait says so: the
-	// command is sent again, with its id (Resender).
-	resend := NewResender(c)
+	// command is sent again, with its id (fleetproto.Resender).
+	resend := fleetproto.NewResender(c)
 	if err := mqttclient.Wait(ctx, c.Subscribe(t.Resync, 1, resend.OnResync), 5*time.Second); err != nil {
 		return Reply{}, fmt.Errorf("subscribing to %s: %w", t.Resync, err)
 	}

@@ -11,6 +11,7 @@ import (
 	paho "github.com/eclipse/paho.mqtt.golang"
 
 	"github.com/edgeagent/edgeagent/internal/mqttclient"
+	"github.com/edgeagent/edgeagent/mqtt/fleetproto"
 	"github.com/edgeagent/edgeagent/tools"
 	"github.com/edgeagent/edgeagent/worldmodel"
 )
@@ -21,51 +22,11 @@ import (
 // topic (same caller, same duplicate suppression by id, same busy
 // back-pressure) and are answered on the robot's own reply topic, with its
 // id in the reply, so the sender can count who answered. fleet.tools limits
-// what a broadcast may call.
-
-// FleetTopics are the fleet's topics for one robot; zero without a fleet.
-type FleetTopics struct {
-	Cmd    string   // <root>fleet/<name>/cmd
-	Estop  string   // <root>fleet/<name>/estop
-	Groups []string // <root>group/<group>/cmd, one per group
-}
-
-// fleetRoot is the topic root shared by the fleet's robots: the prefix
-// without its device level ("edgeagent/r1/" -> "edgeagent/").
-func fleetRoot(prefix, deviceID string) string {
-	if root, ok := strings.CutSuffix(prefix, deviceID+"/"); ok {
-		return root
-	}
-	return prefix
-}
-
-// NewFleetTopics derives a robot's fleet topics from its prefix, id and
-// fleet membership.
-func NewFleetTopics(prefix, deviceID string, f Fleet) FleetTopics {
-	if f.Name == "" {
-		return FleetTopics{}
-	}
-	root := fleetRoot(prefix, deviceID)
-	ft := FleetTopics{Cmd: root + "fleet/" + f.Name + "/cmd", Estop: root + "fleet/" + f.Name + "/estop"}
-	for _, g := range f.Groups {
-		ft.Groups = append(ft.Groups, GroupCmdTopic(root, g))
-	}
-	return ft
-}
-
-// GroupCmdTopic is where a group's commands go.
-func GroupCmdTopic(root, group string) string { return root + "group/" + group + "/cmd" }
-
-func (ft FleetTopics) inputs() []string {
-	if ft.Cmd == "" {
-		return nil
-	}
-	return append([]string{ft.Cmd, ft.Estop}, ft.Groups...)
-}
+// what a broadcast may call. The topics are package fleetproto's.
 
 // fleetFilters adds the fleet's subscriptions to a connect's.
 func (p *Plane) fleetFilters(filters map[string]byte, qos byte) {
-	for _, t := range p.fleet.inputs() {
+	for _, t := range p.fleet.Inputs() {
 		filters[t] = qos
 	}
 }
@@ -135,21 +96,9 @@ type source struct {
 	fleet bool
 }
 
-// RobotInfo is the retained payload of <prefix>info.
-type RobotInfo struct {
-	ID       string   `json:"id"`
-	Name     string   `json:"name,omitempty"`
-	Platform string   `json:"platform"`
-	Model    string   `json:"model,omitempty"`
-	Version  string   `json:"version"`
-	Fleet    string   `json:"fleet,omitempty"`
-	Groups   []string `json:"groups,omitempty"`
-	Started  string   `json:"started"` // RFC 3339: a robot that restarted shows a new time
-}
-
 func (p *Plane) info() []byte {
 	d := p.cfg.Device
-	data, _ := json.Marshal(RobotInfo{ID: p.cfg.DeviceID, Name: d.Name, Platform: d.Platform, Model: d.Model,
+	data, _ := json.Marshal(fleetproto.RobotInfo{ID: p.cfg.DeviceID, Name: d.Name, Platform: d.Platform, Model: d.Model,
 		Version: version(), Fleet: p.cfg.Fleet.Name, Groups: p.cfg.Fleet.Groups, Started: p.started.UTC().Format(time.RFC3339)}) // plain strings: always encodes
 	return data
 }
@@ -162,4 +111,4 @@ func TLSConfig(t TLS) (*tls.Config, error) {
 }
 
 // FleetRoot is the topic root a robot shares with its fleet.
-func (c Config) FleetRoot() string { return fleetRoot(c.Prefix, c.DeviceID) }
+func (c Config) FleetRoot() string { return fleetproto.Root(c.Prefix, c.DeviceID) }

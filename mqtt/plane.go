@@ -23,6 +23,7 @@ import (
 	"github.com/edgeagent/edgeagent/internal/netaddr"
 	"github.com/edgeagent/edgeagent/internal/wait"
 	"github.com/edgeagent/edgeagent/mqtt/broker"
+	"github.com/edgeagent/edgeagent/mqtt/fleetproto"
 	"github.com/edgeagent/edgeagent/mqtt/hass"
 	"github.com/edgeagent/edgeagent/mqtt/pump"
 	"github.com/edgeagent/edgeagent/tools"
@@ -84,8 +85,8 @@ type Plane struct {
 	cfg     Config
 	opts    Options
 	topics  Topics
-	fleet   FleetTopics
-	started time.Time // when the plane was built: RobotInfo.Started
+	fleet   fleetproto.Topics
+	started time.Time // when the plane was built: fleetproto.RobotInfo.Started
 	log     *slog.Logger
 
 	mu  sync.Mutex
@@ -143,7 +144,7 @@ func New(cfg Config, d Deps) (*Plane, error) {
 	return &Plane{
 		d: d, cfg: cfg, opts: cfg.Options, log: d.Log.With("component", "mqtt"),
 		topics: NewTopics(cfg.Prefix, cfg.DeviceID, cfg.Discovery),
-		fleet:  NewFleetTopics(cfg.Prefix, cfg.DeviceID, cfg.Fleet), started: d.Clock.Now(),
+		fleet:  fleetproto.Member(cfg.FleetRoot(), cfg.Fleet.Name, cfg.Fleet.Groups), started: d.Clock.Now(),
 	}, nil
 }
 

@@ -44,7 +44,7 @@ func (p *Plane) publishTool() tools.Tool {
 		if err := checkTopicName(a.Topic); err != nil {
 			return tools.Result{}, err
 		}
-		if slices.Contains(p.topics.inputs(), a.Topic) || slices.Contains(p.fleet.inputs(), a.Topic) {
+		if slices.Contains(p.topics.inputs(), a.Topic) || slices.Contains(p.fleet.Inputs(), a.Topic) {
 			return tools.Result{}, fmt.Errorf("%s is one of the agent's own control topics", a.Topic)
 		}
 		if !slices.ContainsFunc(p.cfg.PublishAllow, func(f string) bool { return matchFilter(f, a.Topic) }) {

@@ -11,6 +11,7 @@ import (
 
 	paho "github.com/eclipse/paho.mqtt.golang"
 
+	"github.com/edgeagent/edgeagent/mqtt/fleetproto"
 	"github.com/edgeagent/edgeagent/worldmodel"
 )
 
@@ -23,18 +24,8 @@ import (
 // once it has subscribed again, on <prefix>resync (retained, so that a
 // requester that reconnects later still sees it) and as a world-model
 // event. Requesters then send their unanswered commands again with the
-// same ids (Resender); the duplicate window answers those that did run
+// same ids (fleetproto.Resender); the duplicate window answers those that did run
 // with their first reply, and runs the lost ones once.
-
-// Resync is the payload of <prefix>resync.
-type Resync struct {
-	Robot string `json:"robot"`
-	// GapStart is when the agent lost its connection (its start, for
-	// the first one); GapEnd when it was subscribed again. Commands
-	// acknowledged by the broker in between may be lost.
-	GapStart time.Time `json:"gap_start"`
-	GapEnd   time.Time `json:"gap_end"`
-}
 
 // session follows what the broker said about the agent's session in its
 // last CONNACK, and when the connection was lost.
@@ -102,7 +93,7 @@ func (p *Plane) announceResync(rs *runState) {
 	if rs.session.present.Load() {
 		return
 	}
-	r := Resync{Robot: p.cfg.DeviceID, GapStart: time.Unix(0, rs.session.lostAt.Load()), GapEnd: p.d.Clock.Now()}
+	r := fleetproto.Resync{Robot: p.cfg.DeviceID, GapStart: time.Unix(0, rs.session.lostAt.Load()), GapEnd: p.d.Clock.Now()}
 	data, _ := json.Marshal(r) // strings and times: always encodes
 	rs.conn.send(message{topic: p.topics.Resync, payload: data, qos: 1, retain: true})
 	if rs.conn.connects.Load() == 0 {

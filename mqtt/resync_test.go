@@ -12,6 +12,7 @@ import (
 	paho "github.com/eclipse/paho.mqtt.golang"
 
 	"github.com/edgeagent/edgeagent/internal/mqttclient"
+	"github.com/edgeagent/edgeagent/mqtt/fleetproto"
 )
 
 // TestResyncOnSessionLoss: a broker that comes back without the agent's
@@ -23,7 +24,7 @@ func TestResyncOnSessionLoss(t *testing.T) {
 	tp := r.topics()
 	p := dialPeer(t, m.URL(), "watcher", tp.Resync)
 	first := p.next(t, tp.Resync) // the first connection: nothing was there before
-	var rs Resync
+	var rs fleetproto.Resync
 	if err := json.Unmarshal(first.Payload(), &rs); err != nil || rs.Robot != "test-bot" || !first.Retained() {
 		t.Fatalf("first resync %s (retained %v): %v", first.Payload(), first.Retained(), err)
 	}
@@ -44,9 +45,9 @@ func TestResyncOnSessionLoss(t *testing.T) {
 	before := time.Now()
 	m.Start()
 	q := dialPeer(t, m.URL(), "watcher-2", tp.Resync)
-	var again Resync
+	var again fleetproto.Resync
 	_ = json.Unmarshal(q.nextMatching(t, tp.Resync, func(m paho.Message) bool {
-		var x Resync
+		var x fleetproto.Resync
 		return json.Unmarshal(m.Payload(), &x) == nil && x.GapEnd.After(before)
 	}).Payload(), &again)
 	if again.GapStart.Before(killed) || !again.GapEnd.After(again.GapStart) {
@@ -63,9 +64,9 @@ func TestResyncOnSessionLoss(t *testing.T) {
 
 // resyncRequester is a controller that uses the Resender: it resends its
 // unanswered commands when a robot announces a resync, and only then.
-func resyncRequester(t *testing.T, url string, tl *tally, tp Topics) (paho.Client, *Resender) {
+func resyncRequester(t *testing.T, url string, tl *tally, tp Topics) (paho.Client, *fleetproto.Resender) {
 	t.Helper()
-	var rs *Resender
+	var rs *fleetproto.Resender
 	record := func(c paho.Client, m paho.Message) {
 		tl.record(c, m)
 		var r Reply
@@ -77,7 +78,7 @@ func resyncRequester(t *testing.T, url string, tl *tally, tp Topics) (paho.Clien
 		SetAutoReconnect(true).SetConnectRetry(true).SetConnectRetryInterval(100 * time.Millisecond).
 		SetMaxReconnectInterval(300 * time.Millisecond).SetOrderMatters(false).SetWriteTimeout(10 * time.Second).
 		SetOnConnectHandler(func(c paho.Client) {
-			c.SubscribeMultiple(map[string]byte{tp.Reply + "/#": 1, ResyncFilter("edgeagent/"): 1}, func(c paho.Client, m paho.Message) {
+			c.SubscribeMultiple(map[string]byte{tp.Reply + "/#": 1, fleetproto.ResyncFilter("edgeagent/"): 1}, func(c paho.Client, m paho.Message) {
 				if m.Topic() == tp.Resync {
 					rs.OnResync(c, m)
 					return
@@ -86,7 +87,7 @@ func resyncRequester(t *testing.T, url string, tl *tally, tp Topics) (paho.Clien
 			})
 		})
 	c := paho.NewClient(o)
-	rs = NewResender(c)
+	rs = fleetproto.NewResender(c)
 	if err := mqttclient.Wait(context.Background(), c.Connect(), 5*time.Second); err != nil {
 		t.Fatal(err)
 	}
@@ -130,56 +131,5 @@ func TestChaosMosquittoRestartWithoutState(t *testing.T) {
 	t.Logf("mosquitto restarted without state ×3 during %d commands/s: %v; resent on resync %d", rate, out, rs.Resent())
 	if out.lost > 0 || out.twice > 0 || out.failed > 0 {
 		t.Fatalf("%v", out)
-	}
-}
-
-// msg is a received message, for handlers under test.
-type msg struct {
-	topic    string
-	payload  []byte
-	retained bool
-}
-
-func (m msg) Duplicate() bool   { return false }
-func (m msg) Qos() byte         { return 1 }
-func (m msg) Retained() bool    { return m.retained }
-func (m msg) Topic() string     { return m.topic }
-func (m msg) MessageID() uint16 { return 0 }
-func (m msg) Payload() []byte   { return m.payload }
-func (m msg) Ack()              {}
-
-// The Resender's rules: the retained resync found at the first
-// subscription is old news; each later resync is acted on once; a
-// command is resent only while it waits for that robot; an answered one
-// never.
-func TestResenderRules(t *testing.T) {
-	f := &fakeClient{}
-	rs := NewResender(f)
-	resync := func(robot string, end time.Time, retained bool) {
-		data, _ := json.Marshal(Resync{Robot: robot, GapEnd: end})
-		rs.OnResync(f, msg{topic: "edgeagent/" + robot + "/resync", payload: data, retained: retained})
-	}
-	t0 := time.Date(2026, 11, 28, 5, 0, 0, 0, time.UTC)
-	resync("a", t0, true) // found at subscription
-	rs.Send("edgeagent/a/cmd", "1", []byte("one"), nil)
-	rs.Send("edgeagent/fleet/f/cmd", "2", []byte("two"), func(robot string) bool { return robot == "b" })
-	rs.Send("edgeagent/a/cmd", "3", []byte("three"), nil)
-	rs.Answered("3")
-	if rs.Resent() != 0 {
-		t.Fatalf("resent %d on the retained resync found at subscription", rs.Resent())
-	}
-	resync("a", t0.Add(time.Minute), false)
-	resync("a", t0.Add(time.Minute), true) // the same, again on a resubscription
-	if rs.Resent() != 1 {
-		t.Fatalf("resent %d for a's resync, want 1 (command 1)", rs.Resent())
-	}
-	resync("b", t0.Add(time.Minute), false) // b waits for 1 (any robot) and 2
-	if rs.Resent() != 3 || rs.Pending() != 2 {
-		t.Fatalf("resent %d, pending %d", rs.Resent(), rs.Pending())
-	}
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if len(f.sent) != 6 { // 3 sent, 3 again
-		t.Fatalf("published %v", f.sent)
 	}
 }

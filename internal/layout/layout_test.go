@@ -78,7 +78,10 @@ var rules = []struct {
 	{"sensors/gpio/...", []string{"sensors", "worldmodel", "sensors/simcurve", "sensors/periphhost", "sensors/gpio/..."}, preempts},
 	{"agent", []string{"hooks", "tools", "worldmodel", "llm"}, nil},
 	{"agent/agenttest", []string{"agent", "hooks", "tools", "worldmodel", "llm"}, nil},
-	{"mqtt", []string{"agent", "clock", "tools", "worldmodel", "hooks", "mqtt/broker", "mqtt/hass", "mqtt/pump"}, []string{"board", "store"}},
+	{"mqtt", []string{"agent", "clock", "tools", "worldmodel", "hooks", "mqtt/broker", "mqtt/fleetproto", "mqtt/hass", "mqtt/pump"}, []string{"board", "store"}},
+	// What robots and their requesters agree on: fleet topics, the info
+	// and resync payloads, the Resender. Both sides import it.
+	{"mqtt/fleetproto", nil, nil},
 	// The stream's MQTT consumer: a cursor in, publications out.
 	{"mqtt/pump", []string{"worldmodel", "clock"}, nil},
 	// The embedded broker (mochi) and its door, inbox and ACL; it knows
@@ -90,7 +93,7 @@ var rules = []struct {
 	// The decision benchmark builds a sim node per case, as the CLI does.
 	{"eval", []string{"agent", "board", "llm", "llm/local", "node", "worldmodel"}, assembly},
 	// The operator's side of a fleet: MQTT only, no runtime.
-	{"fleet", []string{"mqtt", "board"}, append([]string{"tools"}, assembly...)},
+	{"fleet", []string{"mqtt", "mqtt/fleetproto", "board"}, append([]string{"tools"}, assembly...)},
 	// The plugin host sees the runtime's parts; adapters see the host and
 	// the one part they adapt.
 	{"plugin", []string{"agent", "board", "clock", "hooks", "sensors", "store", "tools", "worldmodel"}, nil},

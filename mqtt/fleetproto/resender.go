@@ -1,4 +1,4 @@
-package mqtt
+package fleetproto
 
 import (
 	"encoding/json"
@@ -14,11 +14,11 @@ import (
 // same ids, when a robot announces a resync (its broker lost its session
 // and with it commands it had acknowledged). The robot's duplicate window
 // makes that safe: a command that ran is answered with its first reply
-// and not run again; a lost one runs once. The CLI (Call) and the fleet
+// and not run again; a lost one runs once. The CLI (mqtt.Call) and the fleet
 // client use it; mqtt/README.md shows the loop for a client of your own.
 //
-//	rs := mqtt.NewResender(client)
-//	client.Subscribe(mqtt.ResyncFilter("edgeagent/"), 1, rs.OnResync)
+//	rs := fleetproto.NewResender(client)
+//	client.Subscribe(fleetproto.ResyncFilter("edgeagent/"), 1, rs.OnResync)
 //	rs.Send(topic, id, payload)   // instead of client.Publish
 //	...on the reply with that id: rs.Answered(id)
 type Resender struct {
@@ -38,10 +38,6 @@ type pendingCmd struct {
 	// (a fleet command waits for several); nil: any robot.
 	waiting func(robot string) bool
 }
-
-// ResyncFilter is the topic filter of every robot's resync under root
-// (the robots' prefix without the device level, "edgeagent/").
-func ResyncFilter(root string) string { return root + "+/resync" }
 
 // NewResender keeps commands sent through c.
 func NewResender(c paho.Client) *Resender {

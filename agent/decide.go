@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/edgeagent/edgeagent/clock"
 	"github.com/edgeagent/edgeagent/hooks"
 	"github.com/edgeagent/edgeagent/worldmodel"
 )
@@ -124,7 +125,7 @@ type Reflexes struct {
 
 // NewReflexes builds the reflex decider.
 func NewReflexes(rules []Reflex) *Reflexes {
-	return &Reflexes{rules: rules, last: make([]time.Time, len(rules)), now: time.Now}
+	return &Reflexes{rules: rules, last: make([]time.Time, len(rules)), now: clock.Real().Now}
 }
 
 // UseClock makes cooldowns count on the caller's clock (a replay runs on a

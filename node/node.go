@@ -207,6 +207,7 @@ func (n *Node) buildSensors() error {
 			continue
 		}
 		n.limits[sc.Name] = limits
+		scfg.Clock = n.clock
 		s, err := sensors.New(scfg)
 		if err != nil {
 			errs = append(errs, err)

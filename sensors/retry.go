@@ -69,6 +69,7 @@ type Health struct {
 	source        string
 	out           Sink
 	faultPriority worldmodel.Priority
+	clock         clock.Clock
 
 	good atomic.Bool // fast path for OK, called after every sample
 
@@ -80,11 +81,11 @@ type Health struct {
 	reported bool // "ok" has been observed at least once
 }
 
-// NewHealth tracks the health of sensor name. faultPriority is the
-// priority of its sensor_fault event: Normal for most sensors, High for
-// inputs the robot's safety depends on.
-func NewHealth(name string, out Sink, faultPriority worldmodel.Priority) *Health {
-	return &Health{name: name, source: name + ".health", out: out, faultPriority: faultPriority}
+// NewHealth tracks the health of sensor name, stamped on clk (nil: the wall
+// clock). faultPriority is the priority of its sensor_fault event: Normal
+// for most sensors, High for inputs the robot's safety depends on.
+func NewHealth(clk clock.Clock, name string, out Sink, faultPriority worldmodel.Priority) *Health {
+	return &Health{name: name, source: name + ".health", out: out, faultPriority: faultPriority, clock: clock.Or(clk)}
 }
 
 // OK records a good sample. It is cheap enough to call after every sample.
@@ -94,7 +95,7 @@ func (h *Health) OK() {
 	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	now := time.Now()
+	now := h.clock.Now()
 	h.lastOK = now
 	wasDegraded := h.degraded
 	h.degraded = false
@@ -121,7 +122,7 @@ func (h *Health) OK() {
 func (h *Health) Fault(err error, retryIn time.Duration) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	now := time.Now()
+	now := h.clock.Now()
 	h.good.Store(false)
 	h.failures++
 	if !h.degraded {
@@ -183,13 +184,13 @@ func (p *permanentError) Unwrap() error { return p.err }
 // Supervise runs session until ctx ends. A session opens the device and
 // samples until something fails, calling h.OK after each good sample; when
 // it returns, the sensor is marked degraded and the session is retried
-// after b's delay. The delay starts over once a session has produced a good
+// after b's delay, on h's clock. The delay starts over once a session has produced a good
 // sample, so a device that flaps once a day is retried quickly each time.
 // Supervise returns nil when ctx ends, or a Permanent error.
 func Supervise(ctx context.Context, h *Health, b Backoff, session func(ctx context.Context) error) error {
 	attempt := 0
 	for {
-		start := time.Now()
+		start := h.clock.Now()
 		err := session(ctx)
 		if ctx.Err() != nil {
 			return nil
@@ -207,12 +208,8 @@ func Supervise(ctx context.Context, h *Health, b Backoff, session func(ctx conte
 		d := b.Delay(attempt)
 		attempt++
 		h.Fault(err, d)
-		if Sleep(ctx, d) != nil {
+		if clock.Sleep(ctx, h.clock, d) != nil {
 			return nil
 		}
 	}
 }
-
-// Sleep waits for d or until ctx ends (then it returns ctx.Err()): the wait
-// between samples, retries and conversion times of every sensor kind.
-func Sleep(ctx context.Context, d time.Duration) error { return clock.Sleep(ctx, clock.Real(), d) }

@@ -4,12 +4,24 @@ import (
 	"context"
 	"errors"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/edgeagent/edgeagent/clock"
 	"github.com/edgeagent/edgeagent/worldmodel"
 )
+
+var t0 = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+
+// stepUntilFired advances f in steps of step until the one pending timer
+// fires. The goroutine under test arms no other timer meanwhile: it is
+// blocked until the test takes what its session sends.
+func stepUntilFired(f *clock.Fake, step time.Duration) {
+	f.BlockUntil(1)
+	for f.Pending() > 0 {
+		f.Advance(step)
+	}
+}
 
 func TestBackoffDelay(t *testing.T) {
 	b := Backoff{Initial: 100 * time.Millisecond, Max: time.Second}
@@ -34,7 +46,7 @@ func TestBackoffDelay(t *testing.T) {
 
 func TestHealthTransitions(t *testing.T) {
 	rec := &recSink{}
-	h := NewHealth("env", rec, worldmodel.High)
+	h := NewHealth(clock.NewFake(t0), "env", rec, worldmodel.High)
 	h.OK()
 	h.OK()
 	h.Fault(errors.New("nack"), time.Second)
@@ -72,14 +84,17 @@ func TestHealthTransitions(t *testing.T) {
 
 func TestSuperviseRetriesAndRecovers(t *testing.T) {
 	rec := &recSink{}
-	h := NewHealth("imu", rec, worldmodel.Normal)
+	f := clock.NewFake(t0)
+	h := NewHealth(f, "imu", rec, worldmodel.Normal)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	var calls atomic.Int32
+	called := make(chan int)
 	done := make(chan error)
 	go func() {
+		n := 0
 		done <- Supervise(ctx, h, Backoff{Initial: time.Millisecond, Max: 4 * time.Millisecond}, func(ctx context.Context) error {
-			n := calls.Add(1)
+			n++
+			called <- n
 			switch {
 			case n <= 3: // device absent at first
 				return errors.New("no ack")
@@ -93,13 +108,8 @@ func TestSuperviseRetriesAndRecovers(t *testing.T) {
 			}
 		})
 	}()
-	deadline := time.After(5 * time.Second)
-	for calls.Load() < 5 {
-		select {
-		case <-deadline:
-			t.Fatal("supervise did not retry")
-		case <-time.After(time.Millisecond):
-		}
+	for n := <-called; n < 5; n = <-called {
+		stepUntilFired(f, time.Millisecond)
 	}
 	cancel()
 	if err := <-done; err != nil {
@@ -113,7 +123,7 @@ func TestSuperviseRetriesAndRecovers(t *testing.T) {
 
 func TestSupervisePermanent(t *testing.T) {
 	rec := &recSink{}
-	h := NewHealth("x", rec, worldmodel.Normal)
+	h := NewHealth(clock.NewFake(t0), "x", rec, worldmodel.Normal)
 	bad := errors.New("bus 9 does not exist")
 	var calls int
 	err := Supervise(context.Background(), h, Backoff{}, func(context.Context) error {
@@ -129,23 +139,33 @@ func TestSupervisePermanent(t *testing.T) {
 }
 
 func TestSuperviseBackoffGrowsWithoutProgress(t *testing.T) {
-	h := NewHealth("x", &recSink{}, worldmodel.Normal)
+	f := clock.NewFake(t0)
+	h := NewHealth(f, "x", &recSink{}, worldmodel.Normal)
 	ctx, cancel := context.WithCancel(context.Background())
-	var stamps []time.Time
-	Supervise(ctx, h, Backoff{Initial: 5 * time.Millisecond, Max: time.Second}, func(context.Context) error {
-		stamps = append(stamps, time.Now())
-		if len(stamps) == 5 {
-			cancel()
-			return nil
-		}
-		return errors.New("gone")
-	})
-	// Gaps follow 5, 10, 20, 40 ms (±20 % jitter, timers only run late).
+	defer cancel()
+	called := make(chan time.Time)
+	done := make(chan error)
+	go func() {
+		done <- Supervise(ctx, h, Backoff{Initial: 5 * time.Millisecond, Max: time.Second}, func(ctx context.Context) error {
+			called <- f.Now()
+			return errors.New("gone")
+		})
+	}()
+	stamps := []time.Time{<-called}
+	for len(stamps) < 5 {
+		stepUntilFired(f, 100*time.Microsecond)
+		stamps = append(stamps, <-called)
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	// Gaps follow 5, 10, 20, 40 ms ±20 % (jitter), to the step.
 	for i := 1; i < len(stamps); i++ {
 		gap := stamps[i].Sub(stamps[i-1])
-		min := time.Duration(5<<(i-1)) * time.Millisecond * 8 / 10
-		if gap < min {
-			t.Errorf("gap %d = %s, want >= %s", i, gap, min)
+		d := time.Duration(5<<(i-1)) * time.Millisecond
+		if gap < d*8/10 || gap > d*12/10+100*time.Microsecond {
+			t.Errorf("gap %d = %s, want %s ±20 %%", i, gap, d)
 		}
 	}
 }

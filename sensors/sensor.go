@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/edgeagent/edgeagent/clock"
 	"github.com/edgeagent/edgeagent/internal/registry"
 	"github.com/edgeagent/edgeagent/worldmodel"
 )
@@ -59,6 +60,12 @@ type Config struct {
 	// reaches it (tcp://127.0.0.1:1883 for the embedded one), for kinds
 	// that read from it; "" when the board has none.
 	Broker string
+	// Clock is the run's time source (nil: the wall clock): a kind paces
+	// its sampling, retries and waits on it and stamps what it observes
+	// with it, so a test drives it step by step. A device that keeps its
+	// own time (a sound card's callback, a camera's frame rate) keeps it;
+	// only its stamps come from the clock.
+	Clock clock.Clock
 }
 
 // PriorityOr returns the board's priority for the primary event, or def.

@@ -6,7 +6,6 @@ import (
 	"math"
 	"strconv"
 	"sync"
-	"time"
 
 	"github.com/edgeagent/edgeagent/worldmodel"
 )
@@ -168,10 +167,9 @@ func (s *thresholdState) step(o worldmodel.Observation) (worldmodel.Event, bool)
 }
 
 func (s *thresholdState) event(o worldmodel.Observation, kind string, p worldmodel.Priority, rule string, limit float64) worldmodel.Event {
+	// A reading without a time gets it from the world model, on the run's
+	// clock, and so does an event: the event keeps the reading's.
 	t := o.Time
-	if t.IsZero() {
-		t = time.Now()
-	}
 	msg := o.Source + " " + fmtFloat(o.Value)
 	if o.Unit != "" {
 		msg += " " + o.Unit

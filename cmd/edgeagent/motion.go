@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/edgeagent/edgeagent/board"
+	"github.com/edgeagent/edgeagent/clock"
 	"github.com/edgeagent/edgeagent/sensors"
 	"github.com/edgeagent/edgeagent/sensors/camera"
 	"github.com/edgeagent/edgeagent/sensors/camera/motion"
@@ -80,7 +81,7 @@ over the scored frames, calibrating frames included (a blind detector misses).`,
 			}
 			enc := json.NewEncoder(out)
 			var q boxQuality
-			st, err := camera.DetectClip(cmd.Context(), args[0], cfg, func(f *camera.Frame, r motion.Result) error {
+			st, err := camera.DetectClip(cmd.Context(), clock.Real(), args[0], cfg, func(f *camera.Frame, r motion.Result) error {
 				fs := q.add(f, r, truth)
 				if !quiet {
 					if err := printFrame(out, enc, asJSON, f, r, fs); err != nil {

@@ -16,6 +16,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/edgeagent/edgeagent/board"
+	"github.com/edgeagent/edgeagent/clock"
 	"github.com/edgeagent/edgeagent/sensors/mic"
 	"github.com/edgeagent/edgeagent/sensors/mic/audio"
 	"github.com/edgeagent/edgeagent/sensors/mic/wakeword"
@@ -143,7 +144,7 @@ own microphone, and vary your delivery a little between takes.`,
 			if err != nil {
 				return err
 			}
-			if err := m.Save(templates); err != nil {
+			if err := m.Save(templates, clock.Real().Now()); err != nil {
 				return err
 			}
 			for i, t := range m.Takes {
@@ -173,7 +174,7 @@ func recordTakes(ctx context.Context, out io.Writer, o mic.Opts, label string, n
 	}
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt)
 	defer stop()
-	src, err := mic.NewSource(o)
+	src, err := mic.NewSource(o, clock.Real())
 	if err != nil {
 		return nil, err
 	}

@@ -29,6 +29,7 @@ var rules = []struct {
 	// Programs the scripts run: a fake Wyoming STT server for recording
 	// scenarios stands in for Whisper.
 	{"scripts/fakestt", []string{"sensors/mic/wyoming/wyomingtest"}, nil},
+	{"scripts/fakeollama", []string{"llm/local/ollamatest"}, nil},
 	// The speech frontend's tools: what it adds to a binary and a process,
 	// embeddings of WAV files for the check against a pretrained head.
 	{"scripts/speechembed/...", []string{"sensors/mic/speechembed", "sensors/mic/audio"}, nil},

@@ -75,7 +75,7 @@ func (s *Speaker) Say(ctx context.Context, text, voice string, volume float64) (
 	if s.Line != nil {
 		// Held from the start of synthesis, not only of sound: the
 		// microphone must already be deaf when the first sample plays.
-		defer s.Line.Begin()()
+		defer s.Line.Begin(s.Clock)()
 	}
 	gain := float32(math.Min(1, math.Max(0, volume)))
 	var scaled []int16

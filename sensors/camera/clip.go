@@ -9,6 +9,7 @@ import (
 	"io"
 	"time"
 
+	"github.com/edgeagent/edgeagent/clock"
 	"github.com/edgeagent/edgeagent/sensors/camera/motion"
 )
 
@@ -24,19 +25,20 @@ type ClipStats struct {
 // DetectClip runs a detector configured by cfg over a recorded clip (raw
 // MJPEG or Y4M) as fast as it can, and calls fn with every frame and its
 // result; fn's error stops the run. This is how thresholds and masks are
-// tuned on recordings (edgeagent motion).
-func DetectClip(ctx context.Context, path string, cfg motion.Config, fn func(f *Frame, r motion.Result) error) (st ClipStats, err error) {
+// tuned on recordings (edgeagent motion). clk dates the frames from the
+// start and times the run for the stats.
+func DetectClip(ctx context.Context, clk clock.Clock, path string, cfg motion.Config, fn func(f *Frame, r motion.Result) error) (st ClipStats, err error) {
 	det, err := motion.New(cfg)
 	if err != nil {
 		return st, err
 	}
-	src, err := OpenFile(path, FileOpts{})
+	src, err := OpenFile(path, FileOpts{Clock: clk})
 	if err != nil {
 		return st, err
 	}
 	defer src.Close()
-	start := time.Now()
-	defer func() { st.Elapsed = time.Since(start) }()
+	start := clk.Now()
+	defer func() { st.Elapsed = clk.Since(start) }()
 	var f Frame
 	for {
 		err := src.Next(ctx, &f)
@@ -49,9 +51,9 @@ func DetectClip(ctx context.Context, path string, cfg motion.Config, fn func(f *
 		if err != nil {
 			return st, err
 		}
-		t := time.Now()
+		t := clk.Now()
 		r := det.Detect(f.Y, f.YStride, f.Width, f.Height)
-		st.Detect += time.Since(t)
+		st.Detect += clk.Since(t)
 		st.Frames++
 		if r.Motion {
 			st.Motion++

@@ -6,6 +6,7 @@ import (
 	"image/color"
 	"testing"
 
+	"github.com/edgeagent/edgeagent/clock"
 	"github.com/edgeagent/edgeagent/sensors/camera/camsim"
 	"github.com/edgeagent/edgeagent/sensors/camera/motion"
 )
@@ -15,7 +16,7 @@ func TestDetectClipAndAnnotate(t *testing.T) {
 		Objects: []camsim.Object{{W: 24, H: 40, Y: 40, Speed: 4, Start: 20, Level: 90}}})
 
 	var seen, annotated int
-	st, err := DetectClip(context.Background(), path, motion.DefaultConfig(), func(f *Frame, r motion.Result) error {
+	st, err := DetectClip(context.Background(), clock.Real(), path, motion.DefaultConfig(), func(f *Frame, r motion.Result) error {
 		seen++
 		if !r.Motion {
 			return nil
@@ -40,7 +41,7 @@ func TestDetectClipAndAnnotate(t *testing.T) {
 		t.Fatalf("stats %+v, seen %d, annotated %d", st, seen, annotated)
 	}
 	stop := errors.New("enough")
-	if _, err := DetectClip(context.Background(), path, motion.DefaultConfig(), func(*Frame, motion.Result) error { return stop }); err != stop {
+	if _, err := DetectClip(context.Background(), clock.Real(), path, motion.DefaultConfig(), func(*Frame, motion.Result) error { return stop }); err != stop {
 		t.Fatalf("callback error not returned: %v", err)
 	}
 }

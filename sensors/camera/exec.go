@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/edgeagent/edgeagent/clock"
 	"github.com/edgeagent/edgeagent/sensors"
 )
 
@@ -24,9 +25,10 @@ type execSource struct {
 	w, h   int
 	seq    uint64
 	waited bool
+	clock  clock.Clock // stamps frames: the command keeps its own frame rate
 }
 
-func openExec(ctx context.Context, o Opts) (Source, error) {
+func openExec(ctx context.Context, o Opts, clk clock.Clock) (Source, error) {
 	cmd := exec.CommandContext(ctx, o.Command[0], o.Command[1:]...)
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
@@ -43,7 +45,7 @@ func openExec(ctx context.Context, o Opts) (Source, error) {
 	}
 	return &execSource{
 		cmd: cmd, out: bufio.NewReaderSize(stdout, 1<<20), stderr: tail,
-		w: o.Width, h: o.Height,
+		w: o.Width, h: o.Height, clock: clk,
 	}, nil
 }
 
@@ -73,7 +75,7 @@ func (s *execSource) Next(ctx context.Context, f *Frame) error {
 		return err
 	}
 	f.setI420(s.w, s.h)
-	f.stampNow(&s.seq)
+	f.stamp(&s.seq, s.clock.Now())
 	return nil
 }
 

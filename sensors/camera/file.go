@@ -8,7 +8,7 @@ import (
 	"os"
 	"time"
 
-	"github.com/edgeagent/edgeagent/sensors"
+	"github.com/edgeagent/edgeagent/clock"
 )
 
 // FileOpts configures a clip source.
@@ -23,6 +23,9 @@ type FileOpts struct {
 	Pace bool
 	// Loop starts over at the end instead of returning io.EOF.
 	Loop bool
+	// Clock times the frames from the start and paces them (nil: the wall
+	// clock).
+	Clock clock.Clock
 }
 
 // OpenFile opens a recorded clip: raw MJPEG (JPEG images back to back) or
@@ -44,7 +47,8 @@ func OpenFile(path string, o FileOpts) (Source, error) {
 		}
 	}
 	s.interval = time.Duration(float64(time.Second) / s.o.FPS)
-	s.start = time.Now()
+	s.o.Clock = clock.Or(s.o.Clock)
+	s.start = s.o.Clock.Now()
 	return s, nil
 }
 
@@ -99,8 +103,8 @@ func (s *fileSource) Next(ctx context.Context, f *Frame) error {
 	}
 	if s.o.Pace {
 		due := s.start.Add(time.Duration(s.seq) * s.interval)
-		if wait := time.Until(due); wait > 0 {
-			if err := sensors.Sleep(ctx, wait); err != nil {
+		if wait := due.Sub(s.o.Clock.Now()); wait > 0 {
+			if err := clock.Sleep(ctx, s.o.Clock, wait); err != nil {
 				return err
 			}
 		} else if late := uint64(-wait / s.interval); late > 0 {

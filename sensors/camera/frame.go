@@ -90,13 +90,13 @@ func (f *Frame) setI420(w, h int) {
 	f.CStride, f.Ratio = cw, image.YCbCrSubsampleRatio420
 }
 
-// stampNow finishes a frame that a source without a JPEG of its own (a
-// command's raw output, OpenCV) has just read: timed now and numbered with
-// *seq, which counts on.
-func (f *Frame) stampNow(seq *uint64) {
+// stamp finishes a frame that a source without a JPEG of its own (a
+// command's raw output, OpenCV) has just read: timed now (the run's clock)
+// and numbered with *seq, which counts on.
+func (f *Frame) stamp(seq *uint64, now time.Time) {
 	f.JPEG = nil
 	f.Seq = *seq
-	f.Time = time.Now()
+	f.Time = now
 	*seq++
 }
 

@@ -10,6 +10,8 @@ import (
 	"strconv"
 
 	"gocv.io/x/gocv"
+
+	"github.com/edgeagent/edgeagent/clock"
 )
 
 const gocvBuilt = true
@@ -28,9 +30,11 @@ type gocvSource struct {
 	loop bool
 	seq  uint64
 	what string
+	// clock stamps frames: OpenCV's device keeps its own frame rate.
+	clock clock.Clock
 }
 
-func openGoCV(ctx context.Context, o Opts) (Source, error) {
+func openGoCV(ctx context.Context, o Opts, clk clock.Clock) (Source, error) {
 	var (
 		vc   *gocv.VideoCapture
 		err  error
@@ -65,7 +69,7 @@ func openGoCV(ctx context.Context, o Opts) (Source, error) {
 		vc.Set(gocv.VideoCaptureBufferSize, float64(o.Buffers))
 	}
 	return &gocvSource{vc: vc, mat: gocv.NewMat(), yuv: gocv.NewMat(), file: o.Path != "",
-		loop: o.Loop, what: what}, nil
+		loop: o.Loop, what: what, clock: clk}, nil
 }
 
 func (s *gocvSource) Next(ctx context.Context, f *Frame) error {
@@ -111,7 +115,7 @@ func (s *gocvSource) Next(ctx context.Context, f *Frame) error {
 	default:
 		return asConfigError(errors.New("gocv: frames with neither 1 nor 3 channels"))
 	}
-	f.stampNow(&s.seq)
+	f.stamp(&s.seq, s.clock.Now())
 	return nil
 }
 

@@ -8,6 +8,8 @@ import (
 	"errors"
 	"io"
 	"testing"
+
+	"github.com/edgeagent/edgeagent/clock"
 )
 
 // openGoCVOrSkip opens the gocv source of o, closed when the test ends; a
@@ -17,7 +19,7 @@ func openGoCVOrSkip(t *testing.T, o Opts, why string) Source {
 	if err := o.validate(""); err != nil {
 		t.Fatal(err)
 	}
-	src, err := openGoCV(context.Background(), o)
+	src, err := openGoCV(context.Background(), o, clock.Real())
 	if err != nil {
 		t.Skipf("%s: %v", why, err)
 	}

@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/edgeagent/edgeagent/clock"
 	"github.com/edgeagent/edgeagent/sensors"
 	"github.com/edgeagent/edgeagent/sensors/camera/motion"
 	"github.com/edgeagent/edgeagent/worldmodel"
@@ -41,11 +42,12 @@ type Sensor struct {
 	o        Opts
 	interval time.Duration       // telemetry period
 	prio     worldmodel.Priority // of motion_start: High unless the board says otherwise
+	clock    clock.Clock         // stamps frames without a time of their own, paces clips and the simulator, times telemetry
 	log      *slog.Logger
 
 	// backends, replaceable in tests
-	openV4L2 func(Opts) (Source, error)
-	openGoCV func(context.Context, Opts) (Source, error)
+	openV4L2 func(Opts, clock.Clock) (Source, error)
+	openGoCV func(context.Context, Opts, clock.Clock) (Source, error)
 
 	stats counters
 }
@@ -68,7 +70,7 @@ func New(cfg sensors.Config) (sensors.Sensor, error) {
 		interval = time.Second
 	}
 	return &Sensor{
-		name: cfg.Name, o: o, interval: interval, prio: cfg.PriorityOr(worldmodel.High),
+		name: cfg.Name, o: o, interval: interval, prio: cfg.PriorityOr(worldmodel.High), clock: clock.Or(cfg.Clock),
 		log:      slog.Default().With("sensor", cfg.Name),
 		openV4L2: defaultV4L2, openGoCV: openGoCV,
 	}, nil
@@ -99,15 +101,15 @@ func (s *Sensor) Opts() Opts { return s.o }
 func (s *Sensor) Open(ctx context.Context) (Source, error) {
 	switch s.o.Source {
 	case "sim":
-		return openSim(s.o)
+		return openSim(s.o, s.clock)
 	case "file":
-		return OpenFile(s.o.Path, FileOpts{FPS: s.o.FPS, Pace: s.o.Pace, Loop: s.o.Loop})
+		return OpenFile(s.o.Path, FileOpts{FPS: s.o.FPS, Pace: s.o.Pace, Loop: s.o.Loop, Clock: s.clock})
 	case "exec":
-		return openExec(ctx, s.o)
+		return openExec(ctx, s.o, s.clock)
 	case "v4l2":
-		return s.openV4L2(s.o)
+		return s.openV4L2(s.o, s.clock)
 	case "gocv":
-		return s.openGoCV(ctx, s.o)
+		return s.openGoCV(ctx, s.o, s.clock)
 	}
 	return nil, asConfigError(fmt.Errorf("unknown source %q", s.o.Source))
 }
@@ -129,7 +131,7 @@ func (s *Sensor) Run(ctx context.Context, out sensors.Sink) error {
 	// Clips and the simulator unpaced: every frame, as fast as detection
 	// goes. Anything live: the newest frame.
 	hand := newHandoff(!s.o.Pace && (s.o.Source == "file" || s.o.Source == "sim"))
-	health := sensors.NewHealth(s.name, out, worldmodel.Normal)
+	health := sensors.NewHealth(s.clock, s.name, out, worldmodel.Normal)
 	captured := make(chan error, 1)
 	go func() {
 		captured <- sensors.Supervise(ctx, health, s.o.Reconnect, func(ctx context.Context) error {
@@ -138,7 +140,7 @@ func (s *Sensor) Run(ctx context.Context, out sensors.Sink) error {
 	}()
 
 	p := newProcessor(s, det, out, hand)
-	tick := time.NewTicker(s.interval)
+	tick := s.clock.NewTicker(s.interval)
 	defer tick.Stop()
 	for {
 		select {
@@ -153,7 +155,7 @@ func (s *Sensor) Run(ctx context.Context, out sensors.Sink) error {
 		case f := <-hand.ready:
 			p.frame(f)
 			hand.release(f)
-		case now := <-tick.C:
+		case now := <-tick.C():
 			p.tick(now)
 		}
 	}
@@ -304,7 +306,7 @@ type motionState struct {
 }
 
 func newProcessor(s *Sensor, det *motion.Detector, out sensors.Sink, hand *handoff) *processor {
-	p := &processor{s: s, det: det, out: out, hand: hand, src: s.name + ".", liveSrc: s.name + ".live", window: time.Now()}
+	p := &processor{s: s, det: det, out: out, hand: hand, src: s.name + ".", liveSrc: s.name + ".live", window: s.clock.Now()}
 	p.watcher, _ = out.(sensors.Watcher)
 	out.Observe(worldmodel.Observation{Source: p.src + "motion", Kind: worldmodel.Reading, Value: 0})
 	return p
@@ -318,15 +320,15 @@ func (p *processor) frame(f *Frame) {
 		s.stats.dropped.Add(f.Seq - p.lastSeq - 1)
 	}
 	p.lastSeq, p.haveSeq = f.Seq, true
-	p.lastFrame, p.lastWall = f.Time, time.Now()
+	p.lastFrame, p.lastWall = f.Time, s.clock.Now()
 	now := f.Time
 
 	var r motion.Result
 	var took time.Duration
 	if p.det != nil {
-		start := time.Now()
+		start := s.clock.Now()
 		r = p.det.Detect(f.Y, f.YStride, f.Width, f.Height)
-		took = time.Since(start)
+		took = s.clock.Since(start)
 		p.detectSum += took
 		p.detectN++
 		p.area = r.Area

@@ -4,7 +4,7 @@ import (
 	"context"
 	"time"
 
-	"github.com/edgeagent/edgeagent/sensors"
+	"github.com/edgeagent/edgeagent/clock"
 	"github.com/edgeagent/edgeagent/sensors/camera/camsim"
 )
 
@@ -15,6 +15,7 @@ type simSource struct {
 	scene    *camsim.Scene
 	pace     bool
 	interval time.Duration
+	clock    clock.Clock // the scene's frames are due on it
 	start    time.Time
 	seq      uint64
 	w, h     int
@@ -48,7 +49,7 @@ func simConfig(o Opts) camsim.Config {
 	return cfg
 }
 
-func openSim(o Opts) (Source, error) {
+func openSim(o Opts, clk clock.Clock) (Source, error) {
 	scene, err := camsim.New(simConfig(o))
 	if err != nil {
 		return nil, asConfigError(err)
@@ -57,7 +58,8 @@ func openSim(o Opts) (Source, error) {
 		scene:    scene,
 		pace:     o.Pace,
 		interval: time.Duration(float64(time.Second) / o.FPS),
-		start:    time.Now(),
+		clock:    clk,
+		start:    clk.Now(),
 		w:        o.Width, h: o.Height,
 	}, nil
 }
@@ -68,8 +70,8 @@ func (s *simSource) Next(ctx context.Context, f *Frame) error {
 	}
 	if s.pace {
 		due := s.start.Add(time.Duration(s.seq) * s.interval)
-		if wait := time.Until(due); wait > 0 {
-			if err := sensors.Sleep(ctx, wait); err != nil {
+		if wait := due.Sub(s.clock.Now()); wait > 0 {
+			if err := clock.Sleep(ctx, s.clock, wait); err != nil {
 				return err
 			}
 		} else {

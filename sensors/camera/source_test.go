@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/edgeagent/edgeagent/clock"
 	"github.com/edgeagent/edgeagent/sensors/camera/camsim"
 )
 
@@ -333,7 +334,7 @@ func TestExecSource(t *testing.T) {
 	if err := o.validate(""); err != nil {
 		t.Fatal(err)
 	}
-	src, err := openExec(context.Background(), o)
+	src, err := openExec(context.Background(), o, clock.Real())
 	if err != nil {
 		t.Fatal(err)
 	}

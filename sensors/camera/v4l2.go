@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/blackjack/webcam"
+
+	"github.com/edgeagent/edgeagent/clock"
 )
 
 func fourcc(s string) webcam.PixelFormat {
@@ -217,10 +219,12 @@ type v4l2Source struct {
 	seq      uint64
 	last     time.Time
 	stall    time.Duration // no frame for this long: the device is wedged
-	now      func() time.Time
+	// clock stamps frames and times a stall; the device keeps its own
+	// frame rate (WaitForFrame blocks on it).
+	clock clock.Clock
 }
 
-func openV4L2(o Opts, open v4l2Opener) (Source, error) {
+func openV4L2(o Opts, clk clock.Clock, open v4l2Opener) (Source, error) {
 	dev, err := open(o.Device)
 	if err != nil {
 		return nil, fmt.Errorf("v4l2 %s: %w", o.Device, err)
@@ -254,14 +258,14 @@ func openV4L2(o Opts, open v4l2Opener) (Source, error) {
 		dev: dev, mode: mode, path: o.Device,
 		interval: time.Duration(float64(time.Second) / fps),
 		stall:    max(5*time.Second, time.Duration(float64(5*time.Second)/fps)),
-		now:      time.Now,
+		clock:    clk,
 	}, nil
 }
 
 var errStalled = errors.New("no frames")
 
 func (s *v4l2Source) Next(ctx context.Context, f *Frame) error {
-	start := time.Now()
+	start := s.clock.Now()
 	for {
 		if err := ctx.Err(); err != nil {
 			return err
@@ -270,7 +274,7 @@ func (s *v4l2Source) Next(ctx context.Context, f *Frame) error {
 		err := s.dev.WaitForFrame(200)
 		var timeout *webcam.Timeout
 		if errors.As(err, &timeout) {
-			if waited := time.Since(start); waited >= s.stall {
+			if waited := s.clock.Since(start); waited >= s.stall {
 				return fmt.Errorf("v4l2 %s: %w for %v", s.path, errStalled, waited.Round(time.Millisecond))
 			}
 			continue
@@ -300,7 +304,7 @@ func (s *v4l2Source) Next(ctx context.Context, f *Frame) error {
 // by webcam v0.6.1, so a gap is inferred from the time since the last
 // frame: 2.4 intervals is one dropped frame (and jitter).
 func (s *v4l2Source) stamp(f *Frame) {
-	now := s.now()
+	now := s.clock.Now()
 	if !s.last.IsZero() && s.interval > 0 {
 		if gap := int64(math.Round(float64(now.Sub(s.last)) / float64(s.interval))); gap > 1 {
 			s.seq += uint64(gap - 1)
@@ -356,4 +360,4 @@ func (s *v4l2Source) convert(data []byte, f *Frame) error {
 
 func (s *v4l2Source) Close() error { return s.dev.Close() }
 
-func defaultV4L2(o Opts) (Source, error) { return openV4L2(o, openWebcam) }
+func defaultV4L2(o Opts, clk clock.Clock) (Source, error) { return openV4L2(o, clk, openWebcam) }

@@ -2,8 +2,12 @@
 
 package camera
 
-import "errors"
+import (
+	"errors"
 
-func defaultV4L2(Opts) (Source, error) {
+	"github.com/edgeagent/edgeagent/clock"
+)
+
+func defaultV4L2(Opts, clock.Clock) (Source, error) {
 	return nil, asConfigError(errors.New("source v4l2 needs Linux"))
 }

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/blackjack/webcam"
+	"github.com/edgeagent/edgeagent/clock"
 	"github.com/edgeagent/edgeagent/sensors"
 	"github.com/edgeagent/edgeagent/sensors/sensortest"
 )
@@ -191,7 +192,7 @@ func TestV4L2Frames(t *testing.T) {
 		}
 		return yuyvFrame(w, h, byte(10*i)), nil
 	}
-	src, err := openV4L2(v4l2Opts(t, w, h, "yuyv"), func(string) (v4l2Device, error) { return cam, nil })
+	src, err := openV4L2(v4l2Opts(t, w, h, "yuyv"), clock.Real(), func(string) (v4l2Device, error) { return cam, nil })
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -230,7 +231,7 @@ func TestV4L2MJPEGWithoutHuffmanTables(t *testing.T) {
 	cam := typical()
 	cam.sizes[fmtMJPEG] = []webcam.FrameSize{discrete(w, h)}
 	cam.frame = func(int) ([]byte, error) { return jpg, nil }
-	src, err := openV4L2(v4l2Opts(t, w, h, "mjpeg"), func(string) (v4l2Device, error) { return cam, nil })
+	src, err := openV4L2(v4l2Opts(t, w, h, "mjpeg"), clock.Real(), func(string) (v4l2Device, error) { return cam, nil })
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -247,7 +248,7 @@ func TestV4L2MJPEGWithoutHuffmanTables(t *testing.T) {
 func TestV4L2StallIsAnError(t *testing.T) {
 	cam := typical()
 	cam.timeout = true
-	src, err := openV4L2(v4l2Opts(t, 640, 480, "auto"), func(string) (v4l2Device, error) { return cam, nil })
+	src, err := openV4L2(v4l2Opts(t, 640, 480, "auto"), clock.Real(), func(string) (v4l2Device, error) { return cam, nil })
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -317,7 +318,7 @@ func TestV4L2ReopensWithBackoff(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s.(*Sensor).openV4L2 = func(o Opts) (Source, error) { return openV4L2(o, opener) }
+	s.(*Sensor).openV4L2 = func(o Opts, clk clock.Clock) (Source, error) { return openV4L2(o, clk, opener) }
 	rec := sensortest.NewRecorder()
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)

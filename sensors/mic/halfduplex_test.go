@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/edgeagent/edgeagent/clock"
 	"github.com/edgeagent/edgeagent/sensors/mic/duplex"
 	"github.com/edgeagent/edgeagent/sensors/sensortest"
 )
@@ -76,7 +77,7 @@ func TestHalfDuplexMutesTheHead(t *testing.T) {
 func wokeWhile(t *testing.T, s *Sensor, name string, speaking bool, secs int, within time.Duration) bool {
 	t.Helper()
 	if speaking {
-		end := duplex.Get(name).Begin()
+		end := duplex.Get(name).Begin(clock.Real())
 		defer end()
 	}
 	rec := sensortest.NewRecorder()

@@ -13,6 +13,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/edgeagent/edgeagent/clock"
 	"github.com/edgeagent/edgeagent/sensors"
 	"github.com/edgeagent/edgeagent/sensors/mic/audio"
 	"github.com/edgeagent/edgeagent/sensors/mic/duplex"
@@ -47,6 +48,7 @@ type Sensor struct {
 	loudPrio worldmodel.Priority
 	wakePrio worldmodel.Priority
 	line     *duplex.Line // the robot's speaker, for half-duplex
+	clock    clock.Clock  // stamps audio and events, paces retries; the device keeps its own sample rate
 	log      *slog.Logger
 }
 
@@ -57,11 +59,12 @@ func New(cfg sensors.Config) (sensors.Sensor, error) {
 	if err != nil {
 		return nil, err
 	}
-	src, err := NewSource(o)
+	clk := clock.Or(cfg.Clock)
+	src, err := NewSource(o, clk)
 	if err != nil {
 		return nil, err
 	}
-	s := &Sensor{name: cfg.Name, o: o, src: src, interval: cfg.Interval, line: duplex.Get(cfg.Name), log: slog.Default().With("sensor", cfg.Name)}
+	s := &Sensor{name: cfg.Name, o: o, src: src, interval: cfg.Interval, line: duplex.Get(cfg.Name), clock: clk, log: slog.Default().With("sensor", cfg.Name)}
 	if sim, ok := src.(*SimSource); ok {
 		sim.Air = s.line // the sim microphone hears the sim speaker
 	}
@@ -164,7 +167,7 @@ func (s *Sensor) Run(ctx context.Context, out sensors.Sink) error {
 	defer cancel()
 	p.start(ctx, &wg)
 	defer p.stop()
-	health := sensors.NewHealth(s.name, out, worldmodel.Normal)
+	health := sensors.NewHealth(s.clock, s.name, out, worldmodel.Normal)
 	return sensors.Supervise(ctx, health, s.o.Reconnect, func(ctx context.Context) error {
 		st, err := s.src.Open(ctx)
 		if err != nil {
@@ -234,7 +237,7 @@ func (s *Sensor) newPipeline(out sensors.Sink) (*pipeline, error) {
 	p := &pipeline{s: s, out: out, spot: spot, buf: make([]int16, 1600),
 		window: max(wakeword.HopSamples, int(s.interval.Seconds()*audio.Rate)), tap: newTap(s.name+".audio", out)}
 	if s.o.WakeWord.Detector == "wyoming" {
-		p.remote = newRemoteWake(s.o.WakeWord.Wyoming, s.o.WakeWord.WyomingNames, s.o.Reconnect, s.log)
+		p.remote = newRemoteWake(s.o.WakeWord.Wyoming, s.o.WakeWord.WyomingNames, s.o.Reconnect, s.clock, s.log)
 	}
 	return p, nil
 }
@@ -265,7 +268,7 @@ func (p *pipeline) consume(ctx context.Context, st Stream, health *sensors.Healt
 		n, err := st.Read(p.buf)
 		if n > 0 {
 			health.OK()
-			p.process(p.buf[:n], time.Now())
+			p.process(p.buf[:n], p.s.clock.Now())
 			if d := st.Dropped() - base; d > 0 {
 				p.dropped += d
 				base += d
@@ -280,7 +283,7 @@ func (p *pipeline) consume(ctx context.Context, st Stream, health *sensors.Healt
 		// Remote detections are polled here, on the audio goroutine, so
 		// that wake handling never races with capture.
 		if p.remote != nil {
-			p.pollRemote(time.Now())
+			p.pollRemote(p.s.clock.Now())
 		}
 	}
 }
@@ -518,7 +521,7 @@ func (c *capture) transcribe(ctx context.Context) {
 			msg += ": " + err.Error()
 		}
 		p.s.log.Warn("voice command failed", "why", msg)
-		p.out.Raise(worldmodel.Event{Time: time.Now(), Kind: EventCommandFailed, Source: p.s.name, Priority: worldmodel.Low,
+		p.out.Raise(worldmodel.Event{Time: p.s.clock.Now(), Kind: EventCommandFailed, Source: p.s.name, Priority: worldmodel.Low,
 			Message: msg, Data: map[string]any{"wake_word": c.word}})
 	}
 	tctx, cancel := context.WithTimeout(ctx, o.MaxCommand+o.Timeout)
@@ -546,7 +549,7 @@ func (c *capture) transcribe(ctx context.Context) {
 		fail("no speech after the wake word", nil)
 		return
 	}
-	t0 := time.Now()
+	t0 := p.s.clock.Now()
 	fctx, fcancel := context.WithTimeout(ctx, o.Timeout)
 	defer fcancel()
 	text, err := tr.Finish(fctx)
@@ -558,12 +561,12 @@ func (c *capture) transcribe(ctx context.Context) {
 		fail("the transcript is empty", nil)
 		return
 	}
-	sttMs := time.Since(t0).Milliseconds()
+	sttMs := p.s.clock.Since(t0).Milliseconds()
 	p.s.log.Info("voice command", "text", text, "audio_s", float64(sent)/audio.Rate, "stt_ms", sttMs)
-	p.out.Raise(worldmodel.Event{Time: time.Now(), Kind: EventVoiceCommand, Source: p.s.name, Priority: worldmodel.Normal,
+	p.out.Raise(worldmodel.Event{Time: p.s.clock.Now(), Kind: EventVoiceCommand, Source: p.s.name, Priority: worldmodel.Normal,
 		Message: fmt.Sprintf("voice command: %q", text),
 		Data: map[string]any{"text": text, "wake_word": c.word, "audio_s": round3(float64(sent) / audio.Rate),
-			"stt_ms": sttMs, "latency_ms": time.Since(c.started).Milliseconds()}})
+			"stt_ms": sttMs, "latency_ms": p.s.clock.Since(c.started).Milliseconds()}})
 }
 
 // remoteWake keeps a wake-word stream to a Wyoming server open, with
@@ -573,14 +576,15 @@ type remoteWake struct {
 	addr    string
 	names   []string
 	backoff sensors.Backoff
+	clock   clock.Clock // paces the retries
 	log     *slog.Logger
 	audio   chan []int16
 	det     chan wyoming.Detection
 	up      atomic.Bool
 }
 
-func newRemoteWake(addr string, names []string, b sensors.Backoff, log *slog.Logger) *remoteWake {
-	return &remoteWake{addr: addr, names: names, backoff: b, log: log,
+func newRemoteWake(addr string, names []string, b sensors.Backoff, clk clock.Clock, log *slog.Logger) *remoteWake {
+	return &remoteWake{addr: addr, names: names, backoff: b, clock: clk, log: log,
 		audio: make(chan []int16, 64), det: make(chan wyoming.Detection, 8)}
 }
 
@@ -608,7 +612,7 @@ func (r *remoteWake) run(ctx context.Context) {
 		}
 		d := r.backoff.Delay(attempt)
 		attempt++
-		if sensors.Sleep(ctx, d) != nil {
+		if clock.Sleep(ctx, r.clock, d) != nil {
 			return
 		}
 	}

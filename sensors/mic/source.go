@@ -13,6 +13,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/edgeagent/edgeagent/clock"
 	"github.com/edgeagent/edgeagent/sensors"
 	"github.com/edgeagent/edgeagent/sensors/mic/audio"
 	"github.com/edgeagent/edgeagent/sensors/mic/duplex"
@@ -37,8 +38,9 @@ type Source interface {
 	String() string
 }
 
-// NewSource builds the source the options name.
-func NewSource(o Opts) (Source, error) {
+// NewSource builds the source the options name; a file or the simulator
+// delivers its samples on clk's time when paced.
+func NewSource(o Opts, clk clock.Clock) (Source, error) {
 	switch o.Source {
 	case "exec":
 		f, err := o.format()
@@ -47,9 +49,9 @@ func NewSource(o Opts) (Source, error) {
 		}
 		return &ExecSource{Command: o.Command, Format: f}, nil
 	case "wav":
-		return &WAVSource{Path: o.File, Pace: o.Pace, Loop: o.Loop}, nil
+		return &WAVSource{Path: o.File, Pace: o.Pace, Loop: o.Loop, Clock: clk}, nil
 	case "sim":
-		return &SimSource{Opts: o.Sim, Pace: o.Pace}, nil
+		return &SimSource{Opts: o.Sim, Pace: o.Pace, Clock: clk}, nil
 	case "malgo":
 		return newMalgoSource(o)
 	}
@@ -146,16 +148,17 @@ func (s *execStream) Dropped() uint64 { return 0 }
 
 // WAVSource replays a WAV file, in real time or as fast as it is read.
 type WAVSource struct {
-	Path string
-	Pace bool
-	Loop bool
+	Path  string
+	Pace  bool
+	Loop  bool
+	Clock clock.Clock // paces the samples (nil: the wall clock)
 }
 
 func (s *WAVSource) String() string { return "wav " + s.Path }
 
 // Open opens the file and checks its header.
 func (s *WAVSource) Open(ctx context.Context) (Stream, error) {
-	st := &wavStream{src: s, closed: make(chan struct{})}
+	st := &wavStream{src: s, pacer: pacer{clock: s.Clock}, closed: make(chan struct{})}
 	if err := st.open(); err != nil {
 		return nil, err
 	}
@@ -234,25 +237,28 @@ func (s *wavStream) Dropped() uint64 { return 0 }
 
 var errClosed = errors.New("mic: stream closed")
 
-// pacer releases samples at the 16 kHz rate of the wall clock.
+// pacer releases samples at the 16 kHz rate of its clock (nil: the wall
+// clock).
 type pacer struct {
+	clock clock.Clock
 	start time.Time
 	sent  int64
 }
 
 func (p *pacer) wait(n int, closed <-chan struct{}) error {
 	if p.start.IsZero() {
-		p.start = time.Now()
+		p.clock = clock.Or(p.clock)
+		p.start = p.clock.Now()
 	}
 	p.sent += int64(n)
 	due := p.start.Add(time.Duration(p.sent) * time.Second / audio.Rate)
-	if d := time.Until(due); d > 0 {
-		t := time.NewTimer(d)
+	if d := due.Sub(p.clock.Now()); d > 0 {
+		t := p.clock.NewTimer(d)
 		defer t.Stop()
 		select {
 		case <-closed:
 			return errClosed
-		case <-t.C:
+		case <-t.C():
 		}
 	}
 	return nil
@@ -263,16 +269,17 @@ func (p *pacer) wait(n int, closed <-chan struct{}) error {
 // it so that the whole voice path (VAD, wake word, capture) runs on a
 // laptop.
 type SimSource struct {
-	Opts SimOpts
-	Pace bool
-	Air  *duplex.Line // when set, what the sim speaker plays is heard too
+	Opts  SimOpts
+	Pace  bool
+	Air   *duplex.Line // when set, what the sim speaker plays is heard too
+	Clock clock.Clock  // paces the samples (nil: the wall clock)
 }
 
 func (s *SimSource) String() string { return "sim" }
 
 // Open loads the utterances.
 func (s *SimSource) Open(ctx context.Context) (Stream, error) {
-	st := &simStream{src: s, closed: make(chan struct{})}
+	st := &simStream{src: s, pacer: pacer{clock: s.Clock}, closed: make(chan struct{})}
 	if s.Opts.Noise != "none" {
 		st.noise = audio.NewNoise(s.Opts.Noise, s.Opts.NoiseDBFS, s.Opts.Seed)
 	}

@@ -59,6 +59,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/edgeagent/edgeagent/clock"
 	"github.com/edgeagent/edgeagent/sensors"
 	"github.com/edgeagent/edgeagent/worldmodel"
 )
@@ -130,7 +131,7 @@ func New(cfg sensors.Config) (sensors.Sensor, error) {
 	if len(opts.Topics) == 0 {
 		errs = append(errs, errors.New("options.topics: at least one topic"))
 	}
-	s := &Sensor{name: cfg.Name, opts: opts, log: slog.Default().With("sensor", cfg.Name, "kind", "mqtt")}
+	s := &Sensor{name: cfg.Name, opts: opts, clock: clock.Or(cfg.Clock), log: slog.Default().With("sensor", cfg.Name, "kind", "mqtt")}
 	s.badSource = cfg.Name + ".bad_payloads"
 	prio := cfg.PriorityOr(worldmodel.High)
 	for i, t := range opts.Topics {

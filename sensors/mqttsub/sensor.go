@@ -12,6 +12,7 @@ import (
 
 	paho "github.com/eclipse/paho.mqtt.golang"
 
+	"github.com/edgeagent/edgeagent/clock"
 	"github.com/edgeagent/edgeagent/internal/mqttclient"
 	"github.com/edgeagent/edgeagent/sensors"
 	"github.com/edgeagent/edgeagent/worldmodel"
@@ -23,6 +24,7 @@ type Sensor struct {
 	opts      Opts
 	topics    []*topic
 	badSource string
+	clock     clock.Clock // stamps readings; paces retries and the bad-payload log
 	log       *slog.Logger
 	bad       atomic.Uint64 // bad payloads since start, all topics
 }
@@ -45,7 +47,7 @@ func (s *Sensor) Name() string { return s.name }
 // Run connects, subscribes and turns messages into readings and events
 // until ctx ends, reconnecting with backoff when the broker goes away.
 func (s *Sensor) Run(ctx context.Context, out sensors.Sink) error {
-	h := sensors.NewHealth(s.name, out, worldmodel.Normal)
+	h := sensors.NewHealth(s.clock, s.name, out, worldmodel.Normal)
 	return sensors.Supervise(ctx, h, s.opts.Retry, func(ctx context.Context) error {
 		return s.session(ctx, h, out)
 	})
@@ -74,7 +76,7 @@ func (s *Sensor) session(ctx context.Context, h *sensors.Health, out sensors.Sin
 	defer c.Disconnect(250)
 	for _, t := range s.topics {
 		tok := c.Subscribe(t.filter, t.qos, func(_ paho.Client, m paho.Message) {
-			s.handle(t, out, m.Topic(), m.Payload(), time.Now())
+			s.handle(t, out, m.Topic(), m.Payload(), s.clock.Now())
 		})
 		if err := mqttclient.Wait(ctx, tok, 10*time.Second); err != nil {
 			return fmt.Errorf("subscribe %s: %w", t.filter, err)

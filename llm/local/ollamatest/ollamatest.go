@@ -95,18 +95,29 @@ type Server struct {
 // ends.
 func Start(tb testing.TB, models ...string) *Server {
 	tb.Helper()
+	s, err := Listen(models...)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(s.Stop)
+	return s
+}
+
+// Listen runs a server listing models (default "tiny:latest") on a free
+// loopback port until Stop: Start's for a process that is not a test
+// (scripts/fakeollama).
+func Listen(models ...string) (*Server, error) {
 	if len(models) == 0 {
 		models = []string{"tiny:latest"}
 	}
 	s := &Server{models: models, dims: 64, gone: make(chan string, 64)}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
-		tb.Fatal(err)
+		return nil, err
 	}
 	s.addr = ln.Addr().String()
 	s.serve(ln)
-	tb.Cleanup(s.Stop)
-	return s
+	return s, nil
 }
 
 // URL is the server's base URL, for OLLAMA_HOST or local.Options.Host.

@@ -43,6 +43,7 @@ import (
 	"regexp"
 	"time"
 
+	"github.com/edgeagent/edgeagent/clock"
 	"github.com/edgeagent/edgeagent/sensors"
 	"github.com/edgeagent/edgeagent/sensors/gpio/gpiokit"
 	"github.com/edgeagent/edgeagent/sensors/gpio/gpiosim"
@@ -210,7 +211,7 @@ func NewEStop(cfg sensors.Config) (sensors.Sensor, error) {
 	}
 	if opts.FailSafe {
 		in.Fault = func(out sensors.Sink, err error) {
-			estop(out, time.Now(), "emergency stop input unavailable ("+cfg.Name+"): "+err.Error(), map[string]any{"fail_safe": true})
+			estop(out, clock.Or(cfg.Clock).Now(), "emergency stop input unavailable ("+cfg.Name+"): "+err.Error(), map[string]any{"fail_safe": true})
 		}
 	}
 	if opts.Sim != nil {

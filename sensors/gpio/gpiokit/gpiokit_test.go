@@ -60,7 +60,7 @@ func expect(t *testing.T, ch <-chan change, l gpio.Level) change {
 // machine stalling a sleep cannot turn a bounce into a real change.)
 func TestSettleDebounce(t *testing.T) {
 	p := gpiosim.NewPin("b")
-	w, err := NewWatcher(p, gpio.PullUp, Debounce{Period: 100 * time.Millisecond}, 0)
+	w, err := NewWatcher(nil, p, gpio.PullUp, Debounce{Period: 100 * time.Millisecond}, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -89,7 +89,7 @@ func TestSettleDebounce(t *testing.T) {
 func TestLeadingDebounce(t *testing.T) {
 	p := gpiosim.NewPin("e")
 	p.Set(gpio.Low)
-	w, _ := NewWatcher(p, gpio.PullUp, Debounce{Period: 200 * time.Millisecond, Leading: true}, 0)
+	w, _ := NewWatcher(nil, p, gpio.PullUp, Debounce{Period: 200 * time.Millisecond, Leading: true}, 0)
 	ch, stop := collect(t, w)
 	defer stop()
 	start := time.Now()
@@ -120,7 +120,7 @@ func (n noEdgePin) WaitForEdge(time.Duration) bool { panic("WaitForEdge on a pol
 
 func TestPolledLine(t *testing.T) {
 	p := gpiosim.NewPin("poll")
-	w, err := NewWatcher(noEdgePin{p}, gpio.PullDown, Debounce{Period: 10 * time.Millisecond}, 2*time.Millisecond)
+	w, err := NewWatcher(nil, noEdgePin{p}, gpio.PullDown, Debounce{Period: 10 * time.Millisecond}, 2*time.Millisecond)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/edgeagent/edgeagent/clock"
 	"github.com/edgeagent/edgeagent/sensors"
 	"github.com/edgeagent/edgeagent/sensors/gpio/gpiosim"
 	"github.com/edgeagent/edgeagent/worldmodel"
@@ -50,15 +51,17 @@ type Input struct {
 // Name implements sensors.Sensor.
 func (in *Input) Name() string { return in.Cfg.Name }
 
-// Run implements sensors.Sensor.
+// Run implements sensors.Sensor. Its warm-up, retries and the times of
+// the changes it reports are on the config's clock.
 func (in *Input) Run(ctx context.Context, out sensors.Sink) error {
 	if in.Cfg.Platform == "sim" && in.Sim != nil {
 		defer in.Sim(gpiosim.Shared(in.Cfg.Pins[in.Role]))()
 	}
-	h := sensors.NewHealth(in.Cfg.Name, out, in.FaultPriority)
-	start := time.Now()
+	clk := clock.Or(in.Cfg.Clock)
+	h := sensors.NewHealth(clk, in.Cfg.Name, out, in.FaultPriority)
+	start := clk.Now()
 	return sensors.Supervise(ctx, h, in.Backoff, func(ctx context.Context) error {
-		err := in.session(ctx, out, h, start)
+		err := in.session(ctx, clk, out, h, start)
 		if err != nil && ctx.Err() == nil && in.Fault != nil && !h.Degraded() {
 			in.Fault(out, err)
 		}
@@ -66,25 +69,25 @@ func (in *Input) Run(ctx context.Context, out sensors.Sink) error {
 	})
 }
 
-func (in *Input) session(ctx context.Context, out sensors.Sink, h *sensors.Health, start time.Time) error {
+func (in *Input) session(ctx context.Context, clk clock.Clock, out sensors.Sink, h *sensors.Health, start time.Time) error {
 	p, err := OpenPin(in.Cfg, in.Role)
 	if err != nil {
 		return err
 	}
 	defer p.Halt() // also when configuring it failed: release the line
-	w, err := NewWatcher(p, in.Pull, in.Debounce, in.Poll)
+	w, err := NewWatcher(clk, p, in.Pull, in.Debounce, in.Poll)
 	if err != nil {
 		return fmt.Errorf("pin %s: %w", in.Cfg.Pins[in.Role], err)
 	}
 	h.OK()
-	if wait := in.Warmup - time.Since(start); wait > 0 {
-		if sensors.Sleep(ctx, wait) != nil {
+	if wait := in.Warmup - clk.Since(start); wait > 0 {
+		if clock.Sleep(ctx, clk, wait) != nil {
 			return nil
 		}
 		w.Resync()
 	}
 	active := func(l gpio.Level) bool { return bool(l) != in.ActiveLow }
-	in.Change(out, active(w.Level()), time.Now(), true)
+	in.Change(out, active(w.Level()), clk.Now(), true)
 	for {
 		l, at, err := w.Next(ctx)
 		if err != nil {
@@ -94,8 +97,12 @@ func (in *Input) session(ctx context.Context, out sensors.Sink, h *sensors.Healt
 	}
 }
 
-// Watcher turns a line's edges into debounced level changes.
+// Watcher turns a line's edges into debounced level changes. A line with
+// edge detection waits for its edges on the device's (the kernel's) time;
+// a polled line is polled on the watcher's clock. Either way, a change is
+// dated on that clock.
 type Watcher struct {
+	clock  clock.Clock
 	p      gpio.PinIn
 	d      Debounce
 	poll   time.Duration
@@ -106,12 +113,13 @@ type Watcher struct {
 }
 
 // NewWatcher configures p as an input with edge detection on both edges,
-// or, where the line cannot detect edges, for polling.
-func NewWatcher(p gpio.PinIn, pull gpio.Pull, d Debounce, poll time.Duration) (*Watcher, error) {
+// or, where the line cannot detect edges, for polling; clk (nil: the wall
+// clock) dates the changes and times the polls.
+func NewWatcher(clk clock.Clock, p gpio.PinIn, pull gpio.Pull, d Debounce, poll time.Duration) (*Watcher, error) {
 	if poll <= 0 {
 		poll = 5 * time.Millisecond
 	}
-	w := &Watcher{p: p, d: d, poll: poll}
+	w := &Watcher{clock: clock.Or(clk), p: p, d: d, poll: poll}
 	if err := p.In(pull, gpio.BothEdges); err != nil {
 		if err2 := p.In(pull, gpio.NoEdge); err2 != nil {
 			return nil, err
@@ -138,16 +146,18 @@ func (w *Watcher) waitEdge(timeout time.Duration) bool {
 		// and not at all on -1, unlike the documented contract.
 		return w.p.WaitForEdge(max(timeout, time.Millisecond))
 	}
-	deadline := time.Now().Add(timeout)
+	deadline := w.clock.Now().Add(timeout)
 	for {
 		if l := w.p.Read(); l != w.last {
 			w.last = l
 			return true
 		}
-		if !time.Now().Before(deadline) {
+		left := deadline.Sub(w.clock.Now())
+		if left <= 0 {
 			return false
 		}
-		time.Sleep(min(w.poll, time.Until(deadline)))
+		t := w.clock.NewTimer(min(w.poll, left))
+		<-t.C()
 	}
 }
 
@@ -181,14 +191,14 @@ func (w *Watcher) Next(ctx context.Context) (gpio.Level, time.Time, error) {
 		w.quiet()
 		if l := w.p.Read(); l != w.stable {
 			w.stable = l
-			return l, time.Now(), nil
+			return l, w.clock.Now(), nil
 		}
 	}
 	for ctx.Err() == nil {
 		if !w.waitEdge(250 * time.Millisecond) {
 			continue
 		}
-		at := time.Now()
+		at := w.clock.Now()
 		if w.d.Leading {
 			// An edge means the line left its stable level, even if it has
 			// bounced back by the time it can be read: report the change

@@ -52,6 +52,7 @@ import (
 	"math"
 	"time"
 
+	"github.com/edgeagent/edgeagent/clock"
 	"github.com/edgeagent/edgeagent/sensors"
 	"github.com/edgeagent/edgeagent/sensors/i2c/i2ckit"
 	"github.com/edgeagent/edgeagent/sensors/i2c/i2csim"
@@ -339,7 +340,7 @@ func (d *device) Sample(ctx context.Context, e *i2ckit.Emitter) error {
 			if err := d.dev.Tx(w, nil); err != nil {
 				return err
 			}
-			if err := sensors.Sleep(ctx, r.Delay); err != nil {
+			if err := clock.Sleep(ctx, clock.Or(d.k.cfg.Clock), r.Delay); err != nil {
 				return err
 			}
 			w = nil

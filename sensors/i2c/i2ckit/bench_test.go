@@ -17,6 +17,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/edgeagent/edgeagent/sensors"
 	_ "github.com/edgeagent/edgeagent/sensors/i2c/bmxx80"
@@ -96,7 +97,7 @@ func benchKind(b *testing.B, block string, quantities ...string) {
 		ts = append(ts, sensors.Threshold{Quantity: q, Above: &limit, Hysteresis: 1, Priority: worldmodel.High})
 	}
 	sink := &countSink{}
-	em := i2ckit.NewEmitter(sensors.WithThresholds(cfg.Name, ts, sink))
+	em := i2ckit.NewEmitter(sensors.WithThresholds(cfg.Name, ts, sink), time.Now())
 	if err := dev.Sample(ctx, em); err != nil { // record the sample's answers
 		b.Fatal(err)
 	}

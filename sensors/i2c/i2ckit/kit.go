@@ -14,6 +14,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/edgeagent/edgeagent/clock"
 	"github.com/edgeagent/edgeagent/sensors"
 	"github.com/edgeagent/edgeagent/sensors/i2c/i2csim"
 	"github.com/edgeagent/edgeagent/sensors/periphhost"
@@ -103,17 +104,19 @@ func (l *Loop) interval() time.Duration {
 	return max(iv, l.Min)
 }
 
-// Run implements sensors.Sensor: it samples at the interval until ctx
-// ends, marking the sensor degraded on any bus error and retrying.
+// Run implements sensors.Sensor: it samples at the interval, on the
+// config's clock, until ctx ends, marking the sensor degraded on any bus
+// error and retrying.
 func (l *Loop) Run(ctx context.Context, out sensors.Sink) error {
+	clk := clock.Or(l.Cfg.Clock)
 	if l.Cfg.Platform == "sim" {
-		detach, err := l.attachSim()
+		detach, err := l.attachSim(clk)
 		if err != nil {
 			return err
 		}
 		defer detach()
 	}
-	h := sensors.NewHealth(l.Cfg.Name, out, worldmodel.Normal)
+	h := sensors.NewHealth(clk, l.Cfg.Name, out, worldmodel.Normal)
 	em := &Emitter{out: out}
 	iv := l.interval()
 	if l.Cfg.Interval > 0 && iv > l.Cfg.Interval {
@@ -130,10 +133,10 @@ func (l *Loop) Run(ctx context.Context, out sensors.Sink) error {
 			return fmt.Errorf("init %s at %s: %w", l.Cfg.Kind, addrString(l.Cfg.Address), err)
 		}
 		defer dev.Close()
-		t := time.NewTicker(iv)
+		t := clk.NewTicker(iv)
 		defer t.Stop()
 		for {
-			em.now = time.Now()
+			em.now = clk.Now()
 			if err := dev.Sample(ctx, em); err != nil {
 				if ctx.Err() != nil {
 					return nil
@@ -144,16 +147,16 @@ func (l *Loop) Run(ctx context.Context, out sensors.Sink) error {
 			select {
 			case <-ctx.Done():
 				return nil
-			case <-t.C:
+			case <-t.C():
 			}
 		}
 	})
 }
 
-// attachSim puts the kind's simulated device on the shared sim bus. Two
-// sim sensors configured at one address is a configuration error, as it
-// would be on a real bus.
-func (l *Loop) attachSim() (func(), error) {
+// attachSim puts the kind's simulated device on the shared sim bus, living
+// on clk. Two sim sensors configured at one address is a configuration
+// error, as it would be on a real bus.
+func (l *Loop) attachSim(clk clock.Clock) (func(), error) {
 	if l.Sim == nil {
 		return nil, sensors.Permanent(errors.New("kind has no simulated device"))
 	}
@@ -162,7 +165,7 @@ func (l *Loop) attachSim() (func(), error) {
 		return nil, err
 	}
 	bus := i2csim.Shared(simBusName(l.Cfg.Bus))
-	if err := bus.Attach(l.Cfg.Address, dev); err != nil {
+	if err := bus.AttachTimed(l.Cfg.Address, dev, clk.Now); err != nil {
 		return nil, err
 	}
 	if len(faults) > 0 {
@@ -188,9 +191,9 @@ func (e *Emitter) Reading(source string, v float64, unit string) {
 	e.out.Observe(worldmodel.Observation{Time: e.now, Source: source, Kind: worldmodel.Reading, Value: v, Unit: unit})
 }
 
-// NewEmitter returns an Emitter for out, for benchmarks and tests that
-// call a Device directly.
-func NewEmitter(out sensors.Sink) *Emitter { return &Emitter{out: out, now: time.Now()} }
+// NewEmitter returns an Emitter for out that stamps readings with now, for
+// benchmarks and tests that call a Device directly.
+func NewEmitter(out sensors.Sink, now time.Time) *Emitter { return &Emitter{out: out, now: now} }
 
 // Address returns cfg.Address, or def when the block has none.
 func Address(cfg sensors.Config, def uint16) uint16 {

@@ -29,6 +29,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/edgeagent/edgeagent/clock"
 	"github.com/edgeagent/edgeagent/internal/registry"
 	"periph.io/x/conn/v3/i2c"
 	"periph.io/x/conn/v3/physic"
@@ -158,6 +159,7 @@ func ValidateFaults(ws []FaultWindow) error {
 type slot struct {
 	dev      Device
 	attached time.Time
+	now      func() time.Time // the device's clock: the sensor's that attached it
 	fault    Fault
 	rate     float64
 	windows  []FaultWindow
@@ -181,14 +183,15 @@ type Bus struct {
 // Option configures a Bus.
 type Option func(*Bus)
 
-// WithClock makes the bus (and its devices) read time from now, for tests
-// that step time instead of sleeping. Periph drivers still sleep in real
-// time, so use it only with devices driven directly through Tx.
+// WithClock makes the bus (and the devices attached without a clock of
+// their own) read time from now, for tests that step time instead of
+// sleeping. Periph drivers still sleep in real time, so use it only with
+// devices driven directly through Tx.
 func WithClock(now func() time.Time) Option { return func(b *Bus) { b.clock = now } }
 
 // NewBus returns an empty bus.
 func NewBus(name string, opts ...Option) *Bus {
-	b := &Bus{name: name, clock: time.Now, devs: map[uint16]*slot{}, rng: rand.New(rand.NewPCG(1, 2))}
+	b := &Bus{name: name, clock: clock.Real().Now, devs: map[uint16]*slot{}, rng: rand.New(rand.NewPCG(1, 2))}
 	for _, o := range opts {
 		o(b)
 	}
@@ -215,8 +218,13 @@ func (b *Bus) SetSpeed(physic.Frequency) error { return nil }
 // to /dev/i2c-1 does not unplug anything either.
 func (b *Bus) Close() error { return nil }
 
-// Attach connects dev at addr and powers it on.
-func (b *Bus) Attach(addr uint16, dev Device) error {
+// Attach connects dev at addr and powers it on; it lives on the bus clock.
+func (b *Bus) Attach(addr uint16, dev Device) error { return b.AttachTimed(addr, dev, nil) }
+
+// AttachTimed is Attach with the device living on now (nil: the bus
+// clock): a sim sensor's device on the shared bus runs on the sensor's
+// clock, so its curves and scheduled faults follow the run's time.
+func (b *Bus) AttachTimed(addr uint16, dev Device, now func() time.Time) error {
 	if addr < 0x03 || addr > 0x77 {
 		return fmt.Errorf("i2csim %s: address %#02x outside 0x03-0x77", b.name, addr)
 	}
@@ -225,9 +233,12 @@ func (b *Bus) Attach(addr uint16, dev Device) error {
 	if _, dup := b.devs[addr]; dup {
 		return fmt.Errorf("i2csim %s: address %#02x already in use", b.name, addr)
 	}
-	now := b.clock()
-	dev.PowerOn(now)
-	b.devs[addr] = &slot{dev: dev, attached: now}
+	if now == nil {
+		now = b.clock
+	}
+	t := now()
+	dev.PowerOn(t)
+	b.devs[addr] = &slot{dev: dev, attached: t, now: now}
 	return nil
 }
 
@@ -310,11 +321,11 @@ func (b *Bus) Tx(addr uint16, w, r []byte) error {
 	b.tx.Add(1)
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	now := b.clock()
 	s := b.devs[addr]
 	if s == nil {
 		return b.nack(addr, "no device")
 	}
+	now := s.now()
 	fault, rate := s.fault, s.rate
 	for _, win := range s.windows {
 		if win.active(now.Sub(s.attached)) {

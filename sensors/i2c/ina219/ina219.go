@@ -34,6 +34,7 @@ import (
 	"math"
 	"time"
 
+	"github.com/edgeagent/edgeagent/clock"
 	"github.com/edgeagent/edgeagent/sensors"
 	"github.com/edgeagent/edgeagent/sensors/i2c/i2ckit"
 	"github.com/edgeagent/edgeagent/sensors/i2c/i2csim"
@@ -142,7 +143,7 @@ func (k *kind) open(ctx context.Context, bus i2c.Bus) (i2ckit.Device, error) {
 		}
 	}
 	// The first shunt+bus result needs 2 × 68.1 ms of averaging.
-	if err := sensors.Sleep(ctx, 140*time.Millisecond); err != nil {
+	if err := clock.Sleep(ctx, clock.Or(k.cfg.Clock), 140*time.Millisecond); err != nil {
 		return nil, err
 	}
 	return i2ckit.Driver[*ina219.Dev]{Dev: d, Read: k.sample}, nil

@@ -32,6 +32,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/edgeagent/edgeagent/clock"
 	"github.com/edgeagent/edgeagent/sensors"
 	"github.com/edgeagent/edgeagent/sensors/i2c/i2ckit"
 	"github.com/edgeagent/edgeagent/sensors/i2c/i2csim"
@@ -173,7 +174,7 @@ func (k *kind) open(ctx context.Context, bus i2c.Bus) (i2ckit.Device, error) {
 		}
 	}
 	// Gyro start-up time is 35 ms (datasheet table 1).
-	if err := sensors.Sleep(ctx, 40*time.Millisecond); err != nil {
+	if err := clock.Sleep(ctx, clock.Or(k.cfg.Clock), 40*time.Millisecond); err != nil {
 		return nil, err
 	}
 	return i2ckit.Driver[*mpu9250.MPU9250]{Dev: m, Read: k.sample, Halt: sleep}, nil

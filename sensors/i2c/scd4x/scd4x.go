@@ -30,6 +30,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/edgeagent/edgeagent/clock"
 	"github.com/edgeagent/edgeagent/sensors"
 	"github.com/edgeagent/edgeagent/sensors/i2c/i2ckit"
 	"github.com/edgeagent/edgeagent/sensors/i2c/i2csim"
@@ -126,7 +127,8 @@ type device struct {
 func (d *device) Sample(ctx context.Context, e *i2ckit.Emitter) error {
 	// Wait for the next measurement here, with ctx, instead of inside the
 	// driver's Sense, which sleeps in 1 s steps without a context.
-	deadline := time.Now().Add(2*d.k.period + time.Second)
+	clk := clock.Or(d.k.cfg.Clock)
+	deadline := clk.Now().Add(2*d.k.period + time.Second)
 	for {
 		ready, err := d.dataReady()
 		if err != nil {
@@ -135,10 +137,10 @@ func (d *device) Sample(ctx context.Context, e *i2ckit.Emitter) error {
 		if ready {
 			break
 		}
-		if time.Now().After(deadline) {
+		if clk.Now().After(deadline) {
 			return fmt.Errorf("no measurement within %s", 2*d.k.period+time.Second)
 		}
-		if err := sensors.Sleep(ctx, min(d.k.period/10, 250*time.Millisecond)); err != nil {
+		if err := clock.Sleep(ctx, clk, min(d.k.period/10, 250*time.Millisecond)); err != nil {
 			return err
 		}
 	}

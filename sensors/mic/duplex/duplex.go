@@ -14,6 +14,8 @@ package duplex
 import (
 	"sync"
 	"time"
+
+	"github.com/edgeagent/edgeagent/clock"
 )
 
 // Line is one speaker/microphone pair.
@@ -42,8 +44,9 @@ func Get(name string) *Line {
 	return l
 }
 
-// Begin marks the start of a playback; end marks its end (call it once).
-func (l *Line) Begin() (end func()) {
+// Begin marks the start of a playback; end marks its end (call it once),
+// at clk's time: the speaker's clock, which is the microphone's.
+func (l *Line) Begin(clk clock.Clock) (end func()) {
 	l.mu.Lock()
 	l.playing++
 	l.mu.Unlock()
@@ -52,7 +55,7 @@ func (l *Line) Begin() (end func()) {
 		once.Do(func() {
 			l.mu.Lock()
 			l.playing--
-			l.ended = time.Now()
+			l.ended = clk.Now()
 			l.mu.Unlock()
 		})
 	}

@@ -3,6 +3,8 @@ package duplex
 import (
 	"testing"
 	"time"
+
+	"github.com/edgeagent/edgeagent/clock"
 )
 
 func TestLine(t *testing.T) {
@@ -11,18 +13,20 @@ func TestLine(t *testing.T) {
 	if Get(t.Name()) != l {
 		t.Fatal("two lines for one name")
 	}
-	now := time.Now()
-	if l.Speaking(now, time.Second) {
+	c := clock.NewFake(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	if l.Speaking(c.Now(), time.Second) {
 		t.Fatal("speaking before anything played")
 	}
-	end1, end2 := l.Begin(), l.Begin()
+	end1, end2 := l.Begin(c), l.Begin(c)
 	end1()
 	end1() // twice is harmless
-	if !l.Speaking(time.Now(), 0) {
+	c.Advance(time.Minute)
+	if !l.Speaking(c.Now(), 0) {
 		t.Fatal("one of two playbacks still runs")
 	}
 	end2()
-	if !l.Speaking(time.Now(), time.Second) || l.Speaking(time.Now().Add(time.Second), time.Second) || l.Speaking(time.Now(), 0) {
+	c.Advance(999 * time.Millisecond)
+	if !l.Speaking(c.Now(), time.Second) || l.Speaking(c.Now().Add(time.Millisecond), time.Second) || l.Speaking(c.Now(), 0) {
 		t.Fatal("tail")
 	}
 	// The air is bounded and mixes with clipping.

@@ -123,13 +123,14 @@ func (m *Model) Spread() float64 {
 
 func seconds(s []int16) float64 { return float64(len(s)) / audio.Rate }
 
-// Save writes the model under dir/<name>/, replacing an earlier enrolment.
-func (m *Model) Save(dir string) error {
+// Save writes the model under dir/<name>/, replacing an earlier enrolment;
+// the manifest says it was made at created.
+func (m *Model) Save(dir string, created time.Time) error {
 	d := filepath.Join(dir, m.Name)
 	if err := os.MkdirAll(d, 0o755); err != nil {
 		return err
 	}
-	mf := manifest{Name: m.Name, Created: time.Now().UTC().Truncate(time.Second), Spread: m.Spread()}
+	mf := manifest{Name: m.Name, Created: created.UTC().Truncate(time.Second), Spread: m.Spread()}
 	for i, t := range m.Takes {
 		f := fmt.Sprintf("take_%d.wav", i+1)
 		if err := audio.WriteWAVFile(filepath.Join(d, f), t); err != nil {

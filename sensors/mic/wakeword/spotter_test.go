@@ -222,7 +222,7 @@ func TestEnrollChecksTakes(t *testing.T) {
 func TestSaveLoad(t *testing.T) {
 	m := testModel(t)
 	dir := t.TempDir()
-	if err := m.Save(dir); err != nil {
+	if err := m.Save(dir, time.Now()); err != nil {
 		t.Fatal(err)
 	}
 	got, err := Load(dir, "hey_robot")
@@ -249,11 +249,11 @@ func TestSaveLoad(t *testing.T) {
 	}
 	// A re-enrolment with more takes, then fewer, leaves no stale takes.
 	m.Takes = append(m.Takes, m.Takes[0])
-	if err := m.Save(dir); err != nil {
+	if err := m.Save(dir, time.Now()); err != nil {
 		t.Fatal(err)
 	}
 	m.Takes = m.Takes[:3]
-	if err := m.Save(dir); err != nil {
+	if err := m.Save(dir, time.Now()); err != nil {
 		t.Fatal(err)
 	}
 	if fs, _ := filepath.Glob(filepath.Join(dir, "hey_robot", "take_*.wav")); len(fs) != 3 {

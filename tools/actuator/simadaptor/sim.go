@@ -24,6 +24,8 @@ import (
 	"strconv"
 	"sync"
 	"time"
+
+	"github.com/edgeagent/edgeagent/clock"
 )
 
 // Write is one recorded write.
@@ -39,7 +41,7 @@ type Write struct {
 
 // Options configure an Adaptor.
 type Options struct {
-	// Now timestamps writes (default time.Now); pass the actuators' clock so
+	// Now timestamps writes (default: the wall clock); pass the actuators' clock so
 	// that write times and ramp times agree in tests.
 	Now func() time.Time
 	// Keep bounds the write log (default 4096): the sim board runs for days.
@@ -74,7 +76,7 @@ var ErrNotConnected = errors.New("sim adaptor: not connected")
 // New makes a disconnected simulated adaptor.
 func New(o Options) *Adaptor {
 	if o.Now == nil {
-		o.Now = time.Now
+		o.Now = clock.Real().Now
 	}
 	if o.Keep <= 0 {
 		o.Keep = 4096

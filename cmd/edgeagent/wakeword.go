@@ -236,14 +236,22 @@ type summaryJSON struct {
 	Threshold  float64 `json:"threshold"`
 }
 
+// wakewordTest is a run of `wakeword test`: its flags, then what they
+// resolve to with the board's mic settings.
+type wakewordTest struct {
+	templates, boardPath, micName string
+	model, labelsPath             string
+	names                         []string
+	threshold, modelThreshold     float64
+	asJSON                        bool
+
+	from   string // where the settings come from, for the header lines
+	models []*wakeword.Model
+	opts   wakeword.Options
+}
+
 func wakewordTestCmd() *cobra.Command {
-	var (
-		templates, boardPath, micName string
-		model, labelsPath             string
-		names                         []string
-		threshold, modelThreshold     float64
-		asJSON                        bool
-	)
+	t := &wakewordTest{}
 	cmd := &cobra.Command{
 		Use:   "test [--board B | --model FILE | --templates DIR] [--labels L.tsv] FILE.wav…",
 		Short: "Run the VAD and the wake-word detector over recordings and print what fires",
@@ -265,58 +273,13 @@ from it, and the detector re-mixes the templates with it, as it does live.`,
   edgeagent wakeword test --templates board-configs/wakewords kitchen.wav
   edgeagent wakeword test --board board-configs/rpi5.yaml --threshold 0.85 evening.wav`,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			out := cmd.OutOrStdout()
-			o, n, err := micOpts(boardPath, micName)
-			if err != nil {
+			if err := t.resolve(cmd); err != nil {
 				return err
 			}
-			from := "defaults"
-			if n != "" {
-				from = fmt.Sprintf("%s's mic %s", boardPath, n)
-			}
-			if templates == "" {
-				templates = o.WakeWord.Templates
-			}
-			if len(names) == 0 {
-				names = o.WakeWord.Names
-			}
-			if model == "" {
-				model = o.WakeWord.Model
-			}
-			if model == "" && templates == "" {
-				model = mic.ModelBuiltin // as a board without a wakeword section
-			}
-			if !cmd.Flags().Changed("threshold") {
-				threshold = o.WakeWord.Threshold
-			}
-			if !cmd.Flags().Changed("model-threshold") {
-				modelThreshold = o.WakeWord.ModelThreshold
-			}
-			heads, err := mic.LoadHeads(mic.WakeWordOpts{Model: model})
-			if err != nil {
-				return err
-			}
-			var models []*wakeword.Model
-			if templates != "" && len(names) == 0 {
-				ms, err := wakeword.LoadAll(templates)
-				if err != nil {
-					return err
-				}
-				models = ms
-			}
-			for _, n := range names {
-				m, err := wakeword.Load(templates, n)
-				if err != nil {
-					return err
-				}
-				models = append(models, m)
-			}
-			opts := wakeword.Options{Threshold: threshold, Refractory: o.WakeWord.Refractory,
-				VAD: o.VADOptions(), Heads: heads, HeadThreshold: modelThreshold}
 			var lab labels
-			if labelsPath != "" {
-				lab, err = readLabels(labelsPath)
-				if err != nil {
+			if t.labelsPath != "" {
+				var err error
+				if lab, err = readLabels(t.labelsPath); err != nil {
 					return err
 				}
 				args = append(args, lab.files...)
@@ -324,85 +287,159 @@ from it, and the detector re-mixes the templates with it, as it does live.`,
 			if len(args) == 0 {
 				return errors.New("give WAV files or --labels")
 			}
+			out := cmd.OutOrStdout()
 			var tally labelTally
 			enc := json.NewEncoder(out)
 			for _, f := range args {
-				samples, err := audio.ReadWAVFile(f)
-				if err != nil {
+				if err := t.file(out, enc, f, lab, &tally); err != nil {
 					return err
 				}
-				if len(heads) > 0 {
-					if opts.Frontend, err = wakeword.NewSpeechFrontend(); err != nil {
-						return err
-					}
-				}
-				sp, err := wakeword.NewSpotter(models, opts)
-				if err != nil {
-					return err
-				}
-				if !asJSON {
-					var ns []string
-					for i, h := range heads {
-						ns = append(ns, fmt.Sprintf("%s (model %s, threshold %.2f)", h.Info.Name, model, sp.HeadThreshold(i)))
-					}
-					for _, m := range models {
-						ns = append(ns, fmt.Sprintf("%s (templates %s, threshold %.2f)", m.Name, templates, sp.Threshold()))
-					}
-					fmt.Fprintf(out, "# %s: %s (%s)\n", f, strings.Join(ns, ", "), from)
-				}
-				speech := 0
-				t0 := time.Now()
-				dets := sp.Process(nil, samples, func(s bool) {
-					if s {
-						speech++
-					}
-				})
-				cpu := time.Since(t0)
-				secs := float64(len(samples)) / audio.Rate
-				if want, ok := lab.want[f]; ok {
-					tally.add(want, len(dets), secs)
-				}
-				for _, d := range dets {
-					bank := "clean"
-					switch {
-					case d.Detector == wakeword.DetectorModel:
-						bank = "-"
-					case !math.IsInf(d.SNR, 1):
-						bank = fmt.Sprintf("%g dB", d.SNR)
-					}
-					if asJSON {
-						enc.Encode(detectionJSON{File: f, Name: d.Name, TimeS: d.At.Seconds(), Score: round3(d.Score),
-							StartS: d.Start.Seconds(), EndS: d.End.Seconds(), Bank: bank})
-						continue
-					}
-					fmt.Fprintf(out, "%9.2f s  %-16s %-9s score %.3f  phrase %.2f–%.2f s  bank %s\n",
-						d.At.Seconds(), d.Name, d.Detector, d.Score, d.Start.Seconds(), d.End.Seconds(), bank)
-				}
-				sum := summaryJSON{File: f, AudioS: round3(secs), SpeechS: float64(speech) / 100, Detections: len(dets),
-					RTF: cpu.Seconds() / secs, Threshold: sp.Threshold()}
-				if asJSON {
-					enc.Encode(sum)
-					continue
-				}
-				fmt.Fprintf(out, "%s: %.1f s of audio (%.1f s speech), %d detection(s), real-time factor %.4f\n",
-					f, sum.AudioS, sum.SpeechS, sum.Detections, sum.RTF)
 			}
-			if labelsPath != "" {
-				tally.print(out, asJSON)
+			if t.labelsPath != "" {
+				tally.print(out, t.asJSON)
 			}
 			return nil
 		},
 	}
-	cmd.Flags().StringVar(&templates, "templates", "", "templates directory (default: the board mic's wakeword.templates)")
-	cmd.Flags().StringVar(&model, "model", "", "trained head file, or builtin (default: the board mic's wakeword.model)")
-	cmd.Flags().Float64Var(&modelThreshold, "model-threshold", 0, "threshold on the head's score (default: the board's, else the head's own)")
-	cmd.Flags().StringVar(&labelsPath, "labels", "", "TSV of FILE<TAB>N (how many wake phrases FILE holds; 0 for other speech): report recall and false accepts per hour")
-	cmd.Flags().StringVar(&boardPath, "board", "", "board file whose mic settings (templates, threshold, VAD) to use")
-	cmd.Flags().StringVar(&micName, "mic", "", "the mic sensor's name, when the board has several")
-	cmd.Flags().StringSliceVar(&names, "name", nil, "wake words to test (default: all enrolled)")
-	cmd.Flags().Float64Var(&threshold, "threshold", 0, "score threshold 0..1 (default: the board's, else the detector's)")
-	cmd.Flags().BoolVar(&asJSON, "json", false, "one JSON object per detection and per file")
+	cmd.Flags().StringVar(&t.templates, "templates", "", "templates directory (default: the board mic's wakeword.templates)")
+	cmd.Flags().StringVar(&t.model, "model", "", "trained head file, or builtin (default: the board mic's wakeword.model)")
+	cmd.Flags().Float64Var(&t.modelThreshold, "model-threshold", 0, "threshold on the head's score (default: the board's, else the head's own)")
+	cmd.Flags().StringVar(&t.labelsPath, "labels", "", "TSV of FILE<TAB>N (how many wake phrases FILE holds; 0 for other speech): report recall and false accepts per hour")
+	cmd.Flags().StringVar(&t.boardPath, "board", "", "board file whose mic settings (templates, threshold, VAD) to use")
+	cmd.Flags().StringVar(&t.micName, "mic", "", "the mic sensor's name, when the board has several")
+	cmd.Flags().StringSliceVar(&t.names, "name", nil, "wake words to test (default: all enrolled)")
+	cmd.Flags().Float64Var(&t.threshold, "threshold", 0, "score threshold 0..1 (default: the board's, else the detector's)")
+	cmd.Flags().BoolVar(&t.asJSON, "json", false, "one JSON object per detection and per file")
 	return cmd
+}
+
+// resolve fills what the flags leave out from the board's mic (or the
+// defaults), as the mic sensor would run, and loads the head and the
+// templates.
+func (t *wakewordTest) resolve(cmd *cobra.Command) error {
+	o, n, err := micOpts(t.boardPath, t.micName)
+	if err != nil {
+		return err
+	}
+	t.from = "defaults"
+	if n != "" {
+		t.from = fmt.Sprintf("%s's mic %s", t.boardPath, n)
+	}
+	if t.templates == "" {
+		t.templates = o.WakeWord.Templates
+	}
+	if len(t.names) == 0 {
+		t.names = o.WakeWord.Names
+	}
+	if t.model == "" {
+		t.model = o.WakeWord.Model
+	}
+	if t.model == "" && t.templates == "" {
+		t.model = mic.ModelBuiltin // as a board without a wakeword section
+	}
+	if !cmd.Flags().Changed("threshold") {
+		t.threshold = o.WakeWord.Threshold
+	}
+	if !cmd.Flags().Changed("model-threshold") {
+		t.modelThreshold = o.WakeWord.ModelThreshold
+	}
+	heads, err := mic.LoadHeads(mic.WakeWordOpts{Model: t.model})
+	if err != nil {
+		return err
+	}
+	if t.templates != "" && len(t.names) == 0 {
+		if t.models, err = wakeword.LoadAll(t.templates); err != nil {
+			return err
+		}
+	}
+	for _, n := range t.names {
+		m, err := wakeword.Load(t.templates, n)
+		if err != nil {
+			return err
+		}
+		t.models = append(t.models, m)
+	}
+	t.opts = wakeword.Options{Threshold: t.threshold, Refractory: o.WakeWord.Refractory,
+		VAD: o.VADOptions(), Heads: heads, HeadThreshold: t.modelThreshold}
+	return nil
+}
+
+// file runs a fresh detector over one recording, as fast as it goes, and
+// prints its detections and summary; a labelled file counts in tally.
+func (t *wakewordTest) file(out io.Writer, enc *json.Encoder, f string, lab labels, tally *labelTally) error {
+	samples, err := audio.ReadWAVFile(f)
+	if err != nil {
+		return err
+	}
+	opts := t.opts
+	if len(opts.Heads) > 0 {
+		if opts.Frontend, err = wakeword.NewSpeechFrontend(); err != nil {
+			return err
+		}
+	}
+	sp, err := wakeword.NewSpotter(t.models, opts)
+	if err != nil {
+		return err
+	}
+	if !t.asJSON {
+		t.header(out, f, sp)
+	}
+	speech := 0
+	t0 := time.Now()
+	dets := sp.Process(nil, samples, func(s bool) {
+		if s {
+			speech++
+		}
+	})
+	cpu := time.Since(t0)
+	secs := float64(len(samples)) / audio.Rate
+	if want, ok := lab.want[f]; ok {
+		tally.add(want, len(dets), secs)
+	}
+	for _, d := range dets {
+		t.detection(out, enc, f, d)
+	}
+	sum := summaryJSON{File: f, AudioS: round3(secs), SpeechS: float64(speech) / 100, Detections: len(dets),
+		RTF: cpu.Seconds() / secs, Threshold: sp.Threshold()}
+	if t.asJSON {
+		enc.Encode(sum)
+		return nil
+	}
+	fmt.Fprintf(out, "%s: %.1f s of audio (%.1f s speech), %d detection(s), real-time factor %.4f\n",
+		f, sum.AudioS, sum.SpeechS, sum.Detections, sum.RTF)
+	return nil
+}
+
+// header names a file's detectors with their thresholds and where the
+// settings come from.
+func (t *wakewordTest) header(out io.Writer, f string, sp *wakeword.Spotter) {
+	var ns []string
+	for i, h := range t.opts.Heads {
+		ns = append(ns, fmt.Sprintf("%s (model %s, threshold %.2f)", h.Info.Name, t.model, sp.HeadThreshold(i)))
+	}
+	for _, m := range t.models {
+		ns = append(ns, fmt.Sprintf("%s (templates %s, threshold %.2f)", m.Name, t.templates, sp.Threshold()))
+	}
+	fmt.Fprintf(out, "# %s: %s (%s)\n", f, strings.Join(ns, ", "), t.from)
+}
+
+// detection prints one detection: which bank of templates fired ("clean",
+// the SNR of a noise-mixed bank, "-" for the head).
+func (t *wakewordTest) detection(out io.Writer, enc *json.Encoder, f string, d wakeword.Detection) {
+	bank := "clean"
+	switch {
+	case d.Detector == wakeword.DetectorModel:
+		bank = "-"
+	case !math.IsInf(d.SNR, 1):
+		bank = fmt.Sprintf("%g dB", d.SNR)
+	}
+	if t.asJSON {
+		enc.Encode(detectionJSON{File: f, Name: d.Name, TimeS: d.At.Seconds(), Score: round3(d.Score),
+			StartS: d.Start.Seconds(), EndS: d.End.Seconds(), Bank: bank})
+		return
+	}
+	fmt.Fprintf(out, "%9.2f s  %-16s %-9s score %.3f  phrase %.2f–%.2f s  bank %s\n",
+		d.At.Seconds(), d.Name, d.Detector, d.Score, d.Start.Seconds(), d.End.Seconds(), bank)
 }
 
 func round3(v float64) float64 { return math.Round(v*1000) / 1000 }

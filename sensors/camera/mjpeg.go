@@ -37,59 +37,20 @@ func (m *mjpegReader) next(dst *[]byte) ([]byte, error) {
 	if dst == nil {
 		dst = &m.buf
 	}
-	b := (*dst)[:0]
-	// Find SOI; tolerate garbage between images (some cameras pad).
-	skipped := 0
-	for {
-		c, err := m.r.ReadByte()
-		if err != nil {
-			if err == io.EOF && skipped > 0 {
-				return nil, io.ErrUnexpectedEOF
-			}
-			return nil, err
-		}
-		if c != 0xFF {
-			skipped++
-			if skipped > 1<<20 {
-				return nil, errNotJPEG
-			}
-			continue
-		}
-		c2, err := m.r.ReadByte()
-		if err != nil {
-			return nil, io.ErrUnexpectedEOF
-		}
-		if c2 == 0xD8 {
-			break
-		}
-		skipped += 2
-		if c2 == 0xFF {
-			_ = m.r.UnreadByte()
-			skipped--
-		}
+	if err := m.startOfImage(); err != nil {
+		return nil, err
 	}
-	b = append(b, 0xFF, 0xD8)
-	pending := -1 // a marker whose FF the entropy-data scan consumed
+	b := append((*dst)[:0], 0xFF, 0xD8)
+	var mk byte
+	scanned := false // mk ended entropy-coded data: the scan read its FF
 	for {
-		var mk byte
-		if pending >= 0 {
-			mk, pending = byte(pending), -1
-		} else {
-			c, err := m.r.ReadByte()
-			if err != nil {
-				return nil, io.ErrUnexpectedEOF
-			}
-			if c != 0xFF {
-				return nil, fmt.Errorf("mjpeg: corrupt stream: byte %#02x where a marker was expected", c)
-			}
-			mk, err = m.r.ReadByte()
-			for err == nil && mk == 0xFF { // fill bytes
-				mk, err = m.r.ReadByte()
-			}
-			if err != nil {
-				return nil, io.ErrUnexpectedEOF
+		if !scanned {
+			var err error
+			if mk, err = m.marker(); err != nil {
+				return nil, err
 			}
 		}
+		scanned = false
 		b = append(b, 0xFF, mk)
 		switch {
 		case mk == 0xD9: // EOI
@@ -98,51 +59,120 @@ func (m *mjpegReader) next(dst *[]byte) ([]byte, error) {
 		case mk == 0x01 || mk >= 0xD0 && mk <= 0xD7: // no length
 			continue
 		}
-		var l [2]byte
-		if _, err := io.ReadFull(m.r, l[:]); err != nil {
-			return nil, io.ErrUnexpectedEOF
-		}
-		n := int(l[0])<<8 | int(l[1])
-		if n < 2 {
-			return nil, fmt.Errorf("mjpeg: corrupt segment length %d", n)
-		}
-		b = append(b, l[0], l[1])
 		var err error
-		if b, err = appendN(b, m.r, n-2); err != nil {
-			return nil, io.ErrUnexpectedEOF
+		if b, err = m.segment(b); err != nil {
+			return nil, err
 		}
-		if mk != 0xDA { // not SOS
+		if mk == 0xDA { // SOS: the entropy-coded data follows
+			if b, mk, err = m.entropyData(b); err != nil {
+				return nil, err
+			}
+			scanned = true
+		}
+	}
+}
+
+// startOfImage reads up to and including the next SOI, tolerating garbage
+// between images (some cameras pad).
+func (m *mjpegReader) startOfImage() error {
+	skipped := 0
+	for {
+		c, err := m.r.ReadByte()
+		if err != nil {
+			if err == io.EOF && skipped > 0 {
+				return io.ErrUnexpectedEOF
+			}
+			return err
+		}
+		if c != 0xFF {
+			skipped++
+			if skipped > 1<<20 {
+				return errNotJPEG
+			}
 			continue
 		}
-		// entropy-coded data up to the next real marker
-		for pending < 0 {
-			// copy up to the next FF a buffer at a time
-			p, _ := m.r.Peek(max(1, m.r.Buffered()))
-			if len(p) == 0 {
-				return nil, io.ErrUnexpectedEOF
-			}
-			i := bytes.IndexByte(p, 0xFF)
-			if i < 0 {
-				b = append(b, p...)
-				m.r.Discard(len(p))
-				continue
-			}
-			b = append(b, p[:i]...)
-			m.r.Discard(i + 1)
-			c := byte(0xFF)
-			c2, err := m.r.ReadByte()
-			for err == nil && c2 == 0xFF { // fill bytes before a marker
-				c2, err = m.r.ReadByte()
-			}
-			if err != nil {
-				return nil, io.ErrUnexpectedEOF
-			}
-			if c2 == 0x00 || c2 >= 0xD0 && c2 <= 0xD7 {
-				b = append(b, c, c2)
-				continue
-			}
-			pending = int(c2)
+		c2, err := m.r.ReadByte()
+		if err != nil {
+			return io.ErrUnexpectedEOF
 		}
+		if c2 == 0xD8 {
+			return nil
+		}
+		skipped += 2
+		if c2 == 0xFF {
+			_ = m.r.UnreadByte()
+			skipped--
+		}
+	}
+}
+
+// marker reads the marker that must come next between segments, past its
+// fill bytes, and returns its code.
+func (m *mjpegReader) marker() (byte, error) {
+	c, err := m.r.ReadByte()
+	if err != nil {
+		return 0, io.ErrUnexpectedEOF
+	}
+	if c != 0xFF {
+		return 0, fmt.Errorf("mjpeg: corrupt stream: byte %#02x where a marker was expected", c)
+	}
+	mk, err := m.r.ReadByte()
+	for err == nil && mk == 0xFF { // fill bytes
+		mk, err = m.r.ReadByte()
+	}
+	if err != nil {
+		return 0, io.ErrUnexpectedEOF
+	}
+	return mk, nil
+}
+
+// segment appends a marker segment's length and payload to b.
+func (m *mjpegReader) segment(b []byte) ([]byte, error) {
+	var l [2]byte
+	if _, err := io.ReadFull(m.r, l[:]); err != nil {
+		return nil, io.ErrUnexpectedEOF
+	}
+	n := int(l[0])<<8 | int(l[1])
+	if n < 2 {
+		return nil, fmt.Errorf("mjpeg: corrupt segment length %d", n)
+	}
+	b = append(b, l[0], l[1])
+	b, err := appendN(b, m.r, n-2)
+	if err != nil {
+		return nil, io.ErrUnexpectedEOF
+	}
+	return b, nil
+}
+
+// entropyData appends the entropy-coded data after SOS to b, a buffer at a
+// time up to each FF, keeping stuffed zeros and restart markers, and
+// returns the code of the real marker that ends it (its FF consumed).
+func (m *mjpegReader) entropyData(b []byte) ([]byte, byte, error) {
+	for {
+		p, _ := m.r.Peek(max(1, m.r.Buffered()))
+		if len(p) == 0 {
+			return nil, 0, io.ErrUnexpectedEOF
+		}
+		i := bytes.IndexByte(p, 0xFF)
+		if i < 0 {
+			b = append(b, p...)
+			m.r.Discard(len(p))
+			continue
+		}
+		b = append(b, p[:i]...)
+		m.r.Discard(i + 1)
+		c2, err := m.r.ReadByte()
+		for err == nil && c2 == 0xFF { // fill bytes before a marker
+			c2, err = m.r.ReadByte()
+		}
+		if err != nil {
+			return nil, 0, io.ErrUnexpectedEOF
+		}
+		if c2 == 0x00 || c2 >= 0xD0 && c2 <= 0xD7 {
+			b = append(b, 0xFF, c2)
+			continue
+		}
+		return b, c2, nil
 	}
 }
 

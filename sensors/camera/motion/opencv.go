@@ -139,6 +139,46 @@ func (d *OpenCV) replace(m *gocv.Mat, n gocv.Mat) {
 
 // Detect is Detector.Detect computed with OpenCV.
 func (d *OpenCV) Detect(y []byte, stride, w, h int) Result {
+	d.shrink(y, stride, w, h)
+	black, white := d.normalise()
+	if d.first() {
+		d.cur.CopyTo(&d.bg)
+		return Result{Calibrating: true, Recalibrated: true, Gain: 1}
+	}
+	cur, _ := d.cur.DataPtrFloat32()
+	bg, _ := d.bg.DataPtrFloat32()
+	prev, _ := d.prev.DataPtrUint8()
+	gain, offset, mean := 1.0, 0.0, 0.0
+	if d.cfg.CompensateLighting {
+		gain, offset, mean = d.lt.fit(cur, bg, prev, d.maskB, black+fitMargin, white-fitMargin, float32(d.cfg.Threshold))
+	} else {
+		d.lt.identity()
+	}
+	jump := d.jump(gain, offset, mean)
+	changed := d.changes(black, white)
+	counted := d.components()
+
+	res := Result{Gain: gain, Offset: offset}
+	act, alpha, update := d.settle(jump, changed, d.active, len(d.boxes))
+	switch act {
+	case reset:
+		d.cur.CopyTo(&d.bg)
+	case rebase:
+		// prev is 0/255, which the shared code takes as set
+		d.lt.rebase(cur, bg, prev, &d.rs, black, white)
+	}
+	if act == keep && update {
+		d.learn(alpha)
+	}
+	// this frame's changes are the next one's moving things
+	d.dil.CopyTo(&d.prev)
+	d.finish(&res, act, d.boxes, counted, d.active)
+	return res
+}
+
+// shrink resizes the frame (INTER_AREA) into small, packing its rows first
+// when the stride pads them; a new frame size sets the detector up again.
+func (d *OpenCV) shrink(y []byte, stride, w, h int) {
 	if w <= 0 || h <= 0 || stride < w || len(y) < (h-1)*stride+w {
 		panic(fmt.Sprintf("motion: frame %dx%d stride %d does not fit %d bytes", w, h, stride, len(y)))
 	}
@@ -164,13 +204,18 @@ func (d *OpenCV) Detect(y []byte, stride, w, h int) Result {
 	}
 	gocv.Resize(src, &d.small, image.Pt(d.sw, d.sh), 0, 0, gocv.InterpolationArea)
 	src.Close()
+}
 
+// normalise turns small into cur, float, contrast-stretched when the config
+// asks, masked areas zero; it returns the frame's black and white levels
+// in cur's scale.
+func (d *OpenCV) normalise() (black, white float32) {
 	small, _ := d.small.DataPtrUint8()
 	d.hist = [256]int32{}
 	for _, v := range small {
 		d.hist[v]++
 	}
-	black, white := float32(firstBin(&d.hist)), float32(lastBin(&d.hist))
+	black, white = float32(firstBin(&d.hist)), float32(lastBin(&d.hist))
 	k, lo := float32(1), float32(0)
 	if d.cfg.ImproveContrast {
 		k, lo = d.stretch(&d.hist, int32(len(small)))
@@ -180,24 +225,14 @@ func (d *OpenCV) Detect(y []byte, stride, w, h int) Result {
 	if d.masked {
 		d.zero32.CopyToWithMask(&d.cur, d.mask)
 	}
+	return black, white
+}
 
-	if d.first() {
-		d.cur.CopyTo(&d.bg)
-		return Result{Calibrating: true, Recalibrated: true, Gain: 1}
-	}
-	cur, _ := d.cur.DataPtrFloat32()
-	bg, _ := d.bg.DataPtrFloat32()
-	prev, _ := d.prev.DataPtrUint8()
-	gain, offset, mean := 1.0, 0.0, 0.0
-	if d.cfg.CompensateLighting {
-		gain, offset, mean = d.lt.fit(cur, bg, prev, d.maskB, black+fitMargin, white-fitMargin, float32(d.cfg.Threshold))
-	} else {
-		d.lt.identity()
-	}
-	jump := d.jump(gain, offset, mean)
-
-	// the background in this frame's lighting, clipped at its black and
-	// white: the tiles' maps resized to the frame bilinearly
+// changes compares cur with the background in this frame's lighting,
+// clipped at its black and white (the tiles' maps resized to the frame
+// bilinearly): the blurred difference over the threshold is bin, dilated
+// dil. It returns how many pixels changed.
+func (d *OpenCV) changes(black, white float32) int {
 	d.mapLighting()
 	gocv.Subtract(d.bg, d.mapO, &d.pred)
 	gocv.Multiply(d.pred, d.mapIG, &d.pred)
@@ -214,9 +249,14 @@ func (d *OpenCV) Detect(y []byte, stride, w, h int) Result {
 	}
 	changed := gocv.CountNonZero(d.bin)
 	gocv.DilateWithParams(d.bin, &d.dil, d.kernel, image.Pt(-1, -1), 1, gocv.BorderConstant, color.RGBA{})
+	return changed
+}
+
+// components finds the connected regions of dil at least MinArea large:
+// their boxes, in frame coordinates, into d.boxes. It returns their area.
+func (d *OpenCV) components() (counted int) {
 	n := gocv.ConnectedComponentsWithStatsWithParams(d.dil, &d.labels, &d.stats, &d.cents, 8, gocv.MatTypeCV32S, gocv.CCL_DEFAULT)
 	d.boxes = d.boxes[:0]
-	counted := 0
 	for i := 1; i < n; i++ { // 0 is the background
 		area := int(d.stats.GetIntAt(i, int(gocv.CC_STAT_AREA)))
 		if area < d.cfg.MinArea {
@@ -228,29 +268,18 @@ func (d *OpenCV) Detect(y []byte, stride, w, h int) Result {
 		y1 := y0 + int(d.stats.GetIntAt(i, int(gocv.CC_STAT_HEIGHT)))
 		d.boxes = append(d.boxes, image.Rect(d.sc.xs[x0], d.sc.ys[y0], d.sc.xs[x1], d.sc.ys[y1]))
 	}
+	return counted
+}
 
-	res := Result{Gain: gain, Offset: offset}
-	act, alpha, update := d.settle(jump, changed, d.active, len(d.boxes))
-	switch act {
-	case reset:
-		d.cur.CopyTo(&d.bg)
-	case rebase:
-		// prev is 0/255, which the shared code takes as set
-		d.lt.rebase(cur, bg, prev, &d.rs, black, white)
+// learn blends cur into the background at rate alpha; while settling after
+// a light step, what moves stays out of it.
+func (d *OpenCV) learn(alpha float32) {
+	if d.calibrating && d.afterStep {
+		gocv.BitwiseNot(d.dil, &d.tmp2)
+		gocv.AccumulatedWeightedWithMask(d.cur, &d.bg, float64(alpha), d.tmp2)
+		return
 	}
-	if act == keep && update {
-		if d.calibrating && d.afterStep {
-			// settling after a light step: what moves stays out
-			gocv.BitwiseNot(d.dil, &d.tmp2)
-			gocv.AccumulatedWeightedWithMask(d.cur, &d.bg, float64(alpha), d.tmp2)
-		} else {
-			gocv.AddWeighted(d.bg, float64(1-alpha), d.cur, float64(alpha), 0, &d.bg)
-		}
-	}
-	// this frame's changes are the next one's moving things
-	d.dil.CopyTo(&d.prev)
-	d.finish(&res, act, d.boxes, counted, d.active)
-	return res
+	gocv.AddWeighted(d.bg, float64(1-alpha), d.cur, float64(alpha), 0, &d.bg)
 }
 
 // mapLighting resizes the tiles' maps to the frame (INTER_LINEAR, the

@@ -513,44 +513,6 @@ func (rs *runState) ack(msg paho.Message) {
 	}
 }
 
-// adminPolicy says whether requests on the admin topic are accepted, and
-// in words who can make them: the start log says so, since whoever has
-// admin can reload the config and reset an e-stop.
-func (p *Plane) adminPolicy(embedded bool) (bool, string) {
-	onCmd := ""
-	if p.d.Tools.Permitted("mqtt", nil, "admin") {
-		onCmd = "; and anyone who may publish to " + p.topics.Cmd + ", since permissions.mqtt grants admin"
-	}
-	switch {
-	case embedded && len(p.cfg.Users) > 0:
-		var admins []string
-		for _, u := range p.cfg.Users {
-			if u.Admin {
-				admins = append(admins, u.Username)
-			}
-		}
-		if len(admins) == 0 {
-			return true, "nobody (no user in mqtt.users has admin: true)" + onCmd
-		}
-		return true, "the embedded broker's users with admin: true (" + strings.Join(admins, ", ") + ")" + onCmd
-	case embedded && p.cfg.LocalAdmin:
-		return true, "every process on this machine (embedded broker without users, mqtt.local_admin: true)" + onCmd
-	case embedded:
-		return false, "nobody: the admin topic is refused (the embedded broker has no users; set mqtt.local_admin: true to let every local process administer, or add mqtt.users with admin: true)" + onCmd
-	case p.opts.TrustBrokerACL:
-		return true, "whoever the external broker's ACL lets publish to " + p.topics.Admin + " (plugins.mqtt.trust_broker_acl)" + onCmd
-	}
-	return false, "nobody: the admin topic is refused, this broker's ACL is not ours to trust (set plugins.mqtt.trust_broker_acl if it restricts " + p.topics.Admin + ")" + onCmd
-}
-
-// refuseAdmin answers a request on the admin topic of a broker whose ACL
-// we do not know: anyone may be able to publish there.
-func (p *Plane) refuseAdmin(rs *runState, topic string, payload []byte) {
-	id, replyTo := peekIDs(payload[:min(len(payload), MaxPayload)])
-	_, who := p.adminPolicy(rs.broker != nil)
-	p.rejectInput(rs, topic, &RequestError{ID: id, ReplyTo: replyTo, Code: CodeForbidden, Msg: "admin topic refused: " + who})
-}
-
 // AfterPlan publishes decisions that failed before acting (no decision
 // engine, an invalid plan); the others arrive as world-model "decision"
 // events with their traces and are published by the pump.

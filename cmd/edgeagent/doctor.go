@@ -11,12 +11,13 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/edgeagent/edgeagent/mqtt"
+	"github.com/edgeagent/edgeagent/mqtt/brokercheck"
 )
 
 // doctor checks the world around the agent; today its broker.
 func init() {
 	var (
-		o       mqtt.ProbeOptions
+		o       brokercheck.Options
 		tlsF    mqtt.TLS
 		timeout time.Duration
 	)
@@ -42,7 +43,7 @@ mosquitto settings a robot's broker needs. It exits 1 when the broker dropped an
 			}
 			ctx, cancel := context.WithTimeout(cmd.Context(), timeout)
 			defer cancel()
-			rep, err := mqtt.ProbeBroker(ctx, o)
+			rep, err := brokercheck.Run(ctx, o)
 			if err != nil {
 				return err
 			}
@@ -65,7 +66,7 @@ mosquitto settings a robot's broker needs. It exits 1 when the broker dropped an
 	rootCmd.AddCommand(cmd)
 }
 
-func printProbe(w io.Writer, url string, r mqtt.ProbeReport) {
+func printProbe(w io.Writer, url string, r brokercheck.Report) {
 	fmt.Fprintf(w, "broker %s\n", url)
 	fmt.Fprintf(w, "  burst: %d QoS 1 messages acknowledged to the publisher, %d delivered, %d dropped, %d delivered twice\n",
 		r.Sent, r.Received, r.Dropped, r.Duplicates)
@@ -78,7 +79,7 @@ func printProbe(w io.Writer, url string, r mqtt.ProbeReport) {
 		fmt.Fprintln(w, "no drops")
 	}
 	fmt.Fprintln(w, "\nmosquitto.conf settings a robot's broker needs:")
-	for _, s := range mqtt.BrokerSettings {
+	for _, s := range brokercheck.Settings {
 		fmt.Fprintf(w, "  %-28s # %s\n", s.Line, s.Why)
 	}
 }

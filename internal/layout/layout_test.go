@@ -83,6 +83,8 @@ var rules = []struct {
 	// What robots and their requesters agree on: fleet topics, the info
 	// and resync payloads, the Resender. Both sides import it.
 	{"mqtt/fleetproto", nil, nil},
+	// `edgeagent doctor --broker`: a check of any broker, against mosquitto in its tests.
+	{"mqtt/brokercheck", []string{"clock"}, []string{"mqtt/mosquittotest"}},
 	// The stream's MQTT consumer: a cursor in, publications out.
 	{"mqtt/pump", []string{"worldmodel", "clock"}, nil},
 	// The embedded broker (mochi) and its door, inbox and ACL; it knows

@@ -1,7 +1,11 @@
-package mqtt
+// Package brokercheck is `edgeagent doctor --broker URL`: it checks an
+// MQTT broker the way the agent uses it and says which settings a robot's
+// broker needs.
+package brokercheck
 
 import (
 	"context"
+	"crypto/rand"
 	"crypto/tls"
 	"fmt"
 	"slices"
@@ -15,7 +19,7 @@ import (
 	"github.com/edgeagent/edgeagent/internal/mqttclient"
 )
 
-// The broker check (`edgeagent doctor --broker URL`). A broker with
+// A broker with
 // mosquitto's stock limits (20 messages in flight, 1,000 queued per
 // client) acknowledged 14,311 of 30,000 commands of a 10k/s flood to their
 // publisher and never delivered them, and said nothing (issue 31). The
@@ -28,8 +32,8 @@ import (
 // trips are timed too (Nagle's algorithm shows as ~40 ms, though not on
 // every pattern: set_tcp_nodelay is printed whatever they show).
 
-// ProbeOptions say which broker to check and how hard.
-type ProbeOptions struct {
+// Options say which broker to check and how hard.
+type Options struct {
 	URL                string
 	Username, Password string
 	TLS                *tls.Config // ssl:// brokers
@@ -38,8 +42,8 @@ type ProbeOptions struct {
 	Clock              clock.Clock // times the round trips and the quiet (default: the wall clock)
 }
 
-// ProbeReport is what the check saw.
-type ProbeReport struct {
+// Report is what the check saw.
+type Report struct {
 	Sent     int `json:"sent"`     // acknowledged to the publisher by the broker
 	Received int `json:"received"` // delivered to the subscriber, once each
 	Dropped  int `json:"dropped"`  // acknowledged and never delivered
@@ -50,9 +54,9 @@ type ProbeReport struct {
 	RoundTrip  time.Duration `json:"round_trip_p50_ns"`
 }
 
-// BrokerSettings are the mosquitto.conf lines a robot's broker needs, with
-// why (mqtt/README.md and docs/fleet.md say the same).
-var BrokerSettings = []struct{ Line, Why string }{
+// Settings are the mosquitto.conf lines a robot's broker needs, with why
+// (mqtt/README.md and docs/fleet.md say the same).
+var Settings = []struct{ Line, Why string }{
 	{"max_queued_messages 100000", "the stock 1000 drops what a robot's queue holds beyond it during a burst"},
 	{"max_inflight_messages 100", "the stock 20 makes every command wait for the acknowledgement of earlier ones"},
 	{"set_tcp_nodelay true", "without it every reply can wait ~40 ms (Nagle's algorithm)"},
@@ -60,9 +64,9 @@ var BrokerSettings = []struct{ Line, Why string }{
 	{"autosave_interval 10", "a broker killed before its first save has forgotten everything since the last one"},
 }
 
-// ProbeBroker runs the check. It uses a topic of its own
+// Run runs the check. It uses a topic of its own
 // (edgeagent-doctor/<nonce>), so it can run beside a live fleet.
-func ProbeBroker(ctx context.Context, o ProbeOptions) (ProbeReport, error) {
+func Run(ctx context.Context, o Options) (Report, error) {
 	if o.Burst <= 0 {
 		o.Burst = 3000
 	}
@@ -70,20 +74,20 @@ func ProbeBroker(ctx context.Context, o ProbeOptions) (ProbeReport, error) {
 		o.RoundTrips = 20
 	}
 	o.Clock = clock.Or(o.Clock)
-	nonce := randomHex(4)
+	nonce := rand.Text()[:8]
 	topic := "edgeagent-doctor/" + nonce
 	sub := newProbeSubscriber()
 	subc, err := probeClient(ctx, o, "edgeagent-doctor-sub-"+nonce, true)
 	if err != nil {
-		return ProbeReport{}, err
+		return Report{}, err
 	}
 	defer subc.Disconnect(50)
 	if err := mqttclient.Wait(ctx, subc.Subscribe(topic+"/#", 1, sub.receive), 5*time.Second); err != nil {
-		return ProbeReport{}, fmt.Errorf("subscribing: %w", err)
+		return Report{}, fmt.Errorf("subscribing: %w", err)
 	}
 	pub, err := probeClient(ctx, o, "edgeagent-doctor-pub-"+nonce, false)
 	if err != nil {
-		return ProbeReport{}, err
+		return Report{}, err
 	}
 	defer pub.Disconnect(50)
 	rep, err := burst(ctx, o.Clock, pub, sub, topic+"/burst", o.Burst)
@@ -98,7 +102,7 @@ func ProbeBroker(ctx context.Context, o ProbeOptions) (ProbeReport, error) {
 // (holdAcks) acknowledges by hand. Both are clean sessions: the check
 // leaves nothing on the broker (mosquitto's queue limits apply to a
 // connected client's queue all the same).
-func probeClient(ctx context.Context, o ProbeOptions, id string, holdAcks bool) (paho.Client, error) {
+func probeClient(ctx context.Context, o Options, id string, holdAcks bool) (paho.Client, error) {
 	po := paho.NewClientOptions().AddBroker(o.URL).SetClientID(id).SetCleanSession(true).
 		SetAutoReconnect(false).SetOrderMatters(false).SetAutoAckDisabled(holdAcks).
 		SetConnectTimeout(5 * time.Second).SetWriteTimeout(5 * time.Second).SetMaxResumePubInFlight(0)
@@ -165,7 +169,7 @@ func (s *probeSubscriber) counts() (distinct, twice int) {
 
 // burst publishes n messages while the subscriber holds its
 // acknowledgements, then releases them and counts what arrives.
-func burst(ctx context.Context, c clock.Clock, pub paho.Client, sub *probeSubscriber, topic string, n int) (ProbeReport, error) {
+func burst(ctx context.Context, c clock.Clock, pub paho.Client, sub *probeSubscriber, topic string, n int) (Report, error) {
 	sub.mu.Lock()
 	sub.holding = true
 	sub.mu.Unlock()
@@ -173,7 +177,7 @@ func burst(ctx context.Context, c clock.Clock, pub paho.Client, sub *probeSubscr
 	for i := range n {
 		toks[i] = pub.Publish(topic, 1, false, fmt.Sprint(i))
 	}
-	var rep ProbeReport
+	var rep Report
 	for _, tok := range toks {
 		if err := mqttclient.Wait(ctx, tok, 10*time.Second); err != nil {
 			return rep, fmt.Errorf("the broker did not acknowledge the burst: %w", err)

@@ -130,10 +130,11 @@ var rules = []struct {
 	{"record/recording", nil, nil},
 	// A replay with --detections detectors builds the board's sensors (as
 	// the node does, through sensorconf and the kinds' registry) to run
-	// their detectors; it never imports a sensor kind.
+	// their detectors; it never imports a sensor kind. A reload rebuilds
+	// its node with the same store.
 	// Its tests also write a wake-word head that never fires, to miss a
 	// recorded wake word.
-	{"record/replay", []string{"agent", "board", "clock", "hooks", "node", "sensors/sensorconf", "record", "record/recording", "sensors", "tools", "worldmodel"},
+	{"record/replay", []string{"agent", "board", "clock", "hooks", "node", "sensors/sensorconf", "record", "record/recording", "sensors", "store", "tools", "worldmodel"},
 		append(assembly[:len(assembly):len(assembly)], "sensors/mic/wakeword")},
 }
 

@@ -5,8 +5,8 @@ import (
 	"go/ast"
 	"go/parser"
 	"go/token"
-	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -39,22 +39,11 @@ var timeCalls = map[string]bool{
 
 func TestClockRule(t *testing.T) {
 	used := map[string]bool{}
-	err := filepath.WalkDir("../..", func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if d.IsDir() && (d.Name() == ".git" || d.Name() == "testdata" || d.Name() == "node_modules") {
-			return filepath.SkipDir
-		}
-		if d.IsDir() || !strings.HasSuffix(p, ".go") || strings.HasSuffix(p, "_test.go") {
-			return nil
-		}
-		rel, _ := filepath.Rel("../..", filepath.Dir(p))
-		pkg := filepath.ToSlash(rel)
+	eachSource(t, func(p, pkg string) {
 		if strings.HasSuffix(pkg, "test") || strings.HasPrefix(pkg, "scripts/") {
-			return nil
+			return
 		}
-		file := filepath.ToSlash(filepath.Join(rel, filepath.Base(p)))
+		file := path.Join(pkg, filepath.Base(p))
 		for _, c := range wallClockCalls(t, p) {
 			if entry, ok := wallClockAllowed(pkg, file); ok {
 				used[entry] = true
@@ -63,11 +52,7 @@ func TestClockRule(t *testing.T) {
 			t.Errorf("%s: calls time.%s: take the time from a clock.Clock (package clock), or add %s to wallClock in %s with the reason",
 				strings.TrimPrefix(c.pos.String(), "../../"), c.name, pkg, "internal/layout/clock_test.go")
 		}
-		return nil
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
 	for _, w := range wallClock {
 		if !used[w.pkg] {
 			t.Errorf("wallClock lists %s, which no longer reads the wall clock: remove it", w.pkg)

@@ -5,7 +5,6 @@ import (
 	"go/ast"
 	"go/parser"
 	"go/token"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -27,30 +26,16 @@ var commandPath = []string{"cmd/...", "fleet", "mqtt/...", "dashboard", "localad
 
 func TestCommandPathFunctionsAreShort(t *testing.T) {
 	seen := 0
-	err := filepath.WalkDir("../..", func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if d.IsDir() && (d.Name() == ".git" || d.Name() == "testdata" || d.Name() == "node_modules") {
-			return filepath.SkipDir
-		}
-		if d.IsDir() || !strings.HasSuffix(p, ".go") || strings.HasSuffix(p, "_test.go") {
-			return nil
-		}
-		rel, _ := filepath.Rel("../..", filepath.Dir(p))
-		if !onCommandPath(filepath.ToSlash(rel)) {
-			return nil
+	eachSource(t, func(p, pkg string) {
+		if !onCommandPath(pkg) {
+			return
 		}
 		seen++
 		for _, f := range longFuncs(t, p) {
 			t.Errorf("%s: %s is %d lines long: split it into named steps (at most %d lines on the command and e-stop path)",
 				strings.TrimPrefix(f.pos.String(), "../../"), f.name, f.lines, maxFuncLines)
 		}
-		return nil
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
 	if seen < 50 {
 		t.Fatalf("only %d files on the command path: the walk missed the tree", seen)
 	}

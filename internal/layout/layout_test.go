@@ -233,6 +233,29 @@ func touchSources(t *testing.T) {
 	}
 }
 
+// eachSource calls fn with each non-test Go file of the module (below
+// ../.., past .git, testdata and node_modules) and its package's path in
+// the module.
+func eachSource(t *testing.T, fn func(file, pkg string)) {
+	err := filepath.WalkDir("../..", func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && (d.Name() == ".git" || d.Name() == "testdata" || d.Name() == "node_modules") {
+			return filepath.SkipDir
+		}
+		if d.IsDir() || !strings.HasSuffix(p, ".go") || strings.HasSuffix(p, "_test.go") {
+			return nil
+		}
+		rel, _ := filepath.Rel("../..", filepath.Dir(p))
+		fn(p, filepath.ToSlash(rel))
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
 // allowed: internal/... packages and clock are leaf utilities (they import
 // nothing of ours), so every package may use them: code that needs the time
 // takes a clock (DESIGN §9a, TestClockRule).

@@ -153,3 +153,15 @@ func TestRealTickerAndAfterFunc(t *testing.T) {
 	c.AfterFunc(time.Millisecond, func() { close(done) })
 	<-done
 }
+
+// Waiting reaches the notice of the context it is given, and nothing
+// without one.
+func TestWaitingNotice(t *testing.T) {
+	n := 0
+	ctx := WithWaitNotice(context.Background(), func() { n++ })
+	Waiting(ctx)
+	Waiting(context.Background())
+	if n != 1 {
+		t.Fatalf("notices = %d, want 1", n)
+	}
+}

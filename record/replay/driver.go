@@ -233,29 +233,39 @@ func (d *driver) handOver(ctx context.Context, det *detector, t time.Time) error
 	return nil
 }
 
-// waitsGrace is how long a call from outside may run before the replay
-// takes a timer armed meanwhile for the call waiting on virtual time. Other
-// parts arm timers on the virtual clock too (the LLM client's back-off, a
-// cycle's), so an armed timer alone does not say the call waits for one:
-// without the grace a quick call was sometimes left behind (1 replay in 10
-// of a 60 s recording put a CLI call after the one that followed it).
-const waitsGrace = 100 * time.Millisecond
-
-// invoke makes a call that came from outside, as it was made. It waits for
-// the call, unless the call waits for virtual time (a servo ramping): then
-// the replay goes on feeding, which is what moves that time, and the call
-// ends on its own.
+// invoke makes a call that came from outside, as it was made, and waits
+// for it to return, unless it waits for virtual time (a servo move with
+// wait: true, whose ramp steps on the clock): it says so (clock.Waiting),
+// and then the replay goes on feeding, which is what moves that time, and
+// the call ends on its own. That is a barrier, not a guess: whatever the
+// call did before it waits has happened when the replay goes on.
 func (d *driver) invoke(ctx context.Context, c tools.Call) error {
-	before, begun := d.clk.Pending(), time.Now()
+	waits := make(chan struct{}, 1)
+	callCtx := clock.WithWaitNotice(ctx, func() {
+		select {
+		case waits <- struct{}{}:
+		default:
+		}
+	})
 	done := make(chan struct{})
 	d.calls.Add(1)
 	go func() {
 		defer d.calls.Done()
 		defer close(done)
-		_, _ = d.n.Tools.Invoke(ctx, c) // its tool_call record is what is compared
+		_, _ = d.n.Tools.Invoke(callCtx, c) // its tool_call record is what is compared
 	}()
-	return d.until(ctx, done, func() bool { return d.clk.Pending() > before && time.Since(begun) > waitsGrace },
-		fmt.Errorf("the tool %s did not return within %v", c.Tool, settleLimit))
+	deadline := time.NewTimer(settleLimit)
+	defer deadline.Stop()
+	select {
+	case <-done:
+		return d.keepUp(ctx)
+	case <-waits:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-deadline.C:
+		return fmt.Errorf("the tool %s did not return within %v", c.Tool, settleLimit)
+	}
 }
 
 // submit gives the agent a command as it was given (its cycle's decision
@@ -270,19 +280,11 @@ func (d *driver) submit(ctx context.Context, c agent.Command) error {
 	return d.settle(ctx)
 }
 
-// finishCalls moves virtual time on until the calls still waiting for it
-// have returned.
+// finishCalls moves virtual time on, 100 ms a millisecond, until the
+// calls still waiting for it have returned.
 func (d *driver) finishCalls(ctx context.Context) error {
 	done := make(chan struct{})
 	go func() { d.calls.Wait(); close(done) }()
-	return d.until(ctx, done, func() bool { d.clk.Advance(100 * time.Millisecond); return false },
-		fmt.Errorf("tool calls still running %v after the last input", settleLimit))
-}
-
-// until waits for done and then for the node to keep up, calling poll
-// every millisecond meanwhile; poll returning true ends the wait early.
-// Past settleLimit it returns late.
-func (d *driver) until(ctx context.Context, done <-chan struct{}, poll func() bool, late error) error {
 	deadline := time.NewTimer(settleLimit)
 	defer deadline.Stop()
 	tick := time.NewTicker(time.Millisecond)
@@ -294,11 +296,9 @@ func (d *driver) until(ctx context.Context, done <-chan struct{}, poll func() bo
 		case <-ctx.Done():
 			return ctx.Err()
 		case <-deadline.C:
-			return late
+			return fmt.Errorf("tool calls still running %v after the last input", settleLimit)
 		case <-tick.C:
-			if poll() {
-				return nil
-			}
+			d.clk.Advance(100 * time.Millisecond)
 		}
 	}
 }

@@ -156,7 +156,8 @@ func TestChangedPromptDiverges(t *testing.T) {
 }
 
 // Tools called from outside (the CLI, MQTT) are made again at their time;
-// a servo that ramps on the node's clock ends as the replay moves it.
+// a servo that ramps on the node's clock ends as the replay moves it, and
+// a call that waits for the ramp returns then, before the call after it.
 func TestCommandsFromOutsideReplay(t *testing.T) {
 	n, file, stop := recordBoard(t, t.TempDir(), `device: {id: cmd, platform: sim}
 data_dir: state
@@ -171,6 +172,9 @@ actuators:
 		{Caller: "cli", Tool: "headlight.set", Params: json.RawMessage(`{"on":true}`)},
 		{Caller: "cli", Tool: "pan.set_angle", Params: json.RawMessage(`{"degrees":135}`)}, // a 0.25 s ramp
 		{Caller: "mqtt", Tool: "headlight.set", Params: json.RawMessage(`{"on":false}`)},
+		// Returns when the ramp arrives: it waits on the replay's clock.
+		{Caller: "cli", Tool: "pan.set_angle", Params: json.RawMessage(`{"degrees":90,"wait":true}`)},
+		{Caller: "cli", Tool: "headlight.set", Params: json.RawMessage(`{"on":true}`)},
 	} {
 		if _, err := n.Tools.Invoke(ctx, c); err != nil {
 			t.Fatal(err)
@@ -178,8 +182,8 @@ actuators:
 	}
 	stop()
 	rep, out := replayed(t, file)
-	if rep.Diverged() || rep.Counts["tool_call"] != [2]int{3, 3} {
-		t.Fatalf("want the 3 calls made again:\n%s", out)
+	if rep.Diverged() || rep.Counts["tool_call"] != [2]int{5, 5} {
+		t.Fatalf("want the 5 calls made again:\n%s", out)
 	}
 }
 

@@ -321,6 +321,7 @@ func (a *servoAct) setAngle(ctx context.Context, fn string, p angleParams, relat
 	if err != nil || !p.Wait || mv == nil {
 		return res, err
 	}
+	clock.Waiting(ctx) // the ramp steps on the clock: a replay moves it on now
 	select {
 	case <-mv.done:
 		a.Lock()

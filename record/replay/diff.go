@@ -25,6 +25,7 @@ type Action struct {
 	// compared.
 	Steps string
 	Time  time.Time
+	cycle uint64 // a decision's cycle
 }
 
 func (a Action) String() string {
@@ -71,7 +72,8 @@ func decisionAction(t time.Time, msg string, data map[string]any) Action {
 			}
 		}
 	}
-	return Action{Kind: "decision", Source: "agent", What: clockTimes.ReplaceAllString(what, "<time>"), Steps: strings.Join(steps, "; "), Time: t}
+	cycle, _ := data["cycle"].(float64) // JSON's number, as recorded and round-tripped
+	return Action{Kind: "decision", Source: "agent", What: clockTimes.ReplaceAllString(what, "<time>"), Steps: strings.Join(steps, "; "), Time: t, cycle: uint64(cycle)}
 }
 
 func recordAction(t time.Time, kind, source string, data json.RawMessage) Action {

@@ -6,12 +6,10 @@ import (
 	"fmt"
 	"io"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/edgeagent/edgeagent/agent"
 	"github.com/edgeagent/edgeagent/clock"
-	"github.com/edgeagent/edgeagent/hooks"
 	"github.com/edgeagent/edgeagent/node"
 	"github.com/edgeagent/edgeagent/record"
 	"github.com/edgeagent/edgeagent/store"
@@ -26,28 +24,6 @@ type recorder interface {
 	HandOver() *record.Continuation
 	TakeOver(*record.Continuation) bool
 }
-
-// probe counts finished cycles: a replay waits for the agent to have
-// handled every input before it feeds the next.
-type probe struct {
-	finished atomic.Uint64
-	wake     chan struct{}
-}
-
-func (p *probe) Info() hooks.Info {
-	return hooks.Info{Name: "replay_probe", Version: "1", Description: "counts the cycles of a replay"}
-}
-
-func (p *probe) AfterReflect(context.Context, hooks.Reflection) error {
-	p.finished.Add(1)
-	select {
-	case p.wake <- struct{}{}:
-	default:
-	}
-	return nil
-}
-
-var _ hooks.AfterReflecter = (*probe)(nil)
 
 // driver feeds the inputs and collects what the agent does.
 type driver struct {
@@ -70,6 +46,9 @@ type driver struct {
 	raised  uint64         // interrupts given to the agent
 	lastSeq uint64         // the newest item collect has seen
 	acked   int            // the LLM hold the replay has already fed past
+	// ackedCycles: the cycles held for their preemption the replay has
+	// fed past.
+	ackedCycles uint64
 	// readEvery and small: see run.
 	readEvery int
 	small     map[string]bool
@@ -344,6 +323,11 @@ func (d *driver) settle(ctx context.Context) error {
 		// A held call lets the replay go on once: to feed what cut it off.
 		if h := d.heldCall(); h != 0 && h != d.acked {
 			d.acked = h
+			return d.keepUp(ctx)
+		}
+		// So does a cycle held for its preemption (see probe).
+		if h := d.probe.held.Load(); h != d.ackedCycles {
+			d.ackedCycles = h
 			return d.keepUp(ctx)
 		}
 		select {

@@ -58,7 +58,13 @@ type tape struct {
 	actions  []Action // decisions, tool calls and actuator writes, as recorded
 	exchange []exchange
 	frames   int
+	// holds are the cycles preempted before their steps (see probe).
+	holds map[cycleKey]bool
 }
+
+// preemptedSteps marks a decision's step that a preemption skipped (the
+// loop's runSteps words it so).
+const preemptedSteps = "skipped: preempted by "
 
 // exchange is a recorded LLM call: the prompt and the raw answer.
 type exchange struct {
@@ -79,8 +85,9 @@ type llmMessage struct {
 // their sources observe (headlight.on, pan.angle) the replayed actuators
 // observe again, so it is not fed. dets take their inputs and outputs.
 func load(path string, actuators map[string]bool, frames bool, dets []*detector) (*tape, error) {
-	tp := &tape{}
+	tp := &tape{holds: map[cycleKey]bool{}}
 	var bad error
+	reloads := 0
 	info, err := recording.Read(path, func(m recording.Msg) error {
 		in, claimed, err := claim(m, dets)
 		var act *Action
@@ -105,8 +112,14 @@ func load(path string, actuators map[string]bool, frames bool, dets []*detector)
 				}
 			}
 		}
+		if in != nil && in.reload != nil {
+			reloads++
+		}
 		if act != nil {
 			tp.actions = append(tp.actions, *act)
+			if act.Kind == "decision" && strings.Contains(act.What, preemptedSteps) {
+				tp.holds[cycleKey{reloads, act.cycle}] = true
+			}
 		}
 		if x != nil {
 			tp.exchange = append(tp.exchange, *x)
@@ -197,7 +210,13 @@ func decode(m recording.Msg, actuators map[string]bool, frames bool) (*input, *A
 		}
 		return &input{t: m.Time, event: ev}, nil, nil, nil
 	}
-	// a record
+	return decodeRecord(m, msg)
+}
+
+// decodeRecord reads a journal record: what the agent did (a tool call, an
+// actuator write, an LLM exchange) or an input (a tool called from
+// outside, a command, a reload).
+func decodeRecord(m recording.Msg, msg message) (*input, *Action, *exchange, error) {
 	switch msg.Kind {
 	case "tool_call":
 		a := recordAction(m.Time, msg.Kind, msg.Source, msg.Data)

@@ -145,6 +145,7 @@ func (d *driver) reload(ctx context.Context, r *node.Reloaded, t time.Time) erro
 	prev, heartbeat := d.n.Board, cfg.Agent.Heartbeat
 	d.stopNode()
 	d.rep.Reloads++
+	d.probe.reloads.Store(int64(d.rep.Reloads)) // the new node counts its cycles from 1
 	if err := d.startNode(ctx, cfg, d.opts.Dir, carry); err != nil {
 		d.opts.Log.Warn("the reloaded board could not be built; the previous one goes on", "err", err)
 		return d.startNode(ctx, prev, d.opts.Dir, carry)

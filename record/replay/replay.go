@@ -143,6 +143,7 @@ func Run(ctx context.Context, path string, o Options) (*Report, error) {
 	}
 	d := newDriver(o, rep, info, llmSrv, dets, tmp)
 	d.files, d.heartbeat, d.nextBeat = files, heartbeat, d.start.Add(heartbeat)
+	d.probe.holds = tp.holds
 	if err := d.startNode(ctx, o.Board, o.Dir, nil); err != nil {
 		return nil, err
 	}

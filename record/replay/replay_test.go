@@ -8,10 +8,12 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/edgeagent/edgeagent/agent"
 	"github.com/edgeagent/edgeagent/board"
+	"github.com/edgeagent/edgeagent/hooks"
 	"github.com/edgeagent/edgeagent/node"
 	"github.com/edgeagent/edgeagent/node/nodetest"
 	"github.com/edgeagent/edgeagent/record/recording"
@@ -319,5 +321,79 @@ actuators:
 	rep, out := replayed(t, moved)
 	if rep.Diverged() || rep.Counts["tool_call"] != [2]int{1, 1} {
 		t.Fatalf("want the call made again:\n%s", out)
+	}
+}
+
+// preemptAfterPlan is a plugin that stands still after the plan of a
+// cycle with steps, when armed, until the cycle is preempted: it makes the
+// race "a sensor event arrives while a command's cycle runs, before its
+// steps" happen on demand.
+type preemptAfterPlan struct {
+	armed   atomic.Bool
+	planned chan struct{}
+}
+
+func (p *preemptAfterPlan) Info() hooks.Info {
+	return hooks.Info{Name: "preempt_after_plan", Version: "1"}
+}
+
+func (p *preemptAfterPlan) AfterPlan(ctx context.Context, d hooks.Decision) error {
+	if len(d.Steps) > 0 && p.armed.CompareAndSwap(true, false) {
+		p.planned <- struct{}{}
+		<-ctx.Done()
+	}
+	return nil
+}
+
+// A command whose cycle a sensor event preempted before its steps ran
+// replays as recorded: the replay keeps that cycle after its plan until the
+// recorded event preempts it again, so its steps are skipped again, and
+// the event's own cycle follows.
+func TestPreemptedCommandReplays(t *testing.T) {
+	n, file, stop := recordBoard(t, t.TempDir(), `device: {id: preempt, platform: sim}
+data_dir: state
+llm: {enabled: false}
+plugins: {mqtt: {enabled: false}}
+actuators:
+  - {name: headlight, kind: led, pins: {pin: "sim:12"}, initial: "off"}
+  - {name: pump, kind: relay, pins: {pin: "sim:23"}, initial: "off"}
+reflexes:
+  - {on: overheat, do: {tool: headlight.set, params: {on: true}}}
+`, "preempt.mcap")
+	ctx := context.Background()
+	race := &preemptAfterPlan{planned: make(chan struct{})}
+	if err := n.LoadPlugin(ctx, race); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := n.Agent.Submit(ctx, agent.Command{Caller: "mqtt", Text: "turn on the pump"}); err != nil || out.Decision == nil {
+		t.Fatalf("%+v %v", out, err)
+	}
+	race.armed.Store(true)
+	outcome := make(chan agent.Outcome, 1)
+	go func() {
+		out, _ := n.Agent.Submit(ctx, agent.Command{Caller: "mqtt", Text: "turn off the pump"})
+		outcome <- out
+	}()
+	<-race.planned
+	n.Raise(worldmodel.Event{Kind: "overheat", Source: "env", Priority: worldmodel.High, Message: "temperature above 30"})
+	if out := <-outcome; out.Preempted == "" {
+		t.Fatalf("the command was not preempted: %+v", out)
+	}
+	if out, err := n.Agent.Submit(ctx, agent.Command{Caller: "mqtt", Text: "turn off the pump"}); err != nil || out.Decision == nil {
+		t.Fatalf("%+v %v", out, err)
+	}
+	stop()
+	rep, out := replayed(t, file)
+	if rep.Diverged() || rep.Counts["decision"] != [2]int{4, 4} {
+		t.Fatalf("want the preempted command, the reflex and the commands as recorded:\n%s", out)
+	}
+	skipped := 0
+	for _, a := range rep.Replayed {
+		if a.Kind == "decision" && strings.Contains(a.What, "skipped: preempted by high env/overheat") {
+			skipped++
+		}
+	}
+	if skipped != 1 {
+		t.Fatalf("want 1 decision with its steps skipped by the preemption, got %d:\n%s", skipped, out)
 	}
 }

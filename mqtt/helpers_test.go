@@ -22,6 +22,7 @@ import (
 	"github.com/edgeagent/edgeagent/board"
 	"github.com/edgeagent/edgeagent/hooks"
 	"github.com/edgeagent/edgeagent/internal/mqttclient"
+	"github.com/edgeagent/edgeagent/internal/testwait"
 	"github.com/edgeagent/edgeagent/mqtt/broker"
 	"github.com/edgeagent/edgeagent/mqtt/hass"
 	"github.com/edgeagent/edgeagent/mqtt/mosquittotest"
@@ -192,7 +193,7 @@ func (r *rig) start(t testing.TB) {
 	if err := r.hooks.Start(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "plane connected and subscribed", func() bool { rs := r.plane.current(); return rs != nil && rs.conn.connects.Load() > 0 })
+	testwait.For(t, "plane connected and subscribed", func() bool { rs := r.plane.current(); return rs != nil && rs.conn.connects.Load() > 0 })
 }
 
 func (r *rig) stop(t testing.TB) {
@@ -364,17 +365,6 @@ func waitPahoGone(t testing.TB, d time.Duration) {
 			t.Fatalf("paho goroutines still running after %v:\n%s", d, buf[:n])
 		}
 		time.Sleep(20 * time.Millisecond)
-	}
-}
-
-func waitFor(t testing.TB, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(2 * time.Millisecond)
 	}
 }
 

@@ -11,6 +11,7 @@ import (
 
 	"github.com/edgeagent/edgeagent/internal/mqttclient"
 	"github.com/edgeagent/edgeagent/internal/syncbuf"
+	"github.com/edgeagent/edgeagent/internal/testwait"
 )
 
 // TestOversizedCommand: a command over MaxPayload is answered invalid
@@ -60,7 +61,7 @@ func TestOversizedCommand(t *testing.T) {
 
 	before = broker.Dropped()
 	publishRefused(t, r.url(), tp.Prefix+"notes/x", `{"id":"note","pad":"`+pad+`"}`)
-	waitFor(t, "the oversized note counted", func() bool { return broker.Dropped() == before+1 })
+	testwait.For(t, "the oversized note counted", func() bool { return broker.Dropped() == before+1 })
 	if !p.silent(tp.Reply, 200*time.Millisecond) {
 		t.Fatal("a reply to a message on a topic that takes no commands")
 	}

@@ -36,17 +36,6 @@ func start(t testing.TB, cfg Config) *Broker {
 	return b
 }
 
-func waitFor(t testing.TB, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(2 * time.Millisecond)
-	}
-}
-
 // deviceACL is the ACL the plane gives a device "bot" with Home
 // Assistant's discovery.
 var deviceACL = ACL{Prefix: "edgeagent/bot/", Discovery: "homeassistant",

@@ -17,7 +17,7 @@ import (
 
 	paho "github.com/eclipse/paho.mqtt.golang"
 	"github.com/edgeagent/edgeagent/internal/mqttclient"
-	"github.com/edgeagent/edgeagent/internal/testwait"
+	"github.com/edgeagent/edgeagent/internal/waittest"
 	"github.com/edgeagent/edgeagent/mqtt/broker"
 )
 
@@ -201,7 +201,7 @@ func requester(t *testing.T, url string, tl *tally, tp Topics) paho.Client {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { c.Disconnect(50) })
-	testwait.For(t, "requester subscribed", func() bool { return c.IsConnectionOpen() })
+	waittest.For(t, "requester subscribed", func() bool { return c.IsConnectionOpen() })
 	return c
 }
 

@@ -22,7 +22,7 @@ import (
 	"github.com/edgeagent/edgeagent/board"
 	"github.com/edgeagent/edgeagent/hooks"
 	"github.com/edgeagent/edgeagent/internal/mqttclient"
-	"github.com/edgeagent/edgeagent/internal/testwait"
+	"github.com/edgeagent/edgeagent/internal/waittest"
 	"github.com/edgeagent/edgeagent/mqtt/broker"
 	"github.com/edgeagent/edgeagent/mqtt/hass"
 	"github.com/edgeagent/edgeagent/mqtt/mosquittotest"
@@ -193,7 +193,7 @@ func (r *rig) start(t testing.TB) {
 	if err := r.hooks.Start(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	testwait.For(t, "plane connected and subscribed", func() bool { rs := r.plane.current(); return rs != nil && rs.conn.connects.Load() > 0 })
+	waittest.For(t, "plane connected and subscribed", func() bool { rs := r.plane.current(); return rs != nil && rs.conn.connects.Load() > 0 })
 }
 
 func (r *rig) stop(t testing.TB) {

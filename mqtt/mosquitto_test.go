@@ -12,7 +12,7 @@ import (
 	paho "github.com/eclipse/paho.mqtt.golang"
 
 	"github.com/edgeagent/edgeagent/internal/mqttclient"
-	"github.com/edgeagent/edgeagent/internal/testwait"
+	"github.com/edgeagent/edgeagent/internal/waittest"
 	"github.com/edgeagent/edgeagent/worldmodel"
 )
 
@@ -122,10 +122,10 @@ func TestMosquittoRestartLosesNoQoS1Commands(t *testing.T) {
 	for i := range 10 {
 		s.send(t, tp, fmt.Sprint("before-", i))
 	}
-	testwait.For(t, "10 replies", func() bool { return s.count() == 10 })
+	waittest.For(t, "10 replies", func() bool { return s.count() == 10 })
 
 	m.Stop()
-	testwait.For(t, "agent and sender disconnected", func() bool {
+	waittest.For(t, "agent and sender disconnected", func() bool {
 		return !r.plane.current().conn.client.IsConnectionOpen() && !s.c.IsConnectionOpen()
 	})
 	var pending []paho.Token
@@ -164,7 +164,7 @@ func TestMosquittoResubscribesAfterSessionLoss(t *testing.T) {
 		t.Fatal(err)
 	}
 	m.Start()
-	testwait.For(t, "reconnected", func() bool { return r.plane.current().conn.stats().Connects == 2 })
+	waittest.For(t, "reconnected", func() bool { return r.plane.current().conn.stats().Connects == 2 })
 	p := dialPeer(t, m.URL(), "client", tp.Reply+"/#")
 	p.send(t, tp.Cmd, `{"id":"after","tool":"headlight.set","params":{"on":true}}`)
 	if rep := decodeReply(t, p.next(t, tp.Reply)); !rep.OK {

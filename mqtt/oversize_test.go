@@ -11,7 +11,7 @@ import (
 
 	"github.com/edgeagent/edgeagent/internal/mqttclient"
 	"github.com/edgeagent/edgeagent/internal/syncbuf"
-	"github.com/edgeagent/edgeagent/internal/testwait"
+	"github.com/edgeagent/edgeagent/internal/waittest"
 )
 
 // TestOversizedCommand: a command over MaxPayload is answered invalid
@@ -61,7 +61,7 @@ func TestOversizedCommand(t *testing.T) {
 
 	before = broker.Dropped()
 	publishRefused(t, r.url(), tp.Prefix+"notes/x", `{"id":"note","pad":"`+pad+`"}`)
-	testwait.For(t, "the oversized note counted", func() bool { return broker.Dropped() == before+1 })
+	waittest.For(t, "the oversized note counted", func() bool { return broker.Dropped() == before+1 })
 	if !p.silent(tp.Reply, 200*time.Millisecond) {
 		t.Fatal("a reply to a message on a topic that takes no commands")
 	}

@@ -14,7 +14,7 @@ import (
 	paho "github.com/eclipse/paho.mqtt.golang"
 
 	"github.com/edgeagent/edgeagent/internal/mqttclient"
-	"github.com/edgeagent/edgeagent/internal/testwait"
+	"github.com/edgeagent/edgeagent/internal/waittest"
 	"github.com/edgeagent/edgeagent/mqtt/broker"
 	"github.com/edgeagent/edgeagent/mqtt/pump"
 	"github.com/edgeagent/edgeagent/tools"
@@ -132,7 +132,7 @@ func TestBadInput(t *testing.T) {
 
 	// Commands during an e-stop are refused, with their id.
 	p.send(t, tp.Estop, "STOP")
-	testwait.For(t, "e-stop event", func() bool { return len(r.world.Events(0, worldmodel.Critical, 0)) == 1 })
+	waittest.For(t, "e-stop event", func() bool { return len(r.world.Events(0, worldmodel.Critical, 0)) == 1 })
 	p.send(t, tp.Cmd, `{"id":"e1","tool":"headlight.set","params":{"on":true}}`)
 	rep := decodeReply(t, p.next(t, tp.Reply))
 	if rep.OK || *rep.ID != "e1" || rep.Code != tools.CodeRefused || !strings.Contains(rep.Error, "e-stop") {
@@ -403,13 +403,13 @@ func TestBufferWhileDisconnected(t *testing.T) {
 	// The connect's retained announcements (resync, status, info, discovery
 	// and the pump's state/estop) are out before the broker goes away, so the buffer
 	// holds only the events.
-	testwait.For(t, "announcements", func() bool { return r.plane.current().conn.stats().Published >= 5 })
+	waittest.For(t, "announcements", func() bool { return r.plane.current().conn.stats().Published >= 5 })
 	_ = b.Close()
-	testwait.For(t, "disconnected", func() bool { return !r.plane.current().conn.client.IsConnectionOpen() })
+	waittest.For(t, "disconnected", func() bool { return !r.plane.current().conn.client.IsConnectionOpen() })
 	for i := range 20 {
 		r.world.Record(worldmodel.Event{Kind: "tick", Source: "test", Message: fmt.Sprint(i)})
 	}
-	testwait.For(t, "events buffered", func() bool {
+	waittest.For(t, "events buffered", func() bool {
 		s := r.plane.current().conn.stats()
 		return s.Buffered == 8 && s.Dropped == 12
 	})
@@ -418,7 +418,7 @@ func TestBufferWhileDisconnected(t *testing.T) {
 	if err != nil || len(res.Notes) == 0 || !strings.Contains(res.Notes[0], "queued") {
 		t.Fatalf("publish while away: %+v %v", res, err)
 	}
-	testwait.For(t, "buffered", func() bool {
+	waittest.For(t, "buffered", func() bool {
 		s := r.plane.current().conn.stats()
 		return s.Buffered == 8 && s.Dropped == 13
 	})
@@ -543,7 +543,7 @@ func TestStopWhileBrokerUnreachable(t *testing.T) {
 	if took := time.Since(start); took > 100*time.Millisecond {
 		t.Fatalf("start waited %v for the broker", took)
 	}
-	testwait.For(t, "a failed attempt", func() bool { return r.plane.current().conn.stats().LastError != "" })
+	waittest.For(t, "a failed attempt", func() bool { return r.plane.current().conn.stats().LastError != "" })
 	if st, _ := json.Marshal(r.plane.Status()); !strings.Contains(string(st), `"connected":false`) {
 		t.Fatalf("status %s", st)
 	}

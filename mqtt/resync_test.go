@@ -12,7 +12,7 @@ import (
 	paho "github.com/eclipse/paho.mqtt.golang"
 
 	"github.com/edgeagent/edgeagent/internal/mqttclient"
-	"github.com/edgeagent/edgeagent/internal/testwait"
+	"github.com/edgeagent/edgeagent/internal/waittest"
 	"github.com/edgeagent/edgeagent/mqtt/fleetproto"
 )
 
@@ -31,7 +31,7 @@ func TestResyncOnSessionLoss(t *testing.T) {
 	}
 	m.Stop() // saves its state: the session survives
 	m.Start()
-	testwait.For(t, "reconnected", func() bool { return r.plane.current().conn.stats().Connects == 2 })
+	waittest.For(t, "reconnected", func() bool { return r.plane.current().conn.stats().Connects == 2 })
 	if !p.silent(tp.Resync, 300*time.Millisecond) {
 		t.Fatal("resync after a restart that kept the session")
 	}
@@ -93,7 +93,7 @@ func resyncRequester(t *testing.T, url string, tl *tally, tp Topics) (paho.Clien
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { c.Disconnect(50) })
-	testwait.For(t, "requester connected", c.IsConnectionOpen)
+	waittest.For(t, "requester connected", c.IsConnectionOpen)
 	return c, rs
 }
 

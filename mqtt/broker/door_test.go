@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/edgeagent/edgeagent/internal/testwait"
+	"github.com/edgeagent/edgeagent/internal/waittest"
 )
 
 // closedWithin reads c until it is closed by the broker, up to d: false
@@ -48,7 +48,7 @@ func TestHalfOpenConnectionsClosed(t *testing.T) {
 		conns[i] = c
 	}
 	// All accepted (on a loaded machine the first may time out already).
-	testwait.For(t, "the broker taking them", func() bool { st := b.Conns(); return st.Open+int(st.ConnectTimeouts) == n })
+	waittest.For(t, "the broker taking them", func() bool { st := b.Conns(); return st.Open+int(st.ConnectTimeouts) == n })
 	start := time.Now()
 	open := 0
 	for _, c := range conns {
@@ -59,11 +59,11 @@ func TestHalfOpenConnectionsClosed(t *testing.T) {
 	if open > 0 {
 		t.Fatalf("%d of %d half-open connections still open %v after the connect deadline", open, n, 2*time.Second)
 	}
-	testwait.For(t, "the broker letting go", func() bool { return b.Conns().Open == 0 })
+	waittest.For(t, "the broker letting go", func() bool { return b.Conns().Open == 0 })
 	if st := b.Conns(); st.ConnectTimeouts != n {
 		t.Fatalf("stats %+v, want %d connect timeouts", st, n)
 	}
-	testwait.For(t, "their goroutines ending", func() bool { return runtime.NumGoroutine() <= goroutines })
+	waittest.For(t, "their goroutines ending", func() bool { return runtime.NumGoroutine() <= goroutines })
 	runtime.GC()
 	runtime.ReadMemStats(&after)
 	grown := int64(after.HeapInuse) - int64(before.HeapInuse)
@@ -92,12 +92,12 @@ func TestConnectionCaps(t *testing.T) {
 	for range 3 {
 		kept = append(kept, dial("127.0.0.1"))
 	}
-	testwait.For(t, "3 held", func() bool { return b.Conns().Open == 3 })
+	waittest.For(t, "3 held", func() bool { return b.Conns().Open == 3 })
 	if c := dial("127.0.0.1"); !closedWithin(c, 2*time.Second) {
 		t.Fatal("a 4th connection from one address was kept")
 	}
 	kept = append(kept, dial("127.0.0.2"), dial("127.0.0.3"))
-	testwait.For(t, "5 held", func() bool { return b.Conns().Open == 5 })
+	waittest.For(t, "5 held", func() bool { return b.Conns().Open == 5 })
 	if c := dial("127.0.0.4"); !closedWithin(c, 2*time.Second) {
 		t.Fatal("a 6th connection was kept")
 	}
@@ -137,7 +137,7 @@ func TestSilentClientClosed(t *testing.T) {
 		t.Fatal("a silent client with keepalive 1 s is still open after 5 s")
 	}
 	t.Logf("closed %v after CONNECT", time.Since(start).Round(time.Millisecond))
-	testwait.For(t, "counted", func() bool { return b.Conns().KeepaliveTimeouts == 1 })
+	waittest.For(t, "counted", func() bool { return b.Conns().KeepaliveTimeouts == 1 })
 
 	lazy, err := net.Dial("tcp", b.Addr())
 	if err != nil {
@@ -149,7 +149,7 @@ func TestSilentClientClosed(t *testing.T) {
 	if _, err := lazy.Write(pkt); err != nil {
 		t.Fatal(err)
 	}
-	testwait.For(t, "lazy connected", func() bool { _, ok := b.srv.Clients.Get("lazy"); return ok })
+	waittest.For(t, "lazy connected", func() bool { _, ok := b.srv.Clients.Get("lazy"); return ok })
 	if cl, _ := b.srv.Clients.Get("lazy"); cl.State.Keepalive != maxKeepalive {
 		t.Fatalf("keepalive of a client that asked for none: %d", cl.State.Keepalive)
 	}

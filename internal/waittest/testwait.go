@@ -1,7 +1,7 @@
-// Package testwait is the tests' wait for a condition that another
+// Package waittest is the tests' wait for a condition that another
 // goroutine (a broker, a client, a plane) makes true: poll it briefly, and
 // fail the test saying what was awaited when it does not come.
-package testwait
+package waittest
 
 import (
 	"testing"

@@ -227,18 +227,24 @@ func recordBoard(t *testing.T, dir, src, name string) (n *node.Node, file string
 	return n, file, nodetest.Run(t, n)
 }
 
-// Every input from outside is in the stream, so it replays: a text command
-// submitted to the agent (MQTT, the CLI's forwarded decide, the dashboard),
-// a dashboard e-stop and its reset, as the dashboard makes them.
-func TestTextCommandsAndEStopsReplay(t *testing.T) {
-	n, file, stop := recordBoard(t, t.TempDir(), `device: {id: text, platform: sim}
+// pumpBoard is a sim board with a headlight and a pump that the local
+// matcher switches, no LLM and no MQTT, and more (reflexes …) after it.
+func pumpBoard(id, more string) string {
+	return `device: {id: ` + id + `, platform: sim}
 data_dir: state
 llm: {enabled: false}
 plugins: {mqtt: {enabled: false}}
 actuators:
   - {name: headlight, kind: led, pins: {pin: "sim:12"}, initial: "off"}
   - {name: pump, kind: relay, pins: {pin: "sim:23"}, initial: "off"}
-`, "text.mcap")
+` + more
+}
+
+// Every input from outside is in the stream, so it replays: a text command
+// submitted to the agent (MQTT, the CLI's forwarded decide, the dashboard),
+// a dashboard e-stop and its reset, as the dashboard makes them.
+func TestTextCommandsAndEStopsReplay(t *testing.T) {
+	n, file, stop := recordBoard(t, t.TempDir(), pumpBoard("text", ""), "text.mcap")
 	ctx := context.Background()
 	for _, text := range []string{"turn on the pump", "switch the headlight on"} {
 		out, err := n.Agent.Submit(ctx, agent.Command{Caller: "mqtt", Text: text})
@@ -350,16 +356,9 @@ func (p *preemptAfterPlan) AfterPlan(ctx context.Context, d hooks.Decision) erro
 // recorded event preempts it again, so its steps are skipped again, and
 // the event's own cycle follows.
 func TestPreemptedCommandReplays(t *testing.T) {
-	n, file, stop := recordBoard(t, t.TempDir(), `device: {id: preempt, platform: sim}
-data_dir: state
-llm: {enabled: false}
-plugins: {mqtt: {enabled: false}}
-actuators:
-  - {name: headlight, kind: led, pins: {pin: "sim:12"}, initial: "off"}
-  - {name: pump, kind: relay, pins: {pin: "sim:23"}, initial: "off"}
-reflexes:
+	n, file, stop := recordBoard(t, t.TempDir(), pumpBoard("preempt", `reflexes:
   - {on: overheat, do: {tool: headlight.set, params: {on: true}}}
-`, "preempt.mcap")
+`), "preempt.mcap")
 	ctx := context.Background()
 	race := &preemptAfterPlan{planned: make(chan struct{})}
 	if err := n.LoadPlugin(ctx, race); err != nil {

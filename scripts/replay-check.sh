@@ -17,7 +17,9 @@
 # The model server (OLLAMA): absent (default: OLLAMA_HOST is a closed port);
 # fake (scripts/fakeollama, every chat answered with one JSON document);
 # real (../shared/tools/ollama/serve.sh: Ollama with its random-weight model
-# "tiny", which the board's llm.model and embed_model are set to).
+# "tiny", which the board's llm.model and embed_model are set to). EMBED=off
+# leaves the board's embed_model empty (the built-in lexical embedder, which
+# a replay uses: embeddings are not recorded).
 # SPEED1=1 replays at --speed 1 too, JOBS of them at once (default 1: a
 # replay at --speed 1 takes as long as the recording). KEEP=DIR keeps the
 # recordings, logs and reports in DIR; RECORDINGS=DIR replays the
@@ -60,11 +62,14 @@ start_ollama() {
 }
 
 # board OUT: the sim board on ports of its own, with the model server's
-# model names for OLLAMA=real.
+# model names for OLLAMA=real, and without embeddings for EMBED=off.
 board() {
   sim_board "$1"
   if [ "$ollama" = real ]; then
     sed -i 's|^  model: qwen2.5:1.5b|  model: tiny|; s|^  embed_model: all-minilm|  embed_model: tiny|' "$1"
+  fi
+  if [ "${EMBED:-on}" = off ]; then
+    sed -i 's|^  embed_model: [^ ]*|  embed_model: ""|' "$1"
   fi
 }
 
@@ -76,9 +81,15 @@ record() {
   rm -f "$work/$1.mcap"
   "$bin" run --board "$cfg" --record "$work/$1.mcap" 2>"$work/$1.log" &
   local pid=$! t0=$SECONDS
+  pids="$pids $pid"
   for _ in $(seq 100); do grep -q 'msg=ready' "$work/$1.log" && break; sleep 0.1; done
-  [ -n "$2" ] && "$2" "$work/$1.log" >>"$work/$1.actions.log" 2>&1
-  sleep $((secs - (SECONDS - t0)))
+  # An action that fails (a decide that times out on a slow model) is
+  # logged; the run and the replays go on.
+  if [ -n "$2" ] && ! "$2" "$work/$1.log" >>"$work/$1.actions.log" 2>&1; then
+    echo "$1: an action failed (see $work/$1.actions.log)"
+  fi
+  local rest=$((secs - (SECONDS - t0)))
+  if [ "$rest" -gt 0 ]; then sleep "$rest"; fi
   kill -INT "$pid"
   wait "$pid" || true
 }
@@ -87,16 +98,18 @@ record() {
 commands() {
   local gap=$((secs / 6)) port
   port=$(grep -o 'listen: 127.0.0.1:[0-9]*' "$cfg" | head -1 | cut -d: -f3)
+  local failed=0
   sleep "$gap"
-  mosquitto_pub -p "$port" -t edgeagent/sim-bot/cmd -q 1 -m '{"id":"rc-1","tool":"headlight.set","params":{"on":true}}'
-  mosquitto_pub -p "$port" -t edgeagent/sim-bot/cmd -q 1 -m '{"id":"rc-2","tool":"fan.set","params":{"duty":0.5}}'
+  mosquitto_pub -p "$port" -t edgeagent/sim-bot/cmd -q 1 -m '{"id":"rc-1","tool":"headlight.set","params":{"on":true}}' || failed=1
+  mosquitto_pub -p "$port" -t edgeagent/sim-bot/cmd -q 1 -m '{"id":"rc-2","tool":"fan.set","params":{"duty":0.5}}' || failed=1
   sleep "$gap"
-  "$bin" decide --board "$cfg" "turn on the pump"
+  "$bin" decide --board "$cfg" "turn on the pump" || failed=1
   sleep "$gap"
-  dashboard_estop "$1"
+  dashboard_estop "$1" || failed=1
   sleep "$gap"
   sed 's/^  heartbeat: 10s/  heartbeat: 15s/' "$cfg" >"$cfg2"
-  "$bin" invoke --board "$cfg" config.reload "{\"path\":\"$(basename "$cfg2")\"}"
+  "$bin" invoke --board "$cfg" config.reload "{\"path\":\"$(basename "$cfg2")\"}" || failed=1
+  return $failed
 }
 
 # dashboard_estop LOG: presses the dashboard's E-STOP and resets it, as the
@@ -120,7 +133,7 @@ replays() {
   for i in $(seq "$n"); do
     (
       rc=0
-      "$bin" replay --check "$speed" "$work/$name.mcap" >"$out.$i.out" 2>/dev/null || rc=$?
+      "$bin" replay --check "$speed" "$work/$name.mcap" >"$out.$i.out" 2>"$out.$i.err" || rc=$?
       echo $rc >"$out.$i.rc"
     ) &
     running="$running $!"
@@ -135,14 +148,16 @@ replays() {
     else
       fail=1
       echo "$name $speed run $i DIVERGED:"
-      grep -A12 'DIVERGED\|edgeagent:' "$out.$i.out" | head -20
+      grep -A12 'DIVERGED' "$out.$i.out" | head -20 || true
+      grep '^edgeagent:' "$out.$i.err" || true
     fi
   done
-  echo "$name (OLLAMA=$ollama, $speed): $ok of $n identical; $(head -1 "$out.1.out")"
+  echo "$name ($made, $speed): $ok of $n identical; $(head -1 "$out.1.out")"
 }
 
+made="$secs s, OLLAMA=$ollama EMBED=${EMBED:-on}"
 if [ -n "${RECORDINGS:-}" ]; then
-  work=$RECORDINGS
+  work=$RECORDINGS made="recorded earlier"
   scenarios=$(cd "$work" && ls *.mcap | sed 's/\.mcap$//')
 else
   start_ollama

@@ -138,7 +138,7 @@ func takeOver(next *node.Node, carry *record.Continuation, log *slog.Logger) {
 	if rec, ok := node.Find[handOver](next); ok && rec.TakeOver(carry) {
 		return
 	}
-	log.Warn("the recording ends at the reload: the new board has no recorder")
+	log.Warn("the recording ends at the reload (the new board has no recorder, or it had stopped recording)")
 	carry.Close()
 }
 

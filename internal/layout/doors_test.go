@@ -123,3 +123,53 @@ func exprString(fset *token.FileSet, e ast.Expr) string {
 	_ = printer.Fprint(&b, fset, e)
 	return b.String()
 }
+
+// behindDoors are the plugins and the parts they adapt: they hold the
+// running agent through the doors' interfaces, so none of them names the
+// node's concrete loop, world model or tools registry (their tests may).
+var behindDoors = []string{"plugin/...", "dashboard", "record", "mqtt/...", "tools/actuator/...", "localadmin"}
+
+// concrete are the node's parts that only the node holds as such.
+var concrete = map[string]bool{"agent.Loop": true, "worldmodel.Model": true, "tools.Registry": true}
+
+func TestPluginsHoldNoConcreteParts(t *testing.T) {
+	seen := 0
+	eachSource(t, func(p, pkg string) {
+		behind := false
+		for _, b := range behindDoors {
+			behind = behind || match(b, pkg)
+		}
+		if !behind {
+			return
+		}
+		seen++
+		fset := token.NewFileSet()
+		f, err := parser.ParseFile(fset, p, nil, parser.SkipObjectResolution)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ast.Inspect(f, func(n ast.Node) bool {
+			star, ok := n.(*ast.StarExpr)
+			if !ok {
+				return true
+			}
+			sel, ok := star.X.(*ast.SelectorExpr)
+			if !ok {
+				return true
+			}
+			x, ok := sel.X.(*ast.Ident)
+			if !ok {
+				return true
+			}
+			own, ours := strings.CutPrefix(importPath(f, x.Name), module)
+			if ours && concrete[own+"."+sel.Sel.Name] {
+				t.Errorf("%s: names *%s.%s: take the interface of what it uses (declare it here, as mqtt.World does), the plugin.Host doors satisfy it",
+					strings.TrimPrefix(fset.Position(n.Pos()).String(), "../../"), x.Name, sel.Sel.Name)
+			}
+			return true
+		})
+	})
+	if seen < 20 {
+		t.Fatalf("only %d files behind the doors: the walk missed the tree", seen)
+	}
+}

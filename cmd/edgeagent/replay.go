@@ -36,6 +36,13 @@ simulated actuators and no sensors, MQTT or store. At the end, print how the
 decisions, tool calls and actuator writes compare with the recording and the
 first divergence with its context. --check exits non-zero on a divergence.
 
+A recording carries the files its board names (a mic's utterances, a
+wake-word head, skill texts) and is replayed with them, on any machine; a
+--board that names a file that is not there, as the recorded board names it
+(files/1/hello.wav) or as it was named when recorded, gets the recording's.
+A config reload made while recording is replayed at its time: the agent is
+rebuilt from the board it loaded.
+
 --llm recorded answers every LLM call from the recording (a different prompt
 is a divergence); live asks the board's Ollama; off keeps to the fast paths.
 

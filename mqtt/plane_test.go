@@ -540,7 +540,10 @@ func TestStopWhileBrokerUnreachable(t *testing.T) {
 	if err := r.hooks.Start(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	if took := time.Since(start); took > 100*time.Millisecond {
+	// A start that waited for the broker would not return (paho retries
+	// until it connects): the bound catches that, not slowness, so it is
+	// wide enough for the shared CI machine (124 ms once at load ~30).
+	if took := time.Since(start); took > 2*time.Second {
 		t.Fatalf("start waited %v for the broker", took)
 	}
 	waittest.For(t, "a failed attempt", func() bool { return r.plane.current().conn.stats().LastError != "" })

@@ -187,9 +187,9 @@ func NewEngine(cfg EngineConfig, model llm.LLM, reg EngineTools, world EngineWor
 	if cfg.Log == nil {
 		cfg.Log = slog.Default()
 	}
-	for _, g := range cfg.Goals {
+	for i, g := range cfg.Goals {
 		if err := g.check(); err != nil {
-			return nil, err
+			return nil, fmt.Errorf("agent.goals[%d]: %w", i, err)
 		}
 	}
 	e := &Engine{cfg: cfg, llm: model, reg: reg, world: world, index: newToolIndex(kv, cfg.EmbedModel), log: cfg.Log}

@@ -50,9 +50,9 @@ type Goal struct {
 func (g Goal) check() error {
 	switch {
 	case g.Name == "" || g.Source == "" || strings.TrimSpace(g.Text) == "":
-		return fmt.Errorf("goal %q: name, source and text are required", g.Name)
+		return errors.New("name, source and text are required")
 	case g.Above == nil && g.Below == nil:
-		return fmt.Errorf("goal %q: set above or below", g.Name)
+		return errors.New("set above or below")
 	}
 	return nil
 }

@@ -57,19 +57,21 @@ type prompts struct {
 // SetSkills replaces the skill guides and rebuilds the system prompt.
 func (e *Engine) SetSkills(docs []SkillDoc) error {
 	pr := &prompts{docs: map[string]SkillDoc{}}
-	for _, d := range docs {
+	// Errors name the guide by its place (plugins.llm.skills[i]), not by
+	// what the board says.
+	for i, d := range docs {
 		if !skillName.MatchString(d.Name) {
-			return fmt.Errorf("skill guide %q: want a lower-case name", d.Name)
+			return fmt.Errorf("skills[%d].name: want a lower-case name", i)
 		}
 		if _, dup := pr.docs[d.Name]; dup {
-			return fmt.Errorf("skill guide %q given twice", d.Name)
+			return fmt.Errorf("skills[%d].name: given twice", i)
 		}
 		if strings.TrimSpace(d.Text) == "" {
-			return fmt.Errorf("skill guide %q is empty", d.Name)
+			return fmt.Errorf("skills[%d]: the guide is empty", i)
 		}
-		for _, p := range d.Tools {
+		for j, p := range d.Tools {
 			if _, err := path.Match(p, ""); err != nil {
-				return fmt.Errorf("skill guide %q: bad tool pattern %q", d.Name, p)
+				return fmt.Errorf("skills[%d].tools[%d]: a bad pattern", i, j)
 			}
 		}
 		pr.docs[d.Name] = d

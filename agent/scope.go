@@ -52,21 +52,21 @@ func (e *Engine) setFeatures(fs []Feature) error {
 	for i := range fs {
 		f := &fs[i]
 		if !featureName.MatchString(f.Name) {
-			return fmt.Errorf("feature %q: want a lower-case name ([a-z][a-z0-9_]*)", f.Name)
+			return fmt.Errorf("features[%d].name: want a lower-case name ([a-z][a-z0-9_]*)", i)
 		}
 		if seen[f.Name] {
-			return fmt.Errorf("feature %q given twice", f.Name)
+			return fmt.Errorf("features[%d].name: given twice", i)
 		}
 		seen[f.Name] = true
 		if strings.TrimSpace(f.Description) == "" {
-			return fmt.Errorf("feature %q: a description is needed (the main planner matches on it)", f.Name)
+			return fmt.Errorf("features[%d].description: needed (the main planner matches on it)", i)
 		}
 		if len(f.Tools) == 0 {
-			return fmt.Errorf("feature %q has no tools", f.Name)
+			return fmt.Errorf("features[%d].tools: none", i)
 		}
-		for _, p := range f.Tools {
+		for j, p := range f.Tools {
 			if _, err := path.Match(p, ""); err != nil {
-				return fmt.Errorf("feature %q: bad tool pattern %q", f.Name, p)
+				return fmt.Errorf("features[%d].tools[%d]: a bad pattern", i, j)
 			}
 		}
 		if f.Permission == "" {

@@ -1,90 +1,10 @@
 package board
 
 import (
-	"fmt"
-	"os"
-	"path/filepath"
-	"regexp"
-	"strings"
 	"testing"
 
-	"github.com/goccy/go-yaml/lexer"
-	"github.com/goccy/go-yaml/token"
+	"github.com/edgeagent/edgeagent/board/boardtest"
 )
-
-// Markers put in place of one value of a board at a time: a string, an
-// integer, a float and a duration, each unlikely anywhere else.
-var markers = []string{"zqx7marker", "987654321", "9876.54321", "987654321s", "-987654321"}
-
-var (
-	indexRE  = regexp.MustCompile(`\[\d+\]`)
-	markerRE = regexp.MustCompile(`zqx7marker|-?9876\.?54321s?`)
-)
-
-// leaks reports whether msg repeats a marker (also as a float printed
-// with an exponent: 9.87654321e+08).
-func leaks(msg string) bool {
-	flat := strings.ReplaceAll(msg, ".", "")
-	return strings.Contains(msg, "zqx7marker") || strings.Contains(flat, "98765432")
-}
-
-// mutants yields src with each scalar value (not a key) replaced by each
-// marker in turn.
-func mutants(src string, yield func(where, doc string)) {
-	// The lexer counts columns in runes (the boards have °C and Ω): find
-	// each line's start in bytes, and a column's byte within it.
-	lines := strings.SplitAfter(src, "\n")
-	lineStart := make([]int, len(lines)+1)
-	for i, l := range lines {
-		lineStart[i+1] = lineStart[i] + len(l)
-	}
-	byteAt := func(line, col int) int {
-		if line < 1 || line > len(lines) {
-			return -1
-		}
-		r := []rune(lines[line-1])
-		if col < 1 || col > len(r) {
-			return -1
-		}
-		return lineStart[line-1] + len(string(r[:col-1]))
-	}
-	toks := lexer.Tokenize(src)
-	// A key written in many blocks (every sensor's interval, every
-	// threshold's priority) goes through the same check: mutate its value
-	// once per key name and kind of scalar, so the test stays fast under
-	// -race.
-	done := map[string]bool{}
-	for i, tk := range toks {
-		switch tk.Type {
-		case token.StringType, token.IntegerType, token.FloatType, token.BoolType, token.HexIntegerType,
-			token.OctetIntegerType, token.BinaryIntegerType, token.DoubleQuoteType, token.SingleQuoteType,
-			token.InfinityType, token.NanType, token.NullType:
-		default:
-			continue
-		}
-		if i+1 < len(toks) && toks[i+1].Type == token.MappingValueType {
-			continue // a key
-		}
-		if i >= 2 && toks[i-1].Type == token.MappingValueType {
-			k := fmt.Sprint(toks[i-2].Value, "@", tk.Type)
-			if done[k] {
-				continue
-			}
-			done[k] = true
-		}
-		start := byteAt(tk.Position.Line, tk.Position.Column)
-		n := len(tk.Value)
-		if tk.Type == token.DoubleQuoteType || tk.Type == token.SingleQuoteType {
-			n += 2
-		}
-		if start < 0 || start+n > len(src) || (tk.Type != token.DoubleQuoteType && tk.Type != token.SingleQuoteType && src[start:start+n] != tk.Value) {
-			continue // a multi-line or escaped scalar: not worth the bookkeeping
-		}
-		for _, m := range markers {
-			yield(fmt.Sprintf("line %d", tk.Position.Line), src[:start]+m+src[start+n:])
-		}
-	}
-}
 
 // TestNoValueInAnyError feeds every board under board-configs with
 // each of its values replaced in turn by a marker through Parse, and
@@ -95,36 +15,8 @@ func TestNoValueInAnyError(t *testing.T) {
 	// The sim board and a Pi's cover every block; the other Pi and the
 	// Jetson repeat them.
 	files := []string{"../board-configs/sim.yaml", "../board-configs/rpi5.yaml"}
-	seen := map[string]bool{}
-	tried, failed := 0, 0
-	for _, f := range files {
-		src, err := os.ReadFile(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		mutants(string(src), func(where, doc string) {
-			tried++
-			_, err := Parse("board.yaml", []byte(doc))
-			if err == nil {
-				return
-			}
-			failed++
-			for _, e := range strings.Split(err.Error(), "\n") {
-				if leaks(e) {
-					// One report per message shape: the path without its
-					// indices, the message without the marker.
-					parts := strings.SplitN(e, ": ", 3)
-					shape := indexRE.ReplaceAllString(parts[len(parts)-2], "[]") + ": " + markerRE.ReplaceAllString(parts[len(parts)-1], "M")
-					if !seen[shape] {
-						seen[shape] = true
-						t.Errorf("%s (%s): %s", filepath.Base(f), where, e)
-					}
-				}
-			}
-		})
-	}
-	t.Logf("%d mutants, %d refused", tried, failed)
-	if failed < tried/4 {
-		t.Fatalf("only %d of %d mutants were refused: the markers do not reach the validation", failed, tried)
-	}
+	boardtest.Walk(t, files, boardtest.Markers, func(_ string, doc []byte) error {
+		_, err := Parse("board.yaml", doc)
+		return err
+	})
 }

@@ -130,7 +130,8 @@ func (v *validator) validate() {
 	}
 	for name := range c.Plugins {
 		if !nameRe.MatchString(name) {
-			v.errorf(v.keyAt[joinKey("plugins", name)], joinKey("plugins", name), "plugin name must match [a-z][a-z0-9_]*")
+			// At the key, not by it: the path would repeat what the file says.
+			v.errorf(v.keyAt[joinKey("plugins", name)], "plugins", "a plugin name (the key here) must match [a-z][a-z0-9_]*")
 		}
 	}
 }

@@ -77,26 +77,26 @@ func decodeOptions(b *board.Config, dir string) (Options, error) {
 	}
 	host, _, err := net.SplitHostPort(o.Listen)
 	if err != nil {
-		bad("listen", "%q: want host:port, e.g. 127.0.0.1:8080", o.Listen)
+		bad("listen", "want host:port, e.g. 127.0.0.1:8080")
 	} else if !netaddr.IsLoopback(host) && len(o.Users) == 0 && len(o.Tokens) == 0 {
-		bad("listen", "%s is not loopback: give users (bcrypt passwords) or tokens, or listen on 127.0.0.1", o.Listen)
+		bad("listen", "not loopback: give users (bcrypt passwords) or tokens, or listen on 127.0.0.1")
 	}
 	seen := map[string]bool{}
 	for i, u := range o.Users {
 		k := fmt.Sprintf("users[%d]", i)
 		if !userRE.MatchString(u.Name) {
-			bad(k+".name", "%q: want 1-64 letters, digits, _.@-", u.Name)
+			bad(k+".name", "want 1-64 letters, digits, _.@-")
 		} else if u.Name == tokenUser || u.Name == localUser {
-			bad(k+".name", "%q is reserved (token logins and the local visitor)", u.Name)
+			bad(k+".name", "reserved (token logins and the local visitor)")
 		} else if seen[u.Name] {
-			bad(k+".name", "%q twice", u.Name)
+			bad(k+".name", "used twice")
 		}
 		seen[u.Name] = true
 		if !strings.HasPrefix(u.PasswordBcrypt, "$2") || len(u.PasswordBcrypt) != 60 {
 			bad(k+".password_bcrypt", "not a bcrypt hash (60 characters starting $2; make one with htpasswd -nbBC 10 \"\" PASSWORD)")
 		}
 		if roleGrants[u.Role] == nil {
-			bad(k+".role", "%q: want viewer or admin", u.Role)
+			bad(k+".role", "want viewer or admin")
 		}
 	}
 	for i, t := range o.Tokens {
@@ -105,7 +105,7 @@ func decodeOptions(b *board.Config, dir string) (Options, error) {
 			bad(k+".sha256", "want the token's SHA-256 as 64 hex digits (sha256sum)")
 		}
 		if roleGrants[t.Role] == nil {
-			bad(k+".role", "%q: want viewer or admin", t.Role)
+			bad(k+".role", "want viewer or admin")
 		}
 	}
 	if (o.TLS.Cert == "") != (o.TLS.Key == "") {
@@ -126,16 +126,16 @@ func decodeOptions(b *board.Config, dir string) (Options, error) {
 		}
 	}
 	if o.Session < time.Minute {
-		bad("session", "%v: want ≥ 1m", o.Session)
+		bad("session", "want ≥ 1m")
 	}
 	if o.History < 0 || o.History > 24*time.Hour {
-		bad("history", "%v: want 0..24h", o.History)
+		bad("history", "want 0..24h")
 	}
 	if o.ClientBuffer < 16 || o.ClientBuffer > 65536 {
-		bad("client_buffer", "%d: want 16..65536", o.ClientBuffer)
+		bad("client_buffer", "want 16..65536")
 	}
 	if o.MaxClients < 1 || o.MaxClients > 1024 {
-		bad("max_clients", "%d: want 1..1024", o.MaxClients)
+		bad("max_clients", "want 1..1024")
 	}
 	if len(errs) > 0 {
 		return o, fmt.Errorf("%s", strings.Join(errs, "\n"))

@@ -34,7 +34,7 @@ func TestOptions(t *testing.T) {
 		"  tokens: [{sha256: abc, role: viewer}]\n":               "64 hex digits",
 		"  users: [{name: a, password_bcrypt: \"$2a$04$0123456789012345678901234567890123456789012345678901\", role: root}]\n": "want viewer or admin",
 		"  tls: {cert: c.pem}\n": "both cert and key",
-		"  client_buffer: 1\n":   "client_buffer: 1: want 16..65536",
+		"  client_buffer: 1\n":   "dashboard.client_buffer: want 16..65536",
 		"  colour: red\n":        "unknown key",
 	} {
 		_, err := decodeOptions(boardWith(t, block), t.TempDir())

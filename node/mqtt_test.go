@@ -191,7 +191,7 @@ func TestMQTTControlPlaneOnANode(t *testing.T) {
 	// Reload: the dry run catches what board.Load cannot (an unknown
 	// sensor kind); a good config goes to whoever runs the node.
 	bad := `device: {id: mq-bot, platform: sim}\ndata_dir: /tmp/x\nsensors: [{name: s, kind: no_such_kind}]`
-	if r = c.call(t, "admin", `{"id":"9","op":"reload","params":{"yaml":"`+bad+`"}}`); r.Code != tools.CodeRefused || !strings.Contains(r.Error, "no_such_kind") {
+	if r = c.call(t, "admin", `{"id":"9","op":"reload","params":{"yaml":"`+bad+`"}}`); r.Code != tools.CodeRefused || !strings.Contains(r.Error, "sensors[0].kind: unknown (known:") || strings.Contains(r.Error, "no_such_kind") {
 		t.Fatalf("reload bad: %+v", r)
 	}
 	broken := `device: {id: mq-bot, platform: sim}\nmqtt: {qos: 2}\n`

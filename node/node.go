@@ -197,20 +197,20 @@ func capacities(cfg *board.Config) map[string]int {
 func (n *Node) buildSensors() error {
 	var errs []error
 	n.limits = map[string][]sensors.Threshold{}
-	for _, sc := range n.Board.Sensors {
+	for i, sc := range n.Board.Sensors {
 		if !sc.Enabled {
 			continue
 		}
 		scfg, limits, err := sensorconf.Of(n.Board, sc, n.dir)
 		if err != nil {
-			errs = append(errs, err)
+			errs = append(errs, sensorconf.Locate(n.Board, i, err))
 			continue
 		}
 		n.limits[sc.Name] = limits
 		scfg.Clock = n.clock
 		s, err := sensors.New(scfg)
 		if err != nil {
-			errs = append(errs, err)
+			errs = append(errs, sensorconf.Locate(n.Board, i, err))
 			continue
 		}
 		n.sensors = append(n.sensors, s)

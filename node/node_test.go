@@ -195,7 +195,7 @@ func TestSensorsReflexesPluginsAndShutdown(t *testing.T) {
 
 func TestUnknownSensorKindAndBadOptions(t *testing.T) {
 	for _, tc := range []struct{ yaml, want string }{
-		{"sensors: [{name: x, kind: nope}]", `kind "nope": unknown (known: `},
+		{"sensors: [{name: x, kind: nope}]", "sensors[0].kind: unknown (known: "},
 		{"sensors: [{name: x, kind: test_ticker, options: {fail_frist: true}}]", "fail_frist"},
 	} {
 		cfg, err := board.Parse("t.yaml", []byte("device: {id: t, platform: sim}\ndata_dir: "+t.TempDir()+"\n"+tc.yaml))

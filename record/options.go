@@ -70,40 +70,40 @@ func (o Options) validate() error {
 	var errs []error
 	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf("record."+format, args...)) }
 	if o.Compression != "lz4" && o.Compression != "zstd" {
-		bad("compression %q: want lz4 or zstd", o.Compression)
+		bad("compression: want lz4 or zstd")
 	}
 	if o.MaxBytes < 1<<20 {
-		bad("max_bytes %d: want ≥ 1048576", o.MaxBytes)
+		bad("max_bytes: want ≥ 1048576")
 	}
 	if o.MaxAge < time.Minute {
-		bad("max_age %v: want ≥ 1m", o.MaxAge)
+		bad("max_age: want ≥ 1m")
 	}
 	if o.Keep < 1 {
-		bad("keep %d: want ≥ 1", o.Keep)
+		bad("keep: want ≥ 1")
 	}
 	if o.ChunkBytes < 4<<10 || o.ChunkBytes > 64<<20 {
-		bad("chunk_bytes %d: want 4096..67108864", o.ChunkBytes)
+		bad("chunk_bytes: want 4096..67108864")
 	}
 	if o.FlushEvery < 100*time.Millisecond {
-		bad("flush_every %v: want ≥ 100ms", o.FlushEvery)
+		bad("flush_every: want ≥ 100ms")
 	}
 	if o.Queue < 16 {
-		bad("queue %d: want ≥ 16", o.Queue)
+		bad("queue: want ≥ 16")
 	}
 	if o.QueueBytes < 64<<10 {
-		bad("queue_bytes %d: want ≥ 65536", o.QueueBytes)
+		bad("queue_bytes: want ≥ 65536")
 	}
 	if o.Frames.Interval < 0 {
-		bad("frames.interval %v: want ≥ 0", o.Frames.Interval)
+		bad("frames.interval: want ≥ 0")
 	}
 	if o.Frames.MaxWidth < 0 {
-		bad("frames.max_width %d: want ≥ 0 (0 keeps frames as they are)", o.Frames.MaxWidth)
+		bad("frames.max_width: want ≥ 0 (0 keeps frames as they are)")
 	}
 	if o.Frames.MaxWidth > 0 && (o.Frames.Quality < 1 || o.Frames.Quality > 100) {
-		bad("frames.quality %d: want 1..100", o.Frames.Quality)
+		bad("frames.quality: want 1..100")
 	}
 	if o.Retry < time.Second {
-		bad("retry %v: want ≥ 1s", o.Retry)
+		bad("retry: want ≥ 1s")
 	}
 	if o.Dir == "" {
 		bad("dir: must not be empty")

@@ -139,17 +139,15 @@ func WatchedSources(kindName string) []Watched {
 	return k.watched
 }
 
-// New builds a sensor of a registered kind.
+// New builds a sensor of a registered kind. Its errors name keys of the
+// sensor block, never values from it (errors.go); sensorconf.Locate puts
+// them at their place in the board file.
 func New(cfg Config) (Sensor, error) {
 	k, ok := kinds.Lookup(cfg.Kind)
 	if !ok {
-		return nil, fmt.Errorf("sensor %q: kind %q: %s", cfg.Name, cfg.Kind, kinds.Missing(cfg.Kind))
+		return nil, fmt.Errorf("kind: %s", kinds.Missing(cfg.Kind))
 	}
-	s, err := k.factory(cfg)
-	if err != nil {
-		return nil, fmt.Errorf("sensor %q (%s): %w", cfg.Name, cfg.Kind, err)
-	}
-	return s, nil
+	return k.factory(cfg)
 }
 
 // Kinds lists the registered kinds, sorted.

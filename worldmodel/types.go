@@ -4,6 +4,7 @@
 package worldmodel
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"time"
@@ -35,7 +36,7 @@ func ParsePriority(s string) (Priority, error) {
 	if i := slices.Index(priorityNames[:], s); i >= 0 {
 		return Priority(i), nil
 	}
-	return 0, fmt.Errorf("unknown priority %q (want low, normal, high or critical)", s)
+	return 0, errors.New("unknown priority (want low, normal, high or critical)")
 }
 
 // Kind says which fields of an Observation carry its value.

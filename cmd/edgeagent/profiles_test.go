@@ -48,7 +48,7 @@ func TestProfileHints(t *testing.T) {
 	})
 	defer registry.UseProfiles(profile, inProfiles)
 	_, err := sensors.New(sensors.Config{Name: "scan", Kind: "lidar"})
-	if want := `sensor "scan": kind "lidar": not in this binary (build profile robot); build profile full has it`; err == nil || err.Error() != want {
+	if want := "kind: not in this binary (build profile robot); build profile full has it"; err == nil || err.Error() != want {
 		t.Fatalf("got %v\nwant %s", err, want)
 	}
 	if got := inProfiles(registry.SensorKind, "camera"); !slices.Equal(got, []string{"full", "robot"}) {

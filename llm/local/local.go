@@ -183,7 +183,7 @@ func ParseHost(s string) (*url.URL, error) {
 	case scheme == "https":
 		port = "443"
 	default:
-		return nil, fmt.Errorf("ollama host %q: scheme must be http or https", s)
+		return nil, errors.New("the Ollama host (llm.host or OLLAMA_HOST): the scheme must be http or https")
 	}
 	hostport, path, _ := strings.Cut(hostport, "/")
 	host, p, err := net.SplitHostPort(hostport)

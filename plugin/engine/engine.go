@@ -8,6 +8,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"time"
@@ -119,14 +120,19 @@ func newEnginePlugin(h plugin.Host, name string, withLLM bool) (*enginePlugin, e
 	for _, f := range o.Features {
 		cfg.Features = append(cfg.Features, agent.Feature{Name: f.Name, Description: f.Description, Tools: f.Tools, Permission: f.Permission})
 	}
-	for _, s := range o.Skills {
+	for i, s := range o.Skills {
 		file := s.File
 		if !filepath.IsAbs(file) {
 			file = filepath.Join(h.Dir(), file)
 		}
 		text, err := os.ReadFile(file)
 		if err != nil {
-			return nil, fmt.Errorf("plugins.llm.skills %s: %w", s.Name, err)
+			// Not err itself: it names the path.
+			why := err
+			if pe, ok := errors.AsType[*fs.PathError](err); ok {
+				why = pe.Err
+			}
+			return nil, fmt.Errorf("plugins.llm.skills[%d].file: %v (relative paths are read from the board file's folder)", i, why)
 		}
 		p.docs = append(p.docs, agent.SkillDoc{Name: s.Name, Description: s.Description, Text: string(text), Inline: s.Inline, Tools: s.Tools})
 	}

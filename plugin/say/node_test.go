@@ -243,7 +243,7 @@ func TestOptionErrors(t *testing.T) {
 		"engine: wyoming":  "plugins.say.wyoming",
 		"volume: 2":        "plugins.say.volume",
 		"sink: bluetooth":  "plugins.say.sink",
-		"mic: kitchen":     "no enabled mic sensor named",
+		"mic: kitchen":     "plugins.say.mic: names no enabled mic sensor",
 		"command: []":      "plugins.say.command",
 		"raw_rate: 100":    "plugins.say.raw_rate",
 		"max_text: 0":      "plugins.say.max_text",

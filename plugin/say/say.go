@@ -153,7 +153,7 @@ func New(h plugin.Host) (hooks.Plugin, error) {
 	case "exec":
 		sink = &ExecSink{Command: or(o.Player, DefaultPlayer)}
 	default:
-		errs = append(errs, fmt.Errorf("plugins.say.sink %q: want exec or sim", o.Sink))
+		errs = append(errs, errors.New("plugins.say.sink: want exec or sim"))
 	}
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
@@ -188,7 +188,7 @@ func newEngine(o Options) (Engine, error) {
 		}
 		return &WyomingEngine{Addr: o.Wyoming}, nil
 	}
-	return nil, fmt.Errorf("plugins.say.engine %q: want exec or wyoming", o.Engine)
+	return nil, errors.New("plugins.say.engine: want exec or wyoming")
 }
 
 // micLine is the duplex line of the named microphone, or of the board's
@@ -200,7 +200,7 @@ func micLine(b *board.Config, name string) (*duplex.Line, error) {
 		}
 	}
 	if name != "" {
-		return nil, fmt.Errorf("plugins.say.mic: no enabled mic sensor named %q", name)
+		return nil, errors.New("plugins.say.mic: names no enabled mic sensor")
 	}
 	return nil, nil
 }

@@ -81,17 +81,17 @@ func (d *detector) Raise(e worldmodel.Event) {
 func newDetectors(cfg *board.Config, dir string) ([]*detector, error) {
 	var dets []*detector
 	kinds := sensors.Kinds()
-	for _, sc := range cfg.Sensors {
+	for i, sc := range cfg.Sensors {
 		if !sc.Enabled || !slices.Contains(kinds, sc.Kind) {
 			continue
 		}
 		scfg, _, err := sensorconf.Of(cfg, sc, dir)
 		if err != nil {
-			return nil, err
+			return nil, sensorconf.Locate(cfg, i, err)
 		}
 		s, err := sensors.New(scfg)
 		if err != nil {
-			return nil, fmt.Errorf("--detections detectors: %w", err)
+			return nil, fmt.Errorf("--detections detectors: %w", sensorconf.Locate(cfg, i, err))
 		}
 		r, ok := s.(sensors.Redetector)
 		if !ok {

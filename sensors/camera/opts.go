@@ -133,21 +133,24 @@ func (o *Opts) validate(dir string) error {
 	switch o.Source {
 	case "sim", "v4l2", "gocv", "file", "exec":
 	default:
-		bad("source %q: want sim, v4l2, gocv, file or exec", o.Source)
+		bad("options.source: want sim, v4l2, gocv, file or exec")
 	}
-	if o.Width < 16 || o.Height < 16 || o.Width > 8192 || o.Height > 8192 {
-		bad("size %dx%d: want 16..8192 on each side", o.Width, o.Height)
+	if o.Width < 16 || o.Width > 8192 {
+		bad("options.width: want 16..8192")
+	}
+	if o.Height < 16 || o.Height > 8192 {
+		bad("options.height: want 16..8192")
 	}
 	if !(o.FPS > 0 && o.FPS <= 240) {
-		bad("fps %g: want 0 < fps ≤ 240", o.FPS)
+		bad("options.fps: want 0 < fps ≤ 240")
 	}
 	switch o.Format {
 	case "auto", "mjpeg", "yuyv", "grey":
 	default:
-		bad("format %q: want auto, mjpeg, yuyv or grey", o.Format)
+		bad("options.format: want auto, mjpeg, yuyv or grey")
 	}
 	if o.Buffers < 2 || o.Buffers > 32 {
-		bad("buffers %d: want 2..32", o.Buffers)
+		bad("options.buffers: want 2..32")
 	}
 	switch o.Source {
 	case "v4l2":
@@ -156,18 +159,18 @@ func (o *Opts) validate(dir string) error {
 		}
 	case "file":
 		if o.Path == "" {
-			bad("source file needs path")
+			bad("options.path: source file needs one")
 		} else if p, err := (sensors.Config{Dir: dir}).File(o.Path); err != nil {
-			bad("path: %v", err)
+			bad("options.path: %v", err)
 		} else {
 			o.Path = p
 		}
 	case "exec":
 		if len(o.Command) == 0 || o.Command[0] == "" {
-			bad("source exec needs command")
+			bad("options.command: source exec needs one")
 		}
 		if o.Width%2 != 0 || o.Height%2 != 0 {
-			bad("source exec: YUV420 needs an even width and height, not %dx%d", o.Width, o.Height)
+			bad("options.width: source exec reads YUV420, which needs an even width and height")
 		}
 	case "gocv":
 		n := 0
@@ -177,45 +180,46 @@ func (o *Opts) validate(dir string) error {
 			}
 		}
 		if n != 1 {
-			bad("source gocv needs exactly one of device, pipeline and path")
+			bad("options.source: gocv needs exactly one of device, pipeline and path")
 		}
 		if o.Path != "" && !filepath.IsAbs(o.Path) && dir != "" {
 			o.Path = filepath.Join(dir, o.Path)
 		}
 		if o.Device != "" {
 			if _, err := strconv.Atoi(o.Device); err != nil && !filepath.IsAbs(o.Device) {
-				bad("device %q: want an index (0) or an absolute path", o.Device)
+				bad("options.device: want an index (0) or an absolute path")
 			}
 		}
 	}
 	if o.SnapshotInterval < 0 {
-		bad("snapshot_interval %v: want ≥ 0", o.SnapshotInterval)
+		bad("options.snapshot_interval: want ≥ 0")
 	}
 	if o.SnapshotMaxBytes < 4<<10 {
-		bad("snapshot_max_bytes %d: want ≥ 4096", o.SnapshotMaxBytes)
+		bad("options.snapshot_max_bytes: want ≥ 4096")
 	}
 	if o.SnapshotQuality < 1 || o.SnapshotQuality > 100 {
-		bad("snapshot_quality %d: want 1..100", o.SnapshotQuality)
+		bad("options.snapshot_quality: want 1..100")
 	}
 	if !(o.LiveFPS >= 0 && o.LiveFPS <= 60) {
-		bad("live_fps %g: want 0..60", o.LiveFPS)
+		bad("options.live_fps: want 0..60")
 	}
 	if o.LiveQuality < 1 || o.LiveQuality > 100 {
-		bad("live_quality %d: want 1..100", o.LiveQuality)
+		bad("options.live_quality: want 1..100")
 	}
 	if o.Motion.Enabled {
-		if err := o.Motion.Config.Validate(); err != nil {
-			errs = append(errs, fmt.Errorf("motion: %w", err))
+		errs = append(errs, sensors.Under("options.motion.", o.Motion.Config.Validate())...)
+		if o.Motion.OffDelay < 0 {
+			bad("options.motion.off_delay: want ≥ 0")
 		}
-		if o.Motion.OffDelay < 0 || o.Motion.UpdateInterval <= 0 {
-			bad("motion: off_delay ≥ 0 and update_interval > 0, not %v and %v", o.Motion.OffDelay, o.Motion.UpdateInterval)
+		if o.Motion.UpdateInterval <= 0 {
+			bad("options.motion.update_interval: want > 0")
 		}
 	}
 	if o.Source == "sim" {
 		s := o.Sim
 		if s.Objects < 0 || s.Objects > 16 || s.Noise < 0 || s.Noise > 64 || s.Drift < 0 || s.Drift > 0.9 ||
 			s.DriftPeriod < 0 || s.Every <= 0 {
-			bad("sim: objects 0..16, noise 0..64, drift 0..0.9, drift_period ≥ 0, every > 0")
+			bad("options.sim: want objects 0..16, noise 0..64, drift 0..0.9, drift_period ≥ 0, every > 0")
 		}
 	}
 	return errors.Join(errs...)

@@ -111,7 +111,7 @@ func (s *Sensor) Open(ctx context.Context) (Source, error) {
 	case "gocv":
 		return s.openGoCV(ctx, s.o, s.clock)
 	}
-	return nil, asConfigError(fmt.Errorf("unknown source %q", s.o.Source))
+	return nil, asConfigError(errors.New("options.source: unknown"))
 }
 
 // Run captures until ctx ends. Capture runs in its own goroutine and hands

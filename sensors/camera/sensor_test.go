@@ -151,11 +151,11 @@ func TestClipEndIdlesAndMotionTimesOut(t *testing.T) {
 
 func TestOptionErrors(t *testing.T) {
 	for _, c := range []struct{ block, want string }{
-		{"options: {source: webcam}", `source "webcam"`},
-		{"options: {source: file}", "needs path"},
+		{"options: {source: webcam}", "options.source: want sim"},
+		{"options: {source: file}", "options.path: source file needs one"},
 		{"options: {source: exec, width: 641, command: [x]}", "even width"},
 		{"options: {source: gocv, device: '0', pipeline: 'x ! appsink'}", "exactly one of"},
-		{"options: {motion: {threshold: 0}}", "threshold 0"},
+		{"options: {motion: {threshold: 0}}", "options.motion.threshold: want 1..255"},
 		{"options: {motion: {masks: ['1,2']}}", "masks[0]"},
 		{"options: {snapshot_quality: 0}", "snapshot_quality"},
 		{"options: {sorce: sim}", "sorce"},                    // typo: unknown key, from the board loader

@@ -206,7 +206,7 @@ func DecodeOpts(cfg sensors.Config) (Opts, error) {
 		return o, err
 	}
 	if err := o.validate(cfg); err != nil {
-		return o, err
+		return o, errors.Join(sensors.Under("options", err)...)
 	}
 	return o, nil
 }
@@ -224,14 +224,14 @@ func (o *Opts) validate(cfg sensors.Config) error {
 	case "malgo":
 	case "exec":
 		if len(o.Command) == 0 {
-			bad("source exec needs a command")
+			bad("command: source exec needs one")
 		}
 		if _, err := o.format(); err != nil {
-			bad("format: %v", err)
+			bad("format.%v", err)
 		}
 	case "wav":
 		if o.File == "" {
-			bad("source wav needs a file")
+			bad("file: source wav needs one")
 		} else if f, err := cfg.File(o.File); err != nil {
 			bad("file: %v", err)
 		} else {
@@ -241,47 +241,47 @@ func (o *Opts) validate(cfg sensors.Config) error {
 		switch o.Sim.Noise {
 		case "white", "pink", "none":
 		default:
-			bad("sim.noise %q: want white, pink or none", o.Sim.Noise)
+			bad("sim.noise: want white, pink or none")
 		}
 		for i := range o.Sim.Utterances {
 			u := &o.Sim.Utterances[i]
 			if u.File == "" {
-				bad("sim.utterances[%d]: file is required", i)
+				bad("sim.utterances[%d].file: required", i)
 			} else if f, err := cfg.File(u.File); err != nil {
 				bad("sim.utterances[%d].file: %v", i, err)
 			} else {
 				u.File = f
 			}
 			if u.At < 0 || (o.Sim.Period > 0 && u.At >= o.Sim.Period) {
-				bad("sim.utterances[%d]: at %v outside the period %v", i, u.At, o.Sim.Period)
+				bad("sim.utterances[%d].at: want 0 ≤ at < sim.period", i)
 			}
 		}
 	default:
-		bad("source %q: want malgo, exec, wav or sim", o.Source)
+		bad("source: want malgo, exec, wav or sim")
 	}
 	if _, err := worldmodel.ParsePriority(o.LoudPriority); err != nil {
 		bad("loud_priority: %v", err)
 	}
 	if o.LoudDBFS > 0 {
-		bad("loud_dbfs %v: levels are at most 0 dBFS", o.LoudDBFS)
+		bad("loud_dbfs: levels are at most 0 dBFS")
 	}
 	if o.Buffer < 100*time.Millisecond {
-		bad("buffer %v: at least 100ms", o.Buffer)
+		bad("buffer: want at least 100ms")
 	}
 	switch o.WakeWord.Detector {
 	case "builtin", "off":
 	case "wyoming":
 		if o.WakeWord.Wyoming == "" {
-			bad("wakeword.detector wyoming needs wakeword.wyoming (host:port of e.g. wyoming-openwakeword)")
+			bad("wakeword.wyoming: wakeword.detector wyoming needs it (host:port of e.g. wyoming-openwakeword)")
 		}
 	default:
-		bad("wakeword.detector %q: want builtin, wyoming or off", o.WakeWord.Detector)
+		bad("wakeword.detector: want builtin, wyoming or off")
 	}
 	if t := o.WakeWord.Threshold; t < 0 || t > 1 {
-		bad("wakeword.threshold %v: want 0..1", t)
+		bad("wakeword.threshold: want 0..1")
 	}
 	if t := o.WakeWord.ModelThreshold; t < 0 || t >= 1 {
-		bad("wakeword.model_threshold %v: want 0..1 (0: the head's own)", t)
+		bad("wakeword.model_threshold: want 0..1 (0: the head's own)")
 	}
 	switch o.WakeWord.Model {
 	case "":
@@ -300,15 +300,15 @@ func (o *Opts) validate(cfg sensors.Config) error {
 	}
 	o.WakeWord.Templates = rel(o.WakeWord.Templates)
 	if o.STT.EndSilence < 200*time.Millisecond || o.STT.MaxCommand < time.Second || o.STT.NoSpeechTimeout <= 0 || o.STT.Timeout <= 0 {
-		bad("stt: end_silence ≥ 200ms, max_command ≥ 1s, no_speech_timeout and timeout > 0")
+		bad("stt: want end_silence ≥ 200ms, max_command ≥ 1s, no_speech_timeout and timeout > 0")
 	}
 	switch h := o.HalfDuplex; {
 	case h.Mode != "mute" && h.Mode != "raise" && h.Mode != "off":
-		bad("half_duplex.mode %q: want mute, raise or off", h.Mode)
+		bad("half_duplex.mode: want mute, raise or off")
 	case h.Tail < 0 || h.Tail > 5*time.Second:
-		bad("half_duplex.tail %v: want 0..5s", h.Tail)
+		bad("half_duplex.tail: want 0..5s")
 	case h.Threshold <= 0 || h.Threshold > 1:
-		bad("half_duplex.threshold %v: want 0..1", h.Threshold)
+		bad("half_duplex.threshold: want 0..1")
 	}
 	return errors.Join(errs...)
 }

@@ -112,12 +112,12 @@ func TestOptions(t *testing.T) {
 		t.Fatalf("models %v", s.Models())
 	}
 	for _, tc := range []struct{ block, want string }{
-		{"options: {source: tape}", "source \"tape\""},
-		{"options: {source: exec}", "needs a command"},
+		{"options: {source: tape}", "options.source: want malgo"},
+		{"options: {source: exec}", "options.command: source exec needs one"},
 		{"options: {source: exec, command: [arecord], format: {encoding: s12}}", "encoding"},
-		{"options: {source: wav}", "needs a file"},
+		{"options: {source: wav}", "options.file: source wav needs one"},
 		{"options: {source: sim, sim: {noise: brown}}", "sim.noise"},
-		{"options: {source: sim, wakeword: {detector: wyoming}}", "needs wakeword.wyoming"},
+		{"options: {source: sim, wakeword: {detector: wyoming}}", "options.wakeword.wyoming: wakeword.detector wyoming needs it"},
 		{"options: {source: sim, wakeword: {threshold: 1.2}}", "threshold"},
 		{"options: {source: sim, loud_priority: urgent}", "loud_priority"},
 		{"options: {source: sim, wakeword: {templates: /nonexistent}}", "no wake word enrolled"},

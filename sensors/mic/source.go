@@ -55,7 +55,7 @@ func NewSource(o Opts, clk clock.Clock) (Source, error) {
 	case "malgo":
 		return newMalgoSource(o)
 	}
-	return nil, fmt.Errorf("unknown source %q", o.Source)
+	return nil, errors.New("options.source: unknown")
 }
 
 // ExecSource reads raw PCM from a command's stdout: arecord, parec,

@@ -76,7 +76,7 @@ func compileValue(path, re string) (value, error) {
 	if re != "" {
 		r, err := regexp.Compile(re)
 		if err != nil {
-			return v, fmt.Errorf("regexp: %w", err)
+			return v, errors.New("regexp: not a valid regular expression (RE2 syntax)")
 		}
 		if r.NumSubexp() > 1 {
 			return v, errors.New("regexp: at most one capture group (the value)")
@@ -92,7 +92,7 @@ func splitPath(p string) ([]string, error) {
 	for part := range strings.SplitSeq(p, ".") {
 		name, idx, _ := strings.Cut(part, "[")
 		if name == "" && idx == "" {
-			return nil, fmt.Errorf("json path %q: empty key", p)
+			return nil, errors.New("json: an empty key")
 		}
 		if name != "" {
 			keys = append(keys, name)
@@ -100,14 +100,14 @@ func splitPath(p string) ([]string, error) {
 		for idx != "" {
 			n, rest, ok := strings.Cut(idx, "]")
 			if _, err := strconv.ParseUint(n, 10, 32); !ok || err != nil {
-				return nil, fmt.Errorf("json path %q: bad index [%s", p, idx)
+				return nil, errors.New("json: a bad index (want [n])")
 			}
 			keys = append(keys, "["+n+"]")
 			if rest == "" {
 				break
 			}
 			if !strings.HasPrefix(rest, "[") {
-				return nil, fmt.Errorf("json path %q: want \".\" or \"[\" after ]", p)
+				return nil, errors.New("json: want \".\" or \"[\" after ]")
 			}
 			idx = rest[1:]
 		}
@@ -168,7 +168,7 @@ type reading struct {
 func compileReading(sensor string, r Reading) (reading, error) {
 	out := reading{source: sensor + "." + r.Name, text: r.Text, scale: 1, offset: r.Offset, unit: r.Unit}
 	if !nameRE.MatchString(r.Name) {
-		return out, fmt.Errorf("name %q: want [a-z][a-z0-9_]*", r.Name)
+		return out, errors.New("name: want [a-z][a-z0-9_]*")
 	}
 	v, err := compileValue(r.JSON, r.Regexp)
 	if err != nil {
@@ -188,7 +188,7 @@ func compileReading(sensor string, r Reading) (reading, error) {
 	for _, w := range append(append([]string(nil), r.On...), r.Off...) {
 		k := strings.ToLower(strings.TrimSpace(w))
 		if k == "" || seen[k] {
-			return out, fmt.Errorf("on/off: %q is empty or listed twice", w)
+			return out, errors.New("on/off: a word is empty or listed twice")
 		}
 		seen[k] = true
 	}
@@ -298,7 +298,7 @@ type dataField struct {
 func compileRule(r Rule) (rule, error) {
 	out := rule{kind: r.Event}
 	if !nameRE.MatchString(r.Event) {
-		return out, fmt.Errorf("event %q: want [a-z][a-z0-9_]*", r.Event)
+		return out, errors.New("event: want [a-z][a-z0-9_]*")
 	}
 	for i, m := range r.Match {
 		v, err := compileValue(m.JSON, m.Regexp)

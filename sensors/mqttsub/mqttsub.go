@@ -114,7 +114,7 @@ func New(cfg sensors.Config) (sensors.Sensor, error) {
 	case err != nil || u.Host == "":
 		errs = append(errs, fmt.Errorf("options.broker: want a URL such as tcp://host:1883"))
 	case !knownScheme[u.Scheme]:
-		errs = append(errs, fmt.Errorf("options.broker: scheme %q is not tcp, mqtt, ssl, tls, mqtts, ws or wss", u.Scheme))
+		errs = append(errs, errors.New("options.broker: the scheme is not tcp, mqtt, ssl, tls, mqtts, ws or wss"))
 	}
 	if opts.Password != "" && opts.PasswordFile != "" {
 		errs = append(errs, errors.New("options: set password or password_file, not both"))
@@ -211,9 +211,9 @@ func validFilter(f string) error {
 	for i, l := range levels {
 		switch {
 		case l == "#" && i != len(levels)-1:
-			return fmt.Errorf("topic %q: # must be the last level", f)
+			return errors.New("topic: # must be the last level")
 		case l != "#" && l != "+" && strings.ContainsAny(l, "#+"):
-			return fmt.Errorf("topic %q: + and # stand for whole levels", f)
+			return errors.New("topic: + and # stand for whole levels")
 		}
 	}
 	return nil

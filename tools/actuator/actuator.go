@@ -27,6 +27,7 @@ import (
 	"log/slog"
 	"slices"
 	"sort"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -183,11 +184,11 @@ func New(o Options) (*Set, error) {
 		return nil, fmt.Errorf("actuators: audit_max_age must be at least 1h and audit_max_mb at least 1")
 	}
 	if o.Settings.PWM != "sysfs" && o.Settings.PWM != "pi-blaster" {
-		return nil, fmt.Errorf("actuators: pwm %q: want sysfs or pi-blaster", o.Settings.PWM)
+		return nil, errors.New("plugins.actuators.pwm: want sysfs or pi-blaster")
 	}
 	if o.Adaptor == nil {
 		if _, ok := platforms[o.Platform]; !ok {
-			return nil, fmt.Errorf("actuators: no adaptor for platform %q (have %v)", o.Platform, platformNames())
+			return nil, fmt.Errorf("actuators: no adaptor for this device.platform (have %v)", platformNames())
 		}
 	}
 	s := &Set{o: o, log: o.Log, clk: o.Clock, world: o.World, buses: map[string]i2c.BusCloser{}, shared: map[string]any{}}
@@ -196,14 +197,14 @@ func New(o Options) (*Set, error) {
 		return nil, err
 	}
 	var errs []error
-	for _, cfg := range o.Actuators {
+	for i, cfg := range o.Actuators {
 		if cfg.Name == "estop" || cfg.Name == "audit" {
-			errs = append(errs, fmt.Errorf("actuator %q: the name is taken by the %s tools", cfg.Name, cfg.Name))
+			errs = append(errs, fmt.Errorf("actuators[%d].name: estop and audit name the e-stop's and the audit's tools", i))
 			continue
 		}
 		a, err := build(s, cfg)
 		if err != nil {
-			errs = append(errs, fmt.Errorf("actuator %s: %w", cfg.Name, err))
+			errs = append(errs, blockError(i, err))
 			continue
 		}
 		s.acts = append(s.acts, a)
@@ -426,4 +427,15 @@ func sortedKeys[V any](m map[string]V) []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// blockError names the block an actuator's error is about by its index,
+// never by its name (a value from the board file); an error the board
+// placed (a kind's option or limit, at its file:line:col) names it already.
+func blockError(i int, err error) error {
+	block := fmt.Sprintf("actuators[%d]", i)
+	if strings.Contains(err.Error(), block+".") {
+		return err
+	}
+	return fmt.Errorf("%s: %w", block, err)
 }

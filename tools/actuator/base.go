@@ -66,7 +66,7 @@ func (b *Base) DecodeLimits(l Limits) error {
 	case e.RateLimit < 0:
 		return b.cfg.BadLimit("rate_limit", "must not be negative")
 	case e.OnViolation != "refuse" && e.OnViolation != "clamp":
-		return b.cfg.BadLimit("on_violation", "%q is not one of refuse, clamp", e.OnViolation)
+		return b.cfg.BadLimit("on_violation", "not one of refuse, clamp")
 	}
 	b.envelope, b.bucket = e, newBucket(e.RateLimit)
 	return nil

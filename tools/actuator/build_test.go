@@ -18,12 +18,12 @@ func TestOptionsAreCheckedAtBuild(t *testing.T) {
 		{"  - {name: a, kind: pca9685_servo, options: {range: 90}, limits: {max_angle: 120}}\n", "exceed the servo's range"},
 		// Without max_angle a servo of a smaller range is limited to its range.
 		{"  - {name: a, kind: pca9685_servo, options: {range: 90}, initial: \"100\"}\n", "outside the envelope 0–90°"},
-		{"  - {name: estop, kind: led, pins: {pin: x}}\n", "taken"},
+		{"  - {name: estop, kind: led, pins: {pin: x}}\n", "actuators[0].name: estop and audit name"},
 		// initial is written at start without a tool call: the envelope
 		// holds it too, also where board.Load lets it through (NaN).
-		{"  - {name: a, kind: servo, pins: {pin: x}, limits: {min_angle: 10, max_angle: 120}, initial: \"NaN\"}\n", "initial NaN° is outside the envelope 10–120°"},
+		{"  - {name: a, kind: servo, pins: {pin: x}, limits: {min_angle: 10, max_angle: 120}, initial: \"NaN\"}\n", "actuators[0]: initial: outside the envelope 10–120°"},
 		{"  - {name: a, kind: pca9685_servo, limits: {min_angle: 30}, initial: \"nan\"}\n", "outside the envelope 30–180°"},
-		{"  - {name: a, kind: pwm, pins: {pin: x}, limits: {max_duty: 0.5}, initial: \"NaN\"}\n", "initial NaN is outside the envelope 0–0.5"},
+		{"  - {name: a, kind: pwm, pins: {pin: x}, limits: {max_duty: 0.5}, initial: \"NaN\"}\n", "actuators[0]: initial: outside the envelope 0–0.5"},
 	} {
 		cfg := parseBoard(t, "sim", tc.yaml)
 		_, err := actuator.New(actuator.Options{Store: store.NewMemory(), Platform: "sim", Actuators: cfg.Actuators, Log: quiet})
@@ -58,7 +58,7 @@ func TestPlatformsRejectPinsWithoutPWM(t *testing.T) {
   - {name: tilt, kind: servo, pins: {pin: "32"}}
 `)
 	_, err = actuator.New(actuator.Options{Store: store.NewMemory(), Platform: "raspi", Model: "rpi4", Actuators: cfg.Actuators, Log: quiet})
-	if err == nil || !strings.Contains(err.Error(), "already used by pan") {
+	if err == nil || !strings.Contains(err.Error(), "share channel pwm0") {
 		t.Fatalf("two servos on pwm0: got %v", err)
 	}
 	cfg = parseBoard(t, "raspi", `  - {name: pan, kind: servo, pins: {pin: "16"}}`+"\n")

@@ -116,10 +116,10 @@ func InitialInside(initial string, lo, hi float64, unit string) error {
 	}
 	v, err := strconv.ParseFloat(initial, 64)
 	if err != nil {
-		return fmt.Errorf("initial %q: %w", initial, err)
+		return errors.New("initial: not a number")
 	}
 	if !(v >= lo && v <= hi) { // NaN included
-		return fmt.Errorf("initial %s%s is outside the envelope %s–%s%s", initial, unit, Num(lo), Num(hi), unit)
+		return fmt.Errorf("initial: outside the envelope %s–%s%s (limits)", Num(lo), Num(hi), unit)
 	}
 	return nil
 }

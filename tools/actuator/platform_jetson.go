@@ -1,6 +1,7 @@
 package actuator
 
 import (
+	"errors"
 	"fmt"
 
 	"gobot.io/x/gobot/v2/platforms/adaptors"
@@ -37,7 +38,7 @@ func jetsonOptions(pc platformConfig) ([]any, error) {
 	var opts []any
 	for _, p := range pc.pins {
 		if !jetsonPWM[p.Pin] {
-			return nil, fmt.Errorf("actuator %s: pin %s has no PWM on a Jetson header (gobot drives pins 32 and 33)", p.Actuator, p.Pin)
+			return nil, errors.New("a PWM pin has no PWM on a Jetson header (gobot drives pins 32 and 33)")
 		}
 		if p.Period > 0 {
 			opts = append(opts, adaptors.WithPWMDefaultPeriodForPin(p.Pin, uint32(p.Period.Nanoseconds())))

@@ -1,6 +1,7 @@
 package actuator
 
 import (
+	"errors"
 	"fmt"
 
 	"gobot.io/x/gobot/v2/platforms/adaptors"
@@ -49,17 +50,17 @@ func raspiOptions(pc platformConfig) ([]any, map[string]string, error) {
 		if !blaster {
 			var ok bool
 			if id, ok = raspiPWM[p.Pin]; !ok {
-				return nil, nil, fmt.Errorf("actuator %s: pin %s has no hardware PWM on a Raspberry Pi (pins 12/32 are pwm0, 33/35 are pwm1); use one of those, or plugins.actuators.pwm: pi-blaster", p.Actuator, p.Pin)
+				return nil, nil, errors.New("a PWM pin has no hardware PWM on a Raspberry Pi (pins 12/32 are pwm0, 33/35 are pwm1); use one of those, or plugins.actuators.pwm: pi-blaster")
 			}
 		}
-		if other, dup := used[id]; dup {
-			return nil, nil, fmt.Errorf("actuator %s: pin %s is PWM channel %s, already used by %s", p.Actuator, p.Pin, id, other)
+		if _, dup := used[id]; dup {
+			return nil, nil, fmt.Errorf("two actuators' PWM pins share channel %s", id)
 		}
 		used[id] = p.Actuator
 		ids[p.Pin] = id
 		switch {
 		case blaster && p.Period > 0 && !p.Servo:
-			return nil, nil, fmt.Errorf("actuator %s: options.frequency: pi-blaster runs every pin at the cycle it was compiled with (100 Hz)", p.Actuator)
+			return nil, nil, errors.New("options.frequency: pi-blaster runs every pin at the cycle it was compiled with (100 Hz)")
 		case !blaster && p.Period > 0:
 			opts = append(opts, adaptors.WithPWMDefaultPeriodForPin(id, uint32(p.Period.Nanoseconds())))
 		}

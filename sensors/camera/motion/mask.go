@@ -1,6 +1,7 @@
 package motion
 
 import (
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -16,14 +17,14 @@ type polygon struct {
 func parsePolygon(s string) (polygon, error) {
 	fields := strings.Split(s, ",")
 	if len(fields) < 6 || len(fields)%2 != 0 {
-		return polygon{}, fmt.Errorf("mask %q: want x1,y1,x2,y2,x3,y3[,...] (at least three points)", s)
+		return polygon{}, errors.New("want x1,y1,x2,y2,x3,y3[,...] (at least three points)")
 	}
 	var p polygon
 	p.relative = true
 	for i, f := range fields {
 		v, err := strconv.ParseFloat(strings.TrimSpace(f), 64)
 		if err != nil || v < 0 {
-			return polygon{}, fmt.Errorf("mask %q: coordinate %d (%q) is not a non-negative number", s, i+1, f)
+			return polygon{}, fmt.Errorf("coordinate %d is not a non-negative number", i+1)
 		}
 		if v > 1 {
 			p.relative = false

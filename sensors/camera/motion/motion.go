@@ -108,28 +108,28 @@ func DefaultConfig() Config {
 func (c Config) Validate() error {
 	var errs []error
 	if c.FrameHeight < 16 || c.FrameHeight > 1080 {
-		errs = append(errs, fmt.Errorf("frame_height %d: want 16..1080", c.FrameHeight))
+		errs = append(errs, errors.New("frame_height: want 16..1080"))
 	}
 	if c.Threshold < 1 || c.Threshold > 255 {
-		errs = append(errs, fmt.Errorf("threshold %d: want 1..255", c.Threshold))
+		errs = append(errs, errors.New("threshold: want 1..255"))
 	}
 	if c.MinArea < 1 {
-		errs = append(errs, fmt.Errorf("min_area %d: want ≥ 1", c.MinArea))
+		errs = append(errs, errors.New("min_area: want ≥ 1"))
 	}
 	if !(c.Alpha > 0 && c.Alpha <= 1) {
-		errs = append(errs, fmt.Errorf("alpha %g: want 0 < alpha ≤ 1", c.Alpha))
+		errs = append(errs, errors.New("alpha: want 0 < alpha ≤ 1"))
 	}
 	if !(c.CalibrationAlpha > 0 && c.CalibrationAlpha <= 1) {
-		errs = append(errs, fmt.Errorf("calibration_alpha %g: want 0 < calibration_alpha ≤ 1", c.CalibrationAlpha))
+		errs = append(errs, errors.New("calibration_alpha: want 0 < calibration_alpha ≤ 1"))
 	}
 	if c.CalibrationFrames < 1 {
-		errs = append(errs, fmt.Errorf("calibration_frames %d: want ≥ 1", c.CalibrationFrames))
+		errs = append(errs, errors.New("calibration_frames: want ≥ 1"))
 	}
 	if !(c.LightningThreshold > 0 && c.LightningThreshold <= 1) {
-		errs = append(errs, fmt.Errorf("lightning_threshold %g: want 0 < x ≤ 1", c.LightningThreshold))
+		errs = append(errs, errors.New("lightning_threshold: want 0 < x ≤ 1"))
 	}
 	if !(c.LightingJump > 0) {
-		errs = append(errs, fmt.Errorf("lighting_jump %g: want > 0", c.LightingJump))
+		errs = append(errs, errors.New("lighting_jump: want > 0"))
 	}
 	for i, m := range c.Masks {
 		if _, err := parsePolygon(m); err != nil {

@@ -311,7 +311,7 @@ func TestConfigValidation(t *testing.T) {
 	if err == nil {
 		t.Fatal("invalid config accepted")
 	}
-	for _, want := range []string{"threshold 0", "alpha 2", "masks[0]"} {
+	for _, want := range []string{"threshold: want", "alpha: want", "masks[0]: want"} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("error %q does not mention %q", err, want)
 		}

@@ -92,7 +92,7 @@ func checkPins(cfg sensors.Config) []error {
 	}
 	for k := range cfg.Pins {
 		if k != "signal" {
-			errs = append(errs, fmt.Errorf("pins.%s: unknown role (only signal)", k))
+			errs = append(errs, errors.New("pins: a role button does not have (it has only signal)"))
 		}
 	}
 	return errs
@@ -133,10 +133,10 @@ func NewButton(cfg sensors.Config) (sensors.Sensor, error) {
 		errs = append(errs, fmt.Errorf("options.%w", err))
 	}
 	if !eventRe.MatchString(opts.Event) {
-		errs = append(errs, fmt.Errorf("options.event: %q must match [a-z][a-z0-9_]*", opts.Event))
+		errs = append(errs, errors.New("options.event: must match [a-z][a-z0-9_]*"))
 	}
 	if opts.ReleaseEvent != "" && !eventRe.MatchString(opts.ReleaseEvent) {
-		errs = append(errs, fmt.Errorf("options.release_event: %q must match [a-z][a-z0-9_]*", opts.ReleaseEvent))
+		errs = append(errs, errors.New("options.release_event: must match [a-z][a-z0-9_]*"))
 	}
 	if opts.Debounce < 0 {
 		errs = append(errs, errors.New("options.debounce: must be >= 0"))

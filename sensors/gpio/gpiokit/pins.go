@@ -5,6 +5,7 @@
 package gpiokit
 
 import (
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -81,7 +82,7 @@ func candidates(platform, pin string) ([]line, error) {
 	case "raspi":
 		n, ok := raspiBCM[pin]
 		if !ok {
-			return nil, fmt.Errorf("pin %q is not a GPIO pin of the Raspberry Pi header", pin)
+			return nil, errors.New("not a GPIO pin of the Raspberry Pi header")
 		}
 		return []line{{name: "GPIO" + strconv.Itoa(n), chip: "pinctrl-", offset: n}}, nil
 	case "jetson":
@@ -93,11 +94,11 @@ func candidates(platform, pin string) ([]line, error) {
 			out = append(out, line{name: tegra210Name(n), chip: "tegra-gpio", offset: n})
 		}
 		if len(out) == 0 {
-			return nil, fmt.Errorf("pin %q is not a GPIO pin of the Jetson header", pin)
+			return nil, errors.New("not a GPIO pin of the Jetson header")
 		}
 		return out, nil
 	}
-	return nil, fmt.Errorf("platform %q has no GPIO header", platform)
+	return nil, errors.New("the platform has no GPIO header")
 }
 
 // OpenPin returns the line wired to the sensor's pin of this role: a
@@ -113,7 +114,7 @@ func OpenPin(cfg sensors.Config, role string) (gpio.PinIO, error) {
 	}
 	cands, err := candidates(cfg.Platform, pin)
 	if err != nil {
-		return nil, sensors.Permanent(err)
+		return nil, sensors.Permanent(fmt.Errorf("pins.%s: %w", role, err))
 	}
 	if err := periphhost.Init(); err != nil {
 		return nil, err
@@ -133,7 +134,7 @@ func OpenPin(cfg sensors.Config, role string) (gpio.PinIO, error) {
 		}
 		tried = append(tried, fmt.Sprintf("%s*:%d", c.chip, c.offset))
 	}
-	return nil, fmt.Errorf("header pin %s: no GPIO line found (tried %s); is /dev/gpiochip* readable by this user?", pin, strings.Join(tried, ", "))
+	return nil, fmt.Errorf("pins.%s: no GPIO line found (tried %s); is /dev/gpiochip* readable by this user?", role, strings.Join(tried, ", "))
 }
 
 // ParsePull converts the pull option: up, down or none.
@@ -146,5 +147,5 @@ func ParsePull(s string) (gpio.Pull, error) {
 	case "none", "off":
 		return gpio.Float, nil
 	}
-	return 0, fmt.Errorf("pull: %q is not up, down or none", s)
+	return 0, errors.New("pull: not up, down or none")
 }

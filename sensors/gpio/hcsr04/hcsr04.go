@@ -88,17 +88,17 @@ func New(cfg sensors.Config) (sensors.Sensor, error) {
 	}
 	for k := range cfg.Pins {
 		if k != "trigger" && k != "echo" {
-			errs = append(errs, fmt.Errorf("pins.%s: unknown role (hcsr04 has trigger and echo)", k))
+			errs = append(errs, errors.New("pins: a role hcsr04 does not have (it has trigger and echo)"))
 		}
 	}
 	if opts.Samples < 1 || opts.Samples > 15 {
-		errs = append(errs, fmt.Errorf("options.samples: %d must be 1..15", opts.Samples))
+		errs = append(errs, errors.New("options.samples: must be 1..15"))
 	}
 	if opts.MaxDistance < 0.05 || opts.MaxDistance > 6 {
-		errs = append(errs, fmt.Errorf("options.max_distance: %g m must be 0.05..6", opts.MaxDistance))
+		errs = append(errs, errors.New("options.max_distance: must be 0.05..6 m"))
 	}
 	if opts.TemperatureC < -40 || opts.TemperatureC > 85 {
-		errs = append(errs, fmt.Errorf("options.temperature_c: %g must be -40..85", opts.TemperatureC))
+		errs = append(errs, errors.New("options.temperature_c: must be -40..85"))
 	}
 	sim := Sim{Distance: simcurve.Curve{Base: 1.5, Amplitude: 1.2, Period: 20 * time.Second}}
 	if opts.Sim != nil {

@@ -153,8 +153,8 @@ func TestUnpluggedFaultCycle(t *testing.T) {
 func TestOptionErrors(t *testing.T) {
 	sensortest.Refused(t, "sim", []sensortest.Refusal{
 		{`- {name: r, kind: hcsr04, pins: {trigger: "sim:1"}}`, "pins.echo: required"},
-		{`- {name: r, kind: hcsr04, pins: {trigger: "sim:1", echo: "sim:2"}, options: {samples: 0}}`, "samples: 0"},
-		{`- {name: r, kind: hcsr04, pins: {trigger: "sim:1", echo: "sim:2"}, options: {max_distance: 10}}`, "max_distance: 10"},
+		{`- {name: r, kind: hcsr04, pins: {trigger: "sim:1", echo: "sim:2"}, options: {samples: 0}}`, "options.samples: must be 1..15"},
+		{`- {name: r, kind: hcsr04, pins: {trigger: "sim:1", echo: "sim:2"}, options: {max_distance: 10}}`, "options.max_distance: must be"},
 	})
 }
 

@@ -66,7 +66,7 @@ func New(cfg sensors.Config) (sensors.Sensor, error) {
 	}
 	for k := range cfg.Pins {
 		if k != "signal" {
-			errs = append(errs, fmt.Errorf("pins.%s: unknown role (pir has only signal)", k))
+			errs = append(errs, errors.New("pins: a role pir does not have (it has only signal)"))
 		}
 	}
 	if opts.Debounce < 0 || opts.Warmup < 0 {

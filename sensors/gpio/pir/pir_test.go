@@ -83,8 +83,8 @@ func TestScriptedMotion(t *testing.T) {
 func TestOptionErrors(t *testing.T) {
 	sensortest.Refused(t, "sim", []sensortest.Refusal{
 		{`- {name: p, kind: pir}`, "pins.signal: required"},
-		{`- {name: p, kind: pir, pins: {signal: "sim:1", echo: "sim:2"}}`, "pins.echo: unknown role"},
-		{`- {name: p, kind: pir, pins: {signal: "sim:1"}, options: {pull: sideways}}`, `options.pull: "sideways"`},
+		{`- {name: p, kind: pir, pins: {signal: "sim:1", echo: "sim:2"}}`, "pins: a role pir does not have"},
+		{`- {name: p, kind: pir, pins: {signal: "sim:1"}, options: {pull: sideways}}`, "options.pull: not up, down or none"},
 		{`- {name: p, kind: pir, pins: {signal: "sim:1"}, options: {sim: {motion: [{for: 0s}]}}}`, "sim.motion[0]"},
 	})
 }

@@ -96,7 +96,7 @@ func New(cfg sensors.Config, bits int) (sensors.Sensor, error) {
 	}
 	cfg.Address = i2ckit.Address(cfg, ads1x15.I2CAddr)
 	if cfg.Address < 0x48 || cfg.Address > 0x4b {
-		return nil, fmt.Errorf("address %#x: an ADS1x15 answers at 0x48-0x4b only", cfg.Address)
+		return nil, errors.New("address: an ADS1x15 answers at 0x48-0x4b only")
 	}
 	if len(opts.Channels) == 0 {
 		opts.Channels = []Channel{{Name: "ain0", Input: "0", Range: 4.096}}
@@ -109,10 +109,10 @@ func New(cfg sensors.Config, bits int) (sensors.Sensor, error) {
 		errs = append(errs, i2ckit.CheckName(seen, p, c.Name)...)
 		in, ok := inputs[c.Input]
 		if !ok {
-			errs = append(errs, fmt.Errorf("%s.input: %q is not one of 0, 1, 2, 3, 0-1, 0-3, 1-3, 2-3", p, c.Input))
+			errs = append(errs, fmt.Errorf("%s.input: not one of 0, 1, 2, 3, 0-1, 0-3, 1-3, 2-3", p))
 		}
 		if !slices.Contains(ranges, c.Range) {
-			errs = append(errs, fmt.Errorf("%s.range: %g V is not one of %v", p, c.Range, ranges))
+			errs = append(errs, fmt.Errorf("%s.range: not one of %v (V)", p, ranges))
 		}
 		scale := 1.0
 		if c.Scale != nil {
@@ -128,7 +128,7 @@ func New(cfg sensors.Config, bits int) (sensors.Sensor, error) {
 		rates = []int{128, 250, 490, 920, 1600, 2400, 3300}
 	}
 	if opts.DataRate <= 0 || opts.DataRate > rates[len(rates)-1] {
-		errs = append(errs, fmt.Errorf("options.data_rate: %d must be in 1..%d samples/s", opts.DataRate, rates[len(rates)-1]))
+		errs = append(errs, fmt.Errorf("options.data_rate: must be in 1..%d samples/s", rates[len(rates)-1]))
 	}
 	sim := Sim{}
 	if opts.Sim != nil {
@@ -138,7 +138,7 @@ func New(cfg sensors.Config, bits int) (sensors.Sensor, error) {
 	for key, c := range sim.Inputs {
 		n := slices.Index([]string{"0", "1", "2", "3"}, key)
 		if n < 0 {
-			errs = append(errs, fmt.Errorf("options.sim.inputs: %q is not an input (0..3)", key))
+			errs = append(errs, errors.New("options.sim.inputs: a key is not an input (want 0..3)"))
 			continue
 		}
 		if err := c.Validate(); err != nil {
@@ -147,7 +147,7 @@ func New(cfg sensors.Config, bits int) (sensors.Sensor, error) {
 		simIn[n] = c
 	}
 	if err := i2csim.ValidateFaults(sim.Faults); err != nil {
-		errs = append(errs, fmt.Errorf("options.sim: %w", err))
+		errs = append(errs, fmt.Errorf("options.sim.%w", err))
 	}
 	if err := errors.Join(errs...); err != nil {
 		return nil, err

@@ -59,11 +59,11 @@ func TestADS1015DefaultChannel(t *testing.T) {
 
 func TestOptionErrors(t *testing.T) {
 	sensortest.Refused(t, "sim", []sensortest.Refusal{
-		{`- {name: a, kind: ads1115, options: {channels: [{name: x, input: "4", range: 4.096}]}}`, `input: "4"`},
-		{`- {name: a, kind: ads1115, options: {channels: [{name: x, input: "0", range: 5}]}}`, "range: 5 V"},
-		{`- {name: a, kind: ads1115, options: {channels: [{name: x, input: "0", range: 4.096}, {name: x, input: "1", range: 4.096}]}}`, `"x" used twice`},
-		{`- {name: a, kind: ads1115, options: {data_rate: 1000}}`, "data_rate: 1000"},
+		{`- {name: a, kind: ads1115, options: {channels: [{name: x, input: "4", range: 4.096}]}}`, "channels[0].input: not one of"},
+		{`- {name: a, kind: ads1115, options: {channels: [{name: x, input: "0", range: 5}]}}`, "channels[0].range: not one of"},
+		{`- {name: a, kind: ads1115, options: {channels: [{name: x, input: "0", range: 4.096}, {name: x, input: "1", range: 4.096}]}}`, "channels[1].name: used twice"},
+		{`- {name: a, kind: ads1115, options: {data_rate: 1000}}`, "options.data_rate: must be in 1..860"},
 		{`- {name: a, kind: ads1115, address: 0x50}`, "0x48-0x4b"},
-		{`- {name: a, kind: ads1115, options: {sim: {inputs: {"7": {base: 1}}}}}`, `"7" is not an input`},
+		{`- {name: a, kind: ads1115, options: {sim: {inputs: {"7": {base: 1}}}}}`, "options.sim.inputs: a key is not an input"},
 	})
 }

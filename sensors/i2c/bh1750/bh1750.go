@@ -75,7 +75,7 @@ func New(cfg sensors.Config) (sensors.Sensor, error) {
 	}
 	res, ok := resolutions[opts.Resolution]
 	if !ok {
-		errs = append(errs, fmt.Errorf("options.resolution: %q is not high, high2 or low", opts.Resolution))
+		errs = append(errs, errors.New("options.resolution: not high, high2 or low"))
 	}
 	sim := defaultSim
 	if opts.Sim != nil {

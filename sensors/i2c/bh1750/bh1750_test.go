@@ -68,7 +68,7 @@ func TestDuskThreshold(t *testing.T) {
 
 func TestOptionErrors(t *testing.T) {
 	sensortest.Refused(t, "sim", []sensortest.Refusal{
-		{`- {name: l, kind: bh1750, options: {resolution: ultra}}`, `resolution: "ultra"`},
+		{`- {name: l, kind: bh1750, options: {resolution: ultra}}`, "options.resolution: not high, high2 or low"},
 		{`- {name: l, kind: bh1750, address: 0x24}`, "0x23 or 0x5c"},
 	})
 }

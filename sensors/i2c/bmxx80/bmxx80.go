@@ -138,7 +138,7 @@ func (o Opts) driverOpts() (bmxx80.Opts, error) {
 		if s, ok := oversampling[v]; ok {
 			return s, nil
 		}
-		return 0, fmt.Errorf("options.oversampling.%s: %d is not one of 0, 1, 2, 4, 8, 16", key, v)
+		return 0, fmt.Errorf("options.oversampling.%s: not one of 0, 1, 2, 4, 8, 16", key)
 	}
 	var b bmxx80.Opts
 	var err, e error
@@ -164,7 +164,7 @@ func (o Opts) driverOpts() (bmxx80.Opts, error) {
 	case 16:
 		b.Filter = bmxx80.F16
 	default:
-		err = errors.Join(err, fmt.Errorf("options.filter: %d is not one of 0, 2, 4, 8, 16", o.Filter))
+		err = errors.Join(err, errors.New("options.filter: not one of 0, 2, 4, 8, 16"))
 	}
 	return b, err
 }

@@ -161,13 +161,13 @@ func TestThresholdOnSimCurve(t *testing.T) {
 
 func TestOptionErrors(t *testing.T) {
 	cases := []sensortest.Refusal{
-		{`- {name: e, kind: bme280, options: {oversampling: {pressure: 3}}}`, "options.oversampling.pressure: 3 is not one of"},
+		{`- {name: e, kind: bme280, options: {oversampling: {pressure: 3}}}`, "options.oversampling.pressure: not one of"},
 		{`- {name: e, kind: bme280, options: {oversampling: {temperature: 0}}}`, "temperature: must be at least 1"},
-		{`- {name: e, kind: bme280, options: {filter: 5}}`, "options.filter: 5"},
+		{`- {name: e, kind: bme280, options: {filter: 5}}`, "options.filter: not one of"},
 		{`- {name: e, kind: bme280, address: 0x40}`, "0x76 or 0x77 only"},
 		{`- {name: e, kind: bme280, options: {oversampeling: {}}}`, "test.yaml:5:39: sensors[0].options.oversampeling: unknown key"},
 		{`- {name: e, kind: bme280, options: {sim: {temperature: {amplitude: 1}}}}`, "options.sim.temperature: curve: amplitude needs a period"},
-		{`- {name: e, kind: bme280, options: {sim: {faults: [{mode: melt, for: 1s}]}}}`, "unknown fault \"melt\""},
+		{`- {name: e, kind: bme280, options: {sim: {faults: [{mode: melt, for: 1s}]}}}`, "options.sim.faults[0].mode: unknown fault"},
 	}
 	for i, err := range sensortest.Refused(t, "sim", cases) {
 		var be *board.Error

@@ -118,7 +118,7 @@ func NewCodec(r Reading) (Codec, error) {
 	}
 	var errs []error
 	if c.length < 1 || c.length > 8 {
-		errs = append(errs, fmt.Errorf("length: %d must be 1..8 bytes", r.Length))
+		errs = append(errs, errors.New("length: must be 1..8 bytes"))
 		c.length = 1
 	}
 	switch r.Order {
@@ -126,18 +126,18 @@ func NewCodec(r Reading) (Codec, error) {
 	case "little":
 		c.little = true
 	default:
-		errs = append(errs, fmt.Errorf("order: %q must be big or little", r.Order))
+		errs = append(errs, errors.New("order: must be big or little"))
 	}
 	width := 8 * c.length
 	if c.shift < 0 || c.shift >= width {
-		errs = append(errs, fmt.Errorf("shift: %d must be 0..%d", r.Shift, width-1))
+		errs = append(errs, fmt.Errorf("shift: must be 0..%d (length×8 − 1)", width-1))
 		c.shift = 0
 	}
 	if c.bits == 0 {
 		c.bits = width - c.shift
 	}
 	if c.bits < 1 || c.bits > width-c.shift {
-		errs = append(errs, fmt.Errorf("bits: %d must be 1..%d (length×8 − shift)", r.Bits, width-c.shift))
+		errs = append(errs, fmt.Errorf("bits: must be 1..%d (length×8 − shift)", width-c.shift))
 	}
 	if c.scale == 0 || math.IsInf(c.scale, 0) {
 		errs = append(errs, errors.New("scale: must be a finite non-zero number"))
@@ -227,11 +227,11 @@ func New(cfg sensors.Config) (sensors.Sensor, error) {
 			errs = append(errs, fmt.Errorf("%s: set register or command, not both", p))
 		}
 		if r.Delay < 0 || r.Delay > 5*time.Second {
-			errs = append(errs, fmt.Errorf("%s.delay: %s must be 0..5s", p, r.Delay))
+			errs = append(errs, fmt.Errorf("%s.delay: must be 0..5s", p))
 		}
 		c, err := NewCodec(r)
 		if err != nil {
-			errs = append(errs, fmt.Errorf("%s.%w", p, err))
+			errs = append(errs, sensors.Under(p, err)...)
 		}
 		rd := reading{Reading: r, codec: c, source: cfg.Name + "." + r.Name, write: r.Command}
 		if r.Register != nil {
@@ -250,17 +250,17 @@ func New(cfg sensors.Config) (sensors.Sensor, error) {
 	}
 	for name, c := range sim.Readings {
 		if !seen[name] {
-			errs = append(errs, fmt.Errorf("options.sim.readings.%s: no such reading", name))
+			errs = append(errs, errors.New("options.sim.readings: a key names no reading"))
 		}
 		if err := c.Validate(); err != nil {
 			errs = append(errs, fmt.Errorf("options.sim.readings.%s: %w", name, err))
 		}
 	}
 	if err := i2csim.ValidateFaults(sim.Faults); err != nil {
-		errs = append(errs, fmt.Errorf("options.sim: %w", err))
+		errs = append(errs, fmt.Errorf("options.sim.%w", err))
 	}
 	if sim.RegisterBytes != 0 && sim.RegisterBytes != 1 && sim.RegisterBytes != 2 {
-		errs = append(errs, fmt.Errorf("options.sim.register_bytes: %d must be 1 or 2", sim.RegisterBytes))
+		errs = append(errs, errors.New("options.sim.register_bytes: must be 1 or 2"))
 	}
 	if err := errors.Join(errs...); err != nil {
 		return nil, err

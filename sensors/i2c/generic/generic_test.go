@@ -165,11 +165,11 @@ func TestGenericOptionErrors(t *testing.T) {
 	sensortest.Refused(t, "sim", []sensortest.Refusal{
 		{`- {name: g, kind: generic, options: {readings: [{name: t, length: 2}]}}`, "address: required"},
 		{`- {name: g, kind: generic, address: 0x48}`, "at least one reading"},
-		{`- {name: g, kind: generic, address: 0x48, options: {readings: [{name: T, length: 2}]}}`, `readings[0].name: "T"`},
+		{`- {name: g, kind: generic, address: 0x48, options: {readings: [{name: T, length: 2}]}}`, "readings[0].name: must match"},
 		{`- {name: g, kind: generic, address: 0x48, options: {readings: [{name: t, length: 2, register: 0, command: [1]}]}}`, "register or command, not both"},
-		{`- {name: g, kind: generic, address: 0x48, options: {readings: [{name: t, length: 2, bits: 17}]}}`, "readings[0].bits: 17"},
+		{`- {name: g, kind: generic, address: 0x48, options: {readings: [{name: t, length: 2, bits: 17}]}}`, "readings[0].bits: must be 1..16"},
 		{`- {name: g, kind: generic, address: 0x48, options: {readings: [{name: t, length: 2, endian: big}]}}`, "options.readings[0].endian: unknown key"},
-		{`- {name: g, kind: generic, address: 0x48, options: {readings: [{name: t, length: 1}], sim: {readings: {x: {base: 1}}}}}`, "sim.readings.x: no such reading"},
+		{`- {name: g, kind: generic, address: 0x48, options: {readings: [{name: t, length: 1}], sim: {readings: {x: {base: 1}}}}}`, "options.sim.readings: a key names no reading"},
 		{`- {name: g, kind: generic, address: 0x48, options: {readings: [{name: t, length: 1, register: 256}]}}`, "register: the number does not fit in uint8"},
 	})
 }

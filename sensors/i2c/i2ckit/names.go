@@ -14,10 +14,10 @@ var nameRe = regexp.MustCompile(`^[a-z][a-z0-9_]*$`)
 func CheckName(seen map[string]bool, path, name string) []error {
 	var errs []error
 	if !nameRe.MatchString(name) {
-		errs = append(errs, fmt.Errorf("%s.name: %q must match [a-z][a-z0-9_]*", path, name))
+		errs = append(errs, fmt.Errorf("%s.name: must match [a-z][a-z0-9_]*", path))
 	}
 	if seen[name] {
-		errs = append(errs, fmt.Errorf("%s.name: %q used twice", path, name))
+		errs = append(errs, fmt.Errorf("%s.name: used twice", path))
 	}
 	seen[name] = true
 	return errs

@@ -13,7 +13,7 @@ func TestCheckName(t *testing.T) {
 		t.Fatalf("a good name: %v", errs)
 	}
 	errs := i2ckit.CheckName(seen, "options.channels[1]", "vbat")
-	if len(errs) != 1 || errs[0].Error() != `options.channels[1].name: "vbat" used twice` {
+	if len(errs) != 1 || errs[0].Error() != "options.channels[1].name: used twice" {
 		t.Fatalf("a name used twice: %v", errs)
 	}
 	errs = i2ckit.CheckName(seen, "options.channels[2]", "V Bat")

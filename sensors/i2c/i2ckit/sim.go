@@ -23,7 +23,7 @@ func CheckSim(curves map[string]i2csim.Curve, faults []i2csim.FaultWindow) []err
 		}
 	}
 	if err := i2csim.ValidateFaults(faults); err != nil {
-		errs = append(errs, fmt.Errorf("options.sim: %w", err))
+		errs = append(errs, fmt.Errorf("options.sim.%w", err))
 	}
 	return errs
 }

@@ -21,12 +21,12 @@ func TestCheckSim(t *testing.T) {
 	if len(errs) != 3 {
 		t.Fatalf("%d errors, want 3: %v", len(errs), errs)
 	}
-	for i, want := range []string{"options.sim.co2: ", "options.sim.humidity: ", "options.sim: faults[0]"} {
+	for i, want := range []string{"options.sim.co2: ", "options.sim.humidity: ", "options.sim.faults[0].mode: unknown fault"} {
 		if !strings.HasPrefix(errs[i].Error(), want) {
 			t.Errorf("error %d = %q, want prefix %q", i, errs[i], want)
 		}
 	}
-	if err := errors.Join(errs...); !strings.Contains(err.Error(), "melt") {
-		t.Errorf("joined %v", err)
+	if err := errors.Join(errs...); strings.Contains(err.Error(), "melt") {
+		t.Errorf("the error quotes the value: %v", err)
 	}
 }

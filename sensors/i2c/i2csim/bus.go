@@ -101,7 +101,7 @@ func ParseFault(s string) (Fault, error) {
 			return f, nil
 		}
 	}
-	return 0, fmt.Errorf("unknown fault %q (want nack, vanish or flaky)", s)
+	return 0, errors.New("unknown fault (want nack, vanish or flaky)")
 }
 
 // FaultWindow schedules a fault relative to the time the device was
@@ -117,20 +117,19 @@ type FaultWindow struct {
 
 func (w FaultWindow) validate() error {
 	f, err := ParseFault(w.Mode)
-	if err != nil {
-		return err
-	}
-	if f == NoFault {
-		return errors.New("fault mode none has no effect")
-	}
-	if w.After < 0 || w.For <= 0 || w.Every < 0 {
-		return errors.New("fault window: after >= 0, for > 0, every >= 0")
-	}
-	if w.Every != 0 && w.Every <= w.For {
-		return errors.New("fault window: every must be longer than for")
-	}
-	if f == Flaky && (w.Rate <= 0 || w.Rate > 1) {
-		return errors.New("flaky fault: rate must be in (0, 1]")
+	switch {
+	case err != nil:
+		return fmt.Errorf("mode: %w", err)
+	case f == NoFault:
+		return errors.New("mode: none has no effect")
+	case w.After < 0:
+		return errors.New("after: want ≥ 0")
+	case w.For <= 0:
+		return errors.New("for: want > 0")
+	case w.Every < 0 || w.Every != 0 && w.Every <= w.For:
+		return errors.New("every: want 0 (once) or longer than for")
+	case f == Flaky && (w.Rate <= 0 || w.Rate > 1):
+		return errors.New("rate: a flaky fault's must be in (0, 1]")
 	}
 	return nil
 }
@@ -150,7 +149,7 @@ func (w FaultWindow) active(elapsed time.Duration) bool {
 func ValidateFaults(ws []FaultWindow) error {
 	for i, w := range ws {
 		if err := w.validate(); err != nil {
-			return fmt.Errorf("faults[%d]: %w", i, err)
+			return fmt.Errorf("faults[%d].%w", i, err)
 		}
 	}
 	return nil

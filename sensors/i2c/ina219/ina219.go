@@ -79,18 +79,18 @@ func New(cfg sensors.Config) (sensors.Sensor, error) {
 		errs = append(errs, fmt.Errorf("address %#x: an INA219 answers at 0x40-0x4f only", cfg.Address))
 	}
 	if opts.ShuntOhms <= 0 || opts.ShuntOhms > 10 {
-		errs = append(errs, fmt.Errorf("options.shunt_ohms: %g must be in (0, 10]", opts.ShuntOhms))
+		errs = append(errs, errors.New("options.shunt_ohms: must be in (0, 10]"))
 	}
 	if opts.MaxCurrent <= 0 {
-		errs = append(errs, fmt.Errorf("options.max_current: %g must be > 0", opts.MaxCurrent))
+		errs = append(errs, errors.New("options.max_current: must be > 0"))
 	} else if opts.ShuntOhms > 0 && opts.MaxCurrent*opts.ShuntOhms > 0.32+1e-9 {
 		// The shunt ADC's widest range is ±320 mV.
-		errs = append(errs, fmt.Errorf("options.max_current: %g A through %g Ω is %.0f mV, beyond the ±320 mV shunt range", opts.MaxCurrent, opts.ShuntOhms, 1000*opts.MaxCurrent*opts.ShuntOhms))
+		errs = append(errs, errors.New("options.max_current: through options.shunt_ohms it is beyond the ±320 mV shunt range"))
 	} else if cal := 0.04096 / (opts.MaxCurrent / 32768 * opts.ShuntOhms); cal >= 65536 {
-		errs = append(errs, fmt.Errorf("options.max_current: %g A is too small for %g Ω (calibration overflows)", opts.MaxCurrent, opts.ShuntOhms))
+		errs = append(errs, errors.New("options.max_current: too small for options.shunt_ohms (the calibration overflows)"))
 	}
 	if opts.BusRange != 16 && opts.BusRange != 32 {
-		errs = append(errs, fmt.Errorf("options.bus_range: %d must be 16 or 32", opts.BusRange))
+		errs = append(errs, errors.New("options.bus_range: must be 16 or 32"))
 	}
 	sim := defaultSim
 	if opts.Sim != nil {

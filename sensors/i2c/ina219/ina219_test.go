@@ -71,9 +71,9 @@ func TestRecalibratesAfterPowerCycle(t *testing.T) {
 
 func TestOptionErrors(t *testing.T) {
 	sensortest.Refused(t, "sim", []sensortest.Refusal{
-		{`- {name: s, kind: ina219, options: {shunt_ohms: 0}}`, "shunt_ohms: 0"},
+		{`- {name: s, kind: ina219, options: {shunt_ohms: 0}}`, "options.shunt_ohms: must be in (0, 10]"},
 		{`- {name: s, kind: ina219, options: {max_current: 5}}`, "beyond the ±320 mV"},
-		{`- {name: s, kind: ina219, options: {bus_range: 24}}`, "bus_range: 24"},
+		{`- {name: s, kind: ina219, options: {bus_range: 24}}`, "options.bus_range: must be 16 or 32"},
 		{`- {name: s, kind: ina219, address: 0x30}`, "0x40-0x4f"},
 	})
 }

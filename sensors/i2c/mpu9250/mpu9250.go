@@ -96,11 +96,11 @@ func New(cfg sensors.Config) (sensors.Sensor, error) {
 	}
 	as, ok := accelSel[opts.AccelRange]
 	if !ok {
-		errs = append(errs, fmt.Errorf("options.accel_range: %d is not 2, 4, 8 or 16", opts.AccelRange))
+		errs = append(errs, errors.New("options.accel_range: not 2, 4, 8 or 16"))
 	}
 	gs, ok := gyroSel[opts.GyroRange]
 	if !ok {
-		errs = append(errs, fmt.Errorf("options.gyro_range: %d is not 250, 500, 1000 or 2000", opts.GyroRange))
+		errs = append(errs, errors.New("options.gyro_range: not 250, 500, 1000 or 2000"))
 	}
 	sim := defaultSim
 	if opts.Sim != nil {

@@ -49,8 +49,8 @@ func TestIMUOnSimBoard(t *testing.T) {
 
 func TestOptionErrors(t *testing.T) {
 	sensortest.Refused(t, "sim", []sensortest.Refusal{
-		{`- {name: i, kind: mpu9250, options: {accel_range: 3}}`, "accel_range: 3"},
-		{`- {name: i, kind: mpu9250, options: {gyro_range: 300}}`, "gyro_range: 300"},
+		{`- {name: i, kind: mpu9250, options: {accel_range: 3}}`, "options.accel_range: not 2, 4, 8 or 16"},
+		{`- {name: i, kind: mpu9250, options: {gyro_range: 300}}`, "options.gyro_range: not 250, 500, 1000 or 2000"},
 		{`- {name: i, kind: mpu9250, address: 0x6a}`, "0x68 or 0x69"},
 		{`- {name: i, kind: mpu9250, options: {sim: {accel: {w: {base: 1}}}}}`, "options.sim.accel.w: unknown key"},
 	})

@@ -66,7 +66,7 @@ func ParseEncoding(s string) (Encoding, error) {
 			return e, nil
 		}
 	}
-	return 0, fmt.Errorf("unknown sample encoding %q (want s16le, u8, s24le, s32le or f32le)", s)
+	return 0, errors.New("encoding: want s16le, u8, s24le, s32le or f32le")
 }
 
 // Format describes interleaved raw PCM.
@@ -82,10 +82,10 @@ var Mono16k = Format{Rate: Rate, Channels: 1, Encoding: S16LE}
 // Validate reports an unusable format.
 func (f Format) Validate() error {
 	if f.Rate < 4000 || f.Rate > 384000 {
-		return fmt.Errorf("sample rate %d Hz out of range 4000..384000", f.Rate)
+		return errors.New("rate: out of range 4000..384000 Hz")
 	}
 	if f.Channels < 1 || f.Channels > 32 {
-		return fmt.Errorf("channel count %d out of range 1..32", f.Channels)
+		return errors.New("channels: out of range 1..32")
 	}
 	if f.Encoding.Width() == 0 {
 		return fmt.Errorf("unknown sample encoding %v", f.Encoding)

@@ -73,14 +73,14 @@ func newDimmer(b *actuator.Base) (*dimmer, error) {
 		return nil, err
 	}
 	if d.opts.Gamma < 1 || d.opts.Gamma > 3 {
-		return nil, b.Config().BadOption("gamma", "%s is outside 1–3", actuator.Num(d.opts.Gamma))
+		return nil, b.Config().BadOption("gamma", "outside 1–3")
 	}
 	l := limits{MaxDuty: 1}
 	if err := b.DecodeLimits(&l); err != nil {
 		return nil, err
 	}
 	if l.MaxDuty <= 0 || l.MaxDuty > 1 {
-		return nil, b.Config().BadLimit("max_duty", "%s is outside (0, 1]", actuator.Num(l.MaxDuty))
+		return nil, b.Config().BadLimit("max_duty", "outside (0, 1]")
 	}
 	d.max = l.MaxDuty
 	return d, nil

@@ -34,7 +34,7 @@ func init() {
 		Pins: []string{"forward", "backward", "pwm"},
 		Initial: func(initial string) string {
 			if initial != "stop" {
-				return fmt.Sprintf("%q is not one of stop", initial)
+				return "not one of stop"
 			}
 			return ""
 		},
@@ -85,13 +85,13 @@ func newMotor(b *actuator.Base) (*motorAct, error) {
 	}
 	switch {
 	case l.MaxSpeed <= 0 || l.MaxSpeed > 1:
-		return nil, cfg.BadLimit("max_speed", "%s is outside (0, 1]", actuator.Num(l.MaxSpeed))
+		return nil, cfg.BadLimit("max_speed", "outside (0, 1]")
 	case l.Deadman < 0:
 		return nil, cfg.BadLimit("deadman", "must not be negative")
 	}
 	a.maxSpeed, a.deadman, a.clamp = l.MaxSpeed, l.Deadman, l.Clamp()
 	if a.opts.Frequency < 0 || a.opts.Frequency > 100000 {
-		return nil, b.Config().BadOption("frequency", "%s Hz is outside 0–100000", actuator.Num(a.opts.Frequency))
+		return nil, b.Config().BadOption("frequency", "outside 0–100000 Hz")
 	}
 	return a, nil
 }

@@ -77,9 +77,9 @@ func newPWM(b *actuator.Base) (*pwmAct, error) {
 	}
 	switch {
 	case l.MinDuty < 0 || l.MinDuty > 1:
-		return nil, cfg.BadLimit("min_duty", "%s is outside 0–1", actuator.Num(l.MinDuty))
+		return nil, cfg.BadLimit("min_duty", "outside 0–1")
 	case l.MaxDuty < 0 || l.MaxDuty > 1:
-		return nil, cfg.BadLimit("max_duty", "%s is outside 0–1", actuator.Num(l.MaxDuty))
+		return nil, cfg.BadLimit("max_duty", "outside 0–1")
 	case l.MinDuty > l.MaxDuty:
 		return nil, cfg.BadLimit("max_duty", "%s is less than min_duty (%s)", actuator.Num(l.MaxDuty), actuator.Num(l.MinDuty))
 	}
@@ -88,7 +88,7 @@ func newPWM(b *actuator.Base) (*pwmAct, error) {
 		return nil, cfg.BadOption("on_estop", "%q: want off or hold", a.opts.OnEStop)
 	}
 	if a.opts.Frequency < 0 || a.opts.Frequency > 100000 {
-		return nil, cfg.BadOption("frequency", "%s Hz is outside 0–100000", actuator.Num(a.opts.Frequency))
+		return nil, cfg.BadOption("frequency", "outside 0–100000 Hz")
 	}
 	if err := actuator.InitialInside(cfg.Initial, a.lo, a.hi, ""); err != nil {
 		return nil, err

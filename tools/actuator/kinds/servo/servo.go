@@ -123,9 +123,9 @@ func newServo(b *actuator.Base) (*servoAct, error) {
 	}
 	switch {
 	case l.MinAngle < 0 || l.MinAngle > 360:
-		return nil, cfg.BadLimit("min_angle", "%s is outside 0–360", actuator.Num(l.MinAngle))
+		return nil, cfg.BadLimit("min_angle", "outside 0–360")
 	case l.MaxAngle < 0 || l.MaxAngle > 360:
-		return nil, cfg.BadLimit("max_angle", "%s is outside 0–360", actuator.Num(l.MaxAngle))
+		return nil, cfg.BadLimit("max_angle", "outside 0–360")
 	case l.MinAngle >= l.MaxAngle:
 		return nil, cfg.BadLimit("max_angle", "%s must be greater than min_angle (%s)", actuator.Num(l.MaxAngle), actuator.Num(l.MinAngle))
 	case l.MaxRate < 0:
@@ -138,11 +138,11 @@ func newServo(b *actuator.Base) (*servoAct, error) {
 	case cfg.Kind == pinKind && a.opts.Frequency != 50:
 		return nil, cfg.BadOption("frequency", "only pca9685_servo has it (a servo pin runs at 50 Hz)")
 	case a.opts.Range <= 0 || a.opts.Range > 360:
-		return nil, cfg.BadOption("range", "%s is outside (0, 360]", actuator.Num(a.opts.Range))
+		return nil, cfg.BadOption("range", "outside (0, 360]")
 	case a.opts.PulseMin <= 0 || a.opts.PulseMax <= a.opts.PulseMin:
 		return nil, cfg.BadOption("pulse_min", "%s must be positive and below pulse_max (%s)", a.opts.PulseMin, a.opts.PulseMax)
 	case a.opts.Frequency < 24 || a.opts.Frequency > 1526:
-		return nil, cfg.BadOption("frequency", "%s Hz is outside the PCA9685's 24–1526 Hz", actuator.Num(a.opts.Frequency))
+		return nil, cfg.BadOption("frequency", "outside the PCA9685's 24–1526 Hz")
 	case time.Duration(float64(time.Second)/a.opts.Frequency) <= a.opts.PulseMax:
 		return nil, cfg.BadOption("pulse_max", "%s does not fit in one period at %s Hz", a.opts.PulseMax, actuator.Num(a.opts.Frequency))
 	case a.lo < 0 || a.hi > a.opts.Range:

@@ -39,7 +39,7 @@ var stopRank = map[string]int{"relay": 2, "buzzer": 2, "digital": 2, "led": 3}
 
 func initialOnOff(initial string) string {
 	if initial != "on" && initial != "off" {
-		return fmt.Sprintf("%q is not one of on, off", initial)
+		return "not one of on, off"
 	}
 	return ""
 }

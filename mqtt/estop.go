@@ -76,11 +76,19 @@ func (p *Plane) onEstop(rs *runState, msg paho.Message) {
 		}
 		p.sendReply(rs, replyTo, replyFor(req.id, res, err))
 	default:
-		data := map[string]any{"bytes": len(payload)}
-		if len(payload) <= 64 && utf8.Valid(payload) {
-			data["payload"] = string(payload)
-		}
-		p.d.Host.Raise(worldmodel.Event{Kind: "estop", Source: "mqtt", Priority: worldmodel.Critical,
-			Message: "e-stop requested over MQTT", Data: data})
+		p.triggerEstop(payload, len(payload))
 	}
+}
+
+// triggerEstop raises the critical e-stop event for a message of size
+// bytes (the packet's, for one the broker refused) whose payload, or the
+// head of it, is payload; a short text one is quoted, for the operator
+// who typed it.
+func (p *Plane) triggerEstop(payload []byte, size int) {
+	data := map[string]any{"bytes": size}
+	if size <= 64 && utf8.Valid(payload) {
+		data["payload"] = string(payload)
+	}
+	p.d.Host.Raise(worldmodel.Event{Kind: "estop", Source: "mqtt", Priority: worldmodel.Critical,
+		Message: "e-stop requested over MQTT", Data: data})
 }

@@ -255,7 +255,16 @@ func (p *Plane) rejectInput(rs *runState, topic string, err error) {
 // from the head it read of it (sizeTap), as one read whole would be: too
 // large, with its id when the head has one, counted and logged. It says
 // whether the topic takes commands; the broker logs the others.
+//
+// One on the e-stop topic triggers it, as any non-empty message there
+// does (readEstop): whoever sent it wanted the robot stopped, and a
+// refused packet is never stored, so it cannot be a retained one replayed.
 func (p *Plane) onOversized(rs *runState, topic string, head []byte, size int) bool {
+	if topic == p.topics.Estop {
+		p.log.Warn("e-stop over the broker's packet limit: triggered all the same", "topic", topic, "bytes", size)
+		p.triggerEstop(head, size)
+		return true
+	}
 	if !p.takesCommands(topic) || !rs.handlers.enter() {
 		return false
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/edgeagent/edgeagent/internal/mqttclient"
 	"github.com/edgeagent/edgeagent/internal/syncbuf"
 	"github.com/edgeagent/edgeagent/internal/waittest"
+	"github.com/edgeagent/edgeagent/worldmodel"
 )
 
 // TestOversizedCommand: a command over MaxPayload is answered invalid
@@ -57,6 +58,19 @@ func TestOversizedCommand(t *testing.T) {
 	rep = decodeReply(t, p.next(t, tp.Reply))
 	if rep.OK || rep.Code != CodeInvalid || rep.ID == nil || *rep.ID != "big" || !strings.Contains(rep.Error, "limit is 65536") {
 		t.Fatalf("a 200 KiB command: %+v", rep)
+	}
+
+	// An e-stop that size still stops the robot.
+	stopped := make(chan worldmodel.Event, 1)
+	r.host.onCritical(func(e worldmodel.Event) { stopped <- e })
+	publishRefused(t, r.url(), tp.Estop, "STOP "+pad)
+	select {
+	case e := <-stopped:
+		if n, _ := e.Data["bytes"].(int); e.Kind != "estop" || n < 2<<20+5 || e.Data["payload"] != nil {
+			t.Fatalf("the oversized e-stop's event: %+v", e)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("a 2 MiB message on the e-stop topic did not trigger it")
 	}
 
 	before = broker.Dropped()

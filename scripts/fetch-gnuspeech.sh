@@ -1,11 +1,10 @@
 #!/usr/bin/env bash
 # Fetches GnuSpeech (an articulatory speech synthesiser, compiled to
 # WebAssembly) from the pinned npm package and checks its sha256. The
-# wake-word tools use it on a workstation only, through
-# scripts/gnuspeech/say.mjs under node: as a second training synthesiser
-# (train --gnuspeech) and as an engine of the false-accept set
-# (scripts/wakeword-fa.sh). Nothing of it is built into edgeagent, and CI
-# does not need it.
+# wake-word false-accept set (scripts/wakeword-fa.sh) uses it on a
+# workstation, through scripts/gnuspeech/say.mjs under node, as one of its
+# engines. Nothing of it is built into edgeagent, and CI does not need it.
+# (As a second training synthesiser it did not help: docs/bench/wake-word.md.)
 #
 #   scripts/fetch-gnuspeech.sh        prints the package directory
 #
@@ -13,7 +12,8 @@
 # a port of gnuspeech_sa (https://github.com/mym-br/gnuspeech_sa). Licence:
 # GPL-3.0 (its package.json and COPYING; its README's "MIT" line disagrees,
 # and the GPL governs). Only audio it synthesises is used, never its code.
-# To update: change version and tgz_sha below, rerun, retrain.
+# To update: change version and tgz_sha below, delete the false-accept
+# set's cache and rerun scripts/wakeword-fa.sh.
 set -euo pipefail
 
 pkg=@echogarden/gnuspeech-wasm

@@ -45,9 +45,9 @@ func defaultCache() string {
 
 func wakewordTrainCmd() *cobra.Command {
 	var (
-		phrase, out, cache, recipe, gnu string
-		seed                            uint64
-		workers                         int
+		phrase, out, cache, recipe string
+		seed                       uint64
+		workers                    int
 	)
 	cmd := &cobra.Command{
 		Use:   "train --phrase TEXT --out DIR",
@@ -82,7 +82,7 @@ another seed or recipe reuses them. The same --seed gives the same head.`,
 					return fmt.Errorf("--recipe: %w", err)
 				}
 			}
-			cfg.Seed, cfg.Workers, cfg.GnuSpeech = seed, workers, gnu
+			cfg.Seed, cfg.Workers = seed, workers
 			fe, err := speechFrontend()
 			if err != nil {
 				return err
@@ -104,7 +104,6 @@ another seed or recipe reuses them. The same --seed gives the same head.`,
 	cmd.Flags().StringVar(&cache, "cache", defaultCache(), "directory for synthesised speech and embeddings")
 	cmd.Flags().Uint64Var(&seed, "seed", 1, "random seed: the same seed gives the same head")
 	cmd.Flags().IntVar(&workers, "workers", 2, "parallel workers (does not change the head)")
-	cmd.Flags().StringVar(&gnu, "gnuspeech", "", "GnuSpeech package directory (scripts/fetch-gnuspeech.sh prints it), for recipes with gnu_* clips")
 	cmd.Flags().StringVar(&recipe, "recipe", "", `changes to the default recipe as JSON, e.g. '{"hidden":[128],"epochs":12}' (field names as in report.json's recipe)`)
 	return cmd
 }

@@ -1,6 +1,6 @@
 // say.mjs — GnuSpeech, an articulatory synthesiser, as a co-process for the
-// wake-word tools (workstation only: training data and the false-accept
-// set; nothing of it ships). Fetch it first: scripts/fetch-gnuspeech.sh.
+// wake-word false-accept set (scripts/wakeword-fa.sh; workstation only,
+// nothing of it ships). Fetch it first: scripts/fetch-gnuspeech.sh.
 //
 //   node scripts/gnuspeech/say.mjs PACKAGE_DIR
 //

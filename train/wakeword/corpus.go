@@ -16,7 +16,6 @@ type corpus struct {
 	mine              []utt // training voices: speech and near misses, for hard negatives
 	valPos, valSpeech []utt // validation speakers
 	valNear           []utt
-	gnuSpeech         []utt // GnuSpeech's other speech, for streams
 }
 
 type utt struct {
@@ -88,9 +87,6 @@ func buildCorpus(ctx context.Context, cfg Config, syn *synth, pr *progress) (*co
 	add(14, cfg.ValPos, valVoice, phrase)
 	add(15, cfg.ValStreams*cfg.StreamUtts, valVoice, func(r *rand.Rand, _ int) string { return speech(r, cfg.Phrase, true) })
 	add(16, len(conf)*cfg.ValNear, valVoice, func(_ *rand.Rand, i int) string { return conf[i%len(conf)] })
-	add(20, cfg.GnuPos, gnuVoice, phrase)
-	add(21, len(near)*cfg.GnuNearReps, gnuVoice, nearText)
-	add(22, cfg.GnuStreams*cfg.StreamUtts, gnuVoice, other)
 	xs, err := syn.sayAll(ctx, all, cfg.Workers, pr.counter("synthesising", len(all)))
 	if err != nil {
 		return nil, err
@@ -102,10 +98,7 @@ func buildCorpus(ctx context.Context, cfg Config, syn *synth, pr *progress) (*co
 		}
 		return out
 	}
-	// GnuSpeech's clips come after espeak-ng's, so the espeak-ng scenes
-	// (and their cached embeddings) are the same with or without them.
-	return &corpus{pos: append(get(0), get(8)...), near: slices.Concat(get(1), get(4), get(9)), speech: get(2), mine: get(3),
-		valPos: get(5), valSpeech: get(6), valNear: get(7), gnuSpeech: get(10)}, nil
+	return &corpus{pos: get(0), near: append(get(1), get(4)...), speech: get(2), mine: get(3), valPos: get(5), valSpeech: get(6), valNear: get(7)}, nil
 }
 
 // clipSets are the rendered clips of a run. end is the phrase's end
@@ -178,9 +171,6 @@ func (c *corpus) render(cfg Config) *clipSets {
 		return out
 	}
 	for _, sc := range streams(rng(2), c.speech, cfg.SpeechStreams) {
-		scenes, s.trainEnd = append(scenes, sc), append(s.trainEnd, -1)
-	}
-	for _, sc := range streams(rng(8), c.gnuSpeech, cfg.GnuStreams) {
 		scenes, s.trainEnd = append(scenes, sc), append(s.trainEnd, -1)
 	}
 	r = rng(3)

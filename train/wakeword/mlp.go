@@ -22,10 +22,7 @@ type sample struct {
 	w float32 // loss weight
 }
 
-type mlp struct {
-	layers []ww.Layer
-	gru    int // hidden size of a GRU head (gru.go); 0 for a perceptron
-}
+type mlp struct{ layers []ww.Layer }
 
 func newMLP(r *rand.Rand, hidden []int) *mlp {
 	n := &mlp{}
@@ -52,7 +49,6 @@ type grads struct {
 	// shard's random stream (nil: no dropout, as when scoring).
 	drop float32
 	r    *rand.Rand
-	seq  *gruCache // a GRU head's forward pass
 }
 
 func (n *mlp) newGrads() *grads {
@@ -62,9 +58,6 @@ func (n *mlp) newGrads() *grads {
 		g.dB = append(g.dB, make([]float32, len(l.B)))
 		g.act = append(g.act, make([]float32, l.Out))
 		g.delta = append(g.delta, make([]float32, l.Out))
-	}
-	if n.gru > 0 {
-		g.seq = newGRUCache(n.gru)
 	}
 	return g
 }
@@ -81,9 +74,6 @@ func (g *grads) zero() {
 // dropout, a dropped hidden unit is 0 and a kept one is scaled by
 // 1/(1−drop), so scoring without dropout sees the same expectation.
 func (n *mlp) forward(g *grads) float32 {
-	if n.gru > 0 {
-		return n.gruForward(g)
-	}
 	keep := 1 / (1 - g.drop)
 	for i, l := range n.layers {
 		in, out := g.act[i], g.act[i+1]
@@ -111,10 +101,6 @@ func (n *mlp) backward(g *grads, z, y, w float32) {
 	g.loss += float64(w) * -(float64(y)*math.Log(max(p, 1e-7)) + float64(1-y)*math.Log(max(1-p, 1e-7)))
 	last := len(n.layers) - 1
 	g.delta[last][0] = w * (float32(p) - y)
-	if n.gru > 0 {
-		n.gruBackward(g, g.delta[last][0])
-		return
-	}
 	for i := last; i >= 0; i-- {
 		l, in, d := n.layers[i], g.act[i], g.delta[i]
 		for o, dv := range d {

@@ -4,8 +4,6 @@ import (
 	"math"
 	"math/rand/v2"
 	"testing"
-
-	ww "github.com/edgeagent/edgeagent/sensors/mic/wakeword"
 )
 
 // The hand-written backward pass agrees with finite differences of the
@@ -45,57 +43,5 @@ func TestMLPGradient(t *testing.T) {
 			check("W", &l.W[k], g.dW[li][k])
 		}
 		check("B", &l.B[0], g.dB[li][0])
-	}
-}
-
-func TestGRUGradient(t *testing.T) {
-	r := rand.New(rand.NewPCG(1, 2))
-	n := newGRU(r, 4)
-	g := n.newGrads()
-	for i := range g.act[0] {
-		g.act[0][i] = float32(r.NormFloat64())
-	}
-	x := append([]float32(nil), g.act[0]...)
-	loss := func() float64 {
-		copy(g.act[0], x)
-		z := n.forward(g)
-		p := 1 / (1 + math.Exp(-float64(z)))
-		return -math.Log(p)
-	}
-	g.zero()
-	copy(g.act[0], x)
-	n.backward(g, n.forward(g), 1, 1)
-	for li, l := range n.layers {
-		for _, k := range []int{0, 1, len(l.W) / 3, len(l.W) / 2, 2 * len(l.W) / 3, len(l.W) - 1} {
-			const h = 1e-2
-			old := l.W[k]
-			l.W[k] = old + h
-			up := loss()
-			l.W[k] = old - h
-			down := loss()
-			l.W[k] = old
-			num := (up - down) / (2 * h)
-			if d := math.Abs(num - float64(g.dW[li][k])); d > 1e-3+0.02*math.Abs(num) {
-				t.Errorf("layer %d W[%d]: analytic %.5f, numeric %.5f", li, k, g.dW[li][k], num)
-			}
-		}
-	}
-}
-
-// The detector's GRU head scores a window as the trainer's net does.
-func TestGRUHeadMatchesTrainer(t *testing.T) {
-	r := rand.New(rand.NewPCG(3, 4))
-	n := newGRU(r, 6)
-	g := n.newGrads()
-	for i := range g.act[0] {
-		g.act[0][i] = float32(r.NormFloat64())
-	}
-	h, err := ww.NewHead(ww.HeadInfo{Name: "x", Phrase: "x", Threshold: 0.5, Arch: ww.ArchGRU}, n.layers)
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := 1 / (1 + math.Exp(-float64(n.forward(g))))
-	if got := h.Score(g.act[0]); math.Abs(got-want) > 1e-6 {
-		t.Errorf("head %.7f, trainer %.7f", got, want)
 	}
 }

@@ -25,7 +25,6 @@ import (
 type synth struct {
 	bin string
 	dir string
-	gnu *gnuPool // nil unless a recipe asks for GnuSpeech
 }
 
 func newSynth(cacheDir string) (*synth, error) {
@@ -120,19 +119,10 @@ func (s *synth) say(ctx context.Context, d Delivery) ([]int16, error) {
 		f.Close()
 		defer os.Remove(file)
 	}
-	if d.Voice.Engine == engineGnuSpeech {
-		if s.gnu == nil {
-			return nil, errors.New("a GnuSpeech delivery without GnuSpeech (--gnuspeech)")
-		}
-		if err := s.gnu.say(ctx, d, file); err != nil {
-			return nil, err
-		}
-	} else {
-		cmd := s.command(ctx, d, file)
-		cmd.Stdout, cmd.Stderr = &out, &errb
-		if err := cmd.Run(); err != nil {
-			return nil, fmt.Errorf("synthesising %s %q: %v: %s", d.Voice, d.Text, err, strings.TrimSpace(errb.String()))
-		}
+	cmd := s.command(ctx, d, file)
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	if err := cmd.Run(); err != nil {
+		return nil, fmt.Errorf("synthesising %s %q: %v: %s", d.Voice, d.Text, err, strings.TrimSpace(errb.String()))
 	}
 	var x []int16
 	var err error

@@ -38,10 +38,9 @@ type Config struct {
 	StreamUtts        int `json:"stream_utts"`    // utterances per stream
 	NoiseClips        int `json:"noise_clips"`    // noise alone
 
-	Hidden    []int   `json:"hidden"`        // hidden layer widths
-	GRU       int     `json:"gru,omitempty"` // a GRU head of this many units instead
-	Dropout   float64 `json:"dropout"`       // of hidden units while training
-	Epochs    int     `json:"epochs"`        // passes over the negatives
+	Hidden    []int   `json:"hidden"`  // hidden layer widths
+	Dropout   float64 `json:"dropout"` // of hidden units while training
+	Epochs    int     `json:"epochs"`  // passes over the negatives
 	Batch     int     `json:"batch"`
 	LR        float64 `json:"lr"`
 	Decay     float64 `json:"decay"`
@@ -61,15 +60,6 @@ type Config struct {
 	ValNear    int     `json:"val_near_reps"`
 	TargetFAH  float64 `json:"target_fa_per_hour"`
 	MaxNear    float64 `json:"max_near"` // validation confusables allowed to fire
-
-	// GnuSpeech clips (gnuspeech.go), added to espeak-ng's: utterances of
-	// the phrase, repetitions of each near miss, streams of other speech.
-	GnuPos      int `json:"gnu_pos,omitempty"`
-	GnuNearReps int `json:"gnu_near_reps,omitempty"`
-	GnuStreams  int `json:"gnu_streams,omitempty"`
-	// GnuSpeech is the package directory scripts/fetch-gnuspeech.sh
-	// prints; needed when the recipe has GnuSpeech clips.
-	GnuSpeech string `json:"-"`
 
 	Workers int `json:"-"`
 }
@@ -92,7 +82,7 @@ func (c *Config) check() error {
 	c.Phrase = p
 	if c.PosUtterances < 1 || c.PosClips < 1 || c.SpeechStreams < 1 || c.StreamUtts < 1 || c.Epochs < 1 ||
 		c.Batch < 2 || c.LR <= 0 || c.PosWeight <= 0 || c.PosWeight >= 1 || c.ValPos < 1 || c.ValStreams < 1 ||
-		c.Dropout < 0 || c.Dropout >= 1 || c.NearWeight <= 0 || c.GnuPos < 0 || c.GnuNearReps < 0 || c.GnuStreams < 0 {
+		c.Dropout < 0 || c.Dropout >= 1 || c.NearWeight <= 0 {
 		return errors.New("recipe: counts, epochs, batch and rates must be positive (pos_weight below 1)")
 	}
 	if len(c.Hidden) > 4 || slices.ContainsFunc(c.Hidden, func(h int) bool { return h < 1 || h > 1024 }) {
@@ -128,12 +118,6 @@ func Train(ctx context.Context, cfg Config, fe Frontend, out, cacheDir string, l
 	if err != nil {
 		return nil, err
 	}
-	if cfg.GnuPos+cfg.GnuNearReps+cfg.GnuStreams > 0 {
-		if syn.gnu, err = newGnuPool(cfg.GnuSpeech); err != nil {
-			return nil, err
-		}
-		defer syn.gnu.close()
-	}
 	embDir := filepath.Join(cacheDir, "embeddings")
 	if err := os.MkdirAll(embDir, 0o755); err != nil {
 		return nil, err
@@ -152,10 +136,6 @@ func Train(ctx context.Context, cfg Config, fe Frontend, out, cacheDir string, l
 	}
 	r := rand.New(rand.NewPCG(cmp.Or(cfg.InitSeed, cfg.Seed), 7))
 	net := newMLP(r, cfg.Hidden)
-	arch := ""
-	if cfg.GRU > 0 {
-		net, arch = newGRU(r, cfg.GRU), ww.ArchGRU
-	}
 	f := newFitter(net, train, cfg.Workers)
 	f.seed, f.drop = cmp.Or(cfg.InitSeed, cfg.Seed), float32(cfg.Dropout)
 	pos, neg := sets.samples(train, float32(cfg.NearWeight))
@@ -198,7 +178,7 @@ func Train(ctx context.Context, cfg Config, fe Frontend, out, cacheDir string, l
 	rep.Seconds = time.Since(began).Seconds()
 	training, _ := json.Marshal(rep.summary())
 	head, err := ww.NewHead(ww.HeadInfo{Name: Name(cfg.Phrase), Phrase: cfg.Phrase, Frontend: fe.ID,
-		Threshold: rep.Threshold, Training: string(training), Arch: arch}, net.layers)
+		Threshold: rep.Threshold, Training: string(training)}, net.layers)
 	if err != nil {
 		return nil, err
 	}

@@ -33,13 +33,14 @@ func needESpeak(t *testing.T) {
 }
 
 // The same seed gives the same head, byte for byte, whatever the number of
-// workers and whether the caches were warm.
+// workers and whether the caches were warm; init_seed trains another head
+// on the same corpus.
 func TestTrainIsDeterministic(t *testing.T) {
 	needESpeak(t)
 	cache := t.TempDir()
-	run := func(workers int) []byte {
+	run := func(workers int, init uint64) []byte {
 		cfg := tinyConfig()
-		cfg.Workers = workers
+		cfg.Workers, cfg.InitSeed = workers, init
 		res, err := Train(context.Background(), cfg, testFrontend, t.TempDir(), cache, nil)
 		if err != nil {
 			t.Fatal(err)
@@ -53,9 +54,17 @@ func TestTrainIsDeterministic(t *testing.T) {
 		}
 		return b
 	}
-	a := run(2)
-	if b := run(1); !bytes.Equal(a, b) {
+	a := run(2, 0)
+	if b := run(1, 0); !bytes.Equal(a, b) {
 		t.Error("two runs with one seed made different heads")
+	}
+	// init_seed changes the head, not the corpus: nothing new is synthesised.
+	before, _ := filepath.Glob(filepath.Join(cache, "speech", "*.wav"))
+	if c := run(2, 2); bytes.Equal(a, c) {
+		t.Error("init_seed 2 made seed 1's head")
+	}
+	if after, _ := filepath.Glob(filepath.Join(cache, "speech", "*.wav")); len(after) != len(before) {
+		t.Errorf("init_seed synthesised %d new clips: the corpus changed", len(after)-len(before))
 	}
 	if n, _ := filepath.Glob(filepath.Join(cache, "embeddings", "*.emb")); len(n) == 0 {
 		t.Error("no embeddings cached")

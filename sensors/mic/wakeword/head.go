@@ -29,8 +29,6 @@ type HeadInfo struct {
 	Phrase    string  `json:"phrase"` // what is said: hey robot
 	Frontend  string  `json:"frontend"`
 	Threshold float64 `json:"threshold"`
-	// Arch is "" for fully connected layers, ArchGRU for a recurrent head.
-	Arch string `json:"arch,omitempty"`
 	// Training is the trainer's record (recipe, seed, validation), JSON.
 	Training string `json:"training,omitempty"`
 }
@@ -55,16 +53,6 @@ func NewHead(info HeadInfo, layers []Layer) (*Head, error) {
 	if !(info.Threshold > 0 && info.Threshold < 1) {
 		return nil, errors.New("head threshold outside (0, 1)")
 	}
-	switch info.Arch {
-	case ArchGRU:
-		if err := checkGRU(layers); err != nil {
-			return nil, err
-		}
-		return &Head{Info: info, layers: layers}, nil
-	case "":
-	default:
-		return nil, errors.New("unknown head architecture")
-	}
 	in := WindowLen * EmbedDim
 	for i, l := range layers {
 		if l.In != in || l.Out < 1 || l.Out > maxWidth || len(l.W) != l.In*l.Out || len(l.B) != l.Out {
@@ -87,22 +75,19 @@ func NewHead(info HeadInfo, layers []Layer) (*Head, error) {
 func (h *Head) Layers() []Layer { return h.layers }
 
 // headScratch is one detector's working memory for a head.
-type headScratch struct{ a, b, h []float32 }
+type headScratch struct{ a, b []float32 }
 
 func (h *Head) newScratch() *headScratch {
 	w := 0
 	for _, l := range h.layers {
 		w = max(w, l.Out)
 	}
-	return &headScratch{a: make([]float32, w), b: make([]float32, w), h: make([]float32, w)}
+	return &headScratch{a: make([]float32, w), b: make([]float32, w)}
 }
 
 // score runs the head on x (WindowLen×EmbedDim values, oldest embedding
 // first) and returns the sigmoid of its output.
 func (h *Head) score(s *headScratch, x []float32) float64 {
-	if h.Info.Arch == ArchGRU {
-		return h.scoreGRU(s, x)
-	}
 	in := x
 	for i, l := range h.layers {
 		out := s.a[:l.Out]

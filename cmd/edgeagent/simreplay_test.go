@@ -155,30 +155,37 @@ func TestSimBoardRecordingsReplay(t *testing.T) {
 		<-current().Ready()
 		commands(current)
 	}
+	askModel := func(current func() *node.Node) {
+		// Not a command the local matcher knows: it goes to the model.
+		_, _ = current().Agent.Submit(context.Background(), agent.Command{Caller: "mqtt", Text: "the air feels stale in here, do what helps"})
+		commands(current)
+	}
 	for _, sc := range []struct {
 		name            string
-		ollama          bool
+		ollama, embed   bool
 		estops, reloads int
 		act             func(func() *node.Node)
 	}{
-		{"idle without a model server", false, 0, 0, nil},
-		{"commands, a dashboard e-stop and a config reload", false, 4, 1, withReload},
-		{"with the fake Ollama", true, 2, 0, func(current func() *node.Node) {
-			// Not a command the local matcher knows: it goes to the model.
-			_, _ = current().Agent.Submit(context.Background(), agent.Command{Caller: "mqtt", Text: "the air feels stale in here, do what helps"})
-			commands(current)
-		}},
+		{"idle without a model server", false, false, 0, 0, nil},
+		{"commands, a dashboard e-stop and a config reload", false, false, 4, 1, withReload},
+		{"with the fake Ollama", true, false, 2, 0, askModel},
+		// The board's embed_model ranks the tools: the replay answers the
+		// embedding calls with the recorded vectors, not lexically.
+		{"with the fake Ollama and an embedding model", true, true, 2, 0, askModel},
 	} {
 		t.Run(sc.name, func(t *testing.T) {
 			url := ""
 			if sc.ollama {
-				srv := ollamatest.Start(t, "qwen2.5:1.5b")
+				srv := ollamatest.Start(t, "qwen2.5:1.5b", "all-minilm")
 				srv.OnRequest(func(ollamatest.Request) ollamatest.Answer {
 					return ollamatest.Answer{Content: `{"scenario":"environment"}`}
 				})
 				url = srv.URL()
 			}
 			cfg, dir := simBoard(t, url)
+			if sc.embed {
+				cfg.LLM.EmbedModel = "all-minilm"
+			}
 			file := recordSim(t, cfg, dir, 6*time.Second, true, sc.act)
 			rep, out := replayed(t, file, replay.Options{})
 			if rep.Diverged() || len(rep.Recorded) == 0 {
@@ -189,6 +196,9 @@ func TestSimBoardRecordingsReplay(t *testing.T) {
 			}
 			if sc.ollama && rep.LLMServed == 0 {
 				t.Fatalf("no recorded answer served:\n%s", out)
+			}
+			if sc.embed && rep.EmbedServed == 0 {
+				t.Fatalf("no recorded embedding served:\n%s", out)
 			}
 			if sc.reloads > 0 {
 				// The replay recorded (--out) goes on across the reload

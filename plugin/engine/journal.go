@@ -2,7 +2,10 @@ package engine
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
+	"errors"
 
 	"github.com/edgeagent/edgeagent/clock"
 	"github.com/edgeagent/edgeagent/llm"
@@ -50,4 +53,46 @@ func (j journaled) Generate(ctx context.Context, req llm.Request) (llm.Response,
 		j.world.Note(worldmodel.Record{Kind: "llm", Source: j.source, Data: data})
 	}
 	return res, err
+}
+
+// Embedding is the Data of an "llm_embed" record: an embedding call's
+// texts, by digest (TextDigest), and the vectors the model gave them or its
+// error. A replay answers the same texts with the same vectors, so it ranks
+// tools as the run did.
+type Embedding struct {
+	Texts    []string    `json:"texts"`
+	Vectors  [][]float32 `json:"vectors,omitempty"`
+	Error    string      `json:"error,omitempty"`
+	Duration float64     `json:"duration_ms"`
+}
+
+// TextDigest names an embedded text in an "llm_embed" record: its SHA-256
+// in hex (the texts themselves are tool descriptions and intents the
+// stream holds elsewhere).
+func TextDigest(text string) string {
+	sum := sha256.Sum256([]byte(text))
+	return hex.EncodeToString(sum[:])
+}
+
+// Embed journals the calls that reach the model server. One that fails
+// with ErrNoEmbedModel is not journaled: the client answers it itself (no
+// embedding model, or one found missing), and a replay's client does the
+// same from the same state.
+func (j journaled) Embed(ctx context.Context, texts []string) ([][]float32, error) {
+	start := j.clock.Now()
+	vecs, err := j.LLM.Embed(ctx, texts)
+	if errors.Is(err, llm.ErrNoEmbedModel) || len(texts) == 0 {
+		return vecs, err
+	}
+	x := Embedding{Texts: make([]string, len(texts)), Vectors: vecs, Duration: float64(j.clock.Since(start).Microseconds()) / 1000}
+	for i, t := range texts {
+		x.Texts[i] = TextDigest(t)
+	}
+	if err != nil {
+		x.Vectors, x.Error = nil, err.Error()
+	}
+	if data, merr := json.Marshal(x); merr == nil { // vectors from the client are finite floats
+		j.world.Note(worldmodel.Record{Kind: "llm_embed", Source: j.source, Data: data})
+	}
+	return vecs, err
 }

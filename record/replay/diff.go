@@ -231,7 +231,11 @@ func (r *Report) Print(w io.Writer) {
 	if r.LLM != "" {
 		fmt.Fprintf(w, "; llm %s", r.LLM)
 		if r.LLM == "recorded" {
-			fmt.Fprintf(w, " (%d of %d recorded answers served)", r.LLMServed, r.LLMRecorded)
+			fmt.Fprintf(w, " (%d of %d recorded answers served", r.LLMServed, r.LLMRecorded)
+			if r.EmbedServed > 0 {
+				fmt.Fprintf(w, ", %d embedding calls", r.EmbedServed)
+			}
+			fmt.Fprint(w, ")")
 		}
 	}
 	fmt.Fprintln(w)

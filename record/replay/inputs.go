@@ -57,6 +57,7 @@ type tape struct {
 	inputs   []input
 	actions  []Action // decisions, tool calls and actuator writes, as recorded
 	exchange []exchange
+	embeds   embeddings
 	frames   int
 	// holds are the cycles preempted before their steps (see probe).
 	holds map[cycleKey]bool
@@ -89,6 +90,13 @@ func load(path string, actuators map[string]bool, frames bool, dets []*detector)
 	var bad error
 	reloads := 0
 	info, err := recording.Read(path, func(m recording.Msg) error {
+		if m.Channel.Kind == record.KindRecord && strings.HasPrefix(m.Channel.Topic, embedTopic) {
+			if err := tp.embeds.load(m.Data); err != nil {
+				bad = fmt.Errorf("%s: message on %s at %s: %w", path, m.Channel.Topic, m.Time.UTC().Format(time.RFC3339Nano), err)
+				return recording.ErrStop
+			}
+			return nil
+		}
 		in, claimed, err := claim(m, dets)
 		var act *Action
 		var x *exchange

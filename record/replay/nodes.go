@@ -166,5 +166,6 @@ func (d *driver) report() {
 	}
 	if d.llm != nil {
 		rep.LLMServed, rep.LLMNote = d.llm.served(), d.llm.mismatch()
+		rep.EmbedServed = d.llm.embedded()
 	}
 }

@@ -24,6 +24,8 @@ type ollama struct {
 	srv   *http.Server
 	ln    net.Listener
 	model string
+	// embeds answer /api/embed; read-only once serving.
+	embeds embeddings
 
 	mu       sync.Mutex
 	tape     []exchange
@@ -32,25 +34,28 @@ type ollama struct {
 	holding  int    // calls held open for a recorded cancellation
 	holds    int    // holds begun, ever
 	answered int
+	vectors  int // embedding calls answered with recorded vectors
 }
 
-func startOllama(tape []exchange, model string) (*ollama, error) {
+func startOllama(tape []exchange, embeds embeddings, model, embedModel string) (*ollama, error) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return nil, fmt.Errorf("--llm recorded: %w", err)
 	}
-	o := &ollama{ln: ln, tape: tape, model: model}
+	o := &ollama{ln: ln, tape: tape, model: model, embeds: embeds}
+	models := []map[string]string{{"name": model, "model": model}}
+	if embedModel != "" {
+		models = append(models, map[string]string{"name": embedModel, "model": embedModel})
+	}
 	mux := http.NewServeMux()
 	mux.HandleFunc("/api/version", o.version)
 	mux.HandleFunc("/api/tags", func(w http.ResponseWriter, _ *http.Request) {
-		writeJSON(w, http.StatusOK, map[string]any{"models": []map[string]string{{"name": model, "model": model}}})
+		writeJSON(w, http.StatusOK, map[string]any{"models": models})
 	})
 	mux.HandleFunc("/api/generate", func(w http.ResponseWriter, _ *http.Request) { // the preload
 		writeJSON(w, http.StatusOK, map[string]any{"model": model, "created_at": time.Unix(0, 0).UTC(), "done": true, "done_reason": "load"})
 	})
-	mux.HandleFunc("/api/embed", func(w http.ResponseWriter, _ *http.Request) {
-		writeJSON(w, http.StatusNotFound, map[string]string{"error": "embeddings are not recorded"})
-	})
+	mux.HandleFunc("/api/embed", o.embed)
 	mux.HandleFunc("/api/chat", o.chat)
 	o.srv = &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
 	go func() { _ = o.srv.Serve(ln) }() // ends with close
@@ -182,6 +187,12 @@ func (o *ollama) served() int {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	return o.answered
+}
+
+func (o *ollama) embedded() int {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.vectors
 }
 
 // mismatch is the first prompt that was not the recorded one.

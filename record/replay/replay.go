@@ -84,6 +84,7 @@ type Report struct {
 	LLM         string
 	LLMServed   int
 	LLMRecorded int
+	EmbedServed int    // embedding calls answered with recorded vectors
 	LLMNote     string // the first prompt that differed, with context
 	Damage      string // the recording was cut short
 	Recorded    []Action
@@ -136,7 +137,7 @@ func Run(ctx context.Context, path string, o Options) (*Report, error) {
 	heartbeat := o.Board.Agent.Heartbeat
 	var llmSrv *ollama
 	if o.LLM == "recorded" {
-		if llmSrv, err = startOllama(tp.exchange, o.Board.LLM.Model); err != nil {
+		if llmSrv, err = startOllama(tp.exchange, tp.embeds, o.Board.LLM.Model, o.Board.LLM.EmbedModel); err != nil {
 			return nil, err
 		}
 		defer llmSrv.close()
@@ -223,7 +224,6 @@ func prepare(cfg *board.Config, dir, llmMode string, srv *ollama) error {
 	case "off":
 		cfg.LLM.Enabled = false
 	case "recorded":
-		cfg.LLM.EmbedModel = "" // embeddings are not recorded: the built-in lexical embedder
 		cfg.LLM.KeepAlive = 0
 		cfg.LLM.Host = srv.url()
 	}

@@ -54,6 +54,12 @@ var cyclePrefix = regexp.MustCompile(`^cycle \d+ `)
 // masked before comparing.
 var clockTimes = regexp.MustCompile(`\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:?\d{2})?|\b\d{2}:\d{2}:\d{2}(\.\d+)?\b`)
 
+// unavailableWhy is why the LLM client found the model server down, inside
+// a refusal: the address and the error of the server it dialled, which a
+// replay's is not (it says "unavailable when recorded"). That it was down
+// is compared; why is masked.
+var unavailableWhy = regexp.MustCompile(`llm unavailable: [^()]*`)
+
 func decisionAction(t time.Time, msg string, data map[string]any) Action {
 	what := cyclePrefix.ReplaceAllString(msg, "")
 	// What it chose to do (a reflex's or a command's steps have no trace).
@@ -73,7 +79,7 @@ func decisionAction(t time.Time, msg string, data map[string]any) Action {
 		}
 	}
 	cycle, _ := data["cycle"].(float64) // JSON's number, as recorded and round-tripped
-	return Action{Kind: "decision", Source: "agent", What: clockTimes.ReplaceAllString(what, "<time>"), Steps: strings.Join(steps, "; "), Time: t, cycle: uint64(cycle)}
+	return Action{Kind: "decision", Source: "agent", What: unavailableWhy.ReplaceAllString(clockTimes.ReplaceAllString(what, "<time>"), "llm unavailable: <why>"), Steps: strings.Join(steps, "; "), Time: t, cycle: uint64(cycle)}
 }
 
 func recordAction(t time.Time, kind, source string, data json.RawMessage) Action {

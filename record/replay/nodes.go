@@ -2,12 +2,14 @@ package replay
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"time"
 
+	"github.com/edgeagent/edgeagent/agent"
 	"github.com/edgeagent/edgeagent/board"
 	"github.com/edgeagent/edgeagent/clock"
 	"github.com/edgeagent/edgeagent/node"
@@ -74,6 +76,13 @@ func (d *driver) startNode(ctx context.Context, cfg *board.Config, dir string, c
 	case err := <-runErr:
 		stop()
 		return fmt.Errorf("the replay node stopped: %w", err)
+	}
+	if d.llm != nil {
+		if err := llmChecked(ctx, n); err != nil {
+			stop()
+			<-runErr
+			return err
+		}
 	}
 	d.n, d.stopRun, d.runErr = n, stop, runErr
 	d.cur = n.World.NewCursor(true)
@@ -167,5 +176,42 @@ func (d *driver) report() {
 	if d.llm != nil {
 		rep.LLMServed, rep.LLMNote = d.llm.served(), d.llm.mismatch()
 		rep.EmbedServed = d.llm.embedded()
+	}
+}
+
+// llmChecked waits until the node's LLM client has made its start-up
+// check of the (replay's) model server, so the first input finds the
+// client where the recorded one was: down when the recording's first LLM
+// call found the server down, which the replay's /api/version answers.
+// Live the check took milliseconds against seconds before the first
+// event; a replay fed as fast as possible would otherwise race it and make
+// a call that was recorded "unavailable" (seen: 2 in 60 replays).
+func llmChecked(ctx context.Context, n *node.Node) error {
+	p, ok := node.Find[interface {
+		Engine() *agent.Engine
+		Status() any
+	}](n)
+	if !ok {
+		return nil
+	}
+	deadline := time.NewTimer(settleLimit)
+	defer deadline.Stop()
+	poll := time.NewTicker(time.Millisecond)
+	defer poll.Stop()
+	for {
+		var st struct {
+			State string `json:"state"`
+		}
+		b, err := json.Marshal(p.Status()) // llm/local's Status, which a replay does not import
+		if err != nil || json.Unmarshal(b, &st) != nil || st.State != "starting" {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-deadline.C:
+			return fmt.Errorf("the replay's LLM client did not check the recorded model server within %v", settleLimit)
+		case <-poll.C:
+		}
 	}
 }

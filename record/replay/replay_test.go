@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/edgeagent/edgeagent/agent"
 	"github.com/edgeagent/edgeagent/board"
@@ -395,4 +396,57 @@ func TestPreemptedCommandReplays(t *testing.T) {
 	if skipped != 1 {
 		t.Fatalf("want 1 decision with its steps skipped by the preemption, got %d:\n%s", skipped, out)
 	}
+}
+
+// With the model server down when recorded, a replay's client is down
+// before the first input too: an LLM call recorded "unavailable" replays
+// "unavailable", not as a call made and failed, however fast the replay
+// feeds the input after the node starts.
+func TestUnavailableModelServerReplays(t *testing.T) {
+	n, file, stop := recordBoard(t, t.TempDir(), `device: {id: down, platform: sim}
+data_dir: state
+llm: {enabled: true, host: "http://127.0.0.1:1", embed_model: ""}
+plugins: {mqtt: {enabled: false}}
+actuators:
+  - {name: headlight, kind: led, pins: {pin: "sim:12"}, initial: "off"}
+`, "down.mcap")
+	for llmState(t, n) == "starting" {
+		time.Sleep(5 * time.Millisecond)
+	}
+	// Refused: the LLM is unavailable and the matcher does not understand.
+	_, _ = n.Agent.Submit(context.Background(), agent.Command{Caller: "mqtt", Text: "the air feels stale in here, do what helps"})
+	stop()
+	for range 5 {
+		rep, out := replayed(t, file)
+		if rep.Diverged() || !hasUnavailable(rep.Recorded) {
+			t.Fatalf("want the unavailable LLM call as recorded:\n%s", out)
+		}
+	}
+}
+
+func hasUnavailable(as []replay.Action) bool {
+	for _, a := range as {
+		if a.Kind == "llm" && strings.Contains(a.What, " unavailable ") {
+			return true
+		}
+	}
+	return false
+}
+
+// llmState is the state of n's LLM client, as agent.status reports it.
+func llmState(t *testing.T, n *node.Node) string {
+	t.Helper()
+	p, ok := node.Find[interface {
+		Engine() *agent.Engine
+		Status() any
+	}](n)
+	if !ok {
+		t.Fatal("no llm plugin")
+	}
+	var st struct {
+		State string `json:"state"`
+	}
+	b, _ := json.Marshal(p.Status())
+	_ = json.Unmarshal(b, &st)
+	return st.State
 }

@@ -173,7 +173,9 @@ func TestSpeaker(t *testing.T) {
 		t.Error("the line's tail is not a second after the end")
 	}
 	buf := make([]int16, 4)
-	line.Hear(buf)
+	if err := line.Hear(clock.Real(), time.Time{}, buf, nil); err != nil {
+		t.Fatal(err)
+	}
 	if buf[0] != 500 {
 		t.Errorf("volume 0.5 of 1000 is %d on the air", buf[0])
 	}

@@ -167,6 +167,7 @@ type simPlayer struct {
 	n   int // utterance number
 	ctx context.Context
 	due time.Time // when what was written so far has played
+	air *duplex.Playback
 }
 
 // Write plays p in real time: it returns when p has been heard, as a
@@ -181,11 +182,14 @@ func (p *simPlayer) Write(samples []int16) error {
 		sp.Samples += len(samples)
 	}
 	p.s.mu.Unlock()
-	if p.s.Air != nil {
-		p.s.Air.Emit(samples)
-	}
 	if p.due.Before(now) {
 		p.due = now
+	}
+	if p.s.Air != nil {
+		if p.air == nil {
+			p.air = p.s.Air.Play(p.due)
+		}
+		p.air.Emit(samples)
 	}
 	p.due = p.due.Add(time.Duration(len(samples)) * time.Second / audio.Rate)
 	return p.wait()
@@ -209,6 +213,9 @@ func (p *simPlayer) wait() error {
 func (p *simPlayer) Finish() error { return nil }
 
 func (p *simPlayer) Close() error {
+	if p.air != nil {
+		p.air.End()
+	}
 	if p.ctx.Err() != nil {
 		p.s.mu.Lock()
 		if sp := p.s.spoken(p.n); sp != nil {

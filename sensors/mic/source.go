@@ -348,7 +348,15 @@ func (s *simStream) Read(p []int16) (int, error) {
 		p[i] = int16(max(-32768, min(32767, math.Round(v))))
 	}
 	if s.src.Air != nil {
-		s.src.Air.Hear(p)
+		// Paced, the samples sound at the pacer's time: the speaker's sound
+		// is heard where it plays, whole, however late this goroutine runs.
+		var at time.Time
+		if s.src.Pace {
+			at = s.pacer.start.Add(time.Duration(s.pos) * time.Second / audio.Rate)
+		}
+		if err := s.src.Air.Hear(s.pacer.clock, at, p, s.closed); err != nil {
+			return 0, errClosed
+		}
 	}
 	s.pos += int64(len(p))
 	return len(p), nil

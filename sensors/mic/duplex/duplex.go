@@ -12,6 +12,7 @@
 package duplex
 
 import (
+	"errors"
 	"sync"
 	"time"
 
@@ -21,10 +22,13 @@ import (
 // Line is one speaker/microphone pair.
 type Line struct {
 	mu      sync.Mutex
-	playing int       // speakers playing now
-	ended   time.Time // when the last playback ended
-	air     []int16   // sim: sound played and not yet heard
-	heard   int64     // sim: samples taken off the air
+	playing int           // speakers playing now
+	ended   time.Time     // when the last playback ended
+	air     []*Playback   // sim: sounds played and not yet heard, oldest first
+	unheard int           // sim: samples on the air
+	heardTo time.Time     // sim: the end of what the microphone heard
+	heard   int64         // sim: samples taken off the air
+	more    chan struct{} // sim: closed when sound is added or a playback ends
 }
 
 var (
@@ -75,29 +79,164 @@ func (l *Line) Speaking(now time.Time, tail time.Duration) bool {
 // lose what it has yet to hear.
 const maxAir = 160000
 
-// Emit puts samples (16 kHz mono) on the air of a simulated line, for the
-// sim microphone to hear. The oldest sound is dropped past maxAir.
-func (l *Line) Emit(samples []int16) {
+// maxStall bounds how long a sim microphone waits for the rest of a
+// playback (see Hear): a feed stalled longer is heard as silence, as on a
+// real device.
+const maxStall = 5 * time.Second
+
+// Playback is one sound a sim speaker plays on a Line. Its samples follow
+// each other without a gap, however late the speaker's writes come: the
+// simulated speaker is a device whose buffer never runs dry (a real one
+// shares a hardware clock with the microphone; two goroutines on a loaded
+// machine do not).
+type Playback struct {
+	l       *Line
+	at      time.Time // when samples[0] sounds
+	samples []int16   // played and not yet heard
+	open    bool      // more may come
+}
+
+// Play starts a playback whose first sample sounds at at, on the clock
+// the sim microphone reads by (never before what it has already heard).
+func (l *Line) Play(at time.Time) *Playback {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	l.air = append(l.air, samples...)
-	if over := len(l.air) - maxAir; over > 0 {
-		l.air = append(l.air[:0], l.air[over:]...)
+	if at.Before(l.heardTo) {
+		at = l.heardTo
+	}
+	pb := &Playback{l: l, at: at, open: true}
+	l.air = append(l.air, pb)
+	return pb
+}
+
+// Emit plays samples (16 kHz mono) right after the ones before. The oldest
+// sound on the line is dropped past maxAir.
+func (pb *Playback) Emit(samples []int16) {
+	l := pb.l
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	pb.samples = append(pb.samples, samples...)
+	l.unheard += len(samples)
+	for i := 0; l.unheard > maxAir; i++ {
+		old := l.air[i]
+		k := min(l.unheard-maxAir, len(old.samples))
+		old.samples = old.samples[k:]
+		old.at = old.at.Add(samplesDur(k))
+		l.unheard -= k
+	}
+	l.prune()
+	l.notify()
+}
+
+// End says no more samples come (call it once; again is harmless).
+func (pb *Playback) End() {
+	l := pb.l
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	pb.open = false
+	l.prune()
+	l.notify()
+}
+
+func samplesDur(n int) time.Duration { return time.Duration(n) * time.Second / audio16k }
+
+// audio16k is the rate of the air (the mic package's audio.Rate, which
+// this package cannot import).
+const audio16k = 16000
+
+// prune forgets the playbacks that ended and were heard.
+func (l *Line) prune() {
+	keep := l.air[:0]
+	for _, pb := range l.air {
+		if pb.open || len(pb.samples) > 0 {
+			keep = append(keep, pb)
+		}
+	}
+	clear(l.air[len(keep):])
+	l.air = keep
+}
+
+// notify wakes a Hear waiting for sound.
+func (l *Line) notify() {
+	if l.more != nil {
+		close(l.more)
+		l.more = nil
 	}
 }
 
-// Hear adds up to len(p) samples of the air to p (mixing, with clipping)
-// and takes them off the air.
-func (l *Line) Hear(p []int16) {
+// Hear adds to p (mixing, with clipping) the sound that plays from at for
+// len(p) samples, and takes it off the air. While a playback that has
+// reached the window is still open and has not yet covered it, Hear waits
+// for its next samples (at most maxStall on clk, or until closed), so the
+// microphone hears the speaker's sound whole whichever of the two
+// goroutines the machine runs late. A zero at (a microphone that does not
+// run on the clock) hears what is on the air at once, without waiting.
+func (l *Line) Hear(clk clock.Clock, at time.Time, p []int16, closed <-chan struct{}) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	n := min(len(p), len(l.air))
-	for i := range n {
-		p[i] = int16(max(-32768, min(32767, int32(p[i])+int32(l.air[i]))))
+	end := at.Add(samplesDur(len(p)))
+	var stall clock.Timer
+	for stalled := false; !stalled && !at.IsZero() && l.behind(end); {
+		if stall == nil {
+			stall = clk.NewTimer(maxStall)
+			defer stall.Stop()
+		}
+		if l.more == nil {
+			l.more = make(chan struct{})
+		}
+		more := l.more
+		l.mu.Unlock()
+		select {
+		case <-more:
+		case <-stall.C():
+			stalled = true
+		case <-closed:
+			l.mu.Lock()
+			return ErrClosed
+		}
+		l.mu.Lock()
 	}
-	l.air = append(l.air[:0], l.air[n:]...)
-	l.heard += int64(n)
+	next := 0 // off the clock, the sounds are heard one after another
+	for _, pb := range l.air {
+		k := next
+		if !at.IsZero() {
+			k = max(0, int(pb.at.Sub(at)/samplesDur(1)))
+		}
+		if k >= len(p) {
+			continue
+		}
+		n := min(len(p)-k, len(pb.samples))
+		for i := range n {
+			p[k+i] = int16(max(-32768, min(32767, int32(p[k+i])+int32(pb.samples[i]))))
+		}
+		pb.samples = pb.samples[n:]
+		if pb.at = pb.at.Add(samplesDur(n)); !at.IsZero() {
+			pb.at = end // what comes next sounds after this window
+		}
+		next = k + n
+		l.unheard -= n
+		l.heard += int64(n)
+	}
+	l.prune()
+	if end.After(l.heardTo) {
+		l.heardTo = end
+	}
+	return nil
 }
+
+// behind reports whether an open playback that has reached the window
+// ending at end has not yet been played up to it.
+func (l *Line) behind(end time.Time) bool {
+	for _, pb := range l.air {
+		if pb.open && pb.at.Before(end) && pb.at.Add(samplesDur(len(pb.samples))).Before(end) {
+			return true
+		}
+	}
+	return false
+}
+
+// ErrClosed is Hear's error when the microphone closed while it waited.
+var ErrClosed = errors.New("duplex: microphone closed")
 
 // Heard counts the samples the simulated microphone has heard.
 func (l *Line) Heard() int64 {

@@ -38,9 +38,9 @@ func TestExampleKind(t *testing.T) {
 	// with positions; a limit key of another kind is unknown.
 	quiet := slog.New(slog.DiscardHandler)
 	for _, tc := range []struct{ block, want string }{
-		{"{name: desk, kind: dimmer, pins: {pin: \"sim:12\"}, options: {gama: 2}}", `actuator desk: t.yaml:3:65: actuators[0].options.gama: unknown key (did you mean "gamma"?)`},
-		{"{name: desk, kind: dimmer, pins: {pin: \"sim:12\"}, limits: {max_angle: 90}}", `actuator desk: t.yaml:3:64: actuators[0].limits.max_angle: unknown key (known keys: rate_limit, on_violation, max_duty)`},
-		{"{name: desk, kind: dimmer, pins: {pin: \"sim:12\"}, limits: {max_duty: 2}}", `actuator desk: t.yaml:3:74: actuators[0].limits.max_duty: 2 is outside (0, 1]`},
+		{"{name: desk, kind: dimmer, pins: {pin: \"sim:12\"}, options: {gama: 2}}", `t.yaml:3:65: actuators[0].options.gama: unknown key (did you mean "gamma"?)`},
+		{"{name: desk, kind: dimmer, pins: {pin: \"sim:12\"}, limits: {max_angle: 90}}", `t.yaml:3:64: actuators[0].limits.max_angle: unknown key (known keys: rate_limit, on_violation, max_duty)`},
+		{"{name: desk, kind: dimmer, pins: {pin: \"sim:12\"}, limits: {max_duty: 2}}", `t.yaml:3:74: actuators[0].limits.max_duty: outside (0, 1]`},
 	} {
 		c, err := board.Parse("t.yaml", []byte("device: {id: t, platform: sim}\nactuators:\n  - "+tc.block+"\n"))
 		if err != nil {

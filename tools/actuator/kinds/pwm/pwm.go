@@ -85,7 +85,7 @@ func newPWM(b *actuator.Base) (*pwmAct, error) {
 	}
 	a.lo, a.hi, a.clamp = l.MinDuty, l.MaxDuty, l.Clamp()
 	if a.opts.OnEStop != "off" && a.opts.OnEStop != "hold" {
-		return nil, cfg.BadOption("on_estop", "%q: want off or hold", a.opts.OnEStop)
+		return nil, cfg.BadOption("on_estop", "want off or hold")
 	}
 	if a.opts.Frequency < 0 || a.opts.Frequency > 100000 {
 		return nil, cfg.BadOption("frequency", "outside 0–100000 Hz")

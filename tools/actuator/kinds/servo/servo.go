@@ -127,7 +127,7 @@ func newServo(b *actuator.Base) (*servoAct, error) {
 	case l.MaxAngle < 0 || l.MaxAngle > 360:
 		return nil, cfg.BadLimit("max_angle", "outside 0–360")
 	case l.MinAngle >= l.MaxAngle:
-		return nil, cfg.BadLimit("max_angle", "%s must be greater than min_angle (%s)", actuator.Num(l.MaxAngle), actuator.Num(l.MinAngle))
+		return nil, cfg.BadLimit("max_angle", "must be greater than min_angle")
 	case l.MaxRate < 0:
 		return nil, cfg.BadLimit("max_rate", "must not be negative (degrees per second; 0: no ramp)")
 	}
@@ -140,7 +140,7 @@ func newServo(b *actuator.Base) (*servoAct, error) {
 	case a.opts.Range <= 0 || a.opts.Range > 360:
 		return nil, cfg.BadOption("range", "outside (0, 360]")
 	case a.opts.PulseMin <= 0 || a.opts.PulseMax <= a.opts.PulseMin:
-		return nil, cfg.BadOption("pulse_min", "%s must be positive and below pulse_max (%s)", a.opts.PulseMin, a.opts.PulseMax)
+		return nil, cfg.BadOption("pulse_min", "must be positive and below pulse_max")
 	case a.opts.Frequency < 24 || a.opts.Frequency > 1526:
 		return nil, cfg.BadOption("frequency", "outside the PCA9685's 24–1526 Hz")
 	case time.Duration(float64(time.Second)/a.opts.Frequency) <= a.opts.PulseMax:

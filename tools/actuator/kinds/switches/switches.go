@@ -80,7 +80,7 @@ func newSwitch(b *actuator.Base) (*switchAct, error) {
 		return nil, err
 	}
 	if a.opts.OnEStop != "off" && a.opts.OnEStop != "hold" {
-		return nil, b.Config().BadOption("on_estop", "%q: want off or hold", a.opts.OnEStop)
+		return nil, b.Config().BadOption("on_estop", "want off or hold")
 	}
 	return a, nil
 }

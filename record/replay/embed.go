@@ -8,6 +8,8 @@ import (
 	"net/http"
 	"strings"
 	"time"
+
+	"github.com/edgeagent/edgeagent/internal/embedinput"
 )
 
 // embedding is an "llm_embed" record (plugin/engine's Embedding): an
@@ -91,19 +93,10 @@ func (o *ollama) embed(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusBadRequest, map[string]string{"error": "bad request"})
 		return
 	}
-	var texts []string
-	switch in := req.Input.(type) {
-	case string:
-		texts = []string{in}
-	case []any:
-		for _, v := range in {
-			s, ok := v.(string)
-			if !ok {
-				writeJSON(w, http.StatusBadRequest, map[string]string{"error": "bad request"})
-				return
-			}
-			texts = append(texts, s)
-		}
+	texts, err := embedinput.Texts(req.Input)
+	if err != nil {
+		writeJSON(w, http.StatusBadRequest, map[string]string{"error": "bad request"})
+		return
 	}
 	vecs, failed, ok := o.embeds.answer(texts)
 	switch {

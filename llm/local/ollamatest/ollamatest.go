@@ -24,6 +24,8 @@ import (
 	"time"
 
 	"github.com/ollama/ollama/api"
+
+	"github.com/edgeagent/edgeagent/internal/embedinput"
 )
 
 // Version is what /api/version reports.
@@ -518,21 +520,9 @@ func (s *Server) embed(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusBadRequest, map[string]string{"error": err.Error()})
 		return
 	}
-	var texts []string
-	switch in := req.Input.(type) {
-	case string:
-		texts = []string{in}
-	case []any:
-		for _, v := range in {
-			t, ok := v.(string)
-			if !ok {
-				writeJSON(w, http.StatusBadRequest, map[string]string{"error": "invalid input type"})
-				return
-			}
-			texts = append(texts, t)
-		}
-	default:
-		writeJSON(w, http.StatusBadRequest, map[string]string{"error": "invalid input type"})
+	texts, err := embedinput.Texts(req.Input)
+	if err != nil {
+		writeJSON(w, http.StatusBadRequest, map[string]string{"error": err.Error()})
 		return
 	}
 	n := 0

@@ -83,6 +83,8 @@ type Client struct {
 
 	kick chan string // a call failed: the supervisor marks the server down
 
+	checked chan struct{} // closed once the state leaves "starting"
+
 	mu         sync.Mutex
 	state      string
 	reason     string
@@ -158,7 +160,7 @@ func New(o Options) (*Client, error) {
 		o.Clock = clock.Real()
 	}
 	c := &Client{o: o, base: base, api: api.NewClient(base, o.HTTPClient), log: o.Log,
-		kick: make(chan string, 1), state: StateStarting, embedState: "unknown"}
+		kick: make(chan string, 1), checked: make(chan struct{}), state: StateStarting, embedState: "unknown"}
 	if o.EmbedModel == "" {
 		c.embedState = "off"
 	}
@@ -424,7 +426,8 @@ func (c *Client) setUp() {
 	if c.state != StateAvailable && c.state != StateStarting {
 		c.log.Info("ollama available again", "host", c.base.String())
 	}
-	c.state, c.reason, c.warned, c.retryAt, c.callOK = StateAvailable, "", "", time.Time{}, false
+	c.leave(StateAvailable)
+	c.reason, c.warned, c.retryAt, c.callOK = "", "", time.Time{}, false
 }
 
 func (c *Client) setDown(reason string, retry time.Duration) {
@@ -434,8 +437,24 @@ func (c *Client) setDown(reason string, retry time.Duration) {
 		c.log.Warn("ollama unavailable; the agent keeps to its fast paths", "reason", reason, "retry_in", retry)
 		c.warned = reason
 	}
-	c.state, c.reason, c.retryAt = StateUnavailable, reason, c.o.Clock.Now().Add(retry)
+	c.leave(StateUnavailable)
+	c.reason, c.retryAt = reason, c.o.Clock.Now().Add(retry)
 }
+
+// leave sets the state, under mu; the first state after "starting" closes
+// checked.
+func (c *Client) leave(state string) {
+	if c.state == StateStarting && state != StateStarting {
+		close(c.checked)
+	}
+	c.state = state
+}
+
+// Checked is closed once the client knows whether the server answers: its
+// first check, or its first call without a supervisor, has been made.
+// A replay waits for it, so that an LLM call the recording found the
+// server down for is refused as unavailable, not tried and failed.
+func (c *Client) Checked() <-chan struct{} { return c.checked }
 
 // trouble tells the supervisor that a call failed in a way that suggests
 // the server is gone or broken (refused, EOF, 5xx, timeout, malformed
@@ -444,7 +463,8 @@ func (c *Client) setDown(reason string, retry time.Duration) {
 func (c *Client) trouble(why string) {
 	c.mu.Lock()
 	if c.supervised {
-		c.state, c.reason = StateUnavailable, why
+		c.leave(StateUnavailable)
+		c.reason = why
 	}
 	c.mu.Unlock()
 	select {
@@ -591,7 +611,8 @@ func (c *Client) setUpIfStarting() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if !c.supervised {
-		c.state, c.reason = StateAvailable, ""
+		c.leave(StateAvailable)
+		c.reason = ""
 	}
 }
 

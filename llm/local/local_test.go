@@ -307,9 +307,21 @@ func TestDownAtStartComesBack(t *testing.T) {
 	srv := ollamatest.Start(t, "tiny:latest")
 	srv.Stop()
 	c := newClient(t, srv, nil)
+	select {
+	case <-c.Checked():
+		t.Fatal("checked before the supervisor ran")
+	default:
+	}
 	supervise(t, c)
 
-	waitState(t, c, StateUnavailable)
+	select {
+	case <-c.Checked():
+	case <-time.After(5 * time.Second):
+		t.Fatal("the start-up check did not end within 5 s")
+	}
+	if st := c.Status(); st.State != StateUnavailable {
+		t.Fatalf("checked with the server down, state %q", st.State)
+	}
 	st := c.Status()
 	if st.Reason == "" || st.RetryIn == "" {
 		t.Fatalf("status should say why and when: %+v", st)

@@ -206,6 +206,17 @@ func (p *enginePlugin) Status() any {
 	return p.client.Status()
 }
 
+// LLMChecked is closed once the LLM client knows whether its server
+// answers (local.Client.Checked); without an LLM, at once.
+func (p *enginePlugin) LLMChecked() <-chan struct{} {
+	if p.client == nil {
+		done := make(chan struct{})
+		close(done)
+		return done
+	}
+	return p.client.Checked()
+}
+
 // OnAgentStart collects the skill guides of the other plugins and, with an
 // LLM, starts supervising the server (check, preload, retry with backoff)
 // and warms the embedding cache once the server answers.

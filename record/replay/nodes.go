@@ -2,14 +2,12 @@ package replay
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"time"
 
-	"github.com/edgeagent/edgeagent/agent"
 	"github.com/edgeagent/edgeagent/board"
 	"github.com/edgeagent/edgeagent/clock"
 	"github.com/edgeagent/edgeagent/node"
@@ -187,31 +185,18 @@ func (d *driver) report() {
 // event; a replay fed as fast as possible would otherwise race it and make
 // a call that was recorded "unavailable" (seen: 2 in 60 replays).
 func llmChecked(ctx context.Context, n *node.Node) error {
-	p, ok := node.Find[interface {
-		Engine() *agent.Engine
-		Status() any
-	}](n)
+	p, ok := node.Find[interface{ LLMChecked() <-chan struct{} }](n)
 	if !ok {
 		return nil
 	}
 	deadline := time.NewTimer(settleLimit)
 	defer deadline.Stop()
-	poll := time.NewTicker(time.Millisecond)
-	defer poll.Stop()
-	for {
-		var st struct {
-			State string `json:"state"`
-		}
-		b, err := json.Marshal(p.Status()) // llm/local's Status, which a replay does not import
-		if err != nil || json.Unmarshal(b, &st) != nil || st.State != "starting" {
-			return nil
-		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-deadline.C:
-			return fmt.Errorf("the replay's LLM client did not check the recorded model server within %v", settleLimit)
-		case <-poll.C:
-		}
+	select {
+	case <-p.LLMChecked():
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-deadline.C:
+		return fmt.Errorf("the replay's LLM client did not check the recorded model server within %v", settleLimit)
 	}
 }

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/edgeagent/edgeagent/clock"
+	"github.com/edgeagent/edgeagent/sensors/mic/audio"
 )
 
 // Line is one speaker/microphone pair.
@@ -138,11 +139,7 @@ func (pb *Playback) End() {
 	l.notify()
 }
 
-func samplesDur(n int) time.Duration { return time.Duration(n) * time.Second / audio16k }
-
-// audio16k is the rate of the air (the mic package's audio.Rate, which
-// this package cannot import).
-const audio16k = 16000
+func samplesDur(n int) time.Duration { return time.Duration(n) * time.Second / audio.Rate }
 
 // prune forgets the playbacks that ended and were heard.
 func (l *Line) prune() {

@@ -68,11 +68,22 @@ func init() {
 // setGCPercent applies the board's GC target as soon as the board is read,
 // before the node is built: building it allocates most of what start-up
 // allocates, and a heap grown under Go's default target keeps its pages
-// until the scavenger returns them. GOGC in the environment wins.
+// until the scavenger returns them. A reload applies the new board's
+// target (Go's default 100 too, when the new board sets none). GOGC in
+// the environment wins. Zero is a config not read through board (whose
+// default is 100): it changes nothing.
 func setGCPercent(cfg *board.Config) {
-	if pct := cfg.Agent.GCPercent; pct != 100 && os.Getenv("GOGC") == "" {
+	if pct := cfg.Agent.GCPercent; pct != 0 && os.Getenv("GOGC") == "" {
 		debug.SetGCPercent(pct)
 	}
+}
+
+// buildNode builds the node of a board a reload brings (or of the board
+// that was running, when the new one cannot be built), with that board's
+// GC target.
+func buildNode(cfg *board.Config, dir, file string, log *slog.Logger) (*node.Node, error) {
+	setGCPercent(cfg)
+	return node.New(cfg, node.Options{Log: log, ConfigDir: dir, ConfigFile: file})
 }
 
 // runNodes runs n until ctx ends. A board reload accepted over MQTT (already
@@ -104,10 +115,10 @@ func runNodes(ctx context.Context, n *node.Node, dir, file string, current *atom
 				log.Warn("stopping the old node", "err", err)
 			}
 			started = time.Now()
-			next, err := node.New(r.Config, node.Options{Log: log, ConfigDir: r.Dir, ConfigFile: r.File})
+			next, err := buildNode(r.Config, r.Dir, r.File, log)
 			if err != nil {
 				log.Error("the new board config could not be built; keeping the previous one", "err", err)
-				if next, err = node.New(n.Board, node.Options{Log: log, ConfigDir: dir, ConfigFile: file}); err != nil {
+				if next, err = buildNode(n.Board, dir, file, log); err != nil {
 					if carry != nil {
 						carry.Close()
 					}

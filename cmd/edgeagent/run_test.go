@@ -23,16 +23,26 @@ data_dir: %s
 device: {id: reload-bot, platform: sim}
 llm: {enabled: false}
 mqtt: {broker: embedded, listen: "127.0.0.1:%d", local_admin: true, discovery: {enabled: false}}
-agent: {heartbeat: 1h}
+agent: {heartbeat: 1h, gc_percent: %d}
 %s
 `
 
+// gcPercent reads Go's GC target.
+func gcPercent() int {
+	p := debug.SetGCPercent(100)
+	debug.SetGCPercent(p)
+	return p
+}
+
 // TestReloadOverMQTT: an admin reload with a new config rebuilds the node
-// in the same process; the new actuator's tool then answers over MQTT.
+// in the same process, with the new board's GC target; the new actuator's
+// tool then answers over MQTT.
 func TestReloadOverMQTT(t *testing.T) {
+	t.Setenv("GOGC", "")
+	defer debug.SetGCPercent(debug.SetGCPercent(100))
 	port := freePort(t)
 	data := t.TempDir()
-	cfg, err := board.Parse("r.yaml", []byte(fmt.Sprintf(reloadBoard, data, port, "")))
+	cfg, err := board.Parse("r.yaml", []byte(fmt.Sprintf(reloadBoard, data, port, 100, "")))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -99,7 +109,7 @@ func TestReloadOverMQTT(t *testing.T) {
 	if r := ask("cmd", `{"id":"before","tool":"lamp.set","params":{"on":true}}`, "before"); r["ok"] != false {
 		t.Fatalf("lamp.set before reload: %v", r)
 	}
-	newYAML := fmt.Sprintf(reloadBoard, data, port, `actuators: [{name: lamp, kind: led, pins: {pin: "sim:5"}}]`)
+	newYAML := fmt.Sprintf(reloadBoard, data, port, 40, `actuators: [{name: lamp, kind: led, pins: {pin: "sim:5"}}]`)
 	payload, _ := json.Marshal(map[string]any{"id": "reload", "op": "reload", "params": map[string]string{"yaml": newYAML}})
 	if r := ask("admin", string(payload), "reload"); r["ok"] != true {
 		t.Fatalf("reload refused: %v", r)
@@ -114,6 +124,9 @@ func TestReloadOverMQTT(t *testing.T) {
 	<-current.Load().Ready()
 	if r := ask("cmd", `{"id":"after","tool":"lamp.set","params":{"on":true}}`, "after"); r["ok"] != true {
 		t.Fatalf("lamp.set after reload: %v", r)
+	}
+	if got := gcPercent(); got != 40 {
+		t.Errorf("GC percent %d after reloading a board that asks for 40", got)
 	}
 	// A broken config is refused and the running one kept.
 	bad, _ := json.Marshal(map[string]any{"id": "bad", "op": "reload", "params": map[string]string{"yaml": "device: {id: x, platform: mars}"}})
@@ -130,12 +143,19 @@ func TestSetGCPercent(t *testing.T) {
 	cfg.Agent.GCPercent = 10
 	t.Setenv("GOGC", "")
 	setGCPercent(&cfg)
-	if got := debug.SetGCPercent(100); got != 10 {
+	if got := gcPercent(); got != 10 {
 		t.Fatalf("GC percent %d after a board asking for 10", got)
 	}
-	t.Setenv("GOGC", "50")
+	cfg.Agent.GCPercent = 100 // a reloaded board that sets none
 	setGCPercent(&cfg)
-	if got := debug.SetGCPercent(100); got != 100 {
+	if got := gcPercent(); got != 100 {
+		t.Fatalf("GC percent %d after a board asking for Go's default", got)
+	}
+	debug.SetGCPercent(10)
+	t.Setenv("GOGC", "50")
+	cfg.Agent.GCPercent = 25
+	setGCPercent(&cfg)
+	if got := gcPercent(); got != 10 {
 		t.Fatalf("GC percent %d: the board overrode GOGC", got)
 	}
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/edgeagent/edgeagent/clock"
 	"github.com/edgeagent/edgeagent/hooks"
+	"github.com/edgeagent/edgeagent/tools"
 	"github.com/edgeagent/edgeagent/worldmodel"
 )
 
@@ -26,6 +27,9 @@ type Command struct {
 	// Speak asks for a spoken reply to a text command, as a voice command
 	// always gets (where the board has a voice: the say plugin).
 	Speak bool `json:"speak,omitempty"`
+	// Via marks a command that came on a fleet's or a group's topic
+	// (tools.Via); its command record carries it.
+	Via *tools.Via `json:"via,omitempty"`
 }
 
 // Perception is what a cycle perceived: why it woke and the world it saw.

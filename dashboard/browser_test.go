@@ -16,6 +16,7 @@ import (
 
 	"github.com/edgeagent/edgeagent/internal/browsertest"
 	"github.com/edgeagent/edgeagent/node"
+	"github.com/edgeagent/edgeagent/tools"
 	"github.com/edgeagent/edgeagent/worldmodel"
 )
 
@@ -252,5 +253,36 @@ func TestScreenshotCommand(t *testing.T) {
 	b, err := os.ReadFile(png)
 	if err != nil || !bytes.HasPrefix(b, []byte("\x89PNG")) {
 		t.Fatalf("no PNG: %v (%d bytes)", err, len(b))
+	}
+}
+
+// A command a fleet or a group sent is marked in the tool calls' list
+// (caller mqtt, then the broadcast), and the caller filter finds it by the
+// broadcast's kind or name; the robot's own commands have no mark.
+func TestBrowserCallsShowFleetMarks(t *testing.T) {
+	_, ctx, _ := openPage(t, func(n *node.Node) {
+		for _, via := range []*tools.Via{nil, {Kind: tools.ViaGroup, Name: "north", Topic: "edgeagent/group/north/cmd"},
+			{Kind: tools.ViaFleet, Name: "yard", Topic: "edgeagent/fleet/yard/cmd"}} {
+			if _, err := n.Tools.Invoke(context.Background(), tools.Call{Caller: "mqtt", Tool: "pan.set_angle", Params: []byte(`{"degrees":40}`), Via: via}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	})
+	showTab(t, ctx, "audit") // its audit query is a call too, as caller web
+	rows := func() []string {
+		return browsertest.Eval[[]string](t, ctx, `[...document.querySelectorAll('#calls tbody tr[data-caller="mqtt"]')].map(tr => tr.children[1].textContent + " | " + tr.children[1].title)`)
+	}
+	browsertest.WaitJS(t, ctx, "the calls listed", `document.querySelectorAll('#calls tbody tr[data-caller="mqtt"]').length === 3`, 10*time.Second)
+	want := []string{"mqtt · fleet yard | sent to the fleet on edgeagent/fleet/yard/cmd", "mqtt · group north | sent to the group on edgeagent/group/north/cmd", "mqtt | "}
+	if got := rows(); strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Fatalf("the calls' callers:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	for q, want := range map[string]string{"group": want[1], "yard": want[0], "mqtt": strings.Join(want, "\n")} {
+		if err := chromedp.Run(ctx, chromedp.SetValue(`#calls-caller`, q), chromedp.Evaluate(`document.querySelector('#calls-caller').dispatchEvent(new Event('input'))`, nil)); err != nil {
+			t.Fatal(err)
+		}
+		if got := rows(); strings.Join(got, "\n") != want {
+			t.Errorf("filter %q: %q, want %q", q, got, want)
+		}
 	}
 }

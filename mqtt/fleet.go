@@ -21,7 +21,9 @@ import (
 // e-stop. Those commands run exactly like commands on the robot's own cmd
 // topic (same caller, same duplicate suppression by id, same busy
 // back-pressure) and are answered on the robot's own reply topic, with its
-// id in the reply, so the sender can count who answered. fleet.tools limits
+// id in the reply, so the sender can count who answered. Their records in
+// the stream are marked with the fleet or group and the topic (tools.Via),
+// so a recording tells them from the robot's own commands. fleet.tools limits
 // what a broadcast may call. The topics are package fleetproto's.
 
 // fleetFilters adds the fleet's subscriptions to a connect's.
@@ -38,8 +40,12 @@ func (p *Plane) routeFleet(rs *runState, msg paho.Message) (queued bool) {
 	case p.fleet.Cmd == "":
 	case t == p.fleet.Estop:
 		p.onFleetEstop(rs, msg)
-	case t == p.fleet.Cmd || slices.Contains(p.fleet.Groups, t):
-		return p.onCommand(rs, msg, source{fleet: true})
+	case t == p.fleet.Cmd:
+		return p.onCommand(rs, msg, source{via: &tools.Via{Kind: tools.ViaFleet, Name: p.cfg.Fleet.Name, Topic: t}})
+	default:
+		if i := slices.Index(p.fleet.Groups, t); i >= 0 {
+			return p.onCommand(rs, msg, source{via: &tools.Via{Kind: tools.ViaGroup, Name: p.cfg.Fleet.Groups[i], Topic: t}})
+		}
 	}
 	return false
 }
@@ -90,10 +96,10 @@ func (p *Plane) onFleetEstop(rs *runState, msg paho.Message) {
 }
 
 // source is where a command came from: the robot's cmd topic, its admin
-// topic, or a fleet/group topic.
+// topic, or a fleet/group topic (via, the mark its records carry).
 type source struct {
 	admin bool
-	fleet bool
+	via   *tools.Via
 }
 
 func (p *Plane) info() []byte {

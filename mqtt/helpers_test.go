@@ -92,6 +92,8 @@ type rigOpts struct {
 	noLocalAdmin bool
 	world        worldmodel.Config
 	log          *slog.Logger // the plane's; default testLog()
+	fleet        Fleet        // the robot's fleet membership; zero: none
+	journal      bool         // the tool calls' records go to the world model, as in a node
 }
 
 func buildRig(o rigOpts) (*rig, error) {
@@ -119,6 +121,7 @@ func buildRig(o rigOpts) (*rig, error) {
 	if o.options != nil {
 		o.options(&cfg.Options)
 	}
+	cfg.Fleet = o.fleet
 	grants := b.Permissions.MQTT
 	if o.grants != nil {
 		grants = o.grants
@@ -127,8 +130,11 @@ func buildRig(o rigOpts) (*rig, error) {
 	if r.store, err = store.Open(filepath.Join(o.dir, "edgeagent.db")); err != nil {
 		return nil, err
 	}
-	r.reg, err = tools.NewRegistry(tools.Options{Store: r.store, Filters: r.hooks, Log: quiet,
-		Grants: map[string][]string{"mqtt": grants, "cli": {"*"}}})
+	topts := tools.Options{Store: r.store, Filters: r.hooks, Log: quiet, Grants: map[string][]string{"mqtt": grants, "cli": {"*"}}}
+	if o.journal {
+		topts.Journal = r.world
+	}
+	r.reg, err = tools.NewRegistry(topts)
 	if err != nil {
 		return nil, err
 	}

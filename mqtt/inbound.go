@@ -30,6 +30,7 @@ type job struct {
 	hash    uint64
 	replyTo string
 	grants  []string
+	via     *tools.Via // a fleet or group command's mark
 	msg     paho.Message
 	durable <-chan struct{} // closed once the journal holds the id
 }
@@ -68,13 +69,13 @@ func (p *Plane) onCommand(rs *runState, msg paho.Message, src source) (queued bo
 		}
 		replyTo = cmd.ReplyTo
 	}
-	if src.fleet {
+	if src.via != nil {
 		if err := p.fleetAllows(cmd); err != nil {
 			p.rejectInput(rs, msg.Topic(), err)
 			return false
 		}
 	}
-	j := &job{cmd: cmd, hash: payloadHash(payload), replyTo: replyTo, msg: msg}
+	j := &job{cmd: cmd, hash: payloadHash(payload), replyTo: replyTo, via: src.via, msg: msg}
 	if src.admin {
 		j.grants = []string{"admin"}
 	}
@@ -169,7 +170,7 @@ func (p *Plane) runJob(rs *runState, j *job) {
 	}
 	<-j.durable // the writer flushes until every worker has returned
 	p.in.commands.Add(1)
-	r := p.execute(rs.ctx, j.cmd, j.grants)
+	r := p.execute(rs.ctx, j)
 	data := p.sendReply(rs, j.replyTo, r)
 	// Refused before it ran (its params, a busy agent): not kept, so a
 	// resend runs and refusals never push out the ids of commands that ran.
@@ -178,11 +179,12 @@ func (p *Plane) runJob(rs *runState, j *job) {
 }
 
 // execute runs a decoded command.
-func (p *Plane) execute(ctx context.Context, cmd Command, grants []string) Reply {
+func (p *Plane) execute(ctx context.Context, j *job) Reply {
 	ctx, cancel := context.WithTimeout(ctx, p.opts.CommandTimeout)
 	defer cancel()
+	cmd := j.cmd
 	if cmd.Text != "" {
-		return p.textCommand(ctx, cmd, grants)
+		return p.textCommand(ctx, j)
 	}
 	tool := cmd.Tool
 	if cmd.Op != "" {
@@ -191,14 +193,15 @@ func (p *Plane) execute(ctx context.Context, cmd Command, grants []string) Reply
 			return replyFor(cmd.ID, nil, err)
 		}
 	}
-	res, err := p.d.Tools.Invoke(ctx, tools.Call{Caller: "mqtt", Grants: grants, Tool: tool, Params: cmd.Params})
+	res, err := p.d.Tools.Invoke(ctx, tools.Call{Caller: "mqtt", Grants: j.grants, Tool: tool, Params: cmd.Params, Via: j.via})
 	return replyFor(cmd.ID, res, err)
 }
 
 // textCommand hands a sentence to the agent loop (the decision engine when
 // there is one) and reports the outcome; a failed step fails the reply.
-func (p *Plane) textCommand(ctx context.Context, cmd Command, grants []string) Reply {
-	out, err := p.d.Agent.Submit(ctx, agent.Command{ID: cmd.ID, Caller: "mqtt", Grants: grants, Text: cmd.Text, Speak: cmd.Speak})
+func (p *Plane) textCommand(ctx context.Context, j *job) Reply {
+	cmd := j.cmd
+	out, err := p.d.Agent.Submit(ctx, agent.Command{ID: cmd.ID, Caller: "mqtt", Grants: j.grants, Text: cmd.Text, Speak: cmd.Speak, Via: j.via})
 	if err != nil {
 		r := replyFor(cmd.ID, nil, err)
 		if out.Decision != nil || len(out.Steps) > 0 {

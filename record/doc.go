@@ -9,12 +9,19 @@
 //	/annotations/<camera>    foxglove.ImageAnnotations (motion boxes)
 //	/events/<source>         edgeagent.Event (motion, wake word, e-stop, thresholds …)
 //	/decisions               edgeagent.Event, the trace in data.trace
-//	/tool_call/<tool>        edgeagent.Record: caller, params, result, duration
+//	/tool_call/<tool>        edgeagent.Record: caller, via, params, result, duration
+//	/command/<caller>        edgeagent.Record: a command submitted to the agent (text), via
 //	/llm/<plugin>            edgeagent.Record: full prompt, raw answer, usage
 //	/actuator/<name>         edgeagent.Record: the state as applied
 //	/health/<component>      edgeagent.Record
 //	/audio/<mic>.audio       edgeagent.Audio: raw PCM around speech (only with audio: true)
 //	/recorder/stats          written, dropped, missed, frames skipped (every flush)
+//
+// A command a fleet or a group sent (caller mqtt) carries "via": {kind,
+// name, topic} (tools.Via). The field is optional and new fields are only
+// ever added, so the format has no version number: a recording made before
+// commands were marked reads as one of direct commands and replays as it
+// did, and an older binary reading a newer file ignores the mark.
 //
 // Frames and audio are also what `replay --detections detectors` runs the
 // motion and wake-word detectors over again (see package replay).

@@ -38,7 +38,7 @@ var schemas = map[string]string{
 "properties":{"seq":{"type":"integer"},"kind":{"type":"string"},"source":{"type":"string"},
 "priority":{"type":"string","enum":["low","normal","high","critical"]},"message":{"type":"string"},"data":{"type":"object"}},
 "required":["seq","kind","source","priority"]}`,
-	SchemaRecord: `{"title":"edgeagent.Record","description":"What the agent did: tool_call (caller, params, result), llm (prompt and raw answer), actuator (state as applied), health","type":"object",
+	SchemaRecord: `{"title":"edgeagent.Record","description":"What the agent did: tool_call (caller, via: a fleet's or group's command, params, result), llm (prompt and raw answer), actuator (state as applied), health","type":"object",
 "properties":{"seq":{"type":"integer"},"kind":{"type":"string"},"source":{"type":"string"},"data":{"type":"object"}},
 "required":["seq","kind","source","data"]}`,
 	SchemaStats: `{"title":"edgeagent.RecorderStats","description":"The recorder's own counters, written at every flush","type":"object",

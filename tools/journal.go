@@ -16,6 +16,7 @@ const maxJournalResult = 4 << 10
 func callRecord(c Call, tool string, params json.RawMessage, res Result, err error, took time.Duration) worldmodel.Record {
 	rec := struct {
 		Caller   string          `json:"caller"`
+		Via      *Via            `json:"via,omitempty"`    // a fleet's or a group's command
 		Grants   []string        `json:"grants,omitempty"` // the call's own, beyond the caller's: a replay needs them
 		Cycle    uint64          `json:"cycle,omitempty"`
 		Params   json.RawMessage `json:"params,omitempty"`
@@ -25,7 +26,7 @@ func callRecord(c Call, tool string, params json.RawMessage, res Result, err err
 		Result   json.RawMessage `json:"result,omitempty"`
 		Omitted  int             `json:"result_bytes_omitted,omitempty"`
 		Duration float64         `json:"duration_ms"`
-	}{Caller: c.Caller, Grants: c.Grants, Cycle: c.Cycle, Params: params, OK: err == nil, Duration: float64(took.Microseconds()) / 1000}
+	}{Caller: c.Caller, Via: c.Via, Grants: c.Grants, Cycle: c.Cycle, Params: params, OK: err == nil, Duration: float64(took.Microseconds()) / 1000}
 	if err != nil {
 		rec.Code, rec.Error = CodeOf(err), err.Error()
 	} else if b, merr := json.Marshal(res); merr == nil {

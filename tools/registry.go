@@ -51,6 +51,7 @@ type Call struct {
 	Tool   string          // qualified or unambiguous unqualified name
 	Params json.RawMessage // JSON object; empty means {}
 	Cycle  uint64          // agent cycle, when called from the loop
+	Via    *Via            // a fleet or group command's mark; nil for a direct call
 }
 
 // External callers see skills only; internal tools are the agent's own.

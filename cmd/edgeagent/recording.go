@@ -32,11 +32,12 @@ func init() {
 		Short: "Channels, message counts, duration, size and drops of a recording",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			in, err := recording.Read(args[0], nil)
+			var o origins
+			in, err := recording.Read(args[0], o.add)
 			if err != nil {
 				return err
 			}
-			printInfo(cmd.OutOrStdout(), in)
+			printInfo(cmd.OutOrStdout(), in, &o)
 			return nil
 		},
 	})
@@ -77,7 +78,7 @@ The topics are listed by 'edgeagent recording info'.`,
 	rootCmd.AddCommand(cmd)
 }
 
-func printInfo(w io.Writer, in *recording.Info) {
+func printInfo(w io.Writer, in *recording.Info, o *origins) {
 	state := "complete"
 	if !in.Complete {
 		state = "cut short: " + in.Damage
@@ -107,6 +108,9 @@ func printInfo(w io.Writer, in *recording.Info) {
 	slices.Sort(names)
 	if len(names) > 0 {
 		fmt.Fprintf(w, "attached  %s\n", strings.Join(names, ", "))
+	}
+	if len(o.callers) > 0 {
+		fmt.Fprintf(w, "commands  %s\n", o)
 	}
 	fmt.Fprintln(w)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)

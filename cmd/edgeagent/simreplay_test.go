@@ -10,16 +10,22 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	paho "github.com/eclipse/paho.mqtt.golang"
+
 	"github.com/edgeagent/edgeagent/agent"
 	"github.com/edgeagent/edgeagent/board"
+	"github.com/edgeagent/edgeagent/internal/waittest"
 	"github.com/edgeagent/edgeagent/llm/local/ollamatest"
 	"github.com/edgeagent/edgeagent/mqtt/mosquittotest"
 	"github.com/edgeagent/edgeagent/node"
+	"github.com/edgeagent/edgeagent/record"
+	"github.com/edgeagent/edgeagent/record/recording"
 	"github.com/edgeagent/edgeagent/record/replay"
 	"github.com/edgeagent/edgeagent/tools"
 	"github.com/edgeagent/edgeagent/worldmodel"
@@ -232,32 +238,111 @@ func TestSimBoardReflexChangeDiverges(t *testing.T) {
 
 // Fleet and group commands arrive over MQTT and are inputs like the
 // robot's own: a group's tool call and a fleet's are tool_call records of
-// caller mqtt, the fleet's e-stop an estop event from mqtt, and a replay
-// makes and raises them again (issue 30: every input is in the stream).
+// caller mqtt marked with the group or fleet and the topic (a group's text
+// command a command record so marked), the fleet's e-stop an estop event
+// from mqtt, and a replay makes and raises them again, marks and all
+// (issue 30: every input is in the stream, and says where it came from).
 func TestFleetCommandsReplay(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs a robot against mosquitto")
 	}
 	b := mosquittotest.Start(t, "set_tcp_nodelay true")
 	dir := t.TempDir()
-	cfg, err := board.Parse(filepath.Join(dir, "board.yaml"), fmt.Appendf(nil, fleetRobotBoard, "r1", dir, b.URL(), "north"))
+	// No fleet.tools: a group may send a sentence too.
+	y := strings.Replace(fleetRobotBoard, ", tools: [agent.status, headlight.*]", "", 1)
+	cfg, err := board.Parse(filepath.Join(dir, "board.yaml"), fmt.Appendf(nil, y, "r1", dir, b.URL(), "north"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	file := recordSim(t, cfg, dir, 4*time.Second, false, func(func() *node.Node) {
+	file := recordSim(t, cfg, dir, 4*time.Second, false, func(current func() *node.Node) {
 		waitFleet(t, b.URL(), 1)
 		for _, args := range [][]string{
 			{"call", "north", "headlight.set", `{"on":true}`},
 			{"call", "--fleet", "yard", "-", "headlight.set", `{"on":false}`},
-			{"estop", "yard"},
 		} {
 			if out, err := fleetRun(t, b.URL(), args...); err != nil {
 				t.Errorf("fleet %v: %v\n%s", args, err, out)
 			}
 		}
+		publish(t, b.URL(), "edgeagent/group/north/cmd", `{"id":"t1","text":"turn on the headlight"}`)
+		waittest.For(t, "the group's sentence in the stream", func() bool { return len(marks(current().World.Records(0, 0), agent.RecordCommand)) == 1 })
+		if out, err := fleetRun(t, b.URL(), "estop", "yard"); err != nil {
+			t.Errorf("fleet estop: %v\n%s", err, out)
+		}
 	})
-	rep, out := replayed(t, file, replay.Options{})
-	if rep.Diverged() || rep.Counts["tool_call"] != [2]int{2, 2} || rep.Counts["estop"] != [2]int{1, 1} {
+	want := []string{
+		`headlight.set mqtt {"kind":"group","name":"north","topic":"edgeagent/group/north/cmd"}`,
+		`headlight.set mqtt {"kind":"fleet","name":"yard","topic":"edgeagent/fleet/yard/cmd"}`,
+		`command mqtt {"kind":"group","name":"north","topic":"edgeagent/group/north/cmd"}`,
+	}
+	if got := recordedMarks(t, file); !slices.Equal(got, want) {
+		t.Fatalf("the recording's outside commands:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	// Where records are listed: `recording info` counts them by origin.
+	if info, err := run(t, "recording", "info", file); err != nil || !strings.Contains(info, "commands  mqtt 3 (fleet yard 1, group north 2)\n") {
+		t.Errorf("recording info: %v\n%s", err, info)
+	}
+	again := filepath.Join(t.TempDir(), "again.mcap")
+	rep, out := replayed(t, file, replay.Options{Out: again})
+	if rep.Diverged() || rep.Counts["tool_call"][0] < 2 || rep.Counts["estop"] != [2]int{1, 1} {
 		t.Fatalf("want the group's and the fleet's calls and the fleet's e-stop made again:\n%s", out)
+	}
+	if got := recordedMarks(t, again); !slices.Equal(got, want) {
+		t.Fatalf("the replay's outside commands:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+// recordedMarks are a recording's commands from outside the agent (tool
+// calls of no cycle, text commands) as "<tool or command> <caller> <via>".
+func recordedMarks(t *testing.T, path string) []string {
+	t.Helper()
+	var recs []worldmodel.Record
+	if _, err := recording.Read(path, func(m recording.Msg) error {
+		var r struct {
+			Kind   string          `json:"kind"`
+			Source string          `json:"source"`
+			Data   json.RawMessage `json:"data"`
+		}
+		if m.Channel.Kind == record.KindRecord && json.Unmarshal(m.Data, &r) == nil {
+			recs = append(recs, worldmodel.Record{Kind: r.Kind, Source: r.Source, Data: r.Data})
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	return marks(recs, "tool_call", agent.RecordCommand)
+}
+
+// marks lists the records of these kinds that came from outside.
+func marks(recs []worldmodel.Record, kinds ...string) []string {
+	var out []string
+	for _, r := range recs {
+		var d struct {
+			Caller string          `json:"caller"`
+			Cycle  uint64          `json:"cycle"`
+			Via    json.RawMessage `json:"via"`
+		}
+		if !slices.Contains(kinds, r.Kind) || json.Unmarshal(r.Data, &d) != nil || d.Cycle != 0 || d.Caller != "mqtt" {
+			continue
+		}
+		what := r.Source
+		if r.Kind == agent.RecordCommand {
+			what = r.Kind
+		}
+		out = append(out, what+" "+d.Caller+" "+string(d.Via))
+	}
+	return out
+}
+
+// publish sends one MQTT message, as a requester of a group would.
+func publish(t *testing.T, broker, topic, payload string) {
+	t.Helper()
+	c := paho.NewClient(paho.NewClientOptions().AddBroker(broker).SetClientID("requester").SetConnectTimeout(5 * time.Second))
+	if tok := c.Connect(); !tok.WaitTimeout(5*time.Second) || tok.Error() != nil {
+		t.Fatalf("connect %s: %v", broker, tok.Error())
+	}
+	defer c.Disconnect(50)
+	if tok := c.Publish(topic, 1, false, payload); !tok.WaitTimeout(5*time.Second) || tok.Error() != nil {
+		t.Fatalf("publish %s: %v", topic, tok.Error())
 	}
 }

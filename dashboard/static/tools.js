@@ -111,10 +111,13 @@ function renderCalls() {
   const q = $("#calls-caller").value.trim();
   const rows = [];
   for (let i = S.calls.length - 1; i >= 0 && rows.length < 100; i--) {
-    const m = S.calls[i], d = m.data || {};
-    if (q && d.caller !== q) continue;
-    rows.push(el("tr", { "data-caller": d.caller || "" }, ...[fmtTime(m.ts), d.caller, m.src, json(d.params ?? {}), d.ok ? "ok" : (d.code + ": " + (d.error || "")), fmtNum(d.duration_ms)]
-      .map((c) => el("td", { text: c === undefined ? "" : String(c) }))));
+    const m = S.calls[i], d = m.data || {}, via = d.via ? d.via.kind + " " + d.via.name : "";
+    // The filter takes a caller, or a broadcast's kind or name ("group", "north").
+    if (q && d.caller !== q && !(d.via && (d.via.kind === q || d.via.name === q || via === q))) continue;
+    const cells = [fmtTime(m.ts), d.caller + (via ? " · " + via : ""), m.src, json(d.params ?? {}), d.ok ? "ok" : (d.code + ": " + (d.error || "")), fmtNum(d.duration_ms)]
+      .map((c) => el("td", { text: c === undefined ? "" : String(c) }));
+    if (d.via) cells[1].title = "sent to the " + d.via.kind + " on " + d.via.topic;
+    rows.push(el("tr", { "data-caller": d.caller || "", "data-via": via }, ...cells));
   }
   $("#calls tbody").replaceChildren(...rows);
 }

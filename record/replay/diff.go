@@ -88,7 +88,9 @@ func recordAction(t time.Time, kind, source string, data json.RawMessage) Action
 	var parts []string
 	keys := []string{"state"}
 	if kind == "tool_call" {
-		keys = []string{"caller", "params", "ok", "code", "error", "result"}
+		// via: a fleet's or a group's command is one again (a recording
+		// made before calls were marked has none on either side).
+		keys = []string{"caller", "via", "params", "ok", "code", "error", "result"}
 	}
 	for _, k := range keys {
 		if v, ok := d[k]; ok {

@@ -230,6 +230,7 @@ func decodeRecord(m recording.Msg, msg message) (*input, *Action, *exchange, err
 		a := recordAction(m.Time, msg.Kind, msg.Source, msg.Data)
 		var c struct {
 			Caller   string          `json:"caller"`
+			Via      *tools.Via      `json:"via"` // a fleet's or group's command: made again with its mark
 			Grants   []string        `json:"grants"`
 			Cycle    uint64          `json:"cycle"`
 			Params   json.RawMessage `json:"params"`
@@ -245,7 +246,7 @@ func decodeRecord(m recording.Msg, msg message) (*input, *Action, *exchange, err
 			return nil, &a, nil, nil
 		}
 		start := m.Time.Add(-time.Duration(c.Duration * float64(time.Millisecond)))
-		return &input{t: start, call: &tools.Call{Caller: c.Caller, Grants: c.Grants, Tool: msg.Source, Params: c.Params}}, &a, nil, nil
+		return &input{t: start, call: &tools.Call{Caller: c.Caller, Via: c.Via, Grants: c.Grants, Tool: msg.Source, Params: c.Params}}, &a, nil, nil
 	case worldmodel.RecordActuator:
 		a := recordAction(m.Time, msg.Kind, msg.Source, msg.Data)
 		return nil, &a, nil, nil

@@ -24,25 +24,21 @@ import (
 // is taken, relative paths from the board file's folder as the kinds read
 // them (sensors.Config.File). A string without "/" or "." ("builtin") is
 // never a file here. Secrets (keys, certificates, password files) are never
-// attached, and a file larger than MaxAttachedFile or beyond
-// MaxAttachedFiles in all stays as written.
+// taken. Each file taken is named "files/<n>/<name>" in the attached board
+// whether or not its bytes fit in the recording (see attach.go): one that
+// does not is carried by its SHA-256, and a replay looks for it there.
 
 // FilesPrefix starts the names of the attachments that hold the board's
 // files.
 const FilesPrefix = "files/"
 
-// MaxAttachedFile is the largest board file a recording carries (what a
-// reader keeps of an attachment); MaxAttachedFiles bounds them together.
-const (
-	MaxAttachedFile  = 1 << 20
-	MaxAttachedFiles = 8 << 20
-)
-
-// Attachment is a file carried in a recording.
+// Attachment is one of the files a board names, as a recording carries it.
 type Attachment struct {
-	Name  string // files/<n>/<base name>
-	Path  string // where it was read
-	Bytes []byte // filled when a file is written
+	Name string // files/<n>/<base name>: how the attached board names it
+	Path string // where it is read
+	// Key is the board setting that names it ("sensors[1].options.model"):
+	// what messages about it say, never its content.
+	Key string
 }
 
 // secretKey names settings whose files must not leave the robot.
@@ -61,16 +57,17 @@ func BoardFiles(y []byte, dir string) ([]byte, []Attachment, error) {
 }
 
 // RewritePaths gives every string of a board's YAML that may name a file
-// (not a secret's, and with "/" or "." in it) to fn, with the path it
-// names from dir, and writes what fn returns in its place; fn returning
-// false leaves it. A board fn changes nothing in comes back as it was.
-func RewritePaths(y []byte, dir string, fn func(path string) (string, bool)) ([]byte, error) {
+// (not a secret's, and with "/" or "." in it) to fn, with its key
+// ("sensors[1].options.model") and the path it names from dir, and writes
+// what fn returns in its place; fn returning false leaves it. A board fn
+// changes nothing in comes back as it was.
+func RewritePaths(y []byte, dir string, fn func(key, path string) (string, bool)) ([]byte, error) {
 	var doc yaml.MapSlice
 	if err := yaml.UnmarshalWithOptions(y, &doc, yaml.UseOrderedMap()); err != nil {
 		return nil, fmt.Errorf("the board's own printout does not parse: %w", err)
 	}
 	w := &pathWalker{dir: dir, fn: fn}
-	out := w.walk(doc)
+	out := w.walk("", doc)
 	if !w.changed {
 		return y, nil
 	}
@@ -79,30 +76,34 @@ func RewritePaths(y []byte, dir string, fn func(path string) (string, bool)) ([]
 
 type pathWalker struct {
 	dir     string
-	fn      func(string) (string, bool)
+	fn      func(key, path string) (string, bool)
 	changed bool
 }
 
-func (w *pathWalker) walk(v any) any {
+// walk rewrites v, found at key.
+func (w *pathWalker) walk(key string, v any) any {
 	switch x := v.(type) {
 	case yaml.MapSlice:
 		out := make(yaml.MapSlice, len(x))
 		for i, it := range x {
 			out[i] = yaml.MapItem{Key: it.Key, Value: it.Value}
-			if !secretKey.MatchString(fmt.Sprint(it.Key)) {
-				out[i].Value = w.walk(it.Value)
+			if k := fmt.Sprint(it.Key); !secretKey.MatchString(k) {
+				if key != "" {
+					k = key + "." + k
+				}
+				out[i].Value = w.walk(k, it.Value)
 			}
 		}
 		return out
 	case []any:
 		out := make([]any, len(x))
 		for i, e := range x {
-			out[i] = w.walk(e)
+			out[i] = w.walk(fmt.Sprintf("%s[%d]", key, i), e)
 		}
 		return out
 	case string:
 		if p, ok := w.path(x); ok {
-			if s, ok := w.fn(p); ok {
+			if s, ok := w.fn(key, p); ok {
 				w.changed = true
 				return s
 			}
@@ -133,22 +134,19 @@ func (w *pathWalker) path(s string) (string, bool) {
 type fileFinder struct {
 	seen  map[string]string // path read -> attachment name
 	files []Attachment
-	total int64
 }
 
-// attach takes the file at p, if there is one, and returns its name in
-// the recording.
-func (f *fileFinder) attach(p string) (string, bool) {
+// attach takes the file at p, named by key, if there is one, and returns
+// its name in the recording.
+func (f *fileFinder) attach(key, p string) (string, bool) {
 	if name, ok := f.seen[p]; ok {
 		return name, true
 	}
-	st, err := os.Stat(p)
-	if err != nil || !st.Mode().IsRegular() || st.Size() > MaxAttachedFile || f.total+st.Size() > MaxAttachedFiles {
+	if st, err := os.Stat(p); err != nil || !st.Mode().IsRegular() {
 		return "", false
 	}
-	f.total += st.Size()
 	name := fmt.Sprintf("%s%d/%s", FilesPrefix, len(f.files)+1, filepath.Base(p))
 	f.seen[p] = name
-	f.files = append(f.files, Attachment{Name: name, Path: p})
+	f.files = append(f.files, Attachment{Name: name, Path: p, Key: key})
 	return name, true
 }

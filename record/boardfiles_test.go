@@ -58,9 +58,9 @@ plugins:
 	}
 	var names []string
 	for _, f := range files {
-		names = append(names, f.Name+"<-"+strings.TrimPrefix(strings.TrimPrefix(f.Path, dir), elsewhere))
+		names = append(names, f.Name+"<-"+strings.TrimPrefix(strings.TrimPrefix(f.Path, dir), elsewhere)+"@"+f.Key)
 	}
-	if got, want := strings.Join(names, " "), "files/1/hello.wav<-/speech/hello.wav files/2/skill.md<-/skill.md"; got != want {
+	if got, want := strings.Join(names, " "), "files/1/hello.wav<-/speech/hello.wav@sensors[0].options.sim.utterances[0].file files/2/skill.md<-/skill.md@plugins.llm.skills[0].file"; got != want {
 		t.Fatalf("attached %s, want %s", got, want)
 	}
 	s := string(out)

@@ -29,9 +29,15 @@
 // Metadata "edgeagent" holds the build (version, VCS revision, Go) and the
 // device; the attachment "board.yaml" is the effective board config (the
 // MQTT password redacted), from which a replay builds its agent. The files
-// that board names (a mic's utterances, a wake-word head, skill texts) are
-// attachments too, "files/<n>/<name>", and the attached board names them
-// so (see BoardFiles): a recording replays on any machine and checkout.
+// that board names (a mic's utterances, a wake-word head, skill texts, a
+// model) are attachments too, "files/<n>/<name>", and the attached board
+// names them so (see BoardFiles): a recording replays on any machine and
+// checkout. They are streamed from the disk as each recording file starts,
+// up to attach_max_bytes in all; a file beyond (a 200 MB model) is
+// carried by its SHA-256, the recorder says so once, and a replay takes
+// the file where it was recorded only while its hash is the same, else
+// refuses to start naming the board setting (attach.go, metadata
+// "edgeagent.files.details"; `recording info` lists them).
 //
 // The board's `record:` block (every key optional):
 //
@@ -47,6 +53,8 @@
 //	  queue: 4096           # messages waiting for the disk; beyond, dropped and counted
 //	  queue_bytes: 524288
 //	  retry: 30s            # after a disk failure, try a new file this much later
+//	  attach_max_bytes: 16777216  # the board's files each recording file carries, in all;
+//	                        # beyond, a file is carried by its SHA-256 (0: none attached)
 //	  frames:
 //	    enabled: true
 //	    interval: 1s        # one snapshot per interval outside motion …

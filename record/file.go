@@ -18,8 +18,10 @@ type Header struct {
 	Meta  map[string]string
 	Board []byte // the effective board config as YAML; nil leaves it out
 	// Files are the files the board names (see BoardFiles), attached
-	// under their names.
-	Files []Attachment
+	// under their names up to AttachMax bytes in all (attach.go).
+	Files     []Attachment
+	AttachMax int64
+	files     *fileState // the recorder's, kept from one file to the next
 }
 
 // Names of the metadata records and attachments of a recording.
@@ -27,7 +29,7 @@ const (
 	MetaBuild    = "edgeagent"          // version, revision, go, device …
 	MetaRecorder = "edgeagent.recorder" // written at close: written, dropped, missed
 	BoardFile    = "board.yaml"
-	MetaFiles    = "edgeagent.files" // attachment name -> the path it was read from
+	MetaFiles    = "edgeagent.files" // attachment name -> the path it was read from (MetaFileDetails: the rest)
 )
 
 // file is one MCAP file being written: chunked and compressed, one channel
@@ -80,21 +82,14 @@ func createFile(path string, o Options, h Header, now time.Time) (*file, error) 
 		return fail(err)
 	}
 	if len(h.Board) > 0 {
-		if err := fl.attach(now, BoardFile, "application/yaml", h.Board); err != nil {
+		t := uint64(now.UnixNano())
+		if err := fl.w.WriteAttachment(&mcap.Attachment{LogTime: t, CreateTime: t, Name: BoardFile,
+			MediaType: "application/yaml", DataSize: uint64(len(h.Board)), Data: bytes.NewReader(h.Board)}); err != nil {
 			return fail(err)
 		}
 	}
 	if len(h.Files) > 0 {
-		// Where each came from: a replay maps a reloaded board's paths
-		// to the files it unpacked.
-		from := make(map[string]string, len(h.Files))
-		for _, a := range h.Files {
-			if err := fl.attach(now, a.Name, "application/octet-stream", a.Bytes); err != nil {
-				return fail(err)
-			}
-			from[a.Name] = a.Path
-		}
-		if err := fl.w.WriteMetadata(&mcap.Metadata{Name: MetaFiles, Metadata: from}); err != nil {
+		if err := fl.attachFiles(now, h.Files, h.AttachMax, h.files); err != nil {
 			return fail(err)
 		}
 	}
@@ -102,12 +97,6 @@ func createFile(path string, o Options, h Header, now time.Time) (*file, error) 
 		return fail(err)
 	}
 	return fl, nil
-}
-
-func (fl *file) attach(now time.Time, name, mime string, data []byte) error {
-	t := uint64(now.UnixNano())
-	return fl.w.WriteAttachment(&mcap.Attachment{LogTime: t, CreateTime: t, Name: name,
-		MediaType: mime, DataSize: uint64(len(data)), Data: bytes.NewReader(data)})
 }
 
 // compressor makes the chunk compressor with small buffers: the library's

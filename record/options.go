@@ -43,6 +43,12 @@ type Options struct {
 	// Retry is how long a recorder whose disk failed (full, read-only,
 	// gone) waits before it tries a new file.
 	Retry time.Duration `yaml:"retry"`
+	// AttachMaxBytes bounds the board's files each recording file carries,
+	// in all (default 16 MiB, so that a file rotated every hour stays
+	// within the recorder's 60 MB/h with the sim board's ~40 MB/h of
+	// messages). A file beyond it is carried by its SHA-256 only; 0
+	// attaches none.
+	AttachMaxBytes int64 `yaml:"attach_max_bytes"`
 }
 
 // FrameOptions: every snapshot while the camera sees motion, one per
@@ -61,7 +67,7 @@ func DefaultOptions() Options {
 	return Options{
 		Dir: "recordings", MaxBytes: 256 << 20, MaxAge: time.Hour, Keep: 24,
 		Compression: "lz4", ChunkBytes: 128 << 10, FlushEvery: 5 * time.Second,
-		Queue: 4096, QueueBytes: 512 << 10, Retry: 30 * time.Second,
+		Queue: 4096, QueueBytes: 512 << 10, Retry: 30 * time.Second, AttachMaxBytes: DefaultAttachMax,
 		Frames: FrameOptions{Enabled: true, Interval: time.Second, Motion: true, MaxWidth: 320, Quality: 60},
 	}
 }
@@ -104,6 +110,9 @@ func (o Options) validate() error {
 	}
 	if o.Retry < time.Second {
 		bad("retry: want ≥ 1s")
+	}
+	if o.AttachMaxBytes < 0 || o.AttachMaxBytes > MaxAttachMax {
+		bad("attach_max_bytes: want 0..%d", int64(MaxAttachMax))
 	}
 	if o.Dir == "" {
 		bad("dir: must not be empty")

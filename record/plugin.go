@@ -5,8 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"log/slog"
-	"os"
 	"path/filepath"
 	"runtime"
 	"runtime/debug"
@@ -49,11 +47,14 @@ func newPlugin(h plugin.Host) (*recorderPlugin, error) {
 	if err != nil {
 		h.Log().Warn("recorder: the board config could not be printed; the recording has none", "err", err)
 	}
+	st := newFileState(h.Log().With("plugin", "recorder"))
 	header := func() Header {
 		meta := BuildInfo()
 		meta["device"], meta["platform"] = b.Device.ID, b.Device.Platform
 		meta["started"] = h.Clock().Now().UTC().Format("2006-01-02T15:04:05.000Z07:00")
-		return Header{Meta: meta, Board: y, Files: readFiles(files, h.Log())}
+		// The files are read as each recording file is written, not
+		// kept: the recorder holds no copy in memory.
+		return Header{Meta: meta, Board: y, Files: files, AttachMax: o.AttachMaxBytes, files: st}
 	}
 	r, err := New(h.World(), o, h.Clock(), h.Log().With("plugin", "recorder"), b.Device.ID, header)
 	if err != nil {
@@ -83,24 +84,6 @@ func portableBoard(b *board.Config, dir string) ([]byte, []Attachment, error) {
 		return nil, nil, err
 	}
 	return BoardFiles(y, dir)
-}
-
-// readFiles reads the board's files for a new recording file. They are
-// read when a file starts rather than kept, so the recorder holds no copy
-// in memory; one that cannot be read is left out, and a replay says which
-// file it misses.
-func readFiles(files []Attachment, log *slog.Logger) []Attachment {
-	out := make([]Attachment, 0, len(files))
-	for _, a := range files {
-		data, err := os.ReadFile(a.Path)
-		if err != nil || len(data) > MaxAttachedFile {
-			log.Warn("recorder: a file the board names is not in the recording", "attachment", a.Name, "err", err)
-			continue
-		}
-		a.Bytes = data
-		out = append(out, a)
-	}
-	return out
 }
 
 // BuildInfo describes the running binary for a recording's metadata.

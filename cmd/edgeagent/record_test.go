@@ -2,9 +2,13 @@ package main
 
 import (
 	"bytes"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/edgeagent/edgeagent/record"
+	"github.com/edgeagent/edgeagent/worldmodel"
 )
 
 const scenarioDir = "../../testdata/scenarios"
@@ -48,5 +52,35 @@ func TestRecordingInfoAndExport(t *testing.T) {
 	}
 	if _, err := run(t, "recording", "export", f, "--channel", "/decisions", "--format", "xml"); err == nil {
 		t.Error("--format xml accepted")
+	}
+}
+
+// `recording info` lists the board's files: the setting that names each,
+// its size, and whether the recording carries it or only its SHA-256.
+func TestRecordingInfoListsBoardFiles(t *testing.T) {
+	dir := t.TempDir()
+	small, big := filepath.Join(dir, "labels.txt"), filepath.Join(dir, "model.onnx")
+	if err := os.WriteFile(small, []byte("cat\ndog\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(big, bytes.Repeat([]byte{7}, 3000), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	y, files, err := record.BoardFiles([]byte("sensors:\n  - {name: cam, options: {labels: labels.txt, model: model.onnx}}\n"), dir)
+	if err != nil || len(files) != 2 {
+		t.Fatalf("%v %v", files, err)
+	}
+	path := recordItems(t, record.Header{Meta: map[string]string{}, Board: y, Files: files, AttachMax: 1024}, func(*worldmodel.Model) {})
+	out, err := run(t, "recording", "info", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	words := strings.Join(strings.Fields(out), " ")
+	for _, want := range []string{"attached board.yaml board files:",
+		"files/1/labels.txt sensors[0].options.labels 8 B attached from " + small,
+		"files/2/model.onnx sensors[0].options.model 2.9 KiB sha256 only (48c187767ddd) from " + big + " (over the 1.0 KiB of files a recording carries)"} {
+		if !strings.Contains(words, want) {
+			t.Errorf("info lacks %q:\n%s", want, out)
+		}
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"slices"
 	"strconv"
@@ -102,13 +103,16 @@ func printInfo(w io.Writer, in *recording.Info, o *origins) {
 	}
 	fmt.Fprintln(w)
 	var names []string
-	for name := range in.Attachments {
-		names = append(names, name)
+	for name := range in.Attached {
+		if !strings.HasPrefix(name, record.FilesPrefix) { // listed with the board's files below
+			names = append(names, name)
+		}
 	}
 	slices.Sort(names)
 	if len(names) > 0 {
 		fmt.Fprintf(w, "attached  %s\n", strings.Join(names, ", "))
 	}
+	printBoardFiles(w, in)
 	if len(o.callers) > 0 {
 		fmt.Fprintf(w, "commands  %s\n", o)
 	}
@@ -275,4 +279,31 @@ func exportWAV(w io.Writer, path, topic string, onTopic func(func(recording.Msg)
 		return fmt.Errorf("%s has no channel %s (see 'edgeagent recording info %s')", path, topic, path)
 	}
 	return audio.WriteWAV(w, audio.Rate, samples)
+}
+
+// printBoardFiles lists the files the recorded board names: the setting
+// that names each, its size, whether the recording carries it or only its
+// SHA-256 (and why), and where it was read.
+func printBoardFiles(w io.Writer, in *recording.Info) {
+	from := in.Meta[record.MetaFiles]
+	if len(from) == 0 {
+		return
+	}
+	fmt.Fprintln(w, "board files:")
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	for _, name := range slices.Sorted(maps.Keys(from)) {
+		var d record.FileDetails
+		if json.Unmarshal([]byte(in.Meta[record.MetaFileDetails][name]), &d) != nil { // recorded before details
+			d = record.FileDetails{Key: "-", Attached: true, Bytes: int64(in.Attached[name])}
+		}
+		carried, why := "attached", ""
+		if _, ok := in.Attached[name]; !ok || !d.Attached {
+			carried, why = "NOT in the recording", "  ("+d.Why+")"
+			if d.SHA256 != "" {
+				carried = "sha256 only (" + d.SHA256[:min(12, len(d.SHA256))] + ")"
+			}
+		}
+		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\tfrom %s%s\n", name, d.Key, humanBytes(uint64(d.Bytes)), carried, from[name], why)
+	}
+	tw.Flush()
 }

@@ -18,7 +18,8 @@ import (
 )
 
 // Limits against hostile or corrupt files: the recorder's chunks are far
-// smaller, its attachments are a board file.
+// smaller. Attachments up to maxAttachment (the board, small files) are
+// kept in memory; bigger ones are listed, and Extract streams them out.
 const (
 	maxRecord     = 64 << 20
 	maxChunk      = 256 << 20
@@ -50,8 +51,10 @@ type Info struct {
 	// Meta are the metadata records by name: "edgeagent" (build, device),
 	// "edgeagent.recorder" (the counters at close).
 	Meta map[string]map[string]string
-	// Attachments by name ("board.yaml"), each up to 1 MiB.
+	// Attachments by name ("board.yaml"), those up to 1 MiB; Attached
+	// lists every attachment with its size (Extract reads any of them).
 	Attachments map[string][]byte
+	Attached    map[string]uint64
 	// Complete: the file ends with its summary and footer. Otherwise it was
 	// cut short and Damage says where reading stopped and why.
 	Complete bool
@@ -99,10 +102,11 @@ func Read(path string, fn func(Msg) error) (*Info, error) {
 	if err != nil {
 		return nil, err
 	}
-	in := &Info{Path: path, Size: st.Size(), Meta: map[string]map[string]string{}, Attachments: map[string][]byte{}}
+	in := &Info{Path: path, Size: st.Size(), Meta: map[string]map[string]string{}, Attachments: map[string][]byte{}, Attached: map[string]uint64{}}
 	lx, err := mcap.NewLexer(f, &mcap.LexerOptions{
 		MaxRecordSize: maxRecord, MaxDecompressedChunkSize: maxChunk, ValidateChunkCRCs: true,
 		AttachmentCallback: func(a *mcap.AttachmentReader) error {
+			in.Attached[a.Name] = a.DataSize
 			if a.DataSize > maxAttachment {
 				return nil
 			}

@@ -1,9 +1,11 @@
 package replay
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/edgeagent/edgeagent/board"
@@ -29,7 +31,9 @@ func readBoard(path string, o *Options, dir string) (*recording.Info, *boardFile
 	if err != nil {
 		return nil, nil, err
 	}
-	files, err := unpackFiles(info, dir)
+	// Missing files stop a replay of the recorded board; a board given
+	// instead names files of its own.
+	files, err := unpackFiles(path, info, dir, o.Board == nil)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -53,27 +57,82 @@ func readBoard(path string, o *Options, dir string) (*recording.Info, *boardFile
 	return info, files, nil
 }
 
-// unpackFiles writes the board's files a recording carries into dir, under
-// their attachment names. One the recording names but lost (too large for
-// a reader, or damaged) is not written: the kind that needs it then says
-// which.
-func unpackFiles(info *recording.Info, dir string) (*boardFiles, error) {
+// unpackFiles writes the board's files a recording carries into dir,
+// under their attachment names, streamed out of the recording. A file it
+// carries only by its SHA-256 (over the recorder's attach_max_bytes) is
+// taken from where it was recorded if the file there has that hash. With
+// strict, a file the recorded board names that is neither is an error that
+// names its board setting; a recording made before files had details (no
+// hashes, no settings) says its attachment's name.
+func unpackFiles(path string, info *recording.Info, dir string, strict bool) (*boardFiles, error) {
 	f := &boardFiles{dir: dir, from: map[string]string{}}
+	details := info.Meta[record.MetaFileDetails]
+	want := map[string]string{}
+	got := map[string]string{} // recorded path -> where it is now, if it is
+	var missing []string
 	for name, from := range info.Meta[record.MetaFiles] {
-		data, ok := info.Attachments[name]
-		if !ok || !strings.HasPrefix(name, record.FilesPrefix) || !filepath.IsLocal(name) {
+		if !strings.HasPrefix(name, record.FilesPrefix) || !filepath.IsLocal(name) {
 			continue
 		}
 		p := filepath.Join(dir, name)
 		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 			return nil, err
 		}
-		if err := os.WriteFile(p, data, 0o644); err != nil {
-			return nil, err
+		got[from] = p
+		var d record.FileDetails
+		known := json.Unmarshal([]byte(details[name]), &d) == nil
+		_, attached := info.Attached[name]
+		switch {
+		case attached && (!known || d.Attached):
+			want[name] = p
+		case !known:
+			missing = append(missing, name+": not in the recording")
+		default:
+			if why := useLocal(from, p, d); why != "" {
+				missing = append(missing, fmt.Sprintf("%s (%s, %d bytes): %s", d.Key, name, d.Bytes, why))
+			}
 		}
-		f.from[from] = p
+	}
+	if err := recording.Extract(path, want); err != nil && strict {
+		return nil, err
+	}
+	for name, p := range want {
+		if !fileExists(p) {
+			missing = append(missing, name+": its attachment is lost (the file is damaged)")
+		}
+	}
+	for from, p := range got {
+		if fileExists(p) {
+			f.from[from] = p
+		}
+	}
+	if len(missing) > 0 && strict {
+		slices.Sort(missing)
+		return nil, fmt.Errorf("%s: the board names files this replay does not have:\n  %s\n"+
+			"put each where it was recorded from (edgeagent recording info lists where), or give --board",
+			path, strings.Join(missing, "\n  "))
 	}
 	return f, nil
+}
+
+// useLocal links the file the recording carries only by its hash to p
+// when the one at from (where it was recorded) has that hash, and else
+// says why not.
+func useLocal(from, p string, d record.FileDetails) string {
+	if d.SHA256 == "" {
+		return "not in the recording: " + d.Why
+	}
+	sum, err := record.SumFile(from)
+	switch {
+	case err != nil:
+		return "not attached (" + d.Why + "), and not where it was recorded from"
+	case sum != d.SHA256:
+		return "not attached (" + d.Why + "), and the file where it was recorded from has changed since (another SHA-256)"
+	}
+	if err := os.Symlink(from, p); err != nil {
+		return "not attached, and it could not be linked into the replay's folder"
+	}
+	return ""
 }
 
 // localize points the files cfg names (from its folder dir) that are not
@@ -87,7 +146,7 @@ func (f *boardFiles) localize(cfg *board.Config, dir string) (*board.Config, err
 	if err != nil {
 		return nil, err
 	}
-	out, err := record.RewritePaths(y, dir, func(p string) (string, bool) {
+	out, err := record.RewritePaths(y, dir, func(_, p string) (string, bool) {
 		if _, err := os.Stat(p); err == nil {
 			return "", false
 		}

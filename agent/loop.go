@@ -204,7 +204,7 @@ func (l *Loop) runCycle(ctx context.Context, it *Interrupt) {
 	n := l.cycles.Add(1)
 	cctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
-	cctx, cancelTimeout := context.WithTimeout(cctx, l.cfg.CycleTimeout)
+	cctx, cancelTimeout := clock.WithTimeout(cctx, l.cfg.Clock, l.cfg.CycleTimeout)
 	defer cancelTimeout()
 
 	l.mu.Lock()
@@ -324,7 +324,7 @@ func (l *Loop) cycle(ctx context.Context, n uint64, it *Interrupt) Outcome {
 
 	// reflect: runs even after a preemption so that what happened is kept,
 	// under a short context of its own.
-	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Second)
+	rctx, cancel := clock.WithTimeout(context.WithoutCancel(ctx), l.cfg.Clock, time.Second)
 	defer cancel()
 	refl := hooks.Reflection{Cycle: n, Err: out.Err}
 	var pe *PreemptedError

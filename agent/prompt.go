@@ -13,6 +13,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/edgeagent/edgeagent/clock"
 	"github.com/edgeagent/edgeagent/hooks"
 	"github.com/edgeagent/edgeagent/tools"
 )
@@ -363,6 +364,7 @@ func compactJSON(raw json.RawMessage) string {
 type ContextSource struct {
 	Name    string
 	Timeout time.Duration // default 200ms: the decision should not wait long
+	Clock   clock.Clock   // what Timeout is measured on (default the wall clock)
 	Fetch   func(ctx context.Context, perception string) (string, error)
 	Log     *slog.Logger
 }
@@ -378,7 +380,7 @@ func (c *ContextSource) BeforePlan(ctx context.Context, p *hooks.Plan) error {
 	if timeout <= 0 {
 		timeout = 200 * time.Millisecond
 	}
-	cctx, cancel := context.WithTimeout(ctx, timeout)
+	cctx, cancel := clock.WithTimeout(ctx, clock.Or(c.Clock), timeout)
 	defer cancel()
 	text, err := c.Fetch(cctx, p.Perception)
 	if err == nil && cctx.Err() != nil {

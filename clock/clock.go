@@ -23,7 +23,8 @@ type Clock interface {
 	// NewTicker fires every d; like time.Ticker it drops ticks a slow
 	// receiver did not take.
 	NewTicker(d time.Duration) Timer
-	// AfterFunc calls f in its own goroutine after d. The Timer's C is nil.
+	// AfterFunc calls f after d: the wall clock in its own goroutine, a
+	// Fake in Advance's (see Fake.Advance). The Timer's C is nil.
 	AfterFunc(d time.Duration, f func()) Timer
 }
 
@@ -93,7 +94,9 @@ func (r realTicker) Reset(d time.Duration) { r.t.Reset(d) }
 
 // Fake is a clock that moves only when Advance is called. Timers fire in
 // deadline order during Advance; their channels are buffered (size 1), so a
-// fire is never lost while the receiving goroutine is busy.
+// fire is never lost while the receiving goroutine is busy. AfterFunc's f is
+// called by Advance itself, so what it does (a deadline ending a context:
+// WithTimeout) has happened when Advance returns.
 type Fake struct {
 	mu      sync.Mutex
 	cond    *sync.Cond
@@ -136,7 +139,10 @@ func (f *Fake) NewTicker(d time.Duration) Timer {
 	return t
 }
 
-// AfterFunc calls f in its own goroutine when the fake time reaches now+d.
+// AfterFunc calls f when the fake time reaches now+d: Advance calls it, in
+// deadline order with the other timers, without holding the clock (f may
+// stop or make timers). f must not wait for the clock to move. A d <= 0
+// calls f at once in its own goroutine, as time.AfterFunc does.
 func (f *Fake) AfterFunc(d time.Duration, fn func()) Timer {
 	t := &fakeTimer{f: f, fn: fn}
 	t.Reset(d)
@@ -144,7 +150,8 @@ func (f *Fake) AfterFunc(d time.Duration, fn func()) Timer {
 }
 
 // Advance moves the time forward by d, firing every timer whose deadline
-// is reached, in deadline order, each at its own deadline.
+// is reached, in deadline order, each at its own deadline. It is meant for
+// one goroutine (the test's, the replay's driver).
 func (f *Fake) Advance(d time.Duration) {
 	f.mu.Lock()
 	end := f.now.Add(d)
@@ -156,6 +163,12 @@ func (f *Fake) Advance(d time.Duration) {
 		t := f.pending[0]
 		f.pending = f.pending[1:]
 		f.now = t.at
+		if t.fn != nil {
+			f.mu.Unlock()
+			t.fn()
+			f.mu.Lock()
+			continue
+		}
 		t.fire()
 		if t.every > 0 {
 			t.at = t.at.Add(t.every)
@@ -165,6 +178,24 @@ func (f *Fake) Advance(d time.Duration) {
 	f.now = end
 	f.cond.Broadcast()
 	f.mu.Unlock()
+}
+
+// Next is when the earliest armed timer fires; false when none is armed.
+// A replay steps to it when it must see what a deadline ends before it
+// goes on.
+func (f *Fake) Next() (time.Time, bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if len(f.pending) == 0 {
+		return time.Time{}, false
+	}
+	next := f.pending[0].at
+	for _, t := range f.pending[1:] {
+		if t.at.Before(next) {
+			next = t.at
+		}
+	}
+	return next, true
 }
 
 // Pending is the number of armed timers.
@@ -194,7 +225,8 @@ type fakeTimer struct {
 
 func (t *fakeTimer) C() <-chan time.Time { return t.c }
 
-// fire delivers one deadline; f.mu is held.
+// fire delivers one deadline; f.mu is held, so an AfterFunc's f (a d <= 0
+// in Reset) runs in its own goroutine.
 func (t *fakeTimer) fire() {
 	if t.fn != nil {
 		go t.fn()

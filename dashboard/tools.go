@@ -1,13 +1,13 @@
 package dashboard
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
 	"strings"
 
 	"github.com/edgeagent/edgeagent/agent"
+	"github.com/edgeagent/edgeagent/clock"
 	"github.com/edgeagent/edgeagent/worldmodel"
 )
 
@@ -93,7 +93,7 @@ func (s *server) handleCommand(w http.ResponseWriter, r *http.Request, sess sess
 		httpError(w, http.StatusBadRequest, fmt.Sprintf("text: 1 to %d characters", maxCommand))
 		return
 	}
-	ctx, cancel := context.WithTimeout(r.Context(), s.board.Agent.CycleTimeout) // validated > 0
+	ctx, cancel := clock.WithTimeout(r.Context(), s.clk, s.board.Agent.CycleTimeout) // validated > 0
 	defer cancel()
 	s.log.Info("dashboard command", "user", sess.User, "role", sess.Role)
 	out, err := s.host.Agent().Submit(ctx, agent.Command{ID: fmt.Sprintf("web-%d", s.commands.Add(1)), Caller: webCaller,

@@ -1,11 +1,11 @@
 package mqtt
 
 import (
-	"context"
 	"unicode/utf8"
 
 	paho "github.com/eclipse/paho.mqtt.golang"
 
+	"github.com/edgeagent/edgeagent/clock"
 	"github.com/edgeagent/edgeagent/internal/strictjson"
 	"github.com/edgeagent/edgeagent/tools"
 	"github.com/edgeagent/edgeagent/worldmodel"
@@ -68,7 +68,7 @@ func (p *Plane) onEstop(rs *runState, msg paho.Message) {
 		if req.replyTo != "" && p.topics.checkReplyTo(req.replyTo) == nil {
 			replyTo = req.replyTo
 		}
-		ctx, cancel := context.WithTimeout(rs.ctx, p.opts.CommandTimeout)
+		ctx, cancel := clock.WithTimeout(rs.ctx, p.d.Clock, p.opts.CommandTimeout)
 		defer cancel()
 		res, err := p.d.Tools.Invoke(ctx, tools.Call{Caller: "mqtt", Tool: "estop.reset"})
 		if err != nil {

@@ -10,6 +10,7 @@ import (
 	paho "github.com/eclipse/paho.mqtt.golang"
 
 	"github.com/edgeagent/edgeagent/agent"
+	"github.com/edgeagent/edgeagent/clock"
 	"github.com/edgeagent/edgeagent/internal/wait"
 	"github.com/edgeagent/edgeagent/tools"
 )
@@ -180,7 +181,7 @@ func (p *Plane) runJob(rs *runState, j *job) {
 
 // execute runs a decoded command.
 func (p *Plane) execute(ctx context.Context, j *job) Reply {
-	ctx, cancel := context.WithTimeout(ctx, p.opts.CommandTimeout)
+	ctx, cancel := clock.WithTimeout(ctx, p.d.Clock, p.opts.CommandTimeout)
 	defer cancel()
 	cmd := j.cmd
 	if cmd.Text != "" {

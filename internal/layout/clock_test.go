@@ -30,6 +30,25 @@ var wallClock = []struct{ pkg, why string }{
 	{"sensors/gpio/hcsr04/ranger.go", "the HC-SR04's echo width is the measurement: polled to the microsecond on the CPU's clock, as a hardware timer counts"},
 }
 
+// wallDeadlines lists the files outside wallClock that may put a
+// wall-clock deadline on a context (context.WithTimeout, WithDeadline):
+// each bounds a wait for something outside the run, whose time is the
+// wall's, like a socket's deadline. A deadline inside a run (an agent
+// cycle, an LLM call, a command) is clock.WithTimeout on the run's clock,
+// so that a replay ends it at the recorded moment.
+var wallDeadlines = []struct{ file, why string }{
+	{"node/node.go", "the shutdown grace: how long a stopping process waits for its parts (a replay's virtual clock stands still while its node stops)"},
+	{"mqtt/plane.go", "draining the embedded broker while stopping, within the node's shutdown grace"},
+	{"internal/mqttclient/mqttclient.go", "a wait for the broker's acknowledgement: network I/O"},
+	{"tools/actuator/audit.go", "a wait for the audit store's disk sync: I/O"},
+	{"sensors/mic/sensor.go", "a wait for the speech-to-text server (network I/O); a replay feeds the transcripts it recorded and never runs it"},
+	{"eval/run.go", "an evaluation case's time limit: the operator's, on a workstation"},
+}
+
+// contextDeadlines are the context package's functions that start a
+// wall-clock timer.
+var contextDeadlines = map[string]bool{"WithTimeout": true, "WithDeadline": true, "WithTimeoutCause": true, "WithDeadlineCause": true}
+
 // timeCalls are the time package's functions that read the wall clock or
 // make a timer.
 var timeCalls = map[string]bool{
@@ -49,6 +68,15 @@ func TestClockRule(t *testing.T) {
 				used[entry] = true
 				continue
 			}
+			if strings.HasPrefix(c.name, "context.") {
+				if wallDeadlineAllowed(file) {
+					used[file] = true
+					continue
+				}
+				t.Errorf("%s: calls %s, a deadline on the wall clock: use clock.WithTimeout with the run's clock, or add %s to wallDeadlines in %s with the reason",
+					strings.TrimPrefix(c.pos.String(), "../../"), c.name, file, "internal/layout/clock_test.go")
+				continue
+			}
 			t.Errorf("%s: calls time.%s: take the time from a clock.Clock (package clock), or add %s to wallClock in %s with the reason",
 				strings.TrimPrefix(c.pos.String(), "../../"), c.name, pkg, "internal/layout/clock_test.go")
 		}
@@ -58,6 +86,20 @@ func TestClockRule(t *testing.T) {
 			t.Errorf("wallClock lists %s, which no longer reads the wall clock: remove it", w.pkg)
 		}
 	}
+	for _, w := range wallDeadlines {
+		if !used[w.file] {
+			t.Errorf("wallDeadlines lists %s, which no longer makes a wall-clock deadline: remove it", w.file)
+		}
+	}
+}
+
+func wallDeadlineAllowed(file string) bool {
+	for _, w := range wallDeadlines {
+		if w.file == file {
+			return true
+		}
+	}
+	return false
 }
 
 func wallClockAllowed(pkg, file string) (string, bool) {
@@ -76,23 +118,29 @@ type timeCall struct {
 
 // wallClockCalls finds the file's calls of timeCalls, except a time.Now
 // inside a Set…Deadline call's arguments: a socket's deadline is the
-// kernel's, on the wall clock whatever clock the caller runs on.
+// kernel's, on the wall clock whatever clock the caller runs on; and its
+// calls of contextDeadlines, named "context.<func>".
 func wallClockCalls(t *testing.T, path string) []timeCall {
 	fset := token.NewFileSet()
 	f, err := parser.ParseFile(fset, path, nil, parser.SkipObjectResolution)
 	if err != nil {
 		t.Fatalf("%s: %v", path, err)
 	}
-	name := ""
+	name, ctxName := "", ""
 	for _, imp := range f.Imports {
-		if p, _ := strconv.Unquote(imp.Path.Value); p == "time" {
-			name = "time"
-			if imp.Name != nil {
-				name = imp.Name.Name
-			}
+		p, _ := strconv.Unquote(imp.Path.Value)
+		local := p[strings.LastIndex(p, "/")+1:]
+		if imp.Name != nil {
+			local = imp.Name.Name
+		}
+		switch p {
+		case "time":
+			name = local
+		case "context":
+			ctxName = local
 		}
 	}
-	if name == "" {
+	if name == "" && ctxName == "" {
 		return nil
 	}
 	// A call, or a reference such as a "now: time.Now" default: both read
@@ -102,8 +150,13 @@ func wallClockCalls(t *testing.T, path string) []timeCall {
 		if !ok {
 			return ""
 		}
-		if x, ok := sel.X.(*ast.Ident); ok && x.Name == name && timeCalls[sel.Sel.Name] {
+		x, ok := sel.X.(*ast.Ident)
+		switch {
+		case !ok:
+		case name != "" && x.Name == name && timeCalls[sel.Sel.Name]:
 			return sel.Sel.Name
+		case ctxName != "" && x.Name == ctxName && contextDeadlines[sel.Sel.Name]:
+			return "context." + sel.Sel.Name
 		}
 		return ""
 	}
@@ -136,11 +189,13 @@ func wallClockCalls(t *testing.T, path string) []timeCall {
 }
 
 // The finder itself: it sees renamed imports, every listed function and a
-// reference to one, and lets a socket deadline through.
+// reference to one, lets a socket deadline through, and finds a context's
+// wall-clock deadline.
 func TestWallClockCallsFinds(t *testing.T) {
 	src := `package p
 
 import (
+	"context"
 	"net"
 	tm "time"
 )
@@ -157,6 +212,8 @@ func f(c net.Conn, time other) {
 	tm.Sleep(0)
 	now := tm.Now
 	_ = now
+	ctx, cancel := context.WithTimeout(context.Background(), tm.Second)
+	_, _ = ctx, cancel
 }
 `
 	path := filepath.Join(t.TempDir(), "p.go")
@@ -167,7 +224,7 @@ func f(c net.Conn, time other) {
 	for _, c := range wallClockCalls(t, path) {
 		got = append(got, fmt.Sprintf("%d:%s", c.pos.Line, c.name))
 	}
-	if want := "13:Now 14:After 17:Sleep 18:Now"; strings.Join(got, " ") != want {
+	if want := "14:Now 15:After 18:Sleep 19:Now 21:context.WithTimeout"; strings.Join(got, " ") != want {
 		t.Fatalf("found %v, want %s", got, want)
 	}
 }

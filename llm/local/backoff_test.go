@@ -219,7 +219,21 @@ func TestFailedCallWaitsItsBackoff(t *testing.T) {
 	}
 	for _, f := range fails {
 		srv.Push(f.answer)
-		if _, err := c.Generate(context.Background(), req); err == nil {
+		failed := make(chan error, 1)
+		go func() {
+			_, err := c.Generate(context.Background(), req)
+			failed <- err
+		}()
+		if f.answer.Delay > 0 {
+			// The call's deadline is on the client's clock; it passes once
+			// the server has the request (and so has taken its answer).
+			clk.BlockUntil(1)
+			for srv.InFlight() == 0 {
+				time.Sleep(time.Millisecond)
+			}
+			clk.Advance(200 * time.Millisecond)
+		}
+		if err := <-failed; err == nil {
 			t.Fatalf("%s: the call succeeded", f.name)
 		}
 		if st := c.Status(); st.State != StateUnavailable {

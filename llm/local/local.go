@@ -59,7 +59,7 @@ type Options struct {
 	// MinBackoff and MaxBackoff bound the wait between reconnection
 	// attempts while the server is down (default 500ms and 30s).
 	MinBackoff, MaxBackoff time.Duration
-	// Clock times the backoff and the preload (default the wall clock).
+	// Clock times the backoff, the preload and the deadline of every call (default the wall clock): a replay ends a call on its virtual clock.
 	Clock clock.Clock
 	// HTTPClient carries the requests (default: a client without a global
 	// timeout; each call has its own deadline).
@@ -222,8 +222,13 @@ func (e *ModelMissingError) Error() string {
 // *ModelMissingError when the chat model is not pulled; a missing embedding
 // model is only recorded (Status, and Embed fails with ErrNoEmbedModel),
 // since the agent then embeds with its lexical embedder.
+//
+// Its deadline, and the preload's, are on the wall clock: they bound a wait
+// for a server outside the run, and a replay waits for the first check
+// before it moves its virtual clock (a replay's server answers at once;
+// what it answers is what the recording decides).
 func (c *Client) Check(ctx context.Context) error {
-	ctx, cancel := context.WithTimeout(ctx, min(c.o.Timeout, 5*time.Second))
+	ctx, cancel := clock.WithTimeout(ctx, clock.Real(), min(c.o.Timeout, 5*time.Second))
 	defer cancel()
 	v, err := c.api.Version(ctx)
 	if err != nil {
@@ -273,7 +278,7 @@ func canonical(name string) string {
 // without metrics, so it returns how long the request took: the load time
 // when the model was not loaded, a few milliseconds when it was.
 func (c *Client) Preload(ctx context.Context) (time.Duration, error) {
-	ctx, cancel := context.WithTimeout(ctx, c.o.Timeout)
+	ctx, cancel := clock.WithTimeout(ctx, clock.Real(), c.o.Timeout) // see Check
 	defer cancel()
 	start := c.o.Clock.Now()
 	done := false
@@ -532,7 +537,7 @@ func (c *Client) Generate(ctx context.Context, req llm.Request) (llm.Response, e
 	creq := &api.ChatRequest{Model: c.o.Model, Messages: msgs, Format: grammarSchema(req.Schema),
 		KeepAlive: c.keepAlive(), Options: c.options(maxTokens)}
 
-	cctx, cancel := context.WithTimeout(ctx, c.o.Timeout)
+	cctx, cancel := clock.WithTimeout(ctx, c.o.Clock, c.o.Timeout)
 	defer cancel()
 	var content strings.Builder
 	var final *api.ChatResponse
@@ -667,7 +672,7 @@ func (c *Client) Embed(ctx context.Context, texts []string) ([][]float32, error)
 	if len(texts) == 0 {
 		return nil, nil
 	}
-	cctx, cancel := context.WithTimeout(ctx, c.o.Timeout)
+	cctx, cancel := clock.WithTimeout(ctx, c.o.Clock, c.o.Timeout)
 	defer cancel()
 	truncate := true
 	resp, err := c.api.Embed(cctx, &api.EmbedRequest{Model: c.o.EmbedModel, Input: texts, KeepAlive: c.keepAlive(), Truncate: &truncate})

@@ -101,7 +101,7 @@ func recordAction(t time.Time, kind, source string, data json.RawMessage) Action
 }
 
 // llmAction is an LLM exchange as compared: its purpose, how it ended
-// (answered, unavailable, cut off, failed) and a digest of its prompt
+// (answered, unavailable, cut off, timed out, failed) and a digest of its prompt
 // without the world summary (see prompt).
 func llmAction(t time.Time, source string, x exchange) Action {
 	outcome := "answered"
@@ -110,6 +110,8 @@ func llmAction(t time.Time, source string, x exchange) Action {
 		outcome = "unavailable"
 	case cutOff(x.Error):
 		outcome = "cut off"
+	case timedOut(x.Error):
+		outcome = "timed out"
 	case x.Error != "":
 		outcome = "failed"
 	}
@@ -256,9 +258,6 @@ func (r *Report) Print(w io.Writer) {
 	}
 	if r.Missed > 0 {
 		fmt.Fprintf(w, "  warning: %d items of the replay's stream were overwritten before they were compared\n", r.Missed)
-	}
-	for _, wall := range r.WallClock {
-		fmt.Fprintf(w, "  note: %s\n", wall)
 	}
 	r.printDetections(w)
 	d := r.Divergence

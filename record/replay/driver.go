@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/edgeagent/edgeagent/agent"
@@ -28,7 +29,7 @@ type recorder interface {
 // driver feeds the inputs and collects what the agent does.
 type driver struct {
 	n         *node.Node
-	clk       *clock.Fake
+	clk       *firingClock
 	probe     *probe
 	llm       *ollama
 	out       recorder // nil without --out
@@ -91,10 +92,30 @@ func (d *driver) run(ctx context.Context, inputs []input) error {
 			return err
 		}
 	}
+	// A call still waiting for its recorded deadline ends before the end.
+	if err := d.throughDeadlines(ctx, time.Time{}); err != nil {
+		return err
+	}
 	if err := d.settle(ctx); err != nil {
 		return err
 	}
 	return d.finishCalls(ctx)
+}
+
+// firingClock is the replay's virtual clock as the node sees it. It counts
+// the AfterFunc calls that ran: in a run those are deadlines
+// (clock.WithTimeout), and when one has run the driver waits for what it
+// ends before it feeds anything later.
+type firingClock struct {
+	*clock.Fake
+	fired atomic.Uint64
+}
+
+func (c *firingClock) AfterFunc(d time.Duration, f func()) clock.Timer {
+	return c.Fake.AfterFunc(d, func() {
+		c.fired.Add(1)
+		f()
+	})
 }
 
 // beatsUntil gives the agent the heartbeats due up to t, on the virtual
@@ -285,6 +306,73 @@ func (d *driver) finishCalls(ctx context.Context) error {
 // at moves the virtual clock to t (firing the node's timers) and, with a
 // speed, waits for the wall clock to catch up.
 func (d *driver) at(ctx context.Context, t time.Time) error {
+	if err := d.throughDeadlines(ctx, t); err != nil {
+		return err
+	}
+	return d.advance(ctx, t)
+}
+
+// throughDeadlines: while the agent waits on an LLM call that ran out its
+// deadline when recorded (the replay's server holds it: timeHeld), the
+// clock moves to t (no bound: zero t) timer by timer, and when a deadline
+// has fired the replay waits until the held call has ended and the agent
+// has handled what followed, before it moves on. So the call fails at its
+// deadline, and what came after it live comes after it again.
+func (d *driver) throughDeadlines(ctx context.Context, t time.Time) error {
+	for {
+		h := d.timeHeld()
+		if h == 0 {
+			return nil
+		}
+		next, ok := d.clk.Next()
+		if !ok || !t.IsZero() && next.After(t) {
+			return nil
+		}
+		fired := d.clk.fired.Load()
+		if err := d.advance(ctx, next); err != nil {
+			return err
+		}
+		if d.clk.fired.Load() == fired {
+			continue // a timer, not a deadline
+		}
+		if err := d.released(ctx, h); err != nil {
+			return err
+		}
+		if err := d.settle(ctx); err != nil {
+			return err
+		}
+	}
+}
+
+// released waits until the LLM call of hold h has ended: its deadline has
+// fired, and the client closes the request.
+func (d *driver) released(ctx context.Context, h int) error {
+	deadline := time.NewTimer(settleLimit)
+	defer deadline.Stop()
+	poll := time.NewTicker(time.Millisecond)
+	defer poll.Stop()
+	for d.timeHeld() == h {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-deadline.C:
+			return fmt.Errorf("an LLM call that ran out its deadline when recorded still waited %v after a deadline fired (at +%v of the recording)", settleLimit, d.clk.Now().Sub(d.start))
+		case <-poll.C:
+		}
+	}
+	return nil
+}
+
+func (d *driver) timeHeld() int {
+	if d.llm == nil {
+		return 0
+	}
+	return d.llm.timeHeld()
+}
+
+// advance moves the virtual clock to t and, with a speed, waits for the
+// wall clock to catch up.
+func (d *driver) advance(ctx context.Context, t time.Time) error {
 	if now := d.clk.Now(); t.After(now) {
 		d.clk.Advance(t.Sub(now))
 	}
@@ -303,7 +391,9 @@ const settleLimit = 30 * time.Second
 
 // settle waits until every interrupt given to the agent has been handled
 // (coalesced and dropped ones excepted), or, once per such call, the agent
-// waits on an LLM call that was cut off when recorded by what comes next.
+// waits on an LLM call that was cut off when recorded by what comes next,
+// or the agent waits on an LLM call until its deadline, which only the
+// replay's clock brings (see throughDeadlines).
 func (d *driver) settle(ctx context.Context) error {
 	deadline := time.NewTimer(settleLimit)
 	defer deadline.Stop()
@@ -318,6 +408,9 @@ func (d *driver) settle(ctx context.Context) error {
 		// without it the last cycle of a recording was sometimes not
 		// waited for.
 		if d.probe.finished.Load() >= want && st.State == "idle" && q.Queued == 0 {
+			return d.keepUp(ctx)
+		}
+		if d.timeHeld() != 0 {
 			return d.keepUp(ctx)
 		}
 		// A held call lets the replay go on once: to feed what cut it off.

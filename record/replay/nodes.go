@@ -20,10 +20,11 @@ import (
 // clock, and what reads the replay node's stream.
 func newDriver(o Options, rep *Report, info *recording.Info, llmSrv *ollama, dets []*detector, dataDir string) *driver {
 	// The virtual clock starts at the wall clock's now and the recording is
-	// shifted to it: what still reads the wall clock (see WallClock) then
-	// sees the same times as the virtual clock at --speed 1.
+	// shifted to it: what still reads the wall clock (the process, the
+	// MQTT broker's sockets) then sees the same times as the virtual clock
+	// at --speed 1.
 	wallStart := time.Now()
-	d := &driver{clk: clock.NewFake(wallStart), probe: &probe{wake: make(chan struct{}, 1)}, llm: llmSrv, speed: o.Speed, dets: dets,
+	d := &driver{clk: &firingClock{Fake: clock.NewFake(wallStart)}, probe: &probe{wake: make(chan struct{}, 1)}, llm: llmSrv, speed: o.Speed, dets: dets,
 		start: wallStart, shift: wallStart.Sub(info.Start), wallStart: wallStart, rep: rep,
 		progressTo: o.Progress, lastProgress: wallStart, opts: o, dataDir: dataDir, store: store.NewMemory()}
 	d.readEvery, d.small = readEvery(o.Board)

@@ -19,7 +19,12 @@ import (
 // is kept); it is still answered, so the replay goes on. A call that was
 // cut off when recorded (a preemption) is held until the agent gives up on
 // it, which is what lets the replay feed the preempting event at that
-// moment.
+// moment. So is a call that ran out its deadline when recorded (the
+// cycle's, or the client's per call): the client's deadline is on the
+// replay's clock (clock.WithTimeout), so the call ends when the replay
+// moves its clock past that deadline, and fails with the recorded error
+// text; meanwhile the agent waits for virtual time, as a call that says
+// clock.Waiting does, and the replay goes on feeding (timeHeld).
 type ollama struct {
 	srv   *http.Server
 	ln    net.Listener
@@ -31,8 +36,8 @@ type ollama struct {
 	tape     []exchange
 	next     int
 	first    string // the first prompt mismatch
-	holding  int    // calls held open for a recorded cancellation
-	holds    int    // holds begun, ever
+	cut      holds  // calls held open for a recorded cancellation
+	late     holds  // calls held open until their deadline
 	answered int
 	vectors  int // embedding calls answered with recorded vectors
 }
@@ -135,17 +140,23 @@ func (o *ollama) chat(w http.ResponseWriter, r *http.Request) {
 			o.next, x.Purpose, firstDiff(want, got), around(want, firstDiff(want, got)), around(got, firstDiff(want, got)))
 	}
 	o.answered++
-	cut := cutOff(x.Error)
-	if cut {
-		o.holding++
-		o.holds++
+	var hold *holds
+	switch {
+	case cutOff(x.Error):
+		hold = &o.cut
+	case timedOut(x.Error):
+		hold = &o.late
+	}
+	if hold != nil {
+		hold.now++
+		hold.ever++
 	}
 	o.mu.Unlock()
 	switch {
-	case cut:
+	case hold != nil:
 		<-r.Context().Done()
 		o.mu.Lock()
-		o.holding--
+		hold.now--
 		o.mu.Unlock()
 		return
 	case unavailable(x.Error):
@@ -171,16 +182,33 @@ func (o *ollama) chat(w http.ResponseWriter, r *http.Request) {
 	_ = enc.Encode(done)
 }
 
+// holds counts the calls held open of one kind (under ollama.mu): those
+// in progress, and those begun ever (the latest one's number).
+type holds struct{ now, ever int }
+
+// current is the number of the hold in progress, 0 when none is.
+func (h *holds) current() int {
+	if h.now == 0 {
+		return 0
+	}
+	return h.ever
+}
+
 // held reports the number of the hold in progress (0: none): the agent
 // waits on a call that was cut off when recorded, and the replay must feed
 // what cut it off.
 func (o *ollama) held() int {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	if o.holding == 0 {
-		return 0
-	}
-	return o.holds
+	return o.cut.current()
+}
+
+// timeHeld reports the number of the deadline hold in progress (0: none):
+// the agent waits for the replay's clock to reach a deadline.
+func (o *ollama) timeHeld() int {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.late.current()
 }
 
 func (o *ollama) served() int {
@@ -242,3 +270,7 @@ func unavailable(err string) bool { return strings.HasPrefix(err, "llm unavailab
 func cutOff(err string) bool {
 	return strings.Contains(err, "preempted") || strings.Contains(err, "context canceled")
 }
+
+// timedOut: the recorded call ran out a deadline, the agent's cycle's or
+// the client's own (context.DeadlineExceeded's text ends both errors).
+func timedOut(err string) bool { return strings.HasSuffix(err, context.DeadlineExceeded.Error()) }

@@ -29,10 +29,12 @@
 //
 // Time: the node's clock (actuator ramps, dead-man timers, rate limits,
 // the recorder) is a clock.Fake advanced to each input's time, and
-// heartbeats are injected on it. Parts that still read the wall clock are
-// listed in Report.WallClock; they are why a replay settles after each
-// input (it waits until the agent has handled everything it was given)
-// instead of only advancing time.
+// heartbeats are injected on it. The deadlines of a run (an agent cycle's,
+// an LLM call's) are on that clock (clock.WithTimeout), so an LLM call that
+// ran out its deadline when recorded fails at the same virtual moment with
+// the same error. The agent works in goroutines of its own, so a replay
+// settles after each input (it waits until the agent has handled
+// everything it was given) instead of only advancing time.
 package replay
 
 import (
@@ -91,9 +93,8 @@ type Report struct {
 	Replayed    []Action
 	Counts      map[string][2]int // kind -> {recorded, replayed}
 	Divergence  *Divergence
-	Decision    *Divergence // the first differing decision, when any differs
-	Missed      uint64      // items of the replay's stream overwritten before they were compared
-	WallClock   []string
+	Decision    *Divergence  // the first differing decision, when any differs
+	Missed      uint64       // items of the replay's stream overwritten before they were compared
 	Detectors   []Detections // with Detections "detectors"
 }
 
@@ -106,11 +107,6 @@ func (r *Report) Diverged() bool {
 		}
 	}
 	return r.Divergence != nil
-}
-
-// wallClock lists what still reads the wall clock in a replay.
-var wallClock = []string{
-	"cycle deadlines and the LLM timeout are wall-clock contexts (context.WithTimeout)",
 }
 
 // Run replays the recording at path.
@@ -131,7 +127,7 @@ func Run(ctx context.Context, path string, o Options) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
-	rep := &Report{LLM: o.LLM, Recorded: tp.actions, Damage: info.Damage, WallClock: wallClock,
+	rep := &Report{LLM: o.LLM, Recorded: tp.actions, Damage: info.Damage,
 		Inputs: len(tp.inputs), Frames: tp.frames, LLMRecorded: len(tp.exchange),
 		Start: info.Start, End: info.End, Span: info.End.Sub(info.Start)}
 	heartbeat := o.Board.Agent.Heartbeat

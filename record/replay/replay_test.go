@@ -15,6 +15,7 @@ import (
 	"github.com/edgeagent/edgeagent/agent"
 	"github.com/edgeagent/edgeagent/board"
 	"github.com/edgeagent/edgeagent/hooks"
+	"github.com/edgeagent/edgeagent/llm/local/ollamatest"
 	"github.com/edgeagent/edgeagent/node"
 	"github.com/edgeagent/edgeagent/node/nodetest"
 	"github.com/edgeagent/edgeagent/record/recording"
@@ -449,4 +450,51 @@ func llmState(t *testing.T, n *node.Node) string {
 	b, _ := json.Marshal(p.Status())
 	_ = json.Unmarshal(b, &st)
 	return st.State
+}
+
+// An LLM call that ran out the cycle's deadline when recorded (a model too
+// slow for it) replays as recorded: the replay's server holds the call
+// until the replayed cycle's deadline, on the virtual clock, ends it, so
+// the client fails with the recorded error (not a server error, which
+// would also take the client out of use), and the command after it is
+// answered as it was.
+func TestTimedOutLLMCallReplays(t *testing.T) {
+	srv := ollamatest.Start(t)
+	var chats atomic.Int32
+	srv.OnRequest(func(r ollamatest.Request) ollamatest.Answer {
+		if r.Chat == nil {
+			return ollamatest.Answer{} // the preload
+		}
+		if chats.Add(1) == 1 {
+			return ollamatest.Answer{Hang: true} // past the cycle's deadline
+		}
+		return ollamatest.Answer{Content: `{"scenario":"environment"}`}
+	})
+	n, file, stop := recordBoard(t, t.TempDir(), `device: {id: late, platform: sim}
+data_dir: state
+llm: {enabled: true, host: "`+srv.URL()+`", model: tiny, embed_model: "", timeout: 20s}
+agent: {cycle_timeout: 300ms}
+plugins: {mqtt: {enabled: false}}
+actuators:
+  - {name: headlight, kind: led, pins: {pin: "sim:12"}, initial: "off"}
+`, "late.mcap")
+	for llmState(t, n) == "starting" {
+		time.Sleep(5 * time.Millisecond)
+	}
+	for range 2 {
+		_, _ = n.Agent.Submit(context.Background(), agent.Command{Caller: "mqtt", Text: "the air feels stale in here, do what helps"})
+	}
+	stop()
+	for range 3 {
+		rep, out := replayed(t, file)
+		timedOut := 0
+		for _, a := range rep.Recorded {
+			if a.Kind == "llm" && strings.Contains(a.What, " timed out ") {
+				timedOut++
+			}
+		}
+		if rep.Diverged() || timedOut != 1 || rep.Counts["llm"][0] < 2 {
+			t.Fatalf("want the timed-out LLM call and the calls after it as recorded:\n%s", out)
+		}
+	}
 }

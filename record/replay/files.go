@@ -129,7 +129,11 @@ func useLocal(from, p string, d record.FileDetails) string {
 	case sum != d.SHA256:
 		return "not attached (" + d.Why + "), and the file where it was recorded from has changed since (another SHA-256)"
 	}
-	if err := os.Symlink(from, p); err != nil {
+	target, err := filepath.Abs(from) // a link's relative target would be read from the link's folder
+	if err != nil {
+		return "not attached, and it could not be linked into the replay's folder"
+	}
+	if err := os.Symlink(target, p); err != nil {
 		return "not attached, and it could not be linked into the replay's folder"
 	}
 	return ""

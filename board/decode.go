@@ -306,10 +306,15 @@ func (d *decoder) decodeStruct(n ast.Node, v reflect.Value, path string) {
 		return
 	}
 	fields := structFields(v.Type())
+	retired := retiredKeys(v)
 	for _, e := range d.entries(m, path) {
 		kp := joinKey(path, e.key)
 		d.keyAt[kp] = e.keyPos
 		f, ok := fields.byName[e.key]
+		if why, gone := retired[e.key]; !ok && gone {
+			d.errorf(e.keyPos, kp, "%s", why)
+			continue
+		}
 		if !ok {
 			d.errorf(e.keyPos, kp, "unknown key%s", suggest(e.key, fields.names))
 			continue

@@ -190,3 +190,40 @@ func TestOptionsErrorf(t *testing.T) {
 		t.Errorf("without a block: %v", err)
 	}
 }
+
+type withRetired struct {
+	Inner innerRetired `yaml:"inner"`
+}
+
+func (*withRetired) RetiredKeys() map[string]string {
+	return map[string]string{"templates": "removed in release 2; use model"}
+}
+
+type innerRetired struct {
+	Model string `yaml:"model"`
+}
+
+func (innerRetired) RetiredKeys() map[string]string {
+	return map[string]string{"names": "removed with templates"}
+}
+
+// A retired key fails with its reason at its position, whatever its value
+// (null too, and never quoted), at the top of the block and in a nested
+// struct; a typo is still an unknown key.
+func TestOptionsRetiredKeys(t *testing.T) {
+	o := sensorOptions(t, `    options:
+      templates:
+      inner: {model: x, names: [SECRET]}
+      templtes: 1
+`)
+	var got withRetired
+	err := o.Decode(&got)
+	wantErrors(t, err, []string{
+		`o.yaml:6:7: sensors[0].options.templates: removed in release 2; use model`,
+		`o.yaml:7:25: sensors[0].options.inner.names: removed with templates`,
+		`o.yaml:8:7: sensors[0].options.templtes: unknown key`,
+	})
+	if err != nil && strings.Contains(err.Error(), "SECRET") {
+		t.Fatalf("the error quotes a value: %v", err)
+	}
+}

@@ -53,7 +53,6 @@ require (
 	golang.org/x/sync v0.17.0 // indirect
 	golang.org/x/sys v0.37.0
 	golang.org/x/text v0.30.0 // indirect
-	gonum.org/v1/gonum v0.17.0
 	gopkg.in/yaml.v3 v3.0.1 // indirect
 	periph.io/x/conn/v3 v3.7.2
 	periph.io/x/devices/v3 v3.7.4

@@ -2,17 +2,17 @@
 # gen-audio-corpus.sh — synthetic speech corpus for the wake-word detector.
 #
 #   scripts/gen-audio-corpus.sh small [DIR]          # the committed unit-test set (default
-#                                                    # sensors/mic/testdata/speech, and then the
-#                                                    # enrolled templates in .../testdata/wakewords)
+#                                                    # sensors/mic/testdata/speech)
 #   scripts/gen-audio-corpus.sh bench DIR [MINUTES]  # benchmark set, MINUTES of negatives (default 60)
 #
 # Needs espeak-ng, flite and sox (Debian: apt-get install -y espeak-ng flite sox).
 # The trained head's evaluation on flite's and festival's voices is
 # `edgeagent wakeword eval` (scripts/wakeword-eval.sh).
 #
-# Everything is speech synthesis: the wake phrase "hey robot" in the voice we
-# enrol (en-us+m3) at several speeds and pitches, the same phrase in voices
-# that were never enrolled, confusable phrases ("hey robin", "a robot"),
+# Everything is speech synthesis: the wake phrase "hey robot" in one voice
+# (en-us+m3, named "enrolled" from when the detector learnt a voice by
+# example) at several speeds and pitches, the same phrase in other voices,
+# confusable phrases ("hey robin", "a robot"),
 # unrelated speech, and white/pink noise mixed at 20, 10 and 5 dB SNR.
 # Synthetic speech is far more consistent than a person, so numbers measured
 # on it are an upper bound on what a real speaker gets (see docs/bench/wake-word.md).
@@ -107,13 +107,7 @@ mix() {
 
 small() {
   local dir=${1:-sensors/mic/testdata/speech}
-  mkdir -p "$dir/enroll" "$dir/pos" "$dir/neg"
-  # Three enrolment takes: same voice, different speed and pitch, as a person
-  # never says the phrase twice the same way.
-  say "$ENROLLED" 150 45 "$PHRASE" "$dir/enroll/hey_robot_1.wav"
-  say "$ENROLLED" 165 50 "$PHRASE" "$dir/enroll/hey_robot_2.wav"
-  say "$ENROLLED" 180 55 "$PHRASE" "$dir/enroll/hey_robot_3.wav"
-  # Positives the templates have not seen.
+  mkdir -p "$dir/pos" "$dir/neg"
   say "$ENROLLED" 158 40 "$PHRASE" "$dir/pos/enrolled_a.wav"
   say "$ENROLLED" 173 60 "$PHRASE" "$dir/pos/enrolled_b.wav"
   say en-gb+f2 160 50 "$PHRASE" "$dir/pos/unseen_gb_f2.wav"
@@ -131,21 +125,12 @@ small() {
   say "$ENROLLED" 165 50 "turn on the headlight" "$dir/neg/turn_on_the_headlight.wav"
   say "$ENROLLED" 165 50 "what time is it" "$dir/neg/what_time_is_it.wav"
   say en-gb+f2 165 50 "open the garage door" "$dir/neg/open_the_garage_door.wav"
-  # The enrolled wake word the tests and the sim board use, made the way a
-  # user makes one.
-  local tmpl="$dir/../wakewords"
-  if [[ -z ${1:-} ]] && command -v go >/dev/null; then
-    go run ./cmd/edgeagent wakeword enroll --name hey_robot --templates "$tmpl" "$dir"/enroll/hey_robot_*.wav
-  fi
   du -sh "$dir"
 }
 
 bench() {
   local dir=$1 minutes=${2:-60}
-  mkdir -p "$dir/enroll" "$dir/pos" "$dir/neg"
-  say "$ENROLLED" 150 45 "$PHRASE" "$dir/enroll/hey_robot_1.wav"
-  say "$ENROLLED" 165 50 "$PHRASE" "$dir/enroll/hey_robot_2.wav"
-  say "$ENROLLED" 180 55 "$PHRASE" "$dir/enroll/hey_robot_3.wav"
+  mkdir -p "$dir/pos" "$dir/neg"
 
   RANDOM=4242
   local conds=(clean:clean white:20 pink:20 white:10 pink:10 white:5 pink:5)

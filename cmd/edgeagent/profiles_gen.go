@@ -8,12 +8,12 @@ var profileTable = map[string]holdings{
 		SensorKinds:   []string{"ads1015", "ads1115", "bh1750", "bme280", "bmp280", "button", "camera", "estop", "generic", "hcsr04", "ina219", "mic", "mpu9250", "mqtt", "pir", "scd4x"},
 		ActuatorKinds: []string{"buzzer", "digital", "led", "motor", "pca9685_servo", "pwm", "relay", "servo"},
 		Plugins:       []string{"actuators", "adminsock", "camera", "dashboard", "llm", "matcher", "mqtt", "recorder", "say", "vision"},
-		Commands:      []string{"audit", "check", "decide", "doctor", "eval", "fleet", "fleet call", "fleet estop", "fleet ls", "fleet status", "invoke", "motion", "recording", "recording export", "recording info", "replay", "run", "tools", "version", "wakeword", "wakeword devices", "wakeword enroll", "wakeword eval", "wakeword test", "wakeword train"},
+		Commands:      []string{"audit", "check", "decide", "doctor", "eval", "fleet", "fleet call", "fleet estop", "fleet ls", "fleet status", "invoke", "motion", "recording", "recording export", "recording info", "replay", "run", "tools", "version", "wakeword", "wakeword devices", "wakeword eval", "wakeword test", "wakeword train"},
 	},
 	"robot": {
 		SensorKinds:   []string{"ads1015", "ads1115", "bh1750", "bme280", "bmp280", "button", "camera", "estop", "generic", "hcsr04", "ina219", "mic", "mpu9250", "mqtt", "pir", "scd4x"},
 		ActuatorKinds: []string{"buzzer", "digital", "led", "motor", "pca9685_servo", "pwm", "relay", "servo"},
 		Plugins:       []string{"actuators", "adminsock", "camera", "dashboard", "llm", "matcher", "mqtt", "recorder", "say", "vision"},
-		Commands:      []string{"audit", "check", "decide", "doctor", "fleet", "fleet call", "fleet estop", "fleet ls", "fleet status", "invoke", "recording", "recording export", "recording info", "run", "tools", "version", "wakeword", "wakeword devices", "wakeword enroll", "wakeword test"},
+		Commands:      []string{"audit", "check", "decide", "doctor", "fleet", "fleet call", "fleet estop", "fleet ls", "fleet status", "invoke", "recording", "recording export", "recording info", "run", "tools", "version", "wakeword", "wakeword devices", "wakeword test"},
 	},
 }

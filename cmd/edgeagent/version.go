@@ -43,7 +43,7 @@ func held() holdings {
 }
 
 // commandPaths lists the commands below c by their path ("wakeword
-// enroll"), sorted; cobra's own help and completion are not ours.
+// test"), sorted; cobra's own help and completion are not ours.
 func commandPaths(c *cobra.Command) []string {
 	var out []string
 	for _, sub := range c.Commands() {

@@ -62,21 +62,21 @@ sensors:
     kind: mic
     options:
       source: sim
-      wakeword: {templates: %s, threshold: 0.7}   # below the ~0.87 the robot's own "hey robot" scores: it would wake
       %s
 actuators:
   - {name: headlight, kind: led, pins: {pin: "sim:12"}, initial: "off"}
-`, sayOpts, mic, testdata(t, "wakewords"), micOpts))
+`, sayOpts, mic, micOpts))
 	p, ok := node.Find[*say.Plugin](n)
 	if !ok || p.Sim() == nil {
 		t.Fatal("say plugin not loaded with the sim sink")
 	}
 	nodetest.Run(t, n)
 	r := &rig{n: n, say: p, mic: mic}
-	// A second of audio first: the VAD learns the room's noise before
-	// anyone speaks, however late the microphone started on a busy
-	// machine.
-	waitFor(t, 30*time.Second, "the microphone", func() bool { return len(n.World.Since(mic+".rms_dbfs", 0, 0)) >= 10 })
+	// 2.5 s of audio first, however late the microphone started on a busy
+	// machine: the VAD learns the room's noise before anyone speaks, and
+	// the wake-word head's window and its frontend's context (2 s) hold
+	// the room, not the silence before the microphone opened.
+	waitFor(t, 30*time.Second, "the microphone", func() bool { return len(n.World.Since(mic+".rms_dbfs", 0, 0)) >= 25 })
 	return r
 }
 
@@ -119,9 +119,9 @@ func waitFor(t testing.TB, d time.Duration, what string, cond func() bool) {
 	}
 }
 
-// The robot says its own wake word, in the voice that enrolled it: with
-// half-duplex off it wakes itself (so the test can fail), with mute it
-// does not.
+// The robot says its own wake word (espeak-ng's en-us+m3, which the
+// shipped head hears): with half-duplex off it wakes itself (so the test
+// can fail), with mute it does not.
 func TestHalfDuplex(t *testing.T) {
 	t.Parallel()
 	for _, c := range []struct {
@@ -196,7 +196,7 @@ func TestSpokenReply(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer stt.Close()
-	r := start(t, fmt.Sprintf(`sim: {noise: pink, noise_dbfs: -60, period: 60s, utterances: [{file: %s, at: 500ms}, {file: %s, at: 1500ms}]}
+	r := start(t, fmt.Sprintf(`sim: {noise: pink, noise_dbfs: -60, period: 60s, utterances: [{file: %s, at: 2500ms}, {file: %s, at: 3500ms}]}
       stt: {wyoming: %s}`, testdata(t, "speech/pos/enrolled_a.wav"), testdata(t, "speech/neg/turn_on_the_headlight.wav"), stt.Addr()), "")
 	waitFor(t, 60*time.Second, "the spoken reply", func() bool { return len(r.say.Sim().Said()) == 1 && !r.say.Speaker().Speaking() })
 	said := r.say.Sim().Said()[0]
@@ -216,12 +216,13 @@ func TestSpokenReply(t *testing.T) {
 }
 
 // Barge-in by voice, all real: the robot talks (another voice than the
-// enrolled one) and someone says the wake word over it. With half-duplex
+// speaker's) and someone says the wake word over it. With half-duplex
 // raise, the detector still hears a clear wake word and the speech stops.
-// There is no echo cancellation: the built-in detector finds the wake word
-// only when the robot's voice reaches the microphone about 26 dB below the
-// speaker's (volume 0.05 here; at 0.1 it misses it) — a person close to a
-// quiet robot, not one shouting over a loud one.
+// There is no echo cancellation: the shipped head finds the wake word
+// while the robot's voice reaches the microphone well below the speaker's
+// (volume 0.05 here, 26 dB down; it still does at 0.2, 14 dB, and misses it
+// at 0.4, 8 dB) — a person close to a quiet robot, not one shouting over a
+// loud one.
 func TestBargeInByVoice(t *testing.T) {
 	t.Parallel()
 	r := start(t, fmt.Sprintf("sim: {noise: pink, noise_dbfs: -60, period: 0s, utterances: [{file: %s, at: 2500ms}]}\n      half_duplex: {mode: raise, threshold: 0.85}",

@@ -21,12 +21,8 @@
 //	      vad: {onset_db: 6, hangover: 250ms, quiet_dbfs: -65}
 //	      wakeword:
 //	        detector: builtin        # builtin | wyoming | off
-//	        model: builtin           # trained head: builtin ("hey robot") | FILE.eawh (wakeword train) | none;
-//	                                 #   default builtin without templates, none with templates only
-//	        model_threshold: 0       # 0: the head's own, chosen by its trainer
-//	        templates: ""            # enrolled takes (DTW), relative to this file; with a model they personalise it
-//	        names: []                # built-in: [] = every wake word enrolled there
-//	        threshold: 0.8           # templates' score 0..1; check with `edgeagent wakeword test`
+//	        model: builtin           # trained head: builtin ("hey robot") | FILE.eawh (wakeword train) | none
+//	        model_threshold: 0       # 0: the head's own, chosen by its trainer; check with `edgeagent wakeword test`
 //	        refractory: 1.5s
 //	        wyoming: ""              # detector wyoming: e.g. 127.0.0.1:10400 (wyoming-openwakeword)
 //	        wyoming_names: []        # the server's wake words, e.g. [ok_nabu]; [] = its default
@@ -63,10 +59,8 @@
 //	  utterances:
 //	    - {file: ../sensors/mic/testdata/speech/pos/enrolled_a.wav, at: 10s, gain_db: 0}
 //
-// Enrol a wake word (three or more takes of your phrase, from the robot's
-// own microphone, at the distance you will speak from):
+// Check the wake word on recordings of the room it will listen in:
 //
-//	edgeagent wakeword enroll --board board-configs/rpi5.yaml --name hey_robot --record 4
 //	edgeagent wakeword test --board board-configs/rpi5.yaml kitchen-evening.wav
 //
 // What a mic named mic records:
@@ -80,17 +74,13 @@
 //
 // and raises wake_word (high unless the block's priority says otherwise: it
 // preempts what the agent is doing; data:
-// name, detector, by, score, stt), voice_command (normal; data: text, which the
+// name, detector, score, stt), voice_command (normal; data: text, which the
 // agent takes as a text command), voice_command_failed (low: no speech,
 // STT unreachable …), loud_noise, sensor_fault and sensor_recovered.
 //
 // The built-in detector runs a trained, speaker-independent model (the
 // shipped "hey robot", or one made with `edgeagent wakeword train --phrase
-// "…"`), the enrolled templates (speaker-dependent: the voice that
-// enrolled), or both: then a template match counts only where the model
-// agrees a little, so the owner's takes help without the templates'
-// near-miss false accepts (see package wakeword and docs/bench/wake-word.md).
-// wake_word's data say which fired (by: model | templates). With
+// "…"`; see package wakeword and docs/bench/wake-word.md). With
 // detector: wyoming, a server such as wyoming-openwakeword decides while it
 // is reachable, and the built-in detector takes over (with a logged
 // warning) while it is not.

@@ -10,10 +10,11 @@ import (
 	"github.com/edgeagent/edgeagent/sensors/sensortest"
 )
 
-// While the robot's speaker plays, a wake word (enrolled_a scores about
-// 0.96) is ignored in mode mute, accepted in mode raise when it scores
-// above the raised threshold, ignored when it does not, and heard as usual
-// once the speaker has stopped.
+// While the robot's speaker plays, a wake word is ignored in mode mute,
+// accepted in mode raise when it scores above the raised threshold,
+// ignored when it does not, and heard as usual once the speaker has
+// stopped. The shipped head, at model_threshold 0.5, fires on this take of
+// "hey robot" with score 0.844 (the input is the same every run).
 func TestHalfDuplexModes(t *testing.T) {
 	t.Parallel()
 	for i, c := range []struct {
@@ -23,8 +24,8 @@ func TestHalfDuplexModes(t *testing.T) {
 		wakes     bool
 	}{
 		{"mute", 0.95, true, false},
-		{"raise", 0.85, true, true},
-		{"raise", 0.99, true, false},
+		{"raise", 0.8, true, true},
+		{"raise", 0.9, true, false},
 		{"off", 0.95, true, true},
 		{"mute", 0.95, false, true},
 	} {
@@ -35,38 +36,13 @@ func TestHalfDuplexModes(t *testing.T) {
   options:
     source: sim
     pace: false
-    sim: {noise: pink, noise_dbfs: -60, period: 0s, utterances: [{file: testdata/speech/pos/enrolled_a.wav, at: 500ms}]}
-    wakeword: {templates: testdata/wakewords}
+    sim: {noise: pink, noise_dbfs: -60, period: 0s, utterances: [{file: testdata/speech/pos/enrolled_b.wav, at: 2500ms}]}
+    wakeword: {model_threshold: 0.5}
     half_duplex: {mode: %s, threshold: %v}
 `, name, c.mode, c.threshold))
-		// 3 s of audio cover the phrase and more.
-		if woke := wokeWhile(t, s, name, c.speaking, 3, 10*time.Second); woke != c.wakes {
+		// 5 s of audio cover the phrase and more.
+		if woke := wokeWhile(t, s, name, c.speaking, 5, 20*time.Second); woke != c.wakes {
 			t.Errorf("%+v: woke %v", c, woke)
-		}
-	}
-}
-
-// The same with the shipped head: a wake word said while the robot speaks
-// (flite's awb, a voice the head never trained on) is ignored in mode
-// mute and heard once the speaker has stopped.
-func TestHalfDuplexMutesTheHead(t *testing.T) {
-	t.Parallel()
-	for i, speaking := range []bool{true, false} {
-		name := fmt.Sprintf("hdh%d", i)
-		s := newSensor(t, fmt.Sprintf(`
-- name: %s
-  kind: mic
-  options:
-    source: sim
-    pace: false
-    sim: {noise: pink, noise_dbfs: -60, period: 0s, utterances: [{file: testdata/speech/pos/flite_awb.wav, at: 2500ms}]}
-    half_duplex: {mode: mute}
-`, name))
-		if len(s.Heads()) != 1 {
-			t.Fatal("no head")
-		}
-		if woke := wokeWhile(t, s, name, speaking, 5, 20*time.Second); woke == speaking {
-			t.Errorf("speaking %v: woke %v", speaking, woke)
 		}
 	}
 }

@@ -3,7 +3,6 @@ package mic
 import (
 	"errors"
 	"fmt"
-	"path/filepath"
 	"time"
 
 	"github.com/edgeagent/edgeagent/sensors"
@@ -105,28 +104,18 @@ type VADOpts struct {
 
 // WakeWordOpts configure wake-word detection.
 type WakeWordOpts struct {
-	// Detector: builtin (templates enrolled with `edgeagent wakeword
-	// enroll`), wyoming (a server such as wyoming-openwakeword, with the
-	// built-in detector as the fallback when it is unreachable), or off.
+	// Detector: builtin (the trained head of Model), wyoming (a server
+	// such as wyoming-openwakeword, with the built-in detector as the
+	// fallback when it is unreachable), or off.
 	Detector string `yaml:"detector"`
 	// Model is a trained, speaker-independent head (a NAME.eawh file made
 	// by `edgeagent wakeword train`, relative to the board file), "builtin"
-	// for the shipped "hey robot" head, or "none". Default: builtin when
-	// no templates are given, else none (the board asked for the
-	// by-example detector alone).
+	// for the shipped "hey robot" head (the default), or "none" (the VAD
+	// alone: levels and speech, no wake word).
 	Model string `yaml:"model"`
 	// ModelThreshold on the head's score, 0..1. Default: the head's own,
 	// chosen by its trainer on speakers it never trained on.
 	ModelThreshold float64 `yaml:"model_threshold"`
-	// Templates is the directory of enrolled wake words, relative to the
-	// board file; each subdirectory is one wake word. With a model, the
-	// templates personalise it (see package wakeword) and may be absent.
-	Templates string `yaml:"templates"`
-	// Names restricts the enrolled wake words the built-in detector uses.
-	// Empty: every one in Templates.
-	Names []string `yaml:"names"`
-	// Threshold on the built-in detector's score, 0..1.
-	Threshold float64 `yaml:"threshold"`
 	// Refractory is the dead time after a detection.
 	Refractory time.Duration `yaml:"refractory"`
 	// Wyoming is the wake server's address (host:port or tcp://host:port).
@@ -134,6 +123,19 @@ type WakeWordOpts struct {
 	// WyomingNames are the server's wake words to listen for (e.g.
 	// [ok_nabu]); empty: whatever the server detects by default.
 	WyomingNames []string `yaml:"wyoming_names"`
+}
+
+// enrolmentRemoved is why the enrolment keys are refused.
+const enrolmentRemoved = "enrolled templates were removed (they woke the robot on near misses such as \"hey robin\": docs/bench/wake-word.md); delete the key: the trained head (wakeword.model) hears any voice"
+
+// RetiredKeys implements board.Retired: the keys of enrolled templates,
+// which the wake word no longer has, fail a board that names them.
+func (*WakeWordOpts) RetiredKeys() map[string]string {
+	return map[string]string{
+		"templates": enrolmentRemoved,
+		"names":     enrolmentRemoved,
+		"threshold": enrolmentRemoved + "; the head's threshold is wakeword.model_threshold",
+	}
 }
 
 // Special values of WakeWordOpts.Model.
@@ -185,7 +187,7 @@ func DefaultOpts() Opts {
 		LoudCooldown: 2 * time.Second,
 		WakeWord: WakeWordOpts{
 			Detector:   "builtin",
-			Threshold:  0, // the detector's default
+			Model:      ModelBuiltin,
 			Refractory: 1500 * time.Millisecond,
 		},
 		STT: STTOpts{
@@ -214,12 +216,6 @@ func DecodeOpts(cfg sensors.Config) (Opts, error) {
 func (o *Opts) validate(cfg sensors.Config) error {
 	var errs []error
 	bad := func(format string, a ...any) { errs = append(errs, fmt.Errorf(format, a...)) }
-	rel := func(p string) string {
-		if p == "" || filepath.IsAbs(p) {
-			return p
-		}
-		return filepath.Join(cfg.Dir, p)
-	}
 	switch o.Source {
 	case "malgo":
 	case "exec":
@@ -277,19 +273,12 @@ func (o *Opts) validate(cfg sensors.Config) error {
 	default:
 		bad("wakeword.detector: want builtin, wyoming or off")
 	}
-	if t := o.WakeWord.Threshold; t < 0 || t > 1 {
-		bad("wakeword.threshold: want 0..1")
-	}
 	if t := o.WakeWord.ModelThreshold; t < 0 || t >= 1 {
 		bad("wakeword.model_threshold: want 0..1 (0: the head's own)")
 	}
 	switch o.WakeWord.Model {
 	case "":
-		if o.WakeWord.Templates == "" {
-			o.WakeWord.Model = ModelBuiltin
-		} else {
-			o.WakeWord.Model = ModelNone
-		}
+		o.WakeWord.Model = ModelBuiltin
 	case ModelBuiltin, ModelNone:
 	default:
 		if f, err := cfg.File(o.WakeWord.Model); err != nil {
@@ -298,7 +287,6 @@ func (o *Opts) validate(cfg sensors.Config) error {
 			o.WakeWord.Model = f
 		}
 	}
-	o.WakeWord.Templates = rel(o.WakeWord.Templates)
 	if o.STT.EndSilence < 200*time.Millisecond || o.STT.MaxCommand < time.Second || o.STT.NoSpeechTimeout <= 0 || o.STT.Timeout <= 0 {
 		bad("stt: want end_silence ≥ 200ms, max_command ≥ 1s, no_speech_timeout and timeout > 0")
 	}

@@ -14,15 +14,15 @@ var _ sensors.Redetector = (*Sensor)(nil)
 
 // Redetect implements sensors.Redetector: the recorded audio around speech
 // (<name>.audio, record.audio) goes through the pipeline the live audio
-// goes through, in reads of the live size, so the Spotter (trained model,
-// templates, VAD, refractory period) and the wake_word events are the live
-// ones. What the gaps between speech segments held is not in the
-// recording: the Spotter hears the segments back to back. No command is
+// goes through, in reads of the live size, so the detector (trained head,
+// VAD, refractory period) and the wake_word events are the live ones.
+// What the gaps between speech segments held is not in the recording: the
+// detector hears the segments back to back. No command is
 // captured after a wake word (the transcripts are recorded), and with
 // detector wyoming the built-in detector decides, as live while the
 // server is down.
 func (s *Sensor) Redetect(out sensors.Sink) (*sensors.Redetection, error) {
-	if s.o.WakeWord.Detector == "off" || len(s.models)+len(s.heads) == 0 {
+	if s.o.WakeWord.Detector == "off" || len(s.heads) == 0 {
 		return nil, nil
 	}
 	p, err := s.newPipeline(out)

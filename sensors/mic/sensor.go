@@ -43,7 +43,6 @@ type Sensor struct {
 	o        Opts
 	src      Source
 	interval time.Duration
-	models   []*wakeword.Model
 	heads    []*wakeword.Head
 	loudPrio worldmodel.Priority
 	wakePrio worldmodel.Priority
@@ -52,8 +51,8 @@ type Sensor struct {
 	log      *slog.Logger
 }
 
-// New builds a mic sensor from its config block. It loads the enrolled wake
-// words (small WAV files) but opens no device.
+// New builds a mic sensor from its config block. It loads the wake-word
+// head but opens no device.
 func New(cfg sensors.Config) (sensors.Sensor, error) {
 	o, err := DecodeOpts(cfg)
 	if err != nil {
@@ -81,19 +80,6 @@ func New(cfg sensors.Config) (sensors.Sensor, error) {
 			return nil, err // a broken model file is refused at start
 		}
 		s.heads = heads
-		models, err := loadModels(o.WakeWord)
-		switch {
-		case err == nil:
-			s.models = models
-		case len(heads) > 0 && errors.Is(err, wakeword.ErrNotEnrolled):
-			s.log.Info("no enrolled takes to personalise the wake word model", "templates", o.WakeWord.Templates)
-		case o.WakeWord.Detector == "builtin":
-			return nil, err
-		default:
-			// wyoming: the built-in detector is only the fallback, so a
-			// missing enrolment is worth a warning, not a refusal.
-			s.log.Warn("no built-in fallback wake word; if the Wyoming server is down, wake words go unheard", "err", err)
-		}
 	}
 	return s, nil
 }
@@ -121,32 +107,11 @@ func LoadHeads(o WakeWordOpts) ([]*wakeword.Head, error) {
 	return []*wakeword.Head{h}, nil
 }
 
-func loadModels(o WakeWordOpts) ([]*wakeword.Model, error) {
-	if o.Templates == "" {
-		return nil, wakeword.ErrNotEnrolled
-	}
-	if len(o.Names) == 0 {
-		return wakeword.LoadAll(o.Templates)
-	}
-	var out []*wakeword.Model
-	for _, n := range o.Names {
-		m, err := wakeword.Load(o.Templates, n)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, m)
-	}
-	return out, nil
-}
-
 // Name is the sensor's name.
 func (s *Sensor) Name() string { return s.name }
 
 // Opts are the decoded options.
 func (s *Sensor) Opts() Opts { return s.o }
-
-// Models are the enrolled wake words in use by the built-in detector.
-func (s *Sensor) Models() []*wakeword.Model { return s.models }
 
 // Heads are the trained wake-word heads in use by the built-in detector.
 func (s *Sensor) Heads() []*wakeword.Head { return s.heads }
@@ -197,7 +162,7 @@ func (s *Sensor) Run(ctx context.Context, out sensors.Sink) error {
 type pipeline struct {
 	s       *Sensor
 	out     sensors.Sink
-	spot    *wakeword.Spotter
+	det     *wakeword.Heads // the built-in detector, and the VAD
 	remote  *remoteWake
 	dets    []wakeword.Detection
 	buf     []int16
@@ -217,24 +182,20 @@ type pipeline struct {
 }
 
 func (s *Sensor) newPipeline(out sensors.Sink) (*pipeline, error) {
-	models, heads := s.models, s.heads
+	heads := s.heads
 	if s.o.WakeWord.Detector == "off" {
-		models, heads = nil, nil
+		heads = nil
 	}
-	o := wakeword.Options{Threshold: s.o.WakeWord.Threshold, Refractory: s.o.WakeWord.Refractory, VAD: s.o.VADOptions(),
-		Heads: heads, HeadThreshold: s.o.WakeWord.ModelThreshold}
+	var fe wakeword.Frontend
 	if len(heads) > 0 {
-		fe, err := wakeword.NewSpeechFrontend()
-		if err != nil {
+		var err error
+		if fe, err = wakeword.NewSpeechFrontend(); err != nil {
 			return nil, err
 		}
-		o.Frontend = fe
 	}
-	spot, err := wakeword.NewSpotter(models, o)
-	if err != nil {
-		return nil, err
-	}
-	p := &pipeline{s: s, out: out, spot: spot, buf: make([]int16, 1600),
+	det := wakeword.NewHeads(heads, fe, wakeword.HeadOptions{Threshold: s.o.WakeWord.ModelThreshold,
+		Refractory: s.o.WakeWord.Refractory, VAD: s.o.VADOptions()})
+	p := &pipeline{s: s, out: out, det: det, buf: make([]int16, 1600),
 		window: max(wakeword.HopSamples, int(s.interval.Seconds()*audio.Rate)), tap: newTap(s.name+".audio", out)}
 	if s.o.WakeWord.Detector == "wyoming" {
 		p.remote = newRemoteWake(s.o.WakeWord.Wyoming, s.o.WakeWord.WyomingNames, s.o.Reconnect, s.clock, s.log)
@@ -295,7 +256,7 @@ func (p *pipeline) process(samples []int16, now time.Time) {
 	if p.capture != nil {
 		p.capture.add(samples)
 	}
-	p.dets = p.spot.Process(p.dets[:0], samples, p.onHop)
+	p.dets = p.det.Process(p.dets[:0], samples, p.onHop)
 	p.tap.add(samples, now, p.out)
 	for _, d := range p.dets {
 		if p.remote != nil && p.remote.up.Load() {
@@ -304,12 +265,7 @@ func (p *pipeline) process(samples []int16, now time.Time) {
 		if p.selfHeard(now, d.Score) {
 			continue
 		}
-		data := map[string]any{"score": round3(d.Score), "by": d.Detector}
-		if d.Detector == wakeword.DetectorTemplates {
-			data["snr_db"] = snrData(d.SNR)
-			data["phrase_s"] = round3((d.End - d.Start).Seconds())
-		}
-		p.wake(now, d.Name, "builtin", data)
+		p.wake(now, d.Name, "builtin", map[string]any{"score": round3(d.Score)})
 	}
 	// Levels.
 	for len(samples) > 0 {
@@ -320,13 +276,6 @@ func (p *pipeline) process(samples []int16, now time.Time) {
 			p.reading(now)
 		}
 	}
-}
-
-func snrData(v float64) any {
-	if math.IsInf(v, 1) {
-		return "clean"
-	}
-	return v
 }
 
 func round3(v float64) float64 { return math.Round(v*1000) / 1000 }
@@ -353,7 +302,7 @@ func (p *pipeline) reading(now time.Time) {
 	}
 	obs("peak_dbfs", math.Round(peak*10)/10, "dBFS")
 	obs("rms_dbfs", math.Round(rms*10)/10, "dBFS")
-	obs("noise_dbfs", math.Round(p.spot.NoiseFloorDBFS()*10)/10, "dBFS")
+	obs("noise_dbfs", math.Round(p.det.NoiseFloorDBFS()*10)/10, "dBFS")
 	sp := 0.0
 	if p.hops > 0 && p.speech*2 >= p.hops {
 		sp = 1

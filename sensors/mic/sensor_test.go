@@ -65,8 +65,8 @@ func newSensor(t *testing.T, block string) *Sensor {
 	return s.(*Sensor)
 }
 
-// voiceSensor builds the mic "mic" listening to wav for the enrolled wake
-// words and sending what is said after one to speech-to-text; stt is the
+// voiceSensor builds the mic "mic" listening to wav for the shipped wake
+// word and sending what is said after one to speech-to-text; stt is the
 // inside of its options.stt block. pace plays the file in real time.
 func voiceSensor(t *testing.T, wav string, pace bool, stt string) *Sensor {
 	t.Helper()
@@ -77,7 +77,6 @@ func voiceSensor(t *testing.T, wav string, pace bool, stt string) *Sensor {
     source: wav
     file: %s
     pace: %v
-    wakeword: {templates: testdata/wakewords}
     stt: {%s}
 `, wav, pace, stt))
 }
@@ -103,13 +102,11 @@ func hearHeadlight(a []int16) string {
 }
 
 func TestOptions(t *testing.T) {
-	s := newSensor(t, "- name: mic\n  kind: mic\n  options: {source: sim, wakeword: {templates: testdata/wakewords}}")
+	s := newSensor(t, "- name: mic\n  kind: mic\n  options: {source: sim}")
 	o := s.Opts()
-	if o.LoudDBFS != -3 || o.STT.EndSilence != 800*time.Millisecond || o.WakeWord.Refractory != 1500*time.Millisecond || !o.Pace {
+	if o.LoudDBFS != -3 || o.STT.EndSilence != 800*time.Millisecond || o.WakeWord.Refractory != 1500*time.Millisecond || !o.Pace ||
+		o.WakeWord.Model != ModelBuiltin {
 		t.Fatalf("defaults not applied: %+v", o)
-	}
-	if len(s.Models()) != 1 || s.Models()[0].Name != "hey_robot" {
-		t.Fatalf("models %v", s.Models())
 	}
 	for _, tc := range []struct{ block, want string }{
 		{"options: {source: tape}", "options.source: want malgo"},
@@ -118,10 +115,12 @@ func TestOptions(t *testing.T) {
 		{"options: {source: wav}", "options.file: source wav needs one"},
 		{"options: {source: sim, sim: {noise: brown}}", "sim.noise"},
 		{"options: {source: sim, wakeword: {detector: wyoming}}", "options.wakeword.wyoming: wakeword.detector wyoming needs it"},
-		{"options: {source: sim, wakeword: {threshold: 1.2}}", "threshold"},
+		{"options: {source: sim, wakeword: {model_threshold: 1.2}}", "options.wakeword.model_threshold: want 0..1"},
 		{"options: {source: sim, loud_priority: urgent}", "loud_priority"},
-		{"options: {source: sim, wakeword: {templates: /nonexistent}}", "no wake word enrolled"},
-		{"options: {source: sim, wakeword: {templates: testdata/wakewords, names: [hey_toaster]}}", "not enrolled"},
+		// Enrolment was removed: a board that still names its keys is told.
+		{"options: {source: sim, wakeword: {templates: wakewords}}", "options.wakeword.templates: enrolled templates were removed"},
+		{"options: {source: sim, wakeword: {names: [hey_robot]}}", "options.wakeword.names: enrolled templates were removed"},
+		{"options: {source: sim, wakeword: {threshold: 0.8}}", "options.wakeword.threshold: enrolled templates were removed"},
 		{"options: {source: sim, wakword: {}}", "unknown"},
 	} {
 		cfg, err := sensortest.ParseBoard("sim", "- name: mic\n  kind: mic\n  "+tc.block)
@@ -132,9 +131,10 @@ func TestOptions(t *testing.T) {
 			t.Errorf("%s: error %v, want one mentioning %q", tc.block, err, tc.want)
 		}
 	}
-	// The wyoming detector without templates still builds (with a warning):
-	// the templates are only its fallback.
-	newSensor(t, "- name: mic\n  kind: mic\n  options: {source: sim, wakeword: {detector: wyoming, wyoming: 127.0.0.1:10400, templates: /nonexistent}}")
+	// The wyoming detector keeps the shipped head as its fallback.
+	if s := newSensor(t, "- name: mic\n  kind: mic\n  options: {source: sim, wakeword: {detector: wyoming, wyoming: 127.0.0.1:10400}}"); len(s.Heads()) != 1 {
+		t.Fatalf("wyoming without a fallback head: %d", len(s.Heads()))
+	}
 }
 
 func TestWakeWordThenVoiceCommand(t *testing.T) {
@@ -186,7 +186,7 @@ func TestWakeWordThenVoiceCommand(t *testing.T) {
 
 func TestWakeWordWithoutSTTSaysSo(t *testing.T) {
 	wav := sceneWAV(t, 6*time.Second, [][]int16{speech(t, "pos/enrolled_b.wav")}, []time.Duration{3 * time.Second})
-	s := newSensor(t, fmt.Sprintf("- name: ears\n  kind: mic\n  options: {source: wav, file: %s, pace: false, wakeword: {templates: testdata/wakewords}}", wav))
+	s := newSensor(t, fmt.Sprintf("- name: ears\n  kind: mic\n  options: {source: wav, file: %s, pace: false}", wav))
 	rec := sensortest.NewRecorder()
 	stop := sensortest.Run(t, s, rec)
 	w := waitEvents(t, rec, EventWakeWord, 1, 10*time.Second)[0]
@@ -292,7 +292,7 @@ func TestWyomingDetectorAndFallback(t *testing.T) {
     source: wav
     file: %s
     pace: true
-    wakeword: {detector: wyoming, wyoming: %s, wyoming_names: [ok_nabu], templates: testdata/wakewords}
+    wakeword: {detector: wyoming, wyoming: %s, wyoming_names: [ok_nabu]}
     reconnect: {initial: 100ms, max: 200ms}
 `
 	// The server is up: it decides, and the built-in detector stays quiet.
@@ -332,7 +332,7 @@ func TestWyomingDetectorAndFallback(t *testing.T) {
 
 func TestWakeWordPriorityFromBoard(t *testing.T) {
 	wav := sceneWAV(t, 5*time.Second, [][]int16{speech(t, "pos/enrolled_a.wav")}, []time.Duration{3 * time.Second})
-	s := newSensor(t, fmt.Sprintf("- name: mic\n  kind: mic\n  priority: normal\n  options: {source: wav, file: %s, pace: false, wakeword: {templates: testdata/wakewords}}", wav))
+	s := newSensor(t, fmt.Sprintf("- name: mic\n  kind: mic\n  priority: normal\n  options: {source: wav, file: %s, pace: false}", wav))
 	rec := sensortest.NewRecorder()
 	stop := sensortest.Run(t, s, rec)
 	defer stop()

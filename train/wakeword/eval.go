@@ -180,7 +180,7 @@ func Evaluate(ctx context.Context, head *ww.Head, fe Frontend, cfg EvalConfig, c
 	if err := parallel(ctx, len(clips), cfg.Workers, func(i int) {
 		f := <-fes
 		d := ww.NewHeads([]*ww.Head{head}, f, ww.HeadOptions{})
-		dets[i] = d.Process(nil, clips[i].x)
+		dets[i] = d.Process(nil, clips[i].x, nil)
 		fes <- f
 		tick()
 	}); err != nil {

@@ -79,7 +79,6 @@ type VAD struct {
 	above   int
 	below   int
 	speech  bool
-	lastDB  float64
 	lastRaw float64
 }
 
@@ -130,7 +129,6 @@ func (v *VAD) Process(frame []int16) bool {
 		}
 		v.smooth += k * (db - v.smooth)
 	}
-	v.lastDB = v.smooth
 	v.trackFloor(v.smooth)
 
 	threshold := v.floor + v.o.OnsetDB
@@ -176,6 +174,3 @@ func (v *VAD) Speech() bool { return v.speech }
 
 // FloorDBFS is the current noise floor estimate.
 func (v *VAD) FloorDBFS() float64 { return v.floor }
-
-// LevelDBFS is the smoothed level of the last frame.
-func (v *VAD) LevelDBFS() float64 { return v.lastDB }

@@ -1,7 +1,6 @@
 package wakeword
 
 import (
-	"math"
 	"time"
 
 	"github.com/edgeagent/edgeagent/sensors/mic/vad"
@@ -28,6 +27,8 @@ import (
 type Heads struct {
 	fe      Frontend
 	entries []*headEntry
+	vad     *vad.VAD
+	pending []int16 // samples of an incomplete hop
 	ring    []int16 // the last PreRoll samples, circular
 	ringAt  int     // next write position
 	ringN   int     // valid samples
@@ -38,18 +39,12 @@ type Heads struct {
 	win     [WindowLen]Embedding // circular, oldest at win[nwin%WindowLen] once full
 	nwin    int
 	x       []float32
-	ownVAD  *vad.VAD // for Process; nil when a Spotter drives the gate
-	vadOpts vad.Options
-	pending []int16
 }
 
 type headEntry struct {
 	h    *Head
 	sc   *headScratch
 	pick picker
-	// lastAssist is the last hop at which the head's score reached
-	// assistFloor: templates of the same name fire only near one.
-	lastAssist int64
 }
 
 // HeadOptions tune Heads. Zero values take the defaults.
@@ -58,7 +53,7 @@ type HeadOptions struct {
 	Threshold float64
 	// Refractory after a detection. Default DefaultRefractory.
 	Refractory time.Duration
-	// VAD options for the gate (Process only; a Spotter gates with its own).
+	// VAD options for the gate and for the speech timeline Process reports.
 	VAD vad.Options
 }
 
@@ -71,36 +66,47 @@ const (
 )
 
 // NewHeads makes a detector for heads over fe (which it owns and resets).
+// Without heads (fe may then be nil) it is the VAD alone.
 func NewHeads(heads []*Head, fe Frontend, o HeadOptions) *Heads {
 	if o.Refractory == 0 {
 		o.Refractory = DefaultRefractory
 	}
-	d := &Heads{fe: fe, ring: make([]int16, headPreRoll*HopSamples), x: make([]float32, WindowLen*EmbedDim)}
+	d := &Heads{fe: fe, vad: vad.New(o.VAD), pending: make([]int16, 0, HopSamples)}
+	if len(heads) > 0 {
+		d.ring, d.x = make([]int16, headPreRoll*HopSamples), make([]float32, WindowLen*EmbedDim)
+	}
 	for _, h := range heads {
 		th := h.Info.Threshold
 		if o.Threshold > 0 {
 			th = o.Threshold
 		}
-		d.entries = append(d.entries, &headEntry{h: h, sc: h.newScratch(), lastAssist: -assistHops - 1,
-			pick: picker{Threshold: th, Refract: Hops(o.Refractory)}})
+		d.entries = append(d.entries, &headEntry{h: h, sc: h.newScratch(),
+			pick: picker{Threshold: th, Refract: hops(o.Refractory)}})
 	}
-	d.vadOpts = o.VAD
 	return d
 }
 
-// Process consumes samples, gating on the detector's own VAD, and appends
-// any detections to dst. (A Spotter gates with its own VAD instead.)
-func (d *Heads) Process(dst []Detection, samples []int16) []Detection {
-	if d.ownVAD == nil {
-		d.ownVAD = vad.New(d.vadOpts)
-	}
+// Threshold is the threshold head i (in NewHeads' order) fires at.
+func (d *Heads) Threshold(i int) float64 { return d.entries[i].pick.Threshold }
+
+// NoiseFloorDBFS is the VAD's current background estimate.
+func (d *Heads) NoiseFloorDBFS() float64 { return d.vad.FloorDBFS() }
+
+// Process consumes samples and appends any detections to dst. onHop, when
+// not nil, is called after each 10 ms hop with the VAD's verdict, for
+// callers that need the speech/silence timeline (levels, command capture).
+func (d *Heads) Process(dst []Detection, samples []int16, onHop func(speech bool)) []Detection {
 	for len(samples) > 0 {
 		n := min(len(samples), HopSamples-len(d.pending))
 		d.pending = append(d.pending, samples[:n]...)
 		samples = samples[n:]
 		if len(d.pending) == HopSamples {
-			dst = d.step(dst, d.pending, d.ownVAD.Process(d.pending))
+			speech := d.vad.Process(d.pending)
+			dst = d.step(dst, d.pending, speech)
 			d.pending = d.pending[:0]
+			if onHop != nil {
+				onHop(speech)
+			}
 		}
 	}
 	return dst
@@ -110,6 +116,9 @@ func (d *Heads) Process(dst []Detection, samples []int16) []Detection {
 func (d *Heads) step(dst []Detection, hop []int16, speech bool) []Detection {
 	now := d.hop
 	d.hop++
+	if len(d.entries) == 0 {
+		return dst
+	}
 	d.keep(hop)
 	if speech {
 		d.silence = 0
@@ -160,9 +169,6 @@ func (d *Heads) feed(dst []Detection, hop []int16, at int64) []Detection {
 		}
 		for _, en := range d.entries {
 			sc := en.h.score(en.sc, d.x)
-			if sc >= assistFloor {
-				en.lastAssist = at
-			}
 			if en.pick.Step(at, sc) {
 				dst = d.detection(dst, en, sc, at, d.hop-1)
 			}
@@ -176,8 +182,8 @@ func (d *Heads) feed(dst []Detection, hop []int16, at int64) []Detection {
 func (d *Heads) detection(dst []Detection, e *headEntry, score float64, at, now int64) []Detection {
 	end := hopTime(at + 1)
 	d.quiet(at + e.pick.Refract)
-	return append(dst, Detection{Name: e.h.Info.Name, Score: score, Detector: DetectorModel,
-		Start: max(0, end-time.Duration(WindowLen)*EmbedHop*time.Second/16000), End: end, At: hopTime(now + 1), SNR: math.NaN()})
+	return append(dst, Detection{Name: e.h.Info.Name, Score: score,
+		Start: max(0, end-time.Duration(WindowLen)*EmbedHop*time.Second/16000), End: end, At: hopTime(now + 1)})
 }
 
 // quiet silences every head until hop until: one phrase, one detection.
@@ -185,26 +191,4 @@ func (d *Heads) quiet(until int64) {
 	for _, e := range d.entries {
 		e.pick.Quiet(until)
 	}
-}
-
-// Enrolled templates and a trained head of the same name work together:
-// the head hears anyone, and the templates catch the owner's delivery
-// even when the head is unsure. Alone, the templates also fire on near
-// misses in the owner's voice ("okay robot" for "hey robot"), which the
-// head has been trained to reject; so a template match counts only if
-// the head's score reached assistFloor within the last second.
-const (
-	assistFloor = 0.05
-	assistHops  = 100
-)
-
-// assisted reports whether a template detection of name may fire at hop
-// now: no head of that name, or one that scored assistFloor lately.
-func (d *Heads) assisted(name string, now int64) bool {
-	for _, e := range d.entries {
-		if e.h.Info.Name == name && now-e.lastAssist > assistHops {
-			return false
-		}
-	}
-	return true
 }

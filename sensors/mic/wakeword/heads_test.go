@@ -74,7 +74,7 @@ func TestHeadsDetectOnceAndSoon(t *testing.T) {
 	x := scene(8*time.Second, 4*time.Second, 250*time.Millisecond)
 	var dets []wakeword.Detection
 	for i := 0; i < len(x); i += 517 { // blocks that do not align with hops
-		dets = d.Process(dets, x[i:min(len(x), i+517)])
+		dets = d.Process(dets, x[i:min(len(x), i+517)], nil)
 	}
 	if len(dets) != 1 {
 		t.Fatalf("%d detections, want 1: %+v", len(dets), dets)
@@ -83,7 +83,7 @@ func TestHeadsDetectOnceAndSoon(t *testing.T) {
 	if lat := dets[0].At - end; lat < -250*time.Millisecond || lat > 300*time.Millisecond {
 		t.Errorf("detected %v after the tone ended, want during it or within 300ms", lat)
 	}
-	if dets[0].Name != "tone" || dets[0].Detector != wakeword.DetectorModel || dets[0].Score < 0.5 {
+	if dets[0].Name != "tone" || dets[0].Score < 0.5 {
 		t.Errorf("detection %+v", dets[0])
 	}
 	// The frontend ran only around the sound: the pre-roll, the tone and
@@ -102,7 +102,7 @@ func TestHeadsStreamingEqualsOneBlock(t *testing.T) {
 		d := wakeword.NewHeads([]*wakeword.Head{toneHead(t)}, &wakewordtest.Frontend{}, wakeword.HeadOptions{})
 		var dets []wakeword.Detection
 		for i := 0; i < len(x); i += block {
-			dets = d.Process(dets, x[i:min(len(x), i+block)])
+			dets = d.Process(dets, x[i:min(len(x), i+block)], nil)
 		}
 		return dets
 	}
@@ -117,7 +117,7 @@ func TestHeadsSilenceNeverRunsTheFrontend(t *testing.T) {
 	d := wakeword.NewHeads([]*wakeword.Head{toneHead(t)}, fe, wakeword.HeadOptions{})
 	x := make([]int16, 10*audio.Rate)
 	audio.NewNoise("pink", -60, 2).Fill(x)
-	if dets := d.Process(nil, x); len(dets) != 0 || fe.samples != 0 {
+	if dets := d.Process(nil, x, nil); len(dets) != 0 || fe.samples != 0 {
 		t.Fatalf("%d detections, frontend ran on %d samples", len(dets), fe.samples)
 	}
 }
@@ -219,8 +219,32 @@ func benchHeads(b *testing.B, sound bool) {
 	b.SetBytes(int64(2 * len(x)))
 	b.ResetTimer()
 	for range b.N {
-		dets = d.Process(dets[:0], x)
+		dets = d.Process(dets[:0], x, nil)
 	}
 	b.ReportMetric(float64(b.Elapsed())/float64(b.N)/10e9, "rtf")
 	b.ReportMetric(float64(fe.samples)/float64(b.N*len(x)), "open")
+}
+
+// Without heads the detector is the VAD alone: no frontend, no
+// detections, and the speech timeline hop by hop.
+func TestHeadsWithoutHeadsIsAVAD(t *testing.T) {
+	d := wakeword.NewHeads(nil, nil, wakeword.HeadOptions{})
+	x := scene(5*time.Second, 2*time.Second, 700*time.Millisecond)
+	var hops, speech int
+	var dets []wakeword.Detection
+	for i := 0; i < len(x); i += 517 {
+		dets = d.Process(dets, x[i:min(len(x), i+517)], func(s bool) {
+			hops++
+			if s {
+				speech++
+			}
+		})
+	}
+	// 700 ms of tone, and the VAD's hangover after it.
+	if len(dets) != 0 || hops != len(x)/wakeword.HopSamples || speech < 60 || speech > 120 {
+		t.Fatalf("%d detections, %d hops, %d of speech", len(dets), hops, speech)
+	}
+	if f := d.NoiseFloorDBFS(); f > -50 || f < -80 {
+		t.Fatalf("noise floor %.1f dBFS in -60 dBFS of pink noise", f)
+	}
 }

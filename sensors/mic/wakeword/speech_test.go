@@ -42,7 +42,7 @@ func BenchmarkHeadsSpeech(b *testing.B) {
 	var dets []wakeword.Detection
 	b.ResetTimer()
 	for range b.N {
-		dets = d.Process(dets[:0], x)
+		dets = d.Process(dets[:0], x, nil)
 	}
 	b.ReportMetric(float64(b.Elapsed())/float64(b.N)/10e9, "rtf")
 }

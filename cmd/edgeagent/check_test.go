@@ -89,3 +89,45 @@ actuators:
 		t.Fatalf("got %v\nwant %s", err, strings.Join(want, "\n"))
 	}
 }
+
+// TestCheckRefusesEnrolmentKeys: a board written when the wake word could
+// be enrolled fails check at each key enrolment had, saying it was removed
+// and quoting none of the values.
+func TestCheckRefusesEnrolmentKeys(t *testing.T) {
+	board := filepath.Join(t.TempDir(), "b.yaml")
+	if err := os.WriteFile(board, []byte(`device: {id: enrol, platform: sim}
+llm: {enabled: false}
+plugins: {mqtt: {enabled: false}}
+sensors:
+  - name: mic
+    kind: mic
+    options:
+      source: sim
+      wakeword:
+        model: builtin
+        templates: kitchen_takes
+        names: [hey_toaster]
+        threshold: 0.85
+`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, err := runCheck(t, board)
+	if err == nil {
+		t.Fatal("check passed")
+	}
+	for _, want := range []string{
+		"b.yaml:11:9: sensors[0].options.wakeword.templates: enrolled templates were removed",
+		"b.yaml:12:9: sensors[0].options.wakeword.names: enrolled templates were removed",
+		"b.yaml:13:9: sensors[0].options.wakeword.threshold: enrolled templates were removed",
+		"wakeword.model_threshold",
+	} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("no %q in:\n%v", want, err)
+		}
+	}
+	for _, v := range []string{"kitchen_takes", "hey_toaster", "0.85"} {
+		if strings.Contains(err.Error(), v) {
+			t.Errorf("the error quotes %q: %v", v, err)
+		}
+	}
+}

@@ -318,7 +318,7 @@ func (s *Set) Stop(ctx context.Context) error {
 		b.mu.Unlock()
 	}
 	if len(done) > 0 {
-		s.audit.record(Entry{Time: s.clk.Now(), Caller: "shutdown", Tool: "stop", Actuator: "*",
+		s.audit.record(Entry{Caller: "shutdown", Tool: "stop", Actuator: "*",
 			Applied: Marshal(done), Result: resultOf(errors.Join(errs...))})
 	}
 	if err := s.waitGoroutines(ctx); err != nil {

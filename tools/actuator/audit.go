@@ -285,13 +285,10 @@ func (l *auditLog) retain() {
 	}
 	l.log.Warn("audit log: oldest entries evicted by retention", "routine", r.routine, "safety", r.safety,
 		"from", r.oldest, "to", r.newest, "max_age", l.keep.MaxAge, "max_bytes", l.keep.MaxBytes)
-	l.mu.Lock()
-	l.order++
-	order := l.order
-	l.mu.Unlock()
-	e := Entry{Time: now, Order: order, Caller: "audit", Tool: "audit.evicted", Actuator: "-", Result: "ok", Admin: true,
+	e := Entry{Caller: "audit", Tool: "audit.evicted", Actuator: "-", Result: "ok", Admin: true,
 		Applied: Marshal(map[string]any{"routine": r.routine, "safety": r.safety, "from": r.oldest, "to": r.newest}),
 		Notes:   []string{"retention: entries older than max_age, or the oldest beyond max_bytes (routine first)"}}
+	e.Time, e.Order = l.stamp()
 	l.append(1, e, []Entry{e})
 	l.reportedAt = now
 	*r = evictions{}
@@ -377,10 +374,28 @@ func (l *auditLog) record(e Entry) { l.file(e, true) }
 // queue; it reports whether it did.
 func (l *auditLog) tryRecord(e Entry) bool { return l.file(e, false) }
 
+// stamp takes an entry's time and its filing order together, under the
+// log's lock, so that entries read back in time order are in the order
+// they were stamped. An action stamps its entry under the actuator's lock
+// before it writes (Base.Do): whoever sees the write and acts on it gets a
+// later stamp, though its entry may reach the queue first.
+func (l *auditLog) stamp() (time.Time, uint64) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.stampLocked()
+}
+
+func (l *auditLog) stampLocked() (time.Time, uint64) {
+	l.order++
+	return l.clock.Now(), l.order
+}
+
+// file queues e, stamping it now unless it was stamped already.
 func (l *auditLog) file(e Entry, wait bool) bool {
 	l.mu.Lock()
-	l.order++
-	e.Order = l.order
+	if e.Order == 0 {
+		e.Time, e.Order = l.stampLocked()
+	}
 	switch {
 	case !l.running:
 		// Not started (an e-stop before the agent runs): write inline
@@ -564,6 +579,6 @@ func (s *Set) AuditAdmin(caller, tool string, params json.RawMessage, err error)
 	case err != nil:
 		result = "failed"
 	}
-	s.audit.record(Entry{Time: s.clk.Now(), Caller: caller, Tool: tool, Actuator: "-", Requested: params,
+	s.audit.record(Entry{Caller: caller, Tool: tool, Actuator: "-", Requested: params,
 		Result: result, Error: errString(err), Admin: true})
 }

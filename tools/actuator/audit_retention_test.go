@@ -53,12 +53,11 @@ func TestAuditFloodKeepsSafetyEntries(t *testing.T) {
 		{Caller: "mqtt", Tool: "tools.disable", Actuator: "-", Result: "ok", Admin: true},
 	}
 	for _, e := range safety {
-		e.Time = clk.Now()
 		l.record(e)
 	}
 	for i := range 5000 {
 		clk.Advance(time.Millisecond)
-		l.record(Entry{Time: clk.Now(), Caller: "mqtt", Tool: "headlight.set", Actuator: "headlight",
+		l.record(Entry{Caller: "mqtt", Tool: "headlight.set", Actuator: "headlight",
 			Requested: json.RawMessage(fmt.Sprintf(`{"on":%v}`, i%2 == 0)), Result: "ok"})
 	}
 	syncAudit(t, l)
@@ -90,7 +89,7 @@ func TestAuditSafetyEvictedOnlyWithoutRoutine(t *testing.T) {
 	l, clk := startAudit(t, store.NewMemory(), Retention{MaxAge: 24 * time.Hour, MaxBytes: 16 << 10})
 	for range 2000 {
 		clk.Advance(time.Millisecond)
-		l.record(Entry{Time: clk.Now(), Caller: "llm", Tool: "pan.set_angle", Actuator: "pan", Result: "refused"})
+		l.record(Entry{Caller: "llm", Tool: "pan.set_angle", Actuator: "pan", Result: "refused"})
 	}
 	syncAudit(t, l)
 	if s := l.stats(); s.EvictedSafety == 0 || s.Evicted != 0 || s.Bytes > 16<<10 {
@@ -102,17 +101,17 @@ func TestAuditSafetyEvictedOnlyWithoutRoutine(t *testing.T) {
 // age is the retention policy, size the flood guard.
 func TestAuditAgeRetention(t *testing.T) {
 	l, clk := startAudit(t, store.NewMemory(), Retention{MaxAge: 30 * 24 * time.Hour, MaxBytes: 50 << 20})
-	l.record(Entry{Time: clk.Now(), Caller: "mqtt", Tool: "headlight.set", Actuator: "headlight", Result: "ok"})
-	l.record(Entry{Time: clk.Now(), Caller: "estop:mqtt", Tool: "estop", Actuator: "*", Result: "ok"})
+	l.record(Entry{Caller: "mqtt", Tool: "headlight.set", Actuator: "headlight", Result: "ok"})
+	l.record(Entry{Caller: "estop:mqtt", Tool: "estop", Actuator: "*", Result: "ok"})
 	syncAudit(t, l)
 	clk.Advance(29 * 24 * time.Hour)
-	l.record(Entry{Time: clk.Now(), Caller: "mqtt", Tool: "horn.beep", Actuator: "horn", Result: "ok"})
+	l.record(Entry{Caller: "mqtt", Tool: "horn.beep", Actuator: "horn", Result: "ok"})
 	syncAudit(t, l)
 	if got, _ := l.query(context.Background(), Query{Limit: 10}); len(got) != 3 {
 		t.Fatalf("29 days on: %d entries", len(got))
 	}
 	clk.Advance(2 * 24 * time.Hour)
-	l.record(Entry{Time: clk.Now(), Caller: "mqtt", Tool: "horn.beep", Actuator: "horn", Result: "ok"})
+	l.record(Entry{Caller: "mqtt", Tool: "horn.beep", Actuator: "horn", Result: "ok"})
 	syncAudit(t, l)
 	got, _ := l.query(context.Background(), Query{Limit: 10})
 	var tools []string
@@ -132,7 +131,7 @@ func TestAuditSinceUntil(t *testing.T) {
 	st := store.NewMemory()
 	l, clk := startAudit(t, st, DefaultRetention)
 	for i := range 10 {
-		e := Entry{Time: clk.Now(), Caller: "mqtt", Tool: "headlight.set", Actuator: "headlight", Result: "ok"}
+		e := Entry{Caller: "mqtt", Tool: "headlight.set", Actuator: "headlight", Result: "ok"}
 		if i%3 == 0 {
 			e.Result = "refused"
 		}
@@ -155,9 +154,9 @@ func TestAuditSinceUntil(t *testing.T) {
 // restart.
 func TestAuditSizeAcrossRestart(t *testing.T) {
 	st := store.NewMemory()
-	l, clk := startAudit(t, st, DefaultRetention)
+	l, _ := startAudit(t, st, DefaultRetention)
 	for range 100 {
-		l.record(Entry{Time: clk.Now(), Caller: "mqtt", Tool: "headlight.set", Actuator: "headlight", Result: "ok"})
+		l.record(Entry{Caller: "mqtt", Tool: "headlight.set", Actuator: "headlight", Result: "ok"})
 	}
 	syncAudit(t, l)
 	before := l.stats().Bytes

@@ -156,7 +156,7 @@ func (b *Base) RecordEvent(e worldmodel.Event) { b.s.world.Record(e) }
 // AuditBackground logs what a background task did (a timer switching off,
 // a dead-man stop) on the actuator's behalf.
 func (b *Base) AuditBackground(caller, tool string, applied any, err error, notes ...string) {
-	b.s.audit.record(Entry{Time: b.s.clk.Now(), Caller: caller, Tool: tool, Actuator: b.cfg.Name,
+	b.s.audit.record(Entry{Caller: caller, Tool: tool, Actuator: b.cfg.Name,
 		Applied: Marshal(applied), Result: resultOf(err), Error: errString(err), Notes: notes})
 }
 
@@ -232,12 +232,15 @@ type Outcome struct {
 	Value   any // the tool result; Applied when nil
 }
 
-// Do runs one command: under the actuator's lock it checks the adaptor,
-// the e-stop latch and the rate limit, then runs fn (which applies the
-// envelope and writes); then it audits the result.
+// Do runs one command: under the actuator's lock it stamps the audit
+// entry, checks the adaptor, the e-stop latch and the rate limit, then runs
+// fn (which applies the envelope and writes); then it audits the result.
+// The stamp comes before the write, so that an action taken by someone who
+// saw this write is audited after it.
 func (b *Base) Do(ctx context.Context, c Command, fn func() (Outcome, error)) (tools.Result, error) {
 	caller := tools.CallerOf(ctx)
 	b.mu.Lock()
+	at, order := b.s.audit.stamp()
 	out, err := b.gateLocked(c)
 	if err == nil {
 		out, err = fn()
@@ -247,7 +250,7 @@ func (b *Base) Do(ctx context.Context, c Command, fn func() (Outcome, error)) (t
 		return tools.Result{}, err // not an action: not audited (a flood must not flood the store)
 	}
 	b.s.audit.record(Entry{
-		Time: b.s.clk.Now(), Caller: caller, Tool: c.Tool, Actuator: b.cfg.Name,
+		Time: at, Order: order, Caller: caller, Tool: c.Tool, Actuator: b.cfg.Name,
 		Requested: c.Params, Applied: Marshal(out.Applied), Result: resultOf(err), Notes: out.Notes, Error: errString(err),
 	})
 	if err != nil {

@@ -212,9 +212,10 @@ func (s *Set) report(e worldmodel.Event, rep EStopReport) {
 	}
 	s.world.Record(worldmodel.Event{Kind: "actuators_stopped", Source: "actuators", Priority: prio, Message: msg,
 		Data: map[string]any{"took_us": rep.Took.Microseconds(), "cause": e.Source}})
-	entry := Entry{Time: s.clk.Now(), Caller: "estop:" + e.Source, Tool: "estop", Actuator: "*",
+	entry := Entry{Caller: "estop:" + e.Source, Tool: "estop", Actuator: "*",
 		Requested: Marshal(map[string]any{"source": e.Source, "message": e.Message}), Applied: Marshal(rep),
 		Result: map[bool]string{false: "ok", true: "failed"}[failed]}
+	entry.Time, entry.Order = s.audit.stamp() // kept if the entry is filed from another goroutine
 	// In order with the other entries, unless the queue is full: then from
 	// another goroutine, because the raiser (node.Raise, then the agent
 	// loop's interrupt) must not wait for a busy disk.
@@ -338,7 +339,7 @@ func (s *Set) estopTools() []tools.Tool {
 		}
 		s.raise(worldmodel.Event{Kind: "estop_reset", Source: "actuators", Priority: worldmodel.Normal,
 			Message: fmt.Sprintf("e-stop reset by %s (latched since %s by %s)", caller, was.Since.Format(time.TimeOnly), was.Source)})
-		s.audit.record(Entry{Time: s.clk.Now(), Caller: caller, Tool: "estop.reset", Actuator: "*",
+		s.audit.record(Entry{Caller: caller, Tool: "estop.reset", Actuator: "*",
 			Applied: Marshal(map[string]any{"latched": false}), Result: "ok",
 			Notes: []string{fmt.Sprintf("latched for %s", s.clk.Since(was.Since).Round(time.Millisecond))}})
 		return tools.Result{Value: map[string]any{"latched": false, "was_latched_since": was.Since, "source": was.Source}}, nil

@@ -388,7 +388,7 @@ func (p *Plane) OnAgentStop(ctx context.Context) error {
 	rs.conn.client.Disconnect(uint(budget(ctx, 100*time.Millisecond).Milliseconds()))
 	if rs.broker != nil {
 		dctx, cancel := context.WithTimeout(ctx, budget(ctx, 300*time.Millisecond))
-		rs.broker.Drain(dctx)
+		rs.broker.Drain(dctx, p.cfg.ClientID)
 		cancel()
 		err = errors.Join(err, rs.broker.Close())
 	}

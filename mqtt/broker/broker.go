@@ -290,24 +290,33 @@ func (b *Broker) Redeliver() int {
 	return b.inbox.redeliver()
 }
 
-// Drain waits, until ctx ends, until no connected client has QoS 1
-// messages waiting for its acknowledgement, so that what was published
-// last (the "stopped" status) reaches Home Assistant before the broker
-// goes away.
-func (b *Broker) Drain(ctx context.Context) {
-	for ctx.Err() == nil {
-		busy := false
-		for _, cl := range b.srv.Clients.GetAll() {
-			if !cl.Net.Inline && !cl.Closed() && cl.State.Inflight.Len() > 0 {
-				busy = true
-				break
-			}
-		}
-		if !busy {
-			return
-		}
+// Drain waits, until ctx ends, for what the agent's own client (publisher,
+// its client id) published last, the "stopped" status, to reach the
+// subscribers before the broker goes away (Home Assistant's above all).
+// mochi acknowledges a QoS 1 message before it hands it to the
+// subscribers, so the agent's PUBACK does not say it is queued anywhere
+// yet; mochi handles a client's packets in order, so once the agent's
+// connection has ended (it disconnects before Drain) everything it sent
+// is queued. Then Drain waits until no connected client has QoS 1
+// messages waiting for its acknowledgement.
+func (b *Broker) Drain(ctx context.Context, publisher string) {
+	for ctx.Err() == nil && b.draining(publisher) {
 		_ = clock.Sleep(ctx, b.clock, 2*time.Millisecond)
 	}
+}
+
+// draining reports whether publisher is still connected or a connected
+// client still has QoS 1 messages unacknowledged.
+func (b *Broker) draining(publisher string) bool {
+	for _, cl := range b.srv.Clients.GetAll() {
+		if cl.Net.Inline || cl.Closed() {
+			continue
+		}
+		if cl.ID == publisher || cl.State.Inflight.Len() > 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // authHook authenticates against bcrypt hashes and confines users to the

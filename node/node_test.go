@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"log/slog"
 	"strings"
 	"sync/atomic"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/edgeagent/edgeagent/board"
 	"github.com/edgeagent/edgeagent/hooks"
+	"github.com/edgeagent/edgeagent/mqtt/mosquittotest"
 	"github.com/edgeagent/edgeagent/sensors"
 	"github.com/edgeagent/edgeagent/tools"
 	"github.com/edgeagent/edgeagent/worldmodel"
@@ -107,6 +109,10 @@ reflexes:
 func newNode(t *testing.T) *Node {
 	t.Helper()
 	yaml := strings.Replace(testBoard, "device:", "data_dir: "+t.TempDir()+"\ndevice:", 1)
+	// The embedded broker on a port of its own: on the default 1883 it met
+	// another test process's broker (go test runs packages side by side)
+	// and used that one, which went away under it.
+	yaml += fmt.Sprintf("mqtt: {listen: \"127.0.0.1:%d\"}\n", mosquittotest.FreePort(t))
 	cfg, err := board.Parse("test.yaml", []byte(yaml))
 	if err != nil {
 		t.Fatal(err)

@@ -51,3 +51,31 @@ func (h *triggerHook) Out(l gpio.Level) error {
 	}
 	return nil
 }
+
+// preemptedEcho samples high on its first poll and then loses the thread
+// for longer than the wait's timeout; the line is low from then on.
+type preemptedEcho struct {
+	gpio.PinIO
+	away  time.Duration
+	polls int
+}
+
+func (p *preemptedEcho) Read() gpio.Level {
+	p.polls++
+	if p.polls == 1 {
+		time.Sleep(p.away) // the sample is from before
+		return gpio.High
+	}
+	return gpio.Low
+}
+
+// TestPreemptedPollIsNotATimeout: a poll whose sample came before the
+// timeout but which returned after it is polled again, not taken as the
+// level at the timeout (TestRangerOutOfRangeAndUnplugged saw "echo line
+// stuck high" on a loaded machine).
+func TestPreemptedPollIsNotATimeout(t *testing.T) {
+	echo := &preemptedEcho{away: 50 * time.Millisecond}
+	if _, ok, _ := waitLevel(echo, gpio.Low, 40*time.Millisecond, time.Time{}); !ok || echo.polls != 2 {
+		t.Fatalf("ok=%v after %d polls: the preempted poll ended the wait", ok, echo.polls)
+	}
+}

@@ -205,7 +205,10 @@ func (e edge) gap() time.Duration {
 // of a poll known to have seen the old level (zero if unknown). On timeout
 // the edge brackets the last poll, and maxGap is the longest stretch
 // between two polls' samples: a pulse shorter than that could have come
-// and gone unseen.
+// and gone unseen. Only a poll that began after the timeout ends the wait
+// with the old level: one preempted after its sample (which may be from
+// before the timeout) says nothing about the level since, and an echo
+// still running when the thread went away read as "stuck high".
 func waitLevel(p gpio.PinIn, l gpio.Level, timeout time.Duration, last time.Time) (e edge, ok bool, maxGap time.Duration) {
 	start := time.Now()
 	for {
@@ -215,7 +218,7 @@ func waitLevel(p gpio.PinIn, l gpio.Level, timeout time.Duration, last time.Time
 		if !last.IsZero() {
 			maxGap = max(maxGap, after.Sub(last))
 		}
-		if v == l || after.Sub(start) > timeout {
+		if v == l || before.Sub(start) > timeout {
 			return edge{last, before, after}, v == l, maxGap
 		}
 		last = before

@@ -54,6 +54,23 @@ func (l *Loop) Status() Status {
 	return s
 }
 
+// Steady reports the running cycle's number, and whether nothing queued
+// outranks it: then nothing preempts it until an interrupt of a higher
+// priority arrives. A replay uses it to tell a cycle that waits for what
+// only a later input brings from one about to be preempted. The queue is
+// read before the running cycle: a preemption that has begun (the loop
+// cancels the cycle before it takes the preemptor off the queue) shows in
+// one or the other.
+func (l *Loop) Steady() (cycle uint64, ok bool) {
+	top, queued := l.bus.Top()
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.current == nil {
+		return 0, false
+	}
+	return l.curCycle, !queued || top.Priority <= l.current.Priority()
+}
+
 // StatusTool is the agent.status skill.
 func (l *Loop) StatusTool() tools.Tool {
 	return tools.Func(tools.Spec{

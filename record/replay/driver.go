@@ -46,7 +46,10 @@ type driver struct {
 	calls   sync.WaitGroup // tools called from outside, still running
 	raised  uint64         // interrupts given to the agent
 	lastSeq uint64         // the newest item collect has seen
-	acked   int            // the LLM hold the replay has already fed past
+	// hold is the LLM hold the replay goes on past (see settle), and
+	// holdCycle the cycle that waits on it.
+	hold      int
+	holdCycle uint64
 	// ackedCycles: the cycles held for their preemption the replay has
 	// fed past.
 	ackedCycles uint64
@@ -313,15 +316,15 @@ func (d *driver) at(ctx context.Context, t time.Time) error {
 }
 
 // throughDeadlines: while the agent waits on an LLM call that ran out its
-// deadline when recorded (the replay's server holds it: timeHeld), the
+// deadline when recorded (the replay's server holds it: llmHold), the
 // clock moves to t (no bound: zero t) timer by timer, and when a deadline
 // has fired the replay waits until the held call has ended and the agent
 // has handled what followed, before it moves on. So the call fails at its
 // deadline, and what came after it live comes after it again.
 func (d *driver) throughDeadlines(ctx context.Context, t time.Time) error {
 	for {
-		h := d.timeHeld()
-		if h == 0 {
+		h, late := d.llmHold()
+		if !late {
 			return nil
 		}
 		next, ok := d.clk.Next()
@@ -351,7 +354,10 @@ func (d *driver) released(ctx context.Context, h int) error {
 	defer deadline.Stop()
 	poll := time.NewTicker(time.Millisecond)
 	defer poll.Stop()
-	for d.timeHeld() == h {
+	for {
+		if n, late := d.llmHold(); !late || n != h {
+			return nil
+		}
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
@@ -360,14 +366,29 @@ func (d *driver) released(ctx context.Context, h int) error {
 		case <-poll.C:
 		}
 	}
-	return nil
 }
 
-func (d *driver) timeHeld() int {
+// llmHold is the replay's LLM server's hold in progress, if any (see
+// ollama.hold).
+func (d *driver) llmHold() (n int, late bool) {
 	if d.llm == nil {
-		return 0
+		return 0, false
 	}
-	return d.llm.timeHeld()
+	return d.llm.hold()
+}
+
+// waitsOnHold reports whether the agent waits on LLM hold n for what only
+// comes later (the input that cut the call off when recorded, or the clock
+// reaching its deadline): the cycle that made the call still runs and
+// nothing queued outranks it (agent.Loop.Steady). Then the replay goes
+// on feeding; otherwise the loop is preempting that cycle, or it has
+// ended, and the replay waits for the agent to settle.
+func (d *driver) waitsOnHold(n int) bool {
+	cycle, steady := d.n.Agent.Steady()
+	if n != d.hold {
+		d.hold, d.holdCycle = n, cycle // the call is held while its cycle runs
+	}
+	return steady && cycle == d.holdCycle
 }
 
 // advance moves the virtual clock to t and, with a speed, waits for the
@@ -390,10 +411,8 @@ func (d *driver) advance(ctx context.Context, t time.Time) error {
 const settleLimit = 30 * time.Second
 
 // settle waits until every interrupt given to the agent has been handled
-// (coalesced and dropped ones excepted), or, once per such call, the agent
-// waits on an LLM call that was cut off when recorded by what comes next,
-// or the agent waits on an LLM call until its deadline, which only the
-// replay's clock brings (see throughDeadlines).
+// (coalesced and dropped ones excepted), or the agent waits on an LLM call
+// held for what comes later (see waitsOnHold and throughDeadlines).
 func (d *driver) settle(ctx context.Context) error {
 	deadline := time.NewTimer(settleLimit)
 	defer deadline.Stop()
@@ -410,12 +429,7 @@ func (d *driver) settle(ctx context.Context) error {
 		if d.probe.finished.Load() >= want && st.State == "idle" && q.Queued == 0 {
 			return d.keepUp(ctx)
 		}
-		if d.timeHeld() != 0 {
-			return d.keepUp(ctx)
-		}
-		// A held call lets the replay go on once: to feed what cut it off.
-		if h := d.heldCall(); h != 0 && h != d.acked {
-			d.acked = h
+		if n, _ := d.llmHold(); n != 0 && d.waitsOnHold(n) {
 			return d.keepUp(ctx)
 		}
 		// So does a cycle held for its preemption (see probe).
@@ -432,13 +446,6 @@ func (d *driver) settle(ctx context.Context) error {
 		case <-poll.C: // coalescing and the LLM server signal nothing
 		}
 	}
-}
-
-func (d *driver) heldCall() int {
-	if d.llm == nil {
-		return 0
-	}
-	return d.llm.held()
 }
 
 // keepUp collects what the node did and, when the replay is recorded,

@@ -97,8 +97,14 @@ func (d *driver) stopNode() {
 	if d.n == nil {
 		return
 	}
+	// What the loop does as it stops is read before the recorder and the
+	// actuators stop (probe.OnAgentStop), while this goroutine waits.
+	collect := d.collect
+	d.probe.stopping.Store(&collect)
 	d.stopRun()
-	if err := <-d.runErr; err != nil && !errors.Is(err, context.Canceled) {
+	err := <-d.runErr
+	d.probe.stopping.Store(nil)
+	if err != nil && !errors.Is(err, context.Canceled) {
 		d.opts.Log.Warn("the replay node did not stop cleanly", "err", err)
 	}
 	d.rep.Missed += d.cur.Missed()

@@ -24,7 +24,7 @@ import (
 // replay's clock (clock.WithTimeout), so the call ends when the replay
 // moves its clock past that deadline, and fails with the recorded error
 // text; meanwhile the agent waits for virtual time, as a call that says
-// clock.Waiting does, and the replay goes on feeding (timeHeld).
+// clock.Waiting does, and the replay goes on feeding (hold).
 type ollama struct {
 	srv   *http.Server
 	ln    net.Listener
@@ -32,14 +32,17 @@ type ollama struct {
 	// embeds answer /api/embed; read-only once serving.
 	embeds embeddings
 
-	mu       sync.Mutex
-	tape     []exchange
-	next     int
-	first    string // the first prompt mismatch
-	cut      holds  // calls held open for a recorded cancellation
-	late     holds  // calls held open until their deadline
-	answered int
-	vectors  int // embedding calls answered with recorded vectors
+	mu    sync.Mutex
+	tape  []exchange
+	next  int
+	first string // the first prompt mismatch
+	// Calls held open now: cut off when recorded (a cancellation), and
+	// until their deadline; holds counts the holds begun, ever (the
+	// latest one's number).
+	cutHeld, lateHeld int
+	holds             int
+	answered          int
+	vectors           int // embedding calls answered with recorded vectors
 }
 
 func startOllama(tape []exchange, embeds embeddings, model, embedModel string) (*ollama, error) {
@@ -140,23 +143,23 @@ func (o *ollama) chat(w http.ResponseWriter, r *http.Request) {
 			o.next, x.Purpose, firstDiff(want, got), around(want, firstDiff(want, got)), around(got, firstDiff(want, got)))
 	}
 	o.answered++
-	var hold *holds
+	var held *int
 	switch {
 	case cutOff(x.Error):
-		hold = &o.cut
+		held = &o.cutHeld
 	case timedOut(x.Error):
-		hold = &o.late
+		held = &o.lateHeld
 	}
-	if hold != nil {
-		hold.now++
-		hold.ever++
+	if held != nil {
+		*held++
+		o.holds++
 	}
 	o.mu.Unlock()
 	switch {
-	case hold != nil:
+	case held != nil:
 		<-r.Context().Done()
 		o.mu.Lock()
-		hold.now--
+		*held--
 		o.mu.Unlock()
 		return
 	case unavailable(x.Error):
@@ -182,33 +185,16 @@ func (o *ollama) chat(w http.ResponseWriter, r *http.Request) {
 	_ = enc.Encode(done)
 }
 
-// holds counts the calls held open of one kind (under ollama.mu): those
-// in progress, and those begun ever (the latest one's number).
-type holds struct{ now, ever int }
-
-// current is the number of the hold in progress, 0 when none is.
-func (h *holds) current() int {
-	if h.now == 0 {
-		return 0
+// hold reports the number of the latest hold while calls are held (0:
+// none), and whether one of them waits for its deadline (else it waits to
+// be cut off by what the replay feeds next).
+func (o *ollama) hold() (n int, late bool) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.cutHeld+o.lateHeld == 0 {
+		return 0, false
 	}
-	return h.ever
-}
-
-// held reports the number of the hold in progress (0: none): the agent
-// waits on a call that was cut off when recorded, and the replay must feed
-// what cut it off.
-func (o *ollama) held() int {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	return o.cut.current()
-}
-
-// timeHeld reports the number of the deadline hold in progress (0: none):
-// the agent waits for the replay's clock to reach a deadline.
-func (o *ollama) timeHeld() int {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	return o.late.current()
+	return o.holds, o.lateHeld > 0
 }
 
 func (o *ollama) served() int {

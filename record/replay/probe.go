@@ -32,6 +32,9 @@ type probe struct {
 	holds   map[cycleKey]bool
 	reloads atomic.Int64
 	held    atomic.Uint64 // cycles kept so far
+	// stopping, when set, is called as the node stops its plugins, after
+	// its loop (see OnAgentStop).
+	stopping atomic.Pointer[func()]
 }
 
 // cycleKey names a cycle of a recording: the node (the reloads before it)
@@ -42,7 +45,21 @@ type cycleKey struct {
 }
 
 func (p *probe) Info() hooks.Info {
-	return hooks.Info{Name: "replay_probe", Version: "1", Description: "counts the cycles of a replay and holds those preempted when recorded"}
+	return hooks.Info{Name: "replay_probe", Version: "1", Description: "counts the cycles of a replay and holds those preempted when recorded",
+		RunAfter: []string{"recorder", "actuators"}}
+}
+
+// OnAgentStop: the node has stopped its loop and now stops its plugins,
+// this one before the recorder and the actuators (it runs after them). What
+// the loop did as it stopped (a cycle whose LLM call a reload cut off) is
+// in the stream, and so it was in the recording, but not yet the actuators'
+// stop: what the replay reads now is what the recorder had when it
+// stopped.
+func (p *probe) OnAgentStop(context.Context) error {
+	if f := p.stopping.Load(); f != nil {
+		(*f)()
+	}
+	return nil
 }
 
 // AfterPlan keeps a cycle that was preempted before its steps until it is
@@ -78,4 +95,5 @@ func (p *probe) signal() {
 var (
 	_ hooks.AfterReflecter = (*probe)(nil)
 	_ hooks.AfterPlanner   = (*probe)(nil)
+	_ hooks.Stopper        = (*probe)(nil)
 )

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -499,6 +500,59 @@ actuators:
 		}
 		if rep.Diverged() || timedOut == 0 || rep.Counts["llm"][0] < 2 {
 			t.Fatalf("want the timed-out LLM call and the calls after it as recorded:\n%s\nrecorded LLM calls:%s", out, calls)
+		}
+	}
+}
+
+// Interrupts that do not preempt a cycle whose LLM call is in flight
+// (heartbeats, queued behind it) come while the replay holds that call for
+// the event that cut it off when recorded: the replay feeds them on and
+// then the event, and the call is cut off as recorded.
+func TestHeldLLMCallWithInputsBehindIt(t *testing.T) {
+	srv := ollamatest.Start(t)
+	srv.OnRequest(func(r ollamatest.Request) ollamatest.Answer {
+		if r.Chat == nil {
+			return ollamatest.Answer{} // the preload
+		}
+		return ollamatest.Answer{Hang: true}
+	})
+	n, file, stop := recordBoard(t, t.TempDir(), `device: {id: behind, platform: sim}
+data_dir: state
+llm: {enabled: true, host: "`+srv.URL()+`", model: tiny, embed_model: ""}
+agent: {heartbeat: 100ms, cycle_timeout: 1m}
+plugins: {mqtt: {enabled: false}}
+actuators:
+  - {name: headlight, kind: led, pins: {pin: "sim:12"}, initial: "off"}
+reflexes:
+  - {on: overheat, do: {tool: headlight.set, params: {on: true}}}
+`, "behind.mcap")
+	for llmState(t, n) == "starting" {
+		time.Sleep(5 * time.Millisecond)
+	}
+	done := make(chan agent.Outcome, 1)
+	go func() {
+		out, _ := n.Agent.Submit(context.Background(), agent.Command{Caller: "mqtt", Text: "the air feels stale in here, do what helps"})
+		done <- out
+	}()
+	for !slices.ContainsFunc(srv.Requests(), func(r ollamatest.Request) bool { return r.Chat != nil }) {
+		time.Sleep(5 * time.Millisecond)
+	}
+	time.Sleep(500 * time.Millisecond) // heartbeats queue behind the command's cycle
+	n.Raise(worldmodel.Event{Kind: "overheat", Source: "env", Priority: worldmodel.High, Message: "temperature above 30"})
+	if out := <-done; out.Preempted == "" {
+		t.Fatalf("the command was not preempted: %+v", out)
+	}
+	stop()
+	for range 3 {
+		rep, out := replayed(t, file)
+		cut := 0
+		for _, a := range rep.Recorded {
+			if a.Kind == "llm" && strings.Contains(a.What, " cut off ") {
+				cut++
+			}
+		}
+		if rep.Diverged() || cut != 1 || rep.Heartbeats < 3 {
+			t.Fatalf("want the call cut off by the event after the heartbeats, as recorded:\n%s", out)
 		}
 	}
 }

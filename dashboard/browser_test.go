@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -256,9 +257,9 @@ func TestScreenshotCommand(t *testing.T) {
 	}
 }
 
-// A command a fleet or a group sent is marked in the tool calls' list
-// (caller mqtt, then the broadcast), and the caller filter finds it by the
-// broadcast's kind or name; the robot's own commands have no mark.
+// A command a fleet or a group sent is marked in the tool calls' list and
+// the audit (caller mqtt, then the broadcast), and the calls' caller filter
+// finds it by the broadcast's kind or name; the robot's own have no mark.
 func TestBrowserCallsShowFleetMarks(t *testing.T) {
 	_, ctx, _ := openPage(t, func(n *node.Node) {
 		for _, via := range []*tools.Via{nil, {Kind: tools.ViaGroup, Name: "north", Topic: "edgeagent/group/north/cmd"},
@@ -276,6 +277,12 @@ func TestBrowserCallsShowFleetMarks(t *testing.T) {
 	want := []string{"mqtt · fleet yard | sent to the fleet on edgeagent/fleet/yard/cmd", "mqtt · group north | sent to the group on edgeagent/group/north/cmd", "mqtt | "}
 	if got := rows(); strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Fatalf("the calls' callers:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	// The audit of the physical actions says so too.
+	browsertest.WaitJS(t, ctx, "the audit rows", `document.querySelectorAll('#audit tbody tr[data-caller="mqtt"]').length === 3`, 10*time.Second)
+	audit := browsertest.Eval[[]string](t, ctx, `[...document.querySelectorAll('#audit tbody tr[data-caller="mqtt"]')].map(tr => tr.children[1].textContent)`)
+	if slices.Sort(audit); strings.Join(audit, ",") != "mqtt,mqtt · fleet yard,mqtt · group north" {
+		t.Errorf("the audit's callers: %q", audit)
 	}
 	for q, want := range map[string]string{"group": want[1], "yard": want[0], "mqtt": strings.Join(want, "\n")} {
 		if err := chromedp.Run(ctx, chromedp.SetValue(`#calls-caller`, q), chromedp.Evaluate(`document.querySelector('#calls-caller').dispatchEvent(new Event('input'))`, nil)); err != nil {

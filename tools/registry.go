@@ -382,7 +382,11 @@ func (r *Registry) Invoke(ctx context.Context, c Call) (Result, error) {
 		}
 	}
 	start := r.clock.Now()
-	res, err := safeInvoke(context.WithValue(ctx, callerKey{}, c.Caller), e.tool, params)
+	tctx := context.WithValue(ctx, callerKey{}, c.Caller)
+	if c.Via != nil {
+		tctx = context.WithValue(tctx, viaKey{}, c.Via)
+	}
+	res, err := safeInvoke(tctx, e.tool, params)
 	took := r.clock.Since(start)
 	if err != nil {
 		code := CodeFailed

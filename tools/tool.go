@@ -110,3 +110,13 @@ func CallerOf(ctx context.Context) string {
 	c, _ := ctx.Value(callerKey{}).(string)
 	return c
 }
+
+type viaKey struct{}
+
+// ViaOf returns the mark of the fleet or group command the running tool
+// serves, nil for a direct call: the actuators' audit keeps it beside the
+// caller.
+func ViaOf(ctx context.Context) *Via {
+	v, _ := ctx.Value(viaKey{}).(*Via)
+	return v
+}

@@ -107,7 +107,7 @@ and root; from elsewhere use the admin skill over MQTT, e.g.
 					notes = strings.TrimPrefix(strings.Join([]string{notes, e.Error}, "; "), "; ")
 				}
 				fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", e.Time.Local().Format(time.DateTime+".000"),
-					dash(e.Caller), e.Tool, e.Result, dash(string(e.Requested)), dash(string(e.Applied)), notes)
+					callerOf(e), e.Tool, e.Result, dash(string(e.Requested)), dash(string(e.Applied)), notes)
 			}
 			return w.Flush()
 		},
@@ -175,4 +175,13 @@ func dash(s string) string {
 		return "-"
 	}
 	return s
+}
+
+// callerOf is an entry's caller, with the fleet or group a command came
+// by ("mqtt · group north").
+func callerOf(e actuator.Entry) string {
+	if e.Via != nil {
+		return e.Caller + " · " + e.Via.String()
+	}
+	return dash(e.Caller)
 }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/edgeagent/edgeagent/store"
+	"github.com/edgeagent/edgeagent/tools"
 	"github.com/edgeagent/edgeagent/tools/actuator"
 )
 
@@ -52,6 +53,9 @@ func TestAuditCommandWindow(t *testing.T) {
 		if i%2 == 1 {
 			e.Result, bucket = "refused", actuator.SafetyBucket
 		}
+		if i == 2 { // a group's command
+			e.Via = &tools.Via{Kind: tools.ViaGroup, Name: "north", Topic: "edgeagent/group/north/cmd"}
+		}
 		if _, err := st.Append(bucket, e, 0); err != nil {
 			t.Fatal(err)
 		}
@@ -73,7 +77,16 @@ func TestAuditCommandWindow(t *testing.T) {
 	for _, e := range got {
 		results = append(results, fmt.Sprintf("%v %s", e.Time.Sub(t0).Hours(), e.Result))
 	}
-	if strings.Join(results, ",") != "1 refused,2 ok,3 refused" {
-		t.Fatalf("entries %v", results)
+	if strings.Join(results, ",") != "1 refused,2 ok,3 refused" || got[1].Via == nil || got[1].Via.Name != "north" {
+		t.Fatalf("entries %v, the group's %+v", results, got[1].Via)
+	}
+	// The table says where a command came from beside its caller.
+	out.Reset()
+	rootCmd.SetArgs([]string{"audit", "--board", boardPath, "--json=false", "--since=", "--until="})
+	if err := rootCmd.Execute(); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Count(out.String(), "mqtt · group north") != 1 || strings.Count(out.String(), "mqtt ") != 6 {
+		t.Fatalf("the table:\n%s", out.String())
 	}
 }

@@ -101,22 +101,31 @@ async function loadAudit() {
   if (!data.ok) { $("#audit-error").textContent = data.error; body.replaceChildren(); return; }
   $("#audit-error").textContent = "";
   const rows = (data.result.value || data.result || []);
-  body.replaceChildren(...(Array.isArray(rows) ? rows : []).map((e) => el("tr", { "data-caller": e.caller },
-    ...[fmtTime(Date.parse(e.time)), e.caller, e.tool, e.actuator, json(e.requested ?? ""), json(e.applied ?? ""), e.result + (e.notes ? " · " + e.notes.join("; ") : "")]
-      .map((c) => el("td", { text: c === undefined ? "" : String(c) })))));
+  body.replaceChildren(...(Array.isArray(rows) ? rows : []).map((e) => {
+    const cells = [fmtTime(Date.parse(e.time)), callerText(e), e.tool, e.actuator, json(e.requested ?? ""), json(e.applied ?? ""), e.result + (e.notes ? " · " + e.notes.join("; ") : "")]
+      .map((c) => el("td", { text: c === undefined ? "" : String(c) }));
+    if (e.via) cells[1].title = viaTitle(e.via);
+    return el("tr", { "data-caller": e.caller, "data-via": viaText(e.via) }, ...cells);
+  }));
 }
+
+// A fleet's or a group's command runs as caller mqtt; its records carry
+// the broadcast it came by (via), shown beside the caller.
+function viaText(via) { return via ? via.kind + " " + via.name : ""; }
+function viaTitle(via) { return "sent to the " + via.kind + " on " + via.topic; }
+function callerText(d) { return d.caller + (d.via ? " · " + viaText(d.via) : ""); }
 $("#calls-caller").addEventListener("input", renderCalls);
 function renderCalls() {
   if ($("#tab-audit").classList.contains("hidden")) return; // drawn when the tab opens
   const q = $("#calls-caller").value.trim();
   const rows = [];
   for (let i = S.calls.length - 1; i >= 0 && rows.length < 100; i--) {
-    const m = S.calls[i], d = m.data || {}, via = d.via ? d.via.kind + " " + d.via.name : "";
+    const m = S.calls[i], d = m.data || {}, via = viaText(d.via);
     // The filter takes a caller, or a broadcast's kind or name ("group", "north").
     if (q && d.caller !== q && !(d.via && (d.via.kind === q || d.via.name === q || via === q))) continue;
-    const cells = [fmtTime(m.ts), d.caller + (via ? " · " + via : ""), m.src, json(d.params ?? {}), d.ok ? "ok" : (d.code + ": " + (d.error || "")), fmtNum(d.duration_ms)]
+    const cells = [fmtTime(m.ts), callerText(d), m.src, json(d.params ?? {}), d.ok ? "ok" : (d.code + ": " + (d.error || "")), fmtNum(d.duration_ms)]
       .map((c) => el("td", { text: c === undefined ? "" : String(c) }));
-    if (d.via) cells[1].title = "sent to the " + d.via.kind + " on " + d.via.topic;
+    if (d.via) cells[1].title = viaTitle(d.via);
     rows.push(el("tr", { "data-caller": d.caller || "", "data-via": via }, ...cells));
   }
   $("#calls tbody").replaceChildren(...rows);

@@ -40,7 +40,8 @@ var DefaultRetention = Retention{MaxAge: 30 * 24 * time.Hour, MaxBytes: 50 << 20
 type Entry struct {
 	Seq       uint64          `json:"seq,omitempty"` // the store record it was read from (a burst shares one)
 	Time      time.Time       `json:"time"`
-	Caller    string          `json:"caller"` // mqtt, llm, reflex, cli …; timer/deadman/estop:<source> for the layer's own actions
+	Caller    string          `json:"caller"`        // mqtt, llm, reflex, cli …; timer/deadman/estop:<source> for the layer's own actions
+	Via       *tools.Via      `json:"via,omitempty"` // a fleet's or a group's command (caller mqtt)
 	Tool      string          `json:"tool"`
 	Actuator  string          `json:"actuator"` // "*" for the e-stop
 	Requested json.RawMessage `json:"requested,omitempty"`

@@ -119,3 +119,29 @@ func TestNoStoreIsAnError(t *testing.T) {
 		t.Fatal("a set without a store was built")
 	}
 }
+
+// A physical action a fleet or a group asked for is audited with its mark
+// beside the caller (mqtt for both); the robot's own commands have none.
+func TestAuditKeepsTheFleetMark(t *testing.T) {
+	r := newRig(t, switches, withStore())
+	via := &tools.Via{Kind: tools.ViaGroup, Name: "north", Topic: "edgeagent/group/north/cmd"}
+	ctx := context.Background()
+	if _, err := r.reg.Invoke(ctx, tools.Call{Caller: "mqtt", Via: via, Tool: "headlight.set", Params: json.RawMessage(`{"on":true}`)}); err != nil {
+		t.Fatal(err)
+	}
+	r.must("mqtt", "headlight.set", `{"on":false}`)
+	entries := r.auditEntries(2, "headlight.set")
+	if len(entries) != 2 {
+		t.Fatalf("%d entries", len(entries))
+	}
+	marks := map[string]*tools.Via{}
+	for _, e := range entries {
+		marks[string(e.Applied)] = e.Via
+	}
+	if m := marks[`{"on":true}`]; m == nil || *m != *via {
+		t.Errorf("the group's command audited with %+v", m)
+	}
+	if m := marks[`{"on":false}`]; m != nil {
+		t.Errorf("a direct command audited with %+v", m)
+	}
+}

@@ -250,7 +250,7 @@ func (b *Base) Do(ctx context.Context, c Command, fn func() (Outcome, error)) (t
 		return tools.Result{}, err // not an action: not audited (a flood must not flood the store)
 	}
 	b.s.audit.record(Entry{
-		Time: at, Order: order, Caller: caller, Tool: c.Tool, Actuator: b.cfg.Name,
+		Time: at, Order: order, Caller: caller, Via: tools.ViaOf(ctx), Tool: c.Tool, Actuator: b.cfg.Name,
 		Requested: c.Params, Applied: Marshal(out.Applied), Result: resultOf(err), Notes: out.Notes, Error: errString(err),
 	})
 	if err != nil {

@@ -8,6 +8,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"slices"
 	"sync"
 	"time"
 
@@ -54,6 +55,7 @@ type fileState struct {
 	mu   sync.Mutex
 	sums map[string]fileSum // path -> its hash at that size and time
 	told map[string]bool    // path + why
+	left []string           // the settings of the files the last recording file did not attach
 }
 
 type fileSum struct {
@@ -112,6 +114,26 @@ func (s *fileState) remember(path string, st os.FileInfo, sum string) {
 	s.mu.Unlock()
 }
 
+// notAttached are the settings of the files the last recording file did
+// not attach.
+func (s *fileState) notAttached() []string {
+	if s == nil {
+		return nil
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.left)
+}
+
+func (s *fileState) setNotAttached(keys []string) {
+	if s == nil {
+		return
+	}
+	s.mu.Lock()
+	s.left = keys
+	s.mu.Unlock()
+}
+
 // tell warns once per recorder that a file is not in the recording.
 func (s *fileState) tell(a Attachment, d FileDetails) {
 	if s == nil || s.log == nil {
@@ -140,6 +162,7 @@ func (fl *file) attachFiles(now time.Time, files []Attachment, max int64, st *fi
 	from := make(map[string]string, len(files))
 	details := make(map[string]string, len(files))
 	left := max
+	var out []string
 	for _, a := range files {
 		d, err := fl.attachFile(now, a, &left, max, st)
 		if err != nil {
@@ -147,10 +170,12 @@ func (fl *file) attachFiles(now time.Time, files []Attachment, max int64, st *fi
 		}
 		if !d.Attached {
 			st.tell(a, d)
+			out = append(out, a.Key)
 		}
 		b, _ := json.Marshal(d) // strings and numbers: always encodes
 		from[a.Name], details[a.Name] = a.Path, string(b)
 	}
+	st.setNotAttached(out)
 	// Where each came from: a replay maps a reloaded board's paths to
 	// the files it unpacked, and looks there for those not attached.
 	if err := fl.w.WriteMetadata(&mcap.Metadata{Name: MetaFiles, Metadata: from}); err != nil {

@@ -104,6 +104,9 @@ func TestFilesOverTheLimitAreHashed(t *testing.T) {
 	if got := details(t, in2)[files[1].Name].SHA256; got != sumText(big) {
 		t.Errorf("the second file's hash %s, want the one kept %s", got, sumText(big))
 	}
+	if got := st.notAttached(); len(got) != 1 || got[0] != files[1].Key {
+		t.Errorf("the status's files not attached: %v", got)
+	}
 	if n := strings.Count(log.String(), "not attached"); n != 1 || !strings.Contains(log.String(), "setting=sensors[1].options.model") ||
 		!strings.Contains(log.String(), "attach_max_bytes") || strings.Contains(log.String(), "zzz") {
 		t.Errorf("want one warning naming the setting:\n%s", log.String())

@@ -65,6 +65,7 @@ func newPlugin(h plugin.Host) (*recorderPlugin, error) {
 			r.audio = append(r.audio, s.Name+".audio")
 		}
 	}
+	r.files = st
 	p := &recorderPlugin{r: r, dir: dir}
 	if o.Enabled {
 		r.StartDir(dir)

@@ -30,6 +30,9 @@ type Recorder struct {
 	// watches while a session records, with Options.Audio: a microphone
 	// produces them only while someone watches.
 	audio []string
+	// files is what the plugin's header knows of the board's files: the
+	// status lists those the last file could not carry.
+	files *fileState
 
 	mu       sync.Mutex
 	sess     *session // nil: not recording
@@ -147,6 +150,9 @@ type Status struct {
 	Missed        uint64 `json:"missed"`
 	FramesSkipped uint64 `json:"frames_skipped"`
 	Queued        int    `json:"queued"`
+	// NotAttached are the settings naming board files the recording
+	// carries by their SHA-256 only, or not at all (attach.go).
+	NotAttached []string `json:"files_not_attached,omitempty"`
 }
 
 // Status reports what the recorder is doing and what it lost.
@@ -155,7 +161,7 @@ func (r *Recorder) Status() Status {
 	st, path := r.state, r.path
 	r.mu.Unlock()
 	return Status{State: st, File: path, Written: r.written.Load(), Dropped: r.dropped.Load(),
-		Missed: r.missed.Load(), FramesSkipped: r.skipped.Load(), Queued: r.q.len()}
+		Missed: r.missed.Load(), FramesSkipped: r.skipped.Load(), Queued: r.q.len(), NotAttached: r.files.notAttached()}
 }
 
 func (r *Recorder) setState(state, path string) {

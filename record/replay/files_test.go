@@ -8,6 +8,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/edgeagent/edgeagent/internal/waittest"
+	"github.com/edgeagent/edgeagent/node"
+	"github.com/edgeagent/edgeagent/record"
 	"github.com/edgeagent/edgeagent/record/recording"
 	"github.com/edgeagent/edgeagent/record/replay"
 	"github.com/edgeagent/edgeagent/tools"
@@ -46,6 +49,18 @@ actuators:
 	if _, err := n.Tools.Invoke(context.Background(), tools.Call{Caller: "cli", Tool: "headlight.set", Params: json.RawMessage(`{"on":true}`)}); err != nil {
 		t.Fatal(err)
 	}
+	// The recorder's status names it too, as long as it records.
+	rec, ok := node.Find[interface {
+		HandOver() *record.Continuation
+		Status() any
+	}](n)
+	if !ok {
+		t.Fatal("no recorder")
+	}
+	waittest.For(t, "the recorder's status naming the file not attached", func() bool {
+		b, _ := json.Marshal(rec.Status())
+		return strings.Contains(string(b), `"files_not_attached":["plugins.llm.skills[1].file"]`)
+	})
 	stop()
 	run := func() (*replay.Report, string, error) {
 		out := filepath.Join(t.TempDir(), "again.mcap")

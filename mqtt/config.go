@@ -75,8 +75,10 @@ type Options struct {
 	Queue int `yaml:"queue"`
 	// DedupWindow is how many recent command ids the journal keeps: a
 	// command redelivered within it is answered, not run again. Its
-	// memory, about 90 bytes per id, is taken at start. Only commands let
-	// in to run count: busy and invalid refusals never take a place.
+	// memory grows with the ids it holds (at most this many, each for
+	// DedupSpan), to about 150 bytes an id once it has turned over. Only
+	// commands let in to run count: busy and invalid refusals never take a
+	// place.
 	DedupWindow int `yaml:"dedup_window"`
 	// DedupSpan is how long an id stays in the window at most.
 	DedupSpan time.Duration `yaml:"dedup_span"`

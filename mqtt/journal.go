@@ -50,13 +50,18 @@ const maxKeptReply = 2048
 // stays for the window's span (a time, from the clock) unless the window's
 // count is reached first.
 //
-// Memory is fixed at start: a table of 64-bit id keys (idKey) and a ring
-// of (key, sequence) slots twice the window's count, allocated whole so
-// that the agent's memory does not creep for hours while the window fills.
-// A forgotten id leaves a hole in the ring that no longer counts against
-// the window; when the ring is full of holes it is compacted in place. Ids
-// and replies stay in the store; the rare duplicate reads its record back
-// from there, which also confirms that the key was its id and not another's.
+// Memory grows with the ids the window holds and is bounded by its count:
+// a table of 64-bit id keys (idKey) and a ring of (key, sequence) slots,
+// at most twice the window's count, doubled when it is full and more than
+// half of it is live. A robot that takes few commands does not carry a
+// full window from start (1.5 MB for 10,000 ids once it has turned
+// over); one that took a flood keeps its high-water mark. It cannot creep for hours: every id leaves
+// after the window's span, so the window is at its steady size one span
+// after the command rate settles. A forgotten id leaves a hole in the ring
+// that no longer counts against the window; when the ring is full and at
+// most half live it is compacted in place. Ids and replies stay in the
+// store; the rare duplicate reads its record back from there, which also
+// confirms that the key was its id and not another's.
 type journal struct {
 	kv    KV
 	limit Window
@@ -126,7 +131,7 @@ func newJournal(kv KV, limit Window, log *slog.Logger) *journal {
 		limit.Clock = clock.Real()
 	}
 	j := &journal{kv: kv, limit: limit, log: log, key: idKey,
-		byKey: make(map[uint64]journalEntry, limit.Count), ring: make([]slot, 2*limit.Count),
+		byKey:   map[uint64]journalEntry{},
 		pending: map[string]any{}, wake: make(chan struct{}, 1)}
 	j.load()
 	return j
@@ -196,14 +201,32 @@ func (j *journal) live(s slot) bool {
 	return ok && e.seq == s.seq
 }
 
-// push adds a slot at the tail; a full ring is compacted first (it holds
-// at most Count live slots, so compaction frees at least half of it).
+// push adds a slot at the tail. A full ring at most half live is
+// compacted, else it doubles; at its largest, twice the window's count,
+// it holds at most Count live slots, so compaction frees half of it.
 func (j *journal) push(s slot) {
 	if j.n == len(j.ring) {
-		j.compact()
+		if len(j.byKey) <= len(j.ring)/2 || len(j.ring) >= 2*j.limit.Count {
+			j.compact()
+		} else {
+			j.grow()
+		}
 	}
 	j.ring[(j.head+j.n)%len(j.ring)] = s
 	j.n++
+}
+
+// minRing is the ring's first size.
+const minRing = 64
+
+// grow doubles the ring, up to twice the window's count, keeping the
+// order from index 0.
+func (j *journal) grow() {
+	ring := make([]slot, min(max(2*len(j.ring), minRing), 2*j.limit.Count))
+	for i := range j.n {
+		ring[i] = j.ring[(j.head+i)%len(j.ring)]
+	}
+	j.ring, j.head = ring, 0
 }
 
 // compact drops the holes from the ring, keeping the order.

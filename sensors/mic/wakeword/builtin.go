@@ -1,10 +1,10 @@
 package wakeword
 
 import (
-	"bytes"
 	_ "embed"
 	"fmt"
 	"sync"
+	"unsafe"
 )
 
 // builtinHead is the shipped "hey robot" head over the speech frontend,
@@ -12,11 +12,14 @@ import (
 // (its recipe and validation are in the file's header; how it does on
 // voices it never heard: docs/bench/wake-word.md).
 //
+// A string, not a []byte: its bytes lie in the binary's read-only data,
+// where the head's weights are read in place.
+//
 //go:embed models/hey_robot.eawh
-var builtinHead []byte
+var builtinHead string
 
 var builtin = sync.OnceValues(func() (*Head, error) {
-	h, err := ReadHead(bytes.NewReader(builtinHead))
+	h, err := decodeHead(unsafe.Slice(unsafe.StringData(builtinHead), len(builtinHead)))
 	if err != nil {
 		return nil, fmt.Errorf("the built-in wake word head: %w", err)
 	}

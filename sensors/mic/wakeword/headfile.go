@@ -9,15 +9,19 @@ import (
 	"fmt"
 	"hash/crc32"
 	"io"
-	"math"
 	"os"
+
+	"github.com/edgeagent/edgeagent/internal/f32"
 )
 
 // The head file:
 //
 //	"EAWH"              magic
 //	uint16 version      (headFileVersion)
-//	uint32 n, n bytes   JSON header: HeadInfo and the layers' shapes
+//	uint32 n, n bytes   JSON header: HeadInfo and the layers' shapes, padded
+//	                    with spaces so that the weights start at a multiple
+//	                    of 4 bytes (files written before are not: they are
+//	                    read by copying)
 //	float32 × count     weights then biases, layer by layer, little-endian
 //	uint32              CRC-32 (IEEE) of everything before it
 //
@@ -25,6 +29,11 @@ import (
 // weight is read; a file whose length disagrees, or whose checksum does
 // not match, is refused. Errors say what is wrong, never what the file
 // holds.
+//
+// The weights of an aligned file held in memory at an aligned address
+// are used where they lie (decodeHead), as the speech frontend's are: the
+// built-in head stays in the binary's read-only, file-backed pages instead
+// of 0.38 MB of heap.
 
 const (
 	headMagic       = "EAWH"
@@ -59,6 +68,9 @@ func WriteHead(w io.Writer, h *Head) error {
 	if err != nil {
 		return err
 	}
+	for (10+len(js))%4 != 0 {
+		js = append(js, ' ')
+	}
 	if len(js) > maxHeadHeader {
 		return errors.New("wake word head: header too long")
 	}
@@ -82,6 +94,13 @@ func ReadHead(r io.Reader) (*Head, error) {
 	if err != nil {
 		return nil, err
 	}
+	return decodeHead(data)
+}
+
+// decodeHead checks a head file held in data. The head's weights are data
+// itself where they are aligned (f32.LE): data must not change while the
+// head is used.
+func decodeHead(data []byte) (*Head, error) {
 	if len(data) > maxHeadFile {
 		return nil, bad("file too large")
 	}
@@ -118,11 +137,8 @@ func ReadHead(r io.Reader) (*Head, error) {
 	}
 	off := 10 + n
 	next := func(k int) []float32 {
-		out := make([]float32, k)
-		for i := range out {
-			out[i] = math.Float32frombits(binary.LittleEndian.Uint32(data[off:]))
-			off += 4
-		}
+		out := f32.LE(data[off : off+4*k])
+		off += 4 * k
 		return out
 	}
 	layers := make([]Layer, len(hd.Shapes))

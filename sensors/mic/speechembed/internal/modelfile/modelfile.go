@@ -24,7 +24,8 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"unsafe"
+
+	"github.com/edgeagent/edgeagent/internal/f32"
 )
 
 // Version is the format version this package writes and reads.
@@ -151,23 +152,6 @@ func decodeTensor(p []byte, off int) (Tensor, []byte, error) {
 			return Tensor{}, nil, errors.New("padding is not zero")
 		}
 	}
-	t.Data = floats(p[pad : pad+4*n])
+	t.Data = f32.LE(p[pad : pad+4*n]) // ≥ 1 value: every dimension is
 	return t, p[pad+4*n:], nil
-}
-
-// littleEndian is whether float32s in memory have the file's byte order.
-var littleEndian = binary.NativeEndian.Uint16([]byte{1, 0}) == 1
-
-// floats returns the little-endian float32s in p: p itself when it is
-// aligned and the machine little-endian, else a copy.
-func floats(p []byte) []float32 {
-	n := len(p) / 4 // ≥ 1: every dimension is
-	if littleEndian && uintptr(unsafe.Pointer(&p[0]))%4 == 0 {
-		return unsafe.Slice((*float32)(unsafe.Pointer(&p[0])), n)
-	}
-	out := make([]float32, n)
-	for i := range out {
-		out[i] = math.Float32frombits(binary.LittleEndian.Uint32(p[4*i:]))
-	}
-	return out
 }

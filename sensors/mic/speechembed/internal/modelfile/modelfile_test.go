@@ -1,6 +1,7 @@
 package modelfile
 
 import (
+	"encoding/binary"
 	"errors"
 	"slices"
 	"testing"
@@ -63,6 +64,7 @@ func TestDecodeReadsAlignedValuesInPlace(t *testing.T) {
 		return p >= lo && p < lo+uintptr(len(buf))
 	}
 	shifted := append(make([]byte, 1, len(b)+1), b...)[1:] // the same bytes at an odd address
+	littleEndian := binary.NativeEndian.Uint16([]byte{1, 0}) == 1
 	for name, buf := range map[string][]byte{"aligned": b, "odd address": shifted} {
 		out, err := Decode(buf)
 		if err != nil {

@@ -35,8 +35,9 @@
 // checkout. They are streamed from the disk as each recording file starts,
 // up to attach_max_bytes in all; a file beyond (a 200 MB model) is
 // carried by its SHA-256, the recorder says so once, and a replay takes
-// the file where it was recorded only while its hash is the same, else
-// refuses to start naming the board setting (attach.go, metadata
+// the file where it was recorded (or in another checkout of the tree)
+// only while its hash is the same, else refuses to start naming the
+// board setting (attach.go, metadata
 // "edgeagent.files.details"; `recording info` lists them).
 //
 // The board's `record:` block (every key optional):

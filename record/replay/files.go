@@ -116,27 +116,54 @@ func unpackFiles(path string, info *recording.Info, dir string, strict bool) (*b
 }
 
 // useLocal links the file the recording carries only by its hash to p
-// when the one at from (where it was recorded) has that hash, and else
+// when a file here has that hash: the one where it was recorded, or the
+// same path's tail under the current folder (another checkout of the same
+// tree: /home/pi/edgeagent/models/x.onnx is models/x.onnx here). Else it
 // says why not.
 func useLocal(from, p string, d record.FileDetails) string {
 	if d.SHA256 == "" {
 		return "not in the recording: " + d.Why
 	}
-	sum, err := record.SumFile(from)
-	switch {
-	case err != nil:
-		return "not attached (" + d.Why + "), and not where it was recorded from"
-	case sum != d.SHA256:
+	changed := false
+	for i, c := range candidates(from) {
+		sum, err := record.SumFile(c)
+		if err != nil {
+			continue
+		}
+		if sum != d.SHA256 {
+			changed = changed || i == 0
+			continue
+		}
+		target, err := filepath.Abs(c) // a link's relative target would be read from the link's folder
+		if err == nil {
+			err = os.Symlink(target, p)
+		}
+		if err != nil {
+			return "not attached, and it could not be linked into the replay's folder"
+		}
+		return ""
+	}
+	if changed {
 		return "not attached (" + d.Why + "), and the file where it was recorded from has changed since (another SHA-256)"
 	}
-	target, err := filepath.Abs(from) // a link's relative target would be read from the link's folder
+	return "not attached (" + d.Why + "), and neither where it was recorded from nor under the current folder"
+}
+
+// candidates are where a file recorded at from may be here: there, then
+// the tails of its path under the current folder, longest first.
+func candidates(from string) []string {
+	out := []string{from}
+	wd, err := os.Getwd()
 	if err != nil {
-		return "not attached, and it could not be linked into the replay's folder"
+		return out
 	}
-	if err := os.Symlink(target, p); err != nil {
-		return "not attached, and it could not be linked into the replay's folder"
+	parts := strings.Split(filepath.ToSlash(filepath.Clean(from)), "/")
+	for i := 1; i < len(parts); i++ {
+		if tail := filepath.Join(parts[i:]...); tail != "" {
+			out = append(out, filepath.Join(wd, tail))
+		}
 	}
-	return ""
+	return out
 }
 
 // localize points the files cfg names (from its folder dir) that are not

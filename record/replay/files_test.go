@@ -88,18 +88,27 @@ actuators:
 	}
 	// The big file changed, then gone: refused, with the setting named.
 	write(big, strings.Repeat("Another guide entirely. ", 22))
-	for _, why := range []string{"has changed since", "not where it was recorded from"} {
+	for _, why := range []string{"has changed since", "neither where it was recorded from nor under the current folder"} {
 		_, _, err := run()
 		if err == nil || !strings.Contains(err.Error(), "plugins.llm.skills[1].file (files/2/big.md, 520 bytes)") ||
 			!strings.Contains(err.Error(), why) || strings.Contains(err.Error(), "guide") || strings.Contains(err.Error(), big) {
 			t.Fatalf("want a refusal naming the setting (%s), got: %v", why, err)
 		}
-		if err := os.Remove(big); err != nil && why != "not where it was recorded from" {
+		if err := os.Remove(big); err != nil && !strings.HasPrefix(why, "neither") {
 			t.Fatal(err)
 		}
 	}
-	// The same file back: it replays again.
+	// The same file in another checkout of the tree, replayed from its
+	// folder: found by the tail of the recorded path, by its hash.
+	checkout := t.TempDir()
+	write(filepath.Join(checkout, "big.md"), strings.Repeat("A long guide to the pump. ", 20))
+	t.Chdir(checkout)
+	if rep, _, err := run(); err != nil || rep.Diverged() {
+		t.Fatalf("the file in another checkout: %v %+v", err, rep)
+	}
+	// The same file back where it was: it replays again.
 	write(big, strings.Repeat("A long guide to the pump. ", 20))
+	t.Chdir(t.TempDir())
 	if rep, _, err := run(); err != nil || rep.Diverged() {
 		t.Fatalf("the file restored: %v %+v", err, rep)
 	}

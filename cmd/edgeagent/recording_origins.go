@@ -52,9 +52,10 @@ func (o *origins) add(m recording.Msg) error {
 	return nil
 }
 
-// outsideCallers are the callers of commands from outside the agent; the
-// agent's own (reflex, llm, motive) are not commands.
-var outsideCallers = map[string]bool{"mqtt": true, "cli": true, "web": true, "voice": true}
+// outsideCallers are the callers of commands from outside the agent (as a
+// replay feeds them again); the agent's own (reflex, llm, motive) are not
+// commands.
+var outsideCallers = map[string]bool{"mqtt": true, "cli": true, "web": true}
 
 // String is "mqtt 3 (fleet yard 1, group north 1), web 1": callers by
 // count, most first.

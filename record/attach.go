@@ -158,13 +158,13 @@ func (s *fileState) tell(a Attachment, d FileDetails) {
 // attachFiles writes the board's files and what the recording says of
 // them (MetaFiles, MetaFileDetails). An error is the recording file's own;
 // a board file that cannot be read is left out and said so.
-func (fl *file) attachFiles(now time.Time, files []Attachment, max int64, st *fileState) error {
+func (fl *file) attachFiles(now time.Time, files []Attachment, limit int64, st *fileState) error {
 	from := make(map[string]string, len(files))
 	details := make(map[string]string, len(files))
-	left := max
+	left := limit
 	var out []string
 	for _, a := range files {
-		d, err := fl.attachFile(now, a, &left, max, st)
+		d, err := fl.attachFile(now, a, &left, limit, st)
 		if err != nil {
 			return err
 		}
@@ -186,7 +186,7 @@ func (fl *file) attachFiles(now time.Time, files []Attachment, max int64, st *fi
 
 // attachFile attaches one board file if it fits in what is left, and
 // hashes it either way.
-func (fl *file) attachFile(now time.Time, a Attachment, left *int64, max int64, st *fileState) (FileDetails, error) {
+func (fl *file) attachFile(now time.Time, a Attachment, left *int64, limit int64, st *fileState) (FileDetails, error) {
 	d := FileDetails{Key: a.Key}
 	f, err := os.Open(a.Path)
 	if err != nil {
@@ -201,7 +201,7 @@ func (fl *file) attachFile(now time.Time, a Attachment, left *int64, max int64, 
 	}
 	d.Bytes = info.Size()
 	if d.Bytes > *left {
-		d.Why = fmt.Sprintf("over the %s of files a recording carries", sizeText(max))
+		d.Why = fmt.Sprintf("over the %s of files a recording carries", sizeText(limit))
 		if d.SHA256, err = st.sum(a.Path, f, info); err != nil {
 			d.Why = "unreadable when recorded"
 		}

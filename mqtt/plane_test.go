@@ -422,8 +422,12 @@ func TestBufferWhileDisconnected(t *testing.T) {
 		s := r.plane.current().conn.stats()
 		return s.Buffered == 8 && s.Dropped == 13
 	})
-	b2 := startBroker(t, broker.Config{Listen: addr})
+	// The second broker is reachable at the plane's address only once the
+	// watcher has subscribed: the plane, retrying every second, could
+	// otherwise flush the buffer to it first, to nobody.
+	b2 := startBroker(t, broker.Config{Listen: "127.0.0.1:0"})
 	p := dialPeer(t, b2.URL(), "watcher", tp.Events, "edgeagent/test-bot/notes/#", tp.Status)
+	forward(t, addr, b2.Addr())
 	// A reconnect attempt that reached the first broker while it was
 	// closing waits for paho's connect timeout (5s) before the next one.
 	if m := p.nextWithin(t, tp.Status, 15*time.Second); string(m.Payload()) != "online" {

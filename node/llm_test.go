@@ -35,6 +35,7 @@ llm:
   embed_model: %EMBED%
   timeout: 3s
 plugins:
+  mqtt: {enabled: false} # its broker would take 1883, which another test process may hold
   llm:
     skills:
       - {name: lamp, description: how to use the lamp, file: %DIR%/lamp.md, tools: ["lamp.*"]}

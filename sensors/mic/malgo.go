@@ -13,6 +13,8 @@ import (
 	"unsafe"
 
 	"github.com/gen2brain/malgo"
+
+	"github.com/edgeagent/edgeagent/clock"
 )
 
 /*
@@ -26,13 +28,14 @@ type MalgoSource struct {
 	Device   string   // ID (hex) or name; empty: the default device
 	Backends []string // empty: miniaudio's order
 	Buffer   time.Duration
+	Clock    clock.Clock // stamps each period as the device hands it over (nil: the wall clock)
 }
 
-func newMalgoSource(o Opts) (Source, error) {
+func newMalgoSource(o Opts, clk clock.Clock) (Source, error) {
 	if _, err := parseBackends(o.Backends); err != nil {
 		return nil, err
 	}
-	return &MalgoSource{Device: o.Device, Backends: o.Backends, Buffer: o.Buffer}, nil
+	return &MalgoSource{Device: o.Device, Backends: o.Backends, Buffer: o.Buffer, Clock: clk}, nil
 }
 
 func (s *MalgoSource) String() string {
@@ -140,10 +143,10 @@ func (s *MalgoSource) Open(ctx context.Context) (Stream, error) {
 	if err != nil {
 		return nil, fmt.Errorf("malgo: %w", err)
 	}
-	st := &malgoStream{mctx: mctx, stopped: make(chan struct{})}
+	st := &malgoStream{mctx: mctx, stopped: make(chan struct{}), clock: clock.Or(s.Clock)}
 	n := max(4, int(s.Buffer.Seconds()*16000)/chunkFrames)
 	st.free = make(chan []int16, n)
-	st.full = make(chan []int16, n)
+	st.full = make(chan captured, n)
 	for range n {
 		st.free <- make([]int16, 0, chunkFrames)
 	}
@@ -194,9 +197,10 @@ type malgoStream struct {
 	mctx    *malgo.AllocatedContext
 	idPtr   unsafe.Pointer
 	dev     *malgo.Device
-	free    chan []int16 // empty buffers for the audio thread
-	full    chan []int16 // captured buffers for Read
-	cur     []int16      // buffer being drained by Read
+	clock   clock.Clock
+	free    chan []int16  // empty buffers for the audio thread
+	full    chan captured // captured buffers for Read
+	cur     captured      // buffer being drained by Read
 	curPos  int
 	dropped atomic.Uint64
 	running atomic.Bool
@@ -206,10 +210,18 @@ type malgoStream struct {
 	close   sync.Once
 }
 
+// captured is a buffer of audio and when its last sample was captured.
+type captured struct {
+	b   []int16
+	end time.Time
+}
+
 // onData runs on miniaudio's audio thread. It copies out of C memory and
 // never blocks: with no free buffer (the pipeline fell behind) the audio
-// is dropped and counted, which is better than stalling the device.
+// is dropped and counted, which is better than stalling the device. The
+// period's last sample was captured now, the ones before it at the rate.
 func (s *malgoStream) onData(_, in []byte, frames uint32) {
+	now := s.clock.Now()
 	for off := 0; off < int(frames); off += chunkFrames {
 		n := min(chunkFrames, int(frames)-off)
 		var b []int16
@@ -224,7 +236,7 @@ func (s *malgoStream) onData(_, in []byte, frames uint32) {
 			j := 2 * (off + i)
 			b[i] = int16(uint16(in[j]) | uint16(in[j+1])<<8)
 		}
-		s.full <- b // never blocks: full has room for every buffer
+		s.full <- captured{b: b, end: now.Add(-samplesDur(int(frames) - off - n))} // never blocks: full has room for every buffer
 	}
 }
 
@@ -235,31 +247,31 @@ func (s *malgoStream) onStop() {
 
 var errDeviceStopped = errors.New("malgo: capture device stopped (unplugged?)")
 
-func (s *malgoStream) Read(p []int16) (int, error) {
-	if s.cur == nil || s.curPos == len(s.cur) {
-		if s.cur != nil {
-			s.free <- s.cur[:0]
-			s.cur = nil
+func (s *malgoStream) Read(p []int16) (int, time.Time, error) {
+	if s.cur.b == nil || s.curPos == len(s.cur.b) {
+		if s.cur.b != nil {
+			s.free <- s.cur.b[:0]
+			s.cur.b = nil
 		}
 		select {
-		case b := <-s.full:
-			s.cur, s.curPos = b, 0
+		case c := <-s.full:
+			s.cur, s.curPos = c, 0
 		case <-s.stopped:
 			// Drain what was captured before the stop.
 			select {
-			case b := <-s.full:
-				s.cur, s.curPos = b, 0
+			case c := <-s.full:
+				s.cur, s.curPos = c, 0
 			default:
 				if s.closing.Load() {
-					return 0, errClosed
+					return 0, time.Time{}, errClosed
 				}
-				return 0, errDeviceStopped
+				return 0, time.Time{}, errDeviceStopped
 			}
 		}
 	}
-	n := copy(p, s.cur[s.curPos:])
+	n := copy(p, s.cur.b[s.curPos:])
 	s.curPos += n
-	return n, nil
+	return n, s.cur.end.Add(-samplesDur(len(s.cur.b) - s.curPos)), nil
 }
 
 func (s *malgoStream) Dropped() uint64 { return s.dropped.Load() }

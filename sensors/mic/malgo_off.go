@@ -2,11 +2,15 @@
 
 package mic
 
-import "errors"
+import (
+	"errors"
+
+	"github.com/edgeagent/edgeagent/clock"
+)
 
 // Without cgo there is no miniaudio: capture through source exec (e.g.
 // arecord) instead.
-func newMalgoSource(Opts) (Source, error) {
+func newMalgoSource(Opts, clock.Clock) (Source, error) {
 	return nil, errors.New("source malgo needs a binary built with cgo; use source: exec with arecord, or rebuild with CGO_ENABLED=1")
 }
 

@@ -24,9 +24,14 @@ func TestMalgoNullBackendLifecycle(t *testing.T) {
 		got := 0
 		t0 := time.Now()
 		for got < 4000 { // 250 ms
-			n, err := st.Read(buf)
+			n, at, err := st.Read(buf)
 			if err != nil {
 				t.Fatal(err)
+			}
+			// Stamped when the device captured it: after it opened,
+			// and never after it is read.
+			if now := time.Now(); at.Before(t0.Add(-time.Second)) || at.After(now) {
+				t.Fatalf("audio read at %v stamped %v", now, at)
 			}
 			for _, v := range buf[:n] {
 				if v != 0 {
@@ -46,7 +51,7 @@ func TestMalgoNullBackendLifecycle(t *testing.T) {
 		errc := make(chan error, 1)
 		go func() {
 			for {
-				if _, err := st.Read(buf); err != nil {
+				if _, _, err := st.Read(buf); err != nil {
 					errc <- err
 					return
 				}
@@ -84,7 +89,7 @@ func TestMalgoDropsWhenNotRead(t *testing.T) {
 	// And it recovers: reads continue with fresh audio.
 	buf := make([]int16, 320)
 	for i := 0; i < 20; i++ {
-		if _, err := st.Read(buf); err != nil {
+		if _, _, err := st.Read(buf); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -104,7 +109,7 @@ func TestMalgoDeviceSelection(t *testing.T) {
 			t.Fatalf("device %q: %v", want, err)
 		}
 		buf := make([]int16, 100)
-		if _, err := st.Read(buf); err != nil {
+		if _, _, err := st.Read(buf); err != nil {
 			t.Fatal(err)
 		}
 		st.Close()
@@ -113,7 +118,7 @@ func TestMalgoDeviceSelection(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "NULL Capture Device") {
 		t.Fatalf("unknown device: %v (the error should list the devices)", err)
 	}
-	if _, err := newMalgoSource(Opts{Backends: []string{"directsound9000"}}); err == nil {
+	if _, err := newMalgoSource(Opts{Backends: []string{"directsound9000"}}, nil); err == nil {
 		t.Fatal("unknown backend accepted")
 	}
 }

@@ -35,9 +35,9 @@ func (s *Sensor) Redetect(out sensors.Sink) (*sensors.Redetection, error) {
 		Inputs: []string{s.name + ".audio"},
 		MIME:   AudioMIME,
 		Events: []string{EventWakeWord},
-		// A chunk is stamped when the read that completes it returns, and
-		// live reads are up to 100 ms long: a replay's reads, cut from
-		// the chunk, end at other times.
+		// A chunk is stamped with the capture time of the read that
+		// completes it, and live reads are up to 100 ms long: a replay's
+		// reads, cut from the chunk, end at other times.
 		Tolerance: 300 * time.Millisecond,
 		Feed: func(in worldmodel.Observation) error {
 			if in.Blob == nil || in.Blob.MIME != AudioMIME {

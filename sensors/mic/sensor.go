@@ -165,6 +165,7 @@ type pipeline struct {
 	det     *wakeword.Heads // the built-in detector, and the VAD
 	remote  *remoteWake
 	dets    []wakeword.Detection
+	fed     int64 // samples the detector has heard
 	buf     []int16
 	meter   audio.Meter
 	window  int // samples per level reading
@@ -222,14 +223,19 @@ func (p *pipeline) stop() {
 	}
 }
 
-// consume reads a stream until it fails or ctx ends.
+// consume reads a stream until it fails or ctx ends. Everything the
+// audio causes (levels, wake words, the half-duplex check) is judged at
+// the time it was captured, not at the time this goroutine gets to it: on
+// a loaded machine the two can be seconds apart.
 func (p *pipeline) consume(ctx context.Context, st Stream, health *sensors.Health) error {
 	base := st.Dropped()
+	last := p.s.clock.Now() // when the newest audio read was captured
 	for {
-		n, err := st.Read(p.buf)
+		n, at, err := st.Read(p.buf)
 		if n > 0 {
 			health.OK()
-			p.process(p.buf[:n], p.s.clock.Now())
+			last = at
+			p.process(p.buf[:n], at)
 			if d := st.Dropped() - base; d > 0 {
 				p.dropped += d
 				base += d
@@ -242,13 +248,15 @@ func (p *pipeline) consume(ctx context.Context, st Stream, health *sensors.Healt
 			return err
 		}
 		// Remote detections are polled here, on the audio goroutine, so
-		// that wake handling never races with capture.
+		// that wake handling never races with capture. The server heard
+		// audio up to the newest read at most: that is their time.
 		if p.remote != nil {
-			p.pollRemote(p.s.clock.Now())
+			p.pollRemote(last)
 		}
 	}
 }
 
+// process handles samples whose last one was captured at now.
 func (p *pipeline) process(samples []int16, now time.Time) {
 	if p.remote != nil && p.remote.up.Load() {
 		p.remote.send(samples)
@@ -257,12 +265,17 @@ func (p *pipeline) process(samples []int16, now time.Time) {
 		p.capture.add(samples)
 	}
 	p.dets = p.det.Process(p.dets[:0], samples, p.onHop)
+	p.fed += int64(len(samples))
 	p.tap.add(samples, now, p.out)
 	for _, d := range p.dets {
 		if p.remote != nil && p.remote.up.Load() {
 			continue // the server is the detector while it is reachable
 		}
-		if p.selfHeard(now, d.Score) {
+		// The window the head fired on ended before the newest sample:
+		// by up to a read, or by the pre-roll for a window replayed when
+		// the gate opened.
+		heard := now.Add(d.End - time.Duration(p.fed)*time.Second/audio.Rate)
+		if p.selfHeard(heard, d.Score) {
 			continue
 		}
 		p.wake(now, d.Name, "builtin", map[string]any{"score": round3(d.Score)})
@@ -352,12 +365,12 @@ func (p *pipeline) pollRemote(now time.Time) {
 	}
 }
 
-// selfHeard reports a detection (score -1: unknown) to be ignored because
-// the robot's speaker is playing or just stopped: it is probably the
-// robot's own voice.
-func (p *pipeline) selfHeard(now time.Time, score float64) bool {
+// selfHeard reports a detection (score -1: unknown) of audio captured at
+// heard to be ignored because the robot's speaker was playing then or had
+// just stopped: it is probably the robot's own voice.
+func (p *pipeline) selfHeard(heard time.Time, score float64) bool {
 	h := p.s.o.HalfDuplex
-	if h.Mode == "off" || !p.s.line.Speaking(now, h.Tail) || (h.Mode == "raise" && score >= h.Threshold) {
+	if h.Mode == "off" || !p.s.line.Speaking(heard, h.Tail) || (h.Mode == "raise" && score >= h.Threshold) {
 		return false
 	}
 	p.s.log.Debug("wake word ignored while the robot speaks", "mode", h.Mode, "score", score)

@@ -22,8 +22,11 @@ import (
 // Stream delivers 16 kHz mono int16 audio, whatever the device gives.
 type Stream interface {
 	// Read blocks until samples are available and fills p with up to
-	// len(p) of them; io.EOF at the end of a finite source.
-	Read(p []int16) (int, error)
+	// len(p) of them; io.EOF at the end of a finite source. at is when
+	// the last of them was captured, on the source's clock (the speaker's
+	// too, for half-duplex): a reader that runs late gets audio of the
+	// past, and must judge it by its own time.
+	Read(p []int16) (n int, at time.Time, err error)
 	// Close releases the device; a blocked Read returns.
 	Close() error
 	// Dropped counts samples lost before they reached Read (a buffer
@@ -47,13 +50,13 @@ func NewSource(o Opts, clk clock.Clock) (Source, error) {
 		if err != nil {
 			return nil, err
 		}
-		return &ExecSource{Command: o.Command, Format: f}, nil
+		return &ExecSource{Command: o.Command, Format: f, Clock: clk}, nil
 	case "wav":
 		return &WAVSource{Path: o.File, Pace: o.Pace, Loop: o.Loop, Clock: clk}, nil
 	case "sim":
 		return &SimSource{Opts: o.Sim, Pace: o.Pace, Clock: clk}, nil
 	case "malgo":
-		return newMalgoSource(o)
+		return newMalgoSource(o, clk)
 	}
 	return nil, errors.New("options.source: unknown")
 }
@@ -63,6 +66,7 @@ func NewSource(o Opts, clk clock.Clock) (Source, error) {
 type ExecSource struct {
 	Command []string
 	Format  audio.Format
+	Clock   clock.Clock // stamps the audio as it arrives (nil: the wall clock)
 }
 
 func (s *ExecSource) String() string { return "exec " + strings.Join(s.Command, " ") }
@@ -95,7 +99,8 @@ func (s *ExecSource) Open(ctx context.Context) (Stream, error) {
 		return nil, fmt.Errorf("exec %s: %w", s.Command[0], err)
 	}
 	pw.Close() // the child has its copy; EOF comes when it exits
-	st := &execStream{cmd: cmd, pipe: pr, rd: audio.NewReader(pr, s.Format), stderr: &stderr, waited: make(chan struct{})}
+	st := &execStream{cmd: cmd, pipe: pr, rd: audio.NewReader(pr, s.Format), stderr: &stderr, waited: make(chan struct{}),
+		clock: clock.Or(s.Clock)}
 	go func() {
 		st.waitErr = cmd.Wait()
 		close(st.waited)
@@ -111,9 +116,17 @@ type execStream struct {
 	waited  chan struct{}
 	waitErr error
 	once    sync.Once
+	clock   clock.Clock
 }
 
-func (s *execStream) Read(p []int16) (int, error) {
+// Read stamps the audio when it arrives: the pipe says nothing of when it
+// was captured, and a command's own buffer is short.
+func (s *execStream) Read(p []int16) (int, time.Time, error) {
+	n, err := s.read(p)
+	return n, s.clock.Now(), err
+}
+
+func (s *execStream) read(p []int16) (int, error) {
 	n, err := s.rd.Read(p)
 	if err == io.EOF {
 		// The command ended: say why, with its last words on stderr.
@@ -194,15 +207,29 @@ func (s *wavStream) open() error {
 	return nil
 }
 
-func (s *wavStream) Read(p []int16) (int, error) {
-	if s.src.Pace {
-		// Hand out at most 20 ms at a time, when it is due: a live device
-		// delivers in periods, and a large read must not run ahead.
-		p = p[:min(len(p), audio.Rate/50)]
-		if err := s.pacer.wait(len(p), s.closed); err != nil {
-			return 0, err
-		}
+// Read stamps paced audio with the time it is due, as a device would have
+// captured it (a reader running late gets it at once, stamped in the
+// past); unpaced audio has no time of its own and is stamped when read.
+func (s *wavStream) Read(p []int16) (int, time.Time, error) {
+	if !s.src.Pace {
+		n, err := s.read(p)
+		return n, clock.Or(s.src.Clock).Now(), err
 	}
+	// Hand out at most 20 ms at a time, when it is due: a live device
+	// delivers in periods, and a large read must not run ahead.
+	p = p[:min(len(p), audio.Rate/50)]
+	due, err := s.pacer.wait(len(p), s.closed)
+	if err != nil {
+		return 0, time.Time{}, err
+	}
+	n, err := s.read(p)
+	// A short read (the file's buffer, its end) hands out fewer samples
+	// than were due: the rest come next, and are due after these.
+	s.pacer.sent -= int64(len(p) - n)
+	return n, due.Add(-samplesDur(len(p) - n)), err
+}
+
+func (s *wavStream) read(p []int16) (int, error) {
 	for tries := 0; ; tries++ {
 		select {
 		case <-s.closed:
@@ -245,24 +272,28 @@ type pacer struct {
 	sent  int64
 }
 
-func (p *pacer) wait(n int, closed <-chan struct{}) error {
+// wait returns when the next n samples are due, and when that is: the
+// time their last sample sounds, on the pacer's clock.
+func (p *pacer) wait(n int, closed <-chan struct{}) (time.Time, error) {
 	if p.start.IsZero() {
 		p.clock = clock.Or(p.clock)
 		p.start = p.clock.Now()
 	}
 	p.sent += int64(n)
-	due := p.start.Add(time.Duration(p.sent) * time.Second / audio.Rate)
+	due := p.start.Add(samplesDur(int(p.sent)))
 	if d := due.Sub(p.clock.Now()); d > 0 {
 		t := p.clock.NewTimer(d)
 		defer t.Stop()
 		select {
 		case <-closed:
-			return errClosed
+			return time.Time{}, errClosed
 		case <-t.C():
 		}
 	}
-	return nil
+	return due, nil
 }
+
+func samplesDur(n int) time.Duration { return time.Duration(n) * time.Second / audio.Rate }
 
 // SimSource is a scripted soundscape: background noise with utterances
 // from WAV files at given times, repeated every period. The sim board uses
@@ -317,18 +348,23 @@ type simStream struct {
 	once   sync.Once
 }
 
-func (s *simStream) Read(p []int16) (int, error) {
+// Read stamps the samples as wavStream's Read does: paced, with the time
+// they are due; unpaced, when they are read.
+func (s *simStream) Read(p []int16) (int, time.Time, error) {
 	p = p[:min(len(p), audio.Rate/50)]
+	var due time.Time
 	if s.src.Pace {
-		if err := s.pacer.wait(len(p), s.closed); err != nil {
-			return 0, err
+		var err error
+		if due, err = s.pacer.wait(len(p), s.closed); err != nil {
+			return 0, time.Time{}, err
 		}
 	} else {
 		select {
 		case <-s.closed:
-			return 0, errClosed
+			return 0, time.Time{}, errClosed
 		default:
 		}
+		due = clock.Or(s.src.Clock).Now()
 	}
 	for i := range p {
 		t := s.pos + int64(i)
@@ -355,11 +391,11 @@ func (s *simStream) Read(p []int16) (int, error) {
 			at = s.pacer.start.Add(time.Duration(s.pos) * time.Second / audio.Rate)
 		}
 		if err := s.src.Air.Hear(s.pacer.clock, at, p, s.closed); err != nil {
-			return 0, errClosed
+			return 0, time.Time{}, errClosed
 		}
 	}
 	s.pos += int64(len(p))
-	return len(p), nil
+	return len(p), due, nil
 }
 
 func (s *simStream) Close() error {

@@ -15,6 +15,7 @@ import (
 
 	"go.uber.org/goleak"
 
+	"github.com/edgeagent/edgeagent/clock"
 	"github.com/edgeagent/edgeagent/sensors/mic/audio"
 )
 
@@ -73,7 +74,7 @@ func readAll(t *testing.T, st Stream) ([]int16, error) {
 	var out []int16
 	buf := make([]int16, 1000)
 	for {
-		n, err := st.Read(buf)
+		n, _, err := st.Read(buf)
 		out = append(out, buf[:n]...)
 		if err != nil {
 			return out, err
@@ -149,7 +150,7 @@ func TestExecSourceCloseStopsCommand(t *testing.T) {
 				t.Fatal(err)
 			}
 			buf := make([]int16, 100)
-			if _, err := st.Read(buf); err != nil {
+			if _, _, err := st.Read(buf); err != nil {
 				t.Fatal(err)
 			}
 			done := make(chan struct{})
@@ -207,7 +208,7 @@ func TestWAVSource(t *testing.T) {
 	buf := make([]int16, 999)
 	t0 = time.Now()
 	for len(all) < 3*len(s) {
-		n, err := st.Read(buf)
+		n, _, err := st.Read(buf)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -240,7 +241,7 @@ func TestSimSource(t *testing.T) {
 	var s []int16
 	buf := make([]int16, 1234)
 	for len(s) < 2*audio.Rate {
-		n, err := st.Read(buf)
+		n, _, err := st.Read(buf)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -262,5 +263,56 @@ func TestSimSource(t *testing.T) {
 	}
 	if _, err := (&SimSource{Opts: SimOpts{Noise: "none", Utterances: []UtteranceOpts{{File: "nope.wav"}}}}).Open(context.Background()); err == nil {
 		t.Error("a missing utterance file opened")
+	}
+}
+
+// A paced source stamps its audio with the time it is due, as a device
+// stamps what it captured, however late it is read: here the reader comes
+// a second late and gets that second's audio at once, each read stamped
+// with its last sample's time while the clock stays a second on.
+func TestPacedSourcesStampCaptureTime(t *testing.T) {
+	wav := writeWAV(t, "quiet.wav", make([]int16, 2*audio.Rate))
+	for name, src := range map[string]func(clock.Clock) Source{
+		"wav": func(c clock.Clock) Source { return &WAVSource{Path: wav, Pace: true, Clock: c} },
+		"sim": func(c clock.Clock) Source {
+			return &SimSource{Opts: SimOpts{Noise: "pink", NoiseDBFS: -60, Seed: 1}, Pace: true, Clock: c}
+		},
+	} {
+		t0 := time.Date(2026, 11, 28, 10, 0, 0, 0, time.UTC)
+		clk := clock.NewFake(t0)
+		st, err := src(clk).Open(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		buf := make([]int16, 1000)
+		type read struct {
+			n   int
+			at  time.Time
+			err error
+		}
+		first := make(chan read, 1)
+		go func() {
+			n, at, err := st.Read(buf)
+			first <- read{n, at, err}
+		}()
+		clk.BlockUntil(1) // the first read waits for its samples to be due
+		clk.Advance(time.Second)
+		r := <-first
+		total := r.n
+		for r.err == nil {
+			if want := t0.Add(time.Duration(total) * time.Second / audio.Rate); !r.at.Equal(want) {
+				t.Fatalf("%s: read ending at sample %d stamped %v, want %v", name, total, r.at.Sub(t0), want.Sub(t0))
+			}
+			if total == audio.Rate {
+				break
+			}
+			// No further than the second: later samples are not due.
+			r.n, r.at, r.err = st.Read(buf[:min(len(buf), audio.Rate-total)])
+			total += r.n
+		}
+		if r.err != nil || total != audio.Rate || !clk.Now().Equal(t0.Add(time.Second)) {
+			t.Fatalf("%s: %d samples, err %v, clock %v", name, total, r.err, clk.Now().Sub(t0))
+		}
+		st.Close()
 	}
 }

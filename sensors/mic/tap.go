@@ -57,7 +57,7 @@ func (t *tap) hop(speech bool) {
 	t.quiet++
 }
 
-// add takes the samples the hops were judged on.
+// add takes the samples the hops were judged on, the last captured at now.
 func (t *tap) add(samples []int16, now time.Time, out sensors.Sink) {
 	if t.watcher == nil || !t.watcher.Watched(t.source) {
 		// Nobody records audio (the default): the 48 KB pre-roll is not

@@ -3,7 +3,8 @@
 // and for a short tail after (the room's echo, the amplifier's release),
 // the wake-word detector must not take that voice for a wake word. The
 // speaker holds the Line while it plays; the microphone asks the Line
-// whether the robot is speaking.
+// whether the robot was speaking when the audio in question was captured
+// (which, on a loaded machine, can be a while before it is processed).
 //
 // Lines are named after the microphone sensor and live for the process,
 // like the sensor registry, so that a skill and a sensor that never import
@@ -23,8 +24,7 @@ import (
 // Line is one speaker/microphone pair.
 type Line struct {
 	mu      sync.Mutex
-	playing int           // speakers playing now
-	ended   time.Time     // when the last playback ended
+	spans   []*span       // playbacks under way, and the last keptSpans that ended, by start
 	air     []*Playback   // sim: sounds played and not yet heard, oldest first
 	unheard int           // sim: samples on the air
 	heardTo time.Time     // sim: the end of what the microphone heard
@@ -49,29 +49,66 @@ func Get(name string) *Line {
 	return l
 }
 
+// span is one playback: from begin to end (zero while it plays).
+type span struct{ begin, end time.Time }
+
+// keptSpans is how many ended playbacks a Line remembers. The microphone
+// asks about audio it captured a moment ago, seconds at most when it runs
+// late: a few utterances back is plenty, and memory stays bounded.
+const keptSpans = 16
+
 // Begin marks the start of a playback; end marks its end (call it once),
 // at clk's time: the speaker's clock, which is the microphone's.
 func (l *Line) Begin(clk clock.Clock) (end func()) {
 	l.mu.Lock()
-	l.playing++
+	sp := &span{begin: clk.Now()}
+	l.spans = append(l.spans, sp)
 	l.mu.Unlock()
 	var once sync.Once
 	return func() {
 		once.Do(func() {
 			l.mu.Lock()
-			l.playing--
-			l.ended = clk.Now()
+			sp.end = clk.Now()
+			l.forget()
 			l.mu.Unlock()
 		})
 	}
 }
 
-// Speaking reports whether something plays now or stopped less than tail
-// before now.
-func (l *Line) Speaking(now time.Time, tail time.Duration) bool {
+// forget drops the oldest ended playbacks beyond keptSpans.
+func (l *Line) forget() {
+	ended := 0
+	for _, sp := range l.spans {
+		if !sp.end.IsZero() {
+			ended++
+		}
+	}
+	keep := l.spans[:0]
+	for _, sp := range l.spans {
+		if !sp.end.IsZero() && ended > keptSpans {
+			ended--
+			continue
+		}
+		keep = append(keep, sp)
+	}
+	clear(l.spans[len(keep):])
+	l.spans = keep
+}
+
+// Speaking reports whether something was playing at at, or had stopped
+// less than tail before it. at is when the audio in question was
+// captured, not when it is looked at: a microphone running behind asks
+// about the past, and audio captured before a playback began is not the
+// robot's voice, however late it is processed.
+func (l *Line) Speaking(at time.Time, tail time.Duration) bool {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return l.playing > 0 || (!l.ended.IsZero() && now.Sub(l.ended) < tail)
+	for _, sp := range l.spans {
+		if !at.Before(sp.begin) && (sp.end.IsZero() || at.Sub(sp.end) < tail) {
+			return true
+		}
+	}
+	return false
 }
 
 // maxAir bounds the sound in flight on a simulated line (10 s at 16 kHz,

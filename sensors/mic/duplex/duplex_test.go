@@ -147,3 +147,42 @@ func count(w []int16) (n int) {
 	}
 	return n
 }
+
+// Speaking answers for the time audio was captured, not for now: audio
+// captured while a playback ran is the robot's voice however late it is
+// asked about, audio captured before it began or after its tail is not,
+// and a Line remembers keptSpans ended playbacks, no more.
+func TestSpeakingAtCaptureTime(t *testing.T) {
+	t.Parallel()
+	l := Get(t.Name())
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	c := clock.NewFake(t0)
+	at := func(ms int) time.Time { return t0.Add(time.Duration(ms) * time.Millisecond) }
+	c.Advance(time.Second)
+	end := l.Begin(c) // plays 1 s … 2 s
+	c.Advance(time.Second)
+	end()
+	c.Advance(time.Minute) // the microphone runs a minute behind
+	tail := 300 * time.Millisecond
+	for ms, want := range map[int]bool{999: false, 1000: true, 1500: true, 2299: true, 2300: false, 60000: false} {
+		if got := l.Speaking(at(ms), tail); got != want {
+			t.Errorf("captured at %d ms: speaking %v, want %v", ms, got, want)
+		}
+	}
+	// A playback under way counts from its start only.
+	end = l.Begin(c)
+	if l.Speaking(at(5000), tail) || !l.Speaking(c.Now(), tail) {
+		t.Fatal("a playback under way: wrong before or after its start")
+	}
+	end()
+	for range keptSpans + 5 {
+		c.Advance(time.Second)
+		l.Begin(c)()
+	}
+	l.mu.Lock()
+	n := len(l.spans)
+	l.mu.Unlock()
+	if n != keptSpans || l.Speaking(at(1500), tail) {
+		t.Fatalf("%d playbacks remembered, want %d, the oldest forgotten", n, keptSpans)
+	}
+}

@@ -542,6 +542,12 @@ reflexes:
 	if out := <-done; out.Preempted == "" {
 		t.Fatalf("the command was not preempted: %+v", out)
 	}
+	// The event's reflex runs before the recording ends.
+	for !slices.ContainsFunc(n.World.Events(0, worldmodel.Low, 1000), func(e worldmodel.Event) bool {
+		return e.Kind == "decision" && strings.Contains(e.Message, "env/overheat via reflex")
+	}) {
+		time.Sleep(5 * time.Millisecond)
+	}
 	stop()
 	for range 3 {
 		rep, out := replayed(t, file)

@@ -167,11 +167,18 @@ func (o *ollama) chat(w http.ResponseWriter, r *http.Request) {
 		// (a missing model is how this server can say so).
 		writeJSON(w, http.StatusNotFound, map[string]string{"error": "replay: the model server was unavailable when recorded"})
 		return
+	case fromAnswer(x.Error):
+		// The client found the answer wanting: it does again, from the
+		// recorded answer.
 	case x.Error != "":
 		writeJSON(w, http.StatusInternalServerError, map[string]string{"error": x.Error})
 		return
 	}
-	done := map[string]any{"model": req.Model, "created_at": time.Unix(0, 0).UTC(), "done": true, "done_reason": "stop",
+	reason := "stop"
+	if strings.Contains(x.Error, truncated) {
+		reason = "length"
+	}
+	done := map[string]any{"model": req.Model, "created_at": time.Unix(0, 0).UTC(), "done": true, "done_reason": reason,
 		"message": map[string]string{"role": "assistant", "content": ""}}
 	if req.Stream != nil && !*req.Stream {
 		done["message"] = map[string]string{"role": "assistant", "content": x.Answer}
@@ -255,6 +262,17 @@ func unavailable(err string) bool { return strings.HasPrefix(err, "llm unavailab
 // cutOff: the recorded call was abandoned by the agent (a preemption).
 func cutOff(err string) bool {
 	return strings.Contains(err, "preempted") || strings.Contains(err, "context canceled")
+}
+
+// truncated is llm.ErrTruncated's text: the answer hit the token limit
+// (Ollama's done_reason "length").
+const truncated = "answer cut off at the token limit"
+
+// fromAnswer: the recorded call's error is the client's verdict on the
+// answer the model gave (cut off at the token limit, or refused: a key
+// twice), not the server's.
+func fromAnswer(err string) bool {
+	return strings.Contains(err, truncated) || strings.Contains(err, ": answer refused: ")
 }
 
 // timedOut: the recorded call ran out a deadline, the agent's cycle's or

@@ -562,3 +562,42 @@ reflexes:
 		}
 	}
 }
+
+// Answers the client found wanting when recorded (cut off at the token
+// limit, a key twice) are given again as the model gave them, so the
+// client finds the same fault and the decision is refused as it was; served
+// as a server error, they would take the client out of use.
+func TestAnswersTheClientRefusedReplay(t *testing.T) {
+	srv := ollamatest.Start(t)
+	var chats atomic.Int32
+	srv.OnRequest(func(r ollamatest.Request) ollamatest.Answer {
+		if r.Chat == nil {
+			return ollamatest.Answer{} // the preload
+		}
+		switch chats.Add(1) {
+		case 1:
+			return ollamatest.Answer{Content: `{"scenario":"environ`, DoneReason: "length"}
+		case 2:
+			return ollamatest.Answer{Content: `{"scenario":"environment","scenario":"idle"}`}
+		}
+		return ollamatest.Answer{Content: `{"scenario":"environment"}`}
+	})
+	n, file, stop := recordBoard(t, t.TempDir(), `device: {id: wanting, platform: sim}
+data_dir: state
+llm: {enabled: true, host: "`+srv.URL()+`", model: tiny, embed_model: ""}
+plugins: {mqtt: {enabled: false}}
+actuators:
+  - {name: headlight, kind: led, pins: {pin: "sim:12"}, initial: "off"}
+`, "wanting.mcap")
+	for llmState(t, n) == "starting" {
+		time.Sleep(5 * time.Millisecond)
+	}
+	for range 2 {
+		_, _ = n.Agent.Submit(context.Background(), agent.Command{Caller: "mqtt", Text: "the air feels stale in here, do what helps"})
+	}
+	stop()
+	rep, out := replayed(t, file)
+	if rep.Diverged() || rep.Counts["llm"][0] < 2 {
+		t.Fatalf("want the cut-off and the refused answers asked again as recorded:\n%s", out)
+	}
+}

@@ -273,7 +273,8 @@ func configDiff(a, b *Config) string {
 		c.Record, c.Dashboard = Options{}, Options{}
 		return append(opts, plugins)
 	}
-	ca.src, cb.src = nil, nil // positions differ between the file and its print
+	ca.src, cb.src = nil, nil   // positions differ between the file and its print
+	ca.opts, cb.opts = nil, nil // and so do the files the blocks come from
 	oa, ob := strip(&ca), strip(&cb)
 	if !reflect.DeepEqual(ca, cb) {
 		ja, _ := json.MarshalIndent(ca, "", " ")

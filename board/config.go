@@ -17,6 +17,7 @@
 package board
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"net"
@@ -26,6 +27,7 @@ import (
 	"time"
 
 	"github.com/goccy/go-yaml"
+	"github.com/goccy/go-yaml/ast"
 )
 
 // Config is one board, defaults filled. The yaml keys are the file format;
@@ -57,6 +59,8 @@ type Config struct {
 
 	// src is where each key was written, for KeyError.
 	src *positions
+	// opts is where the Options blocks come from.
+	opts *optionSource
 }
 
 // positions are where a parsed file's keys were written.
@@ -415,6 +419,8 @@ func Parse(filename string, data []byte) (*Config, error) {
 	}
 	c := defaultConfig()
 	d := newDecoder(filename, anchors)
+	c.opts = &optionSource{file: filename, data: bytes.Clone(data), tree: &optionTree{blocks: map[string]ast.Node{}, anchors: anchors}}
+	d.src, d.tree = c.opts, c.opts.tree
 	if body != nil {
 		d.decode(body, reflectValue(c), "")
 	}

@@ -29,7 +29,10 @@ import (
 type decoder struct {
 	file    string
 	anchors map[string]ast.Node
-	errs    errList
+	// src and tree take the Options blocks a board's decoding meets.
+	src  *optionSource
+	tree *optionTree
+	errs errList
 	// where maps a key path to the position of its value (and keyAt to the
 	// position of its key); validation looks paths up here.
 	where map[string]pos
@@ -168,13 +171,15 @@ func (d *decoder) decodeSpecial(n ast.Node, v reflect.Value, path string) bool {
 	t, p := v.Type(), nodePos(n)
 	switch {
 	case t == optionsType:
-		o := Options{file: d.file, path: path, anchors: d.anchors}
-		if _, ok := n.(*ast.MappingNode); !ok {
+		m, ok := n.(*ast.MappingNode)
+		if !ok {
 			d.errorf(p, path, "expected a mapping of kind-specific options, got %s", describe(n))
 			return true
 		}
-		o.node = n
-		v.Set(reflect.ValueOf(o))
+		if d.tree != nil { // nil: a block inside a block, decoded as a whole
+			d.tree.blocks[path] = n
+			v.Set(reflect.ValueOf(Options{src: d.src, path: path, empty: len(m.Values) == 0}))
+		}
 		// Record positions of the options' keys (for duplicate-key and
 		// error reporting) without decoding them: their schema belongs to
 		// the kind or plugin.

@@ -14,21 +14,26 @@ import (
 // schema of every sensor kind or plugin (kinds register themselves, Caddy
 // style), yet a typo in an option must still be reported with its line and
 // column; keeping the node keeps the positions.
+//
+// The node itself is kept by the file's optionSource, which lets it go
+// once the board is built (Config.ReleaseTrees).
 type Options struct {
-	node    ast.Node // a *ast.MappingNode, or nil when absent
-	file    string
-	path    string // key path of the block, e.g. "sensors[0].options"
-	anchors map[string]ast.Node
+	src   *optionSource // nil when absent
+	path  string        // key path of the block, e.g. "sensors[0].options"
+	empty bool          // written as an empty mapping
 }
 
 // IsZero reports whether the block is absent or empty. It also tells the
 // YAML encoder to leave empty blocks out of Marshal's output.
-func (o Options) IsZero() bool {
-	if o.node == nil {
-		return true
+func (o Options) IsZero() bool { return o.src == nil || o.empty }
+
+// tree returns the block's node and the file's anchors.
+func (o Options) tree() (ast.Node, map[string]ast.Node, error) {
+	n, anchors, err := o.src.block(o.path)
+	if err == nil && n == nil {
+		err = errors.New("board: an options block is missing from its file's parse") // a bug, not a user's mistake
 	}
-	m, ok := o.node.(*ast.MappingNode)
-	return ok && len(m.Values) == 0
+	return n, anchors, err
 }
 
 // Decode fills v (a non-nil pointer, typically to the kind's options struct
@@ -45,8 +50,12 @@ func (o Options) Decode(v any) error {
 	if o.IsZero() {
 		return nil
 	}
-	d := newDecoder(o.file, o.anchors)
-	d.decode(o.node, rv.Elem(), o.path)
+	n, anchors, err := o.tree()
+	if err != nil {
+		return err
+	}
+	d := newDecoder(o.src.file, anchors)
+	d.decode(n, rv.Elem(), o.path)
 	return d.errs.join()
 }
 
@@ -58,14 +67,19 @@ func (o Options) Decode(v any) error {
 // written is reported at the block; without a block the error has no
 // position.
 func (o Options) Errorf(key, format string, args ...any) error {
-	if o.node == nil { // no block: nothing to point at
-		return fmt.Errorf("options.%s: %s", key, fmt.Sprintf(format, args...))
+	msg := fmt.Sprintf(format, args...)
+	if o.src == nil { // no block: nothing to point at
+		return fmt.Errorf("options.%s: %s", key, msg)
 	}
 	path := o.path + "." + key
-	d := newDecoder(o.file, o.anchors)
-	d.generic(o.node, o.path) // records where each key was written
+	n, anchors, err := o.tree()
+	if err != nil {
+		return fmt.Errorf("%s: %s (%w)", path, msg, err)
+	}
+	d := newDecoder(o.src.file, anchors)
+	d.generic(n, o.path) // records where each key was written
 	p := d.at(path)
-	return &Error{File: o.file, Line: p.line, Col: p.col, Path: path, Msg: fmt.Sprintf(format, args...)}
+	return &Error{File: o.src.file, Line: p.line, Col: p.col, Path: path, Msg: msg}
 }
 
 // MarshalYAML writes the block back in its original key order, so
@@ -74,8 +88,12 @@ func (o Options) MarshalYAML() (any, error) {
 	if o.IsZero() {
 		return yaml.MapSlice{}, nil // an empty plugin block prints as {}
 	}
-	d := newDecoder(o.file, o.anchors)
-	return d.ordered(o.node), nil
+	n, anchors, err := o.tree()
+	if err != nil {
+		return nil, err
+	}
+	d := newDecoder(o.src.file, anchors)
+	return d.ordered(n), nil
 }
 
 // ordered is like generic but keeps mapping order (yaml.MapSlice), for

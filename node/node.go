@@ -172,6 +172,7 @@ func New(cfg *board.Config, o Options) (*Node, error) {
 	}
 	n.Agent.Report("sensors", n.supervisor.Status)
 	n.Agent.Report("memory", func() any { return memstat.Read() })
+	cfg.ReleaseTrees() // every kind and plugin has decoded its options block
 	ok = true
 	return n, nil
 }

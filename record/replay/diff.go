@@ -82,6 +82,12 @@ func decisionAction(t time.Time, msg string, data map[string]any) Action {
 	return Action{Kind: "decision", Source: "agent", What: unavailableWhy.ReplaceAllString(clockTimes.ReplaceAllString(what, "<time>"), "llm unavailable: <why>"), Steps: strings.Join(steps, "; "), Time: t, cycle: uint64(cycle)}
 }
 
+// aboutTheRecording are tools whose result describes the recording being
+// made (its file, how much is written): a replay makes none, or its own
+// (--out), so that the call was made and how it ended is compared, not
+// what it said.
+var aboutTheRecording = map[string]bool{"record.status": true}
+
 func recordAction(t time.Time, kind, source string, data json.RawMessage) Action {
 	var d map[string]any
 	_ = json.Unmarshal(data, &d) // a record's data is an object; a broken one compares as empty
@@ -91,6 +97,9 @@ func recordAction(t time.Time, kind, source string, data json.RawMessage) Action
 		// via: a fleet's or a group's command is one again (a recording
 		// made before calls were marked has none on either side).
 		keys = []string{"caller", "via", "params", "ok", "code", "error", "result"}
+		if aboutTheRecording[source] {
+			keys = keys[:len(keys)-1]
+		}
 	}
 	for _, k := range keys {
 		if v, ok := d[k]; ok {

@@ -75,6 +75,7 @@ type exchange struct {
 	Schema   json.RawMessage `json:"schema,omitempty"`
 	Answer   string          `json:"answer"`
 	Error    string          `json:"error,omitempty"`
+	Duration float64         `json:"duration_ms"` // how long the call took, on the run's clock
 }
 
 type llmMessage struct {

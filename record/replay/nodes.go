@@ -9,22 +9,17 @@ import (
 	"time"
 
 	"github.com/edgeagent/edgeagent/board"
-	"github.com/edgeagent/edgeagent/clock"
 	"github.com/edgeagent/edgeagent/node"
 	"github.com/edgeagent/edgeagent/record"
 	"github.com/edgeagent/edgeagent/record/recording"
 	"github.com/edgeagent/edgeagent/store"
 )
 
-// newDriver sets up a replay of the recording info describes: its virtual
-// clock, and what reads the replay node's stream.
-func newDriver(o Options, rep *Report, info *recording.Info, llmSrv *ollama, dets []*detector, dataDir string) *driver {
-	// The virtual clock starts at the wall clock's now and the recording is
-	// shifted to it: what still reads the wall clock (the process, the
-	// MQTT broker's sockets) then sees the same times as the virtual clock
-	// at --speed 1.
-	wallStart := time.Now()
-	d := &driver{clk: &firingClock{Fake: clock.NewFake(wallStart)}, probe: &probe{wake: make(chan struct{}, 1)}, llm: llmSrv, speed: o.Speed, dets: dets,
+// newDriver sets up a replay of the recording info describes on the
+// virtual clock clk, and what reads the replay node's stream.
+func newDriver(o Options, rep *Report, info *recording.Info, clk *firingClock, llmSrv *ollama, dets []*detector, dataDir string) *driver {
+	wallStart := clk.Now()
+	d := &driver{clk: clk, probe: &probe{wake: make(chan struct{}, 1)}, llm: llmSrv, speed: o.Speed, dets: dets,
 		start: wallStart, shift: wallStart.Sub(info.Start), wallStart: wallStart, rep: rep,
 		progressTo: o.Progress, lastProgress: wallStart, opts: o, dataDir: dataDir, store: store.NewMemory()}
 	d.readEvery, d.small = readEvery(o.Board)

@@ -10,6 +10,8 @@ import (
 	"sync"
 	"time"
 	"unicode/utf8"
+
+	"github.com/edgeagent/edgeagent/clock"
 )
 
 // ollama answers the replay's LLM calls from the recording, speaking
@@ -26,6 +28,7 @@ import (
 // text; meanwhile the agent waits for virtual time, as a call that says
 // clock.Waiting does, and the replay goes on feeding (hold).
 type ollama struct {
+	clk   clock.Clock // the replay's: an answer takes its recorded time on it
 	srv   *http.Server
 	ln    net.Listener
 	model string
@@ -45,12 +48,12 @@ type ollama struct {
 	vectors           int // embedding calls answered with recorded vectors
 }
 
-func startOllama(tape []exchange, embeds embeddings, model, embedModel string) (*ollama, error) {
+func startOllama(clk clock.Clock, tape []exchange, embeds embeddings, model, embedModel string) (*ollama, error) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return nil, fmt.Errorf("--llm recorded: %w", err)
 	}
-	o := &ollama{ln: ln, tape: tape, model: model, embeds: embeds}
+	o := &ollama{clk: clk, ln: ln, tape: tape, model: model, embeds: embeds}
 	models := []map[string]string{{"name": model, "model": model}}
 	if embedModel != "" {
 		models = append(models, map[string]string{"name": embedModel, "model": embedModel})
@@ -174,6 +177,9 @@ func (o *ollama) chat(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusInternalServerError, map[string]string{"error": x.Error})
 		return
 	}
+	if !o.took(r, x.Duration) {
+		return // the client gave up first (a preemption, a deadline)
+	}
 	reason := "stop"
 	if strings.Contains(x.Error, truncated) {
 		reason = "length"
@@ -190,6 +196,36 @@ func (o *ollama) chat(w http.ResponseWriter, r *http.Request) {
 	_ = enc.Encode(map[string]any{"model": req.Model, "created_at": time.Unix(0, 0).UTC(), "done": false,
 		"message": map[string]string{"role": "assistant", "content": x.Answer}})
 	_ = enc.Encode(done)
+}
+
+// took holds an answered call for the time it took when recorded, on the
+// replay's clock, as a call held until its deadline is held (lateHeld:
+// the replay moves its clock through it, see driver.throughDeadlines), so
+// what came from outside while the model answered comes before the
+// answer again. It reports false when the client gave up first.
+func (o *ollama) took(r *http.Request, ms float64) bool {
+	d := time.Duration(ms * float64(time.Millisecond))
+	if d <= 0 {
+		return true
+	}
+	answer := make(chan struct{})
+	t := o.clk.AfterFunc(d, func() { close(answer) })
+	defer t.Stop()
+	o.mu.Lock()
+	o.lateHeld++
+	o.holds++
+	o.mu.Unlock()
+	defer func() {
+		o.mu.Lock()
+		o.lateHeld--
+		o.mu.Unlock()
+	}()
+	select {
+	case <-answer:
+		return true
+	case <-r.Context().Done():
+		return false
+	}
 }
 
 // hold reports the number of the latest hold while calls are held (0:

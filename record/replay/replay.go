@@ -47,6 +47,7 @@ import (
 	"time"
 
 	"github.com/edgeagent/edgeagent/board"
+	"github.com/edgeagent/edgeagent/clock"
 	"github.com/edgeagent/edgeagent/record/recording"
 )
 
@@ -131,14 +132,19 @@ func Run(ctx context.Context, path string, o Options) (*Report, error) {
 		Inputs: len(tp.inputs), Frames: tp.frames, LLMRecorded: len(tp.exchange),
 		Start: info.Start, End: info.End, Span: info.End.Sub(info.Start)}
 	heartbeat := o.Board.Agent.Heartbeat
+	// The virtual clock starts at the wall clock's now and the recording is
+	// shifted to it: what still reads the wall clock (the process, the
+	// MQTT broker's sockets) then sees the same times as the virtual clock
+	// at --speed 1.
+	clk := &firingClock{Fake: clock.NewFake(time.Now())}
 	var llmSrv *ollama
 	if o.LLM == "recorded" {
-		if llmSrv, err = startOllama(tp.exchange, tp.embeds, o.Board.LLM.Model, o.Board.LLM.EmbedModel); err != nil {
+		if llmSrv, err = startOllama(clk, tp.exchange, tp.embeds, o.Board.LLM.Model, o.Board.LLM.EmbedModel); err != nil {
 			return nil, err
 		}
 		defer llmSrv.close()
 	}
-	d := newDriver(o, rep, info, llmSrv, dets, tmp)
+	d := newDriver(o, rep, info, clk, llmSrv, dets, tmp)
 	d.files, d.heartbeat, d.nextBeat = files, heartbeat, d.start.Add(heartbeat)
 	d.probe.holds = tp.holds
 	if err := d.startNode(ctx, o.Board, o.Dir, nil); err != nil {

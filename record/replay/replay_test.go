@@ -601,3 +601,54 @@ actuators:
 		t.Fatalf("want the cut-off and the refused answers asked again as recorded:\n%s", out)
 	}
 }
+
+// An answered call takes the time it took when recorded, on the virtual
+// clock: a tool called from outside while the model was answering runs
+// before the step the answer chose, as recorded.
+func TestAnswerTakesItsRecordedTime(t *testing.T) {
+	srv := ollamatest.Start(t)
+	srv.OnRequest(func(r ollamatest.Request) ollamatest.Answer {
+		switch {
+		case r.Chat == nil:
+			return ollamatest.Answer{} // the preload
+		case strings.Contains(string(r.Chat.Format), `"scenario"`):
+			return ollamatest.Answer{Delay: 400 * time.Millisecond,
+				Content: `{"scenario":"environment","intents":[{"action":"switch on","object":"headlight","constraints":[]}]}`}
+		case strings.Contains(string(r.Chat.Format), `"steps"`):
+			return ollamatest.Answer{Content: `{"steps":[{"id":"1","tool":"headlight.set","params":{"on":true},"depends_on":[]}]}`}
+		}
+		return ollamatest.Answer{Content: `{"on":true}`}
+	})
+	n, file, stop := recordBoard(t, t.TempDir(), `device: {id: slow, platform: sim}
+data_dir: state
+llm: {enabled: true, host: "`+srv.URL()+`", model: tiny, embed_model: ""}
+plugins: {mqtt: {enabled: false}}
+actuators:
+  - {name: headlight, kind: led, pins: {pin: "sim:12"}, initial: "off"}
+  - {name: pump, kind: relay, pins: {pin: "sim:23"}, initial: "off"}
+`, "slow.mcap")
+	for llmState(t, n) == "starting" {
+		time.Sleep(5 * time.Millisecond)
+	}
+	done := make(chan agent.Outcome, 1)
+	go func() {
+		out, _ := n.Agent.Submit(context.Background(), agent.Command{Caller: "mqtt", Text: "it is getting dark, light the way"})
+		done <- out
+	}()
+	for !slices.ContainsFunc(srv.Requests(), func(r ollamatest.Request) bool { return r.Chat != nil }) {
+		time.Sleep(5 * time.Millisecond)
+	}
+	if _, err := n.Tools.Invoke(context.Background(), tools.Call{Caller: "mqtt", Tool: "pump.set", Params: []byte(`{"on":true}`)}); err != nil {
+		t.Fatal(err)
+	}
+	if out := <-done; len(out.Steps) != 1 || out.Steps[0].Tool != "headlight.set" {
+		t.Fatalf("the model's step did not run: %+v", out)
+	}
+	stop()
+	for range 3 {
+		rep, out := replayed(t, file)
+		if rep.Diverged() || rep.Counts["tool_call"][0] != 2 {
+			t.Fatalf("want the outside call before the answer's step, as recorded:\n%s", out)
+		}
+	}
+}

@@ -205,7 +205,10 @@ func TestChaosFloodMosquitto(t *testing.T) {
 // session, reconnecting, subscribing to its replies on every connect.
 func requester(t *testing.T, url string, tl *tally, tp Topics) paho.Client {
 	t.Helper()
+	// copyingStore as the plane's: paho 1.5.1's resume() sets DUP on the
+	// stored packet its writer may be packing (a race -race reported here).
 	o := paho.NewClientOptions().AddBroker(url).SetClientID("requester-" + randomHex(3)).SetCleanSession(false).
+		SetStore(copyingStore{paho.NewMemoryStore()}).
 		SetAutoReconnect(true).SetConnectRetry(true).SetConnectRetryInterval(100 * time.Millisecond).
 		SetMaxReconnectInterval(300 * time.Millisecond).SetOrderMatters(false).SetWriteTimeout(10 * time.Second).
 		SetOnConnectHandler(func(c paho.Client) { c.Subscribe(tp.Reply+"/#", 1, tl.record) })

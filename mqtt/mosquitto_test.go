@@ -83,6 +83,7 @@ func newSender(t *testing.T, url string, tp Topics) *sender {
 		}
 	}
 	o := paho.NewClientOptions().AddBroker(url).SetClientID("controller").SetCleanSession(false).
+		SetStore(copyingStore{paho.NewMemoryStore()}). // as requester's (chaos_test.go)
 		SetAutoReconnect(true).SetConnectRetry(true).SetConnectRetryInterval(200 * time.Millisecond).
 		SetMaxReconnectInterval(time.Second).SetDefaultPublishHandler(record)
 	s.c = paho.NewClient(o)

@@ -76,6 +76,7 @@ func resyncRequester(t *testing.T, url string, tl *tally, tp Topics) (paho.Clien
 		}
 	}
 	o := paho.NewClientOptions().AddBroker(url).SetClientID("resync-requester-" + randomHex(3)).SetCleanSession(false).
+		SetStore(copyingStore{paho.NewMemoryStore()}). // as requester's (chaos_test.go)
 		SetAutoReconnect(true).SetConnectRetry(true).SetConnectRetryInterval(100 * time.Millisecond).
 		SetMaxReconnectInterval(300 * time.Millisecond).SetOrderMatters(false).SetWriteTimeout(10 * time.Second).
 		SetOnConnectHandler(func(c paho.Client) {

@@ -82,11 +82,13 @@ func decisionAction(t time.Time, msg string, data map[string]any) Action {
 	return Action{Kind: "decision", Source: "agent", What: unavailableWhy.ReplaceAllString(clockTimes.ReplaceAllString(what, "<time>"), "llm unavailable: <why>"), Steps: strings.Join(steps, "; "), Time: t, cycle: uint64(cycle)}
 }
 
-// aboutTheRecording are tools whose result describes the recording being
-// made (its file, how much is written): a replay makes none, or its own
-// (--out), so that the call was made and how it ended is compared, not
-// what it said.
-var aboutTheRecording = map[string]bool{"record.status": true}
+// aboutTheRun are tools whose result describes the run itself, not the
+// robot: record.status the recording being made (a replay makes none, or
+// its own with --out), tools.stats the calls made so far, counting those of
+// the same plan's other steps, which run at once, in whichever order they
+// ran (a race, live as replayed). That the call was made and how it ended
+// is compared, not what it said.
+var aboutTheRun = map[string]bool{"record.status": true, "tools.stats": true}
 
 func recordAction(t time.Time, kind, source string, data json.RawMessage) Action {
 	var d map[string]any
@@ -97,7 +99,7 @@ func recordAction(t time.Time, kind, source string, data json.RawMessage) Action
 		// via: a fleet's or a group's command is one again (a recording
 		// made before calls were marked has none on either side).
 		keys = []string{"caller", "via", "params", "ok", "code", "error", "result"}
-		if aboutTheRecording[source] {
+		if aboutTheRun[source] {
 			keys = keys[:len(keys)-1]
 		}
 	}

@@ -18,8 +18,8 @@
 # fake (scripts/fakeollama, every chat answered with one JSON document);
 # real (../shared/tools/ollama/serve.sh: Ollama with its random-weight model
 # "tiny", which the board's llm.model and embed_model are set to). EMBED=off
-# leaves the board's embed_model empty (the built-in lexical embedder, which
-# a replay uses: embeddings are not recorded).
+# leaves the board's embed_model empty (the built-in lexical embedder);
+# otherwise the model server's embedding calls are recorded and replayed.
 # SPEED1=1 replays at --speed 1 too, JOBS of them at once (default 1: a
 # replay at --speed 1 takes as long as the recording). KEEP=DIR keeps the
 # recordings, logs and reports in DIR; RECORDINGS=DIR replays the

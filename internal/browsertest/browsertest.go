@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -35,15 +36,40 @@ func Chromium(t testing.TB) string {
 
 // New starts a headless Chromium with a fresh profile and a window of
 // width × height, for at most timeout; it ends with the test.
+//
+// Chromium runs in a process group of its own, and the profile is removed
+// once the whole group is gone: the browser's own exit (which chromedp
+// waits for) does not end its child processes, and one still writing in
+// the profile made t.TempDir's removal fail the test ("directory not
+// empty", TestBrowserCollapsedRepeats in a suite run).
 func New(t testing.TB, width, height int, timeout time.Duration) context.Context {
-	opts := append(chromedp.DefaultExecAllocatorOptions[:],
+	profile, err := os.MkdirTemp("", "browsertest-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var browser atomic.Pointer[exec.Cmd]
+	group := chromedp.ModifyCmdFunc(func(cmd *exec.Cmd) {
+		ownGroup(cmd)
+		browser.Store(cmd)
+	})
+	opts := append(chromedp.DefaultExecAllocatorOptions[:], group,
 		chromedp.ExecPath(Chromium(t)), chromedp.Flag("headless", true), chromedp.NoSandbox, chromedp.DisableGPU,
 		chromedp.NoFirstRun, chromedp.Flag("disable-background-networking", true), chromedp.Flag("disable-component-update", true),
-		chromedp.Flag("disable-sync", true), chromedp.UserDataDir(t.TempDir()), chromedp.WindowSize(width, height))
+		chromedp.Flag("disable-sync", true), chromedp.UserDataDir(profile), chromedp.WindowSize(width, height))
 	actx, cancelA := chromedp.NewExecAllocator(context.Background(), opts...)
 	ctx, cancelC := chromedp.NewContext(actx)
 	ctx, cancelT := context.WithTimeout(ctx, timeout)
-	t.Cleanup(func() { cancelT(); cancelC(); cancelA() })
+	t.Cleanup(func() {
+		cancelT()
+		cancelC()
+		cancelA()
+		if cmd := browser.Load(); cmd != nil && cmd.Process != nil {
+			endGroup(t, cmd.Process.Pid)
+		}
+		if err := os.RemoveAll(profile); err != nil {
+			t.Errorf("chromium's profile: %v", err)
+		}
+	})
 	return ctx
 }
 

@@ -95,6 +95,10 @@ func runSteps(ctx context.Context, clk clock.Clock, reg invoker, dec Decision, c
 		done[s.ID] = make(chan struct{})
 		index[s.ID] = i
 	}
+	var groups []int
+	if cycle != 0 {
+		groups = stepGroups(dec.Steps)
+	}
 	var wg sync.WaitGroup
 	for i, s := range dec.Steps {
 		wg.Add(1)
@@ -117,7 +121,11 @@ func runSteps(ctx context.Context, clk clock.Clock, reg invoker, dec Decision, c
 				return
 			}
 			start := clk.Now()
-			out, err := reg.Invoke(ctx, tools.Call{Caller: dec.Caller, Grants: dec.Grants, Tool: s.Tool, Params: s.Params, Cycle: cycle})
+			call := tools.Call{Caller: dec.Caller, Grants: dec.Grants, Tool: s.Tool, Params: s.Params, Cycle: cycle}
+			if groups != nil {
+				call.StepGroup = groups[i]
+			}
+			out, err := reg.Invoke(ctx, call)
 			res.Duration = clk.Since(start)
 			if err != nil {
 				res.Error, res.Code = err.Error(), tools.CodeOf(err)
@@ -129,4 +137,69 @@ func runSteps(ctx context.Context, clk clock.Clock, reg invoker, dec Decision, c
 	}
 	wg.Wait()
 	return results
+}
+
+// stepGroups numbers the groups of a checked plan's steps whose calls may
+// come in any order: two steps are in one group when neither waits for the
+// other, even through others, and groups join through a shared step. Every
+// step of one group waits for every step of an earlier one, so the groups'
+// calls come in order, and within a group in whichever order they ended (a
+// race, live as in a replay). A step alone in its group gets 0 (its call is
+// recorded as before), the others 1, 2 … by their first step.
+func stepGroups(steps []Step) []int {
+	index := make(map[string]int, len(steps))
+	for i, s := range steps {
+		index[s.ID] = i
+	}
+	// after[i][j]: step i starts only once step j has ended.
+	after := make([][]bool, len(steps))
+	var reach func(i int)
+	reach = func(i int) {
+		if after[i] != nil {
+			return
+		}
+		after[i] = make([]bool, len(steps))
+		for _, d := range steps[i].DependsOn {
+			j := index[d]
+			reach(j)
+			after[i][j] = true
+			for k, b := range after[j] {
+				after[i][k] = after[i][k] || b
+			}
+		}
+	}
+	root := make([]int, len(steps))
+	for i := range steps {
+		reach(i)
+		root[i] = i
+	}
+	find := func(i int) int {
+		for root[i] != i {
+			i = root[i]
+		}
+		return i
+	}
+	size := make([]int, len(steps))
+	for i := range steps {
+		for j := range i {
+			if !after[i][j] && !after[j][i] {
+				root[find(i)] = find(j)
+			}
+		}
+	}
+	for i := range steps {
+		size[find(i)]++
+	}
+	groups, ids := make([]int, len(steps)), map[int]int{}
+	for i := range steps {
+		r := find(i)
+		if size[r] < 2 {
+			continue
+		}
+		if ids[r] == 0 {
+			ids[r] = len(ids) + 1
+		}
+		groups[i] = ids[r]
+	}
+	return groups
 }

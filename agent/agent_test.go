@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"log/slog"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -358,4 +359,59 @@ func hasEvent(evs []worldmodel.Event, kind, msg string) bool {
 		}
 	}
 	return false
+}
+
+// Steps that may run at once share a group, through a shared step too;
+// steps that wait for every step before them are alone (0). The cycle's
+// tool_call records carry the group, for a replay to compare them in any
+// order.
+func TestStepGroups(t *testing.T) {
+	for _, tc := range []struct {
+		deps [][]string // of steps a, b, c, d
+		want []int
+	}{
+		{[][]string{nil, nil, nil}, []int{1, 1, 1}},
+		{[][]string{nil, {"a"}, {"b"}}, []int{0, 0, 0}},
+		// c runs beside a and b, which wait for each other: one group.
+		{[][]string{nil, {"a"}, nil, {"b", "c"}}, []int{1, 1, 1, 0}},
+		{[][]string{nil, nil, {"a", "b"}, {"a", "b"}}, []int{1, 1, 2, 2}},
+		// d waits for a only, through b: a is alone, b c d run at once.
+		{[][]string{nil, {"a"}, {"a"}, {"b"}}, []int{0, 1, 1, 1}},
+	} {
+		var steps []Step
+		for i, d := range tc.deps {
+			steps = append(steps, Step{ID: string(rune('a' + i)), DependsOn: d})
+		}
+		if got := stepGroups(steps); !slices.Equal(got, tc.want) {
+			t.Errorf("%v: groups %v, want %v", tc.deps, got, tc.want)
+		}
+	}
+	world := worldmodel.New(worldmodel.Config{})
+	reg, err := tools.NewRegistry(tools.Options{Grants: map[string][]string{"cli": {"*"}}, Log: quiet, Journal: world})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer reg.Close()
+	for _, name := range []string{"light.on", "log.note"} {
+		if err := reg.Register("x", tools.Func(tools.Spec{Name: name, Description: name},
+			func(context.Context, json.RawMessage) (tools.Result, error) { return tools.Result{}, nil })); err != nil {
+			t.Fatal(err)
+		}
+	}
+	dec := Decision{Caller: "cli", Steps: []Step{{ID: "1", Tool: "light.on"}, {ID: "2", Tool: "light.on"}, {ID: "3", Tool: "log.note", DependsOn: []string{"1", "2"}}}}
+	runSteps(context.Background(), clock.Real(), reg, dec, 7)
+	groups := map[string][]int{}
+	for _, r := range world.Records(0, 0) {
+		var c struct {
+			Cycle uint64 `json:"cycle"`
+			Group int    `json:"step_group"`
+		}
+		if err := json.Unmarshal(r.Data, &c); err != nil || c.Cycle != 7 {
+			t.Fatalf("record %s: %s %v", r.Source, r.Data, err)
+		}
+		groups[r.Source] = append(groups[r.Source], c.Group)
+	}
+	if !slices.Equal(groups["light.on"], []int{1, 1}) || !slices.Equal(groups["log.note"], []int{0}) {
+		t.Fatalf("recorded groups %v, want light.on's two in group 1, log.note alone", groups)
+	}
 }

@@ -19,6 +19,7 @@ func callRecord(c Call, tool string, params json.RawMessage, res Result, err err
 		Via      *Via            `json:"via,omitempty"`    // a fleet's or a group's command
 		Grants   []string        `json:"grants,omitempty"` // the call's own, beyond the caller's: a replay needs them
 		Cycle    uint64          `json:"cycle,omitempty"`
+		Group    int             `json:"step_group,omitempty"` // parallel steps of the cycle's plan
 		Params   json.RawMessage `json:"params,omitempty"`
 		OK       bool            `json:"ok"`
 		Code     string          `json:"code,omitempty"`
@@ -26,7 +27,7 @@ func callRecord(c Call, tool string, params json.RawMessage, res Result, err err
 		Result   json.RawMessage `json:"result,omitempty"`
 		Omitted  int             `json:"result_bytes_omitted,omitempty"`
 		Duration float64         `json:"duration_ms"`
-	}{Caller: c.Caller, Via: c.Via, Grants: c.Grants, Cycle: c.Cycle, Params: params, OK: err == nil, Duration: float64(took.Microseconds()) / 1000}
+	}{Caller: c.Caller, Via: c.Via, Grants: c.Grants, Cycle: c.Cycle, Group: c.StepGroup, Params: params, OK: err == nil, Duration: float64(took.Microseconds()) / 1000}
 	if err != nil {
 		rec.Code, rec.Error = CodeOf(err), err.Error()
 	} else if b, merr := json.Marshal(res); merr == nil {

@@ -52,6 +52,10 @@ type Call struct {
 	Params json.RawMessage // JSON object; empty means {}
 	Cycle  uint64          // agent cycle, when called from the loop
 	Via    *Via            // a fleet or group command's mark; nil for a direct call
+	// StepGroup numbers the group of the cycle's plan steps this call ran
+	// in at once with others (0: it ran alone, or not from the loop), so a
+	// replay compares their calls in any order.
+	StepGroup int
 }
 
 // External callers see skills only; internal tools are the agent's own.

@@ -25,7 +25,10 @@ type Action struct {
 	// compared.
 	Steps string
 	Time  time.Time
-	cycle uint64 // a decision's cycle
+	cycle uint64 // a decision's cycle, a tool call's from the loop
+	// group is a tool call's group of its cycle's plan steps that ran at
+	// once (0: it ran alone, or was recorded before calls carried it).
+	group int
 }
 
 func (a Action) String() string {
@@ -86,8 +89,11 @@ func decisionAction(t time.Time, msg string, data map[string]any) Action {
 // robot: record.status the recording being made (a replay makes none, or
 // its own with --out), tools.stats the calls made so far, counting those of
 // the same plan's other steps, which run at once, in whichever order they
-// ran (a race, live as replayed). That the call was made and how it ended
-// is compared, not what it said.
+// ran (a race, live as replayed). Comparing a step group in any order does
+// not make its result comparable: which siblings it counted is the race
+// itself, and two that run together may count the same ones, so even the
+// group's results taken together differ from run to run. That the call was
+// made and how it ended is compared, not what it said.
 var aboutTheRun = map[string]bool{"record.status": true, "tools.stats": true}
 
 func recordAction(t time.Time, kind, source string, data json.RawMessage) Action {
@@ -108,7 +114,10 @@ func recordAction(t time.Time, kind, source string, data json.RawMessage) Action
 			parts = append(parts, k+"="+canonical(timeless(v)))
 		}
 	}
-	return Action{Kind: kind, Source: source, What: clockTimes.ReplaceAllString(strings.Join(parts, " "), "<time>"), Time: t}
+	cycle, _ := d["cycle"].(float64)
+	group, _ := d["step_group"].(float64)
+	return Action{Kind: kind, Source: source, What: clockTimes.ReplaceAllString(strings.Join(parts, " "), "<time>"), Time: t,
+		cycle: uint64(cycle), group: int(group)}
 }
 
 // llmAction is an LLM exchange as compared: its purpose, how it ended
@@ -192,11 +201,15 @@ type Divergence struct {
 // compare finds the first divergence: per kind, the actions must be the
 // same in the same order (kinds are compared apart because a dead-man stop
 // and the next decision may interleave differently without either being
-// wrong); the earliest mismatch in recorded time is reported.
+// wrong), but the tool calls of one step group in any order (see
+// alongside); the earliest mismatch in recorded time is reported.
 func compare(want, got []Action) (first, decision *Divergence, counts map[string][2]int) {
 	counts = map[string][2]int{}
 	for _, k := range kinds {
 		w, g := ofKind(want, k), ofKind(got, k)
+		if k == "tool_call" {
+			alongside(w, g)
+		}
 		counts[k] = [2]int{len(w), len(g)}
 		for i := 0; i < max(len(w), len(g)); i++ {
 			var wa, ga *Action
@@ -221,6 +234,33 @@ func compare(want, got []Action) (first, decision *Divergence, counts map[string
 		}
 	}
 	return first, decision, counts
+}
+
+// alongside puts the replay's tool calls of one step group (consecutive
+// calls of one cycle and group) in the recorded order, where the recording
+// has the same calls at their places: the steps of a group ran at once, and
+// which call came first was a race, live as replayed. Only calls within a
+// group move, so groups still compare in order, and a call the recording
+// does not have there stays, to be reported with what was recorded.
+func alongside(want, got []Action) {
+	for s := 0; s < len(got); {
+		e := s + 1
+		for e < len(got) && got[s].group != 0 && got[e].group == got[s].group && got[e].cycle == got[s].cycle {
+			e++
+		}
+		run := got[s:e]
+		for i := 0; i < len(run)-1 && s+i < len(want); i++ {
+			for j := i; j < len(run); j++ {
+				if want[s+i].same(&run[j]) {
+					m := run[j]
+					copy(run[i+1:j+1], run[i:j])
+					run[i] = m
+					break
+				}
+			}
+		}
+		s = e
+	}
 }
 
 func at(d *Divergence) time.Time {

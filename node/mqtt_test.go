@@ -324,35 +324,41 @@ func benchOnNode(b *testing.B, n *Node, url string, one func(i int, c *mqttClien
 	benchlat.Report(b, lat)
 }
 
-// BenchmarkShutdownAfterFlood: from the stop to Run's return while the
+// TestShutdownRightAfterAFlood: the node stops, with no error, while the
 // control plane is still answering a flood of 3,000 commands (paho's queue
-// full of replies, the broker's client queues full); README, "Stop it with
-// Ctrl-C: everything closes within 2 s" (ShutdownGrace). It was a test
-// asserting the 2 s, which failed on a loaded machine (7 and 9 of 30 runs at
-// load average ~20, -race): the command journal's last store write and the
+// full of replies, the broker's client queues full). How long the stop
+// takes against README's "everything closes within 2 s" is
+// BenchmarkShutdownAfterFlood's to measure: on a loaded machine with -race
+// (load average ~20) the command journal's last store write and the
 // acknowledgements after it, which the stop waits for so that no command
-// runs twice, took 1.4-4.4 s there. A wall-clock budget is measured here,
-// not asserted; p50/p99 of the stop as extra metrics.
+// runs twice, took 1.4-4.4 s. The bound here is a hang's, not the budget.
+func TestShutdownRightAfterAFlood(t *testing.T) {
+	n, url := mqttNode(t, "")
+	stop := run(t, n)
+	c, replies, _ := flood(t, url, 3000)
+	defer c.Disconnect(0)
+	if took := stop(); took > 30*time.Second {
+		t.Fatalf("stopped %v after the flood (%d of 3000 answered): a hang, not a slow disk", took, replies.Load())
+	}
+}
+
+// BenchmarkShutdownAfterFlood: from the stop to Run's return while the
+// control plane is still answering a flood of 3,000 commands; p50/p99 of
+// the stop as extra metrics, against ShutdownGrace (2 s).
 func BenchmarkShutdownAfterFlood(b *testing.B) {
 	lat := make([]time.Duration, 0, b.N)
 	for range b.N {
 		b.StopTimer()
 		n, url := mqttNode(b, "")
-		ctx, cancel := context.WithCancel(context.Background())
-		done := make(chan error, 1)
-		go func() { done <- n.Run(ctx, time.Now()) }()
-		<-n.Ready()
+		stop := run(b, n)
 		c, replies, published := flood(b, url, 3000)
 		b.StartTimer()
-		t0 := time.Now()
-		cancel()
-		err := <-done
-		took := time.Since(t0)
+		took := stop()
 		b.StopTimer()
 		c.Disconnect(0)
 		lat = append(lat, took)
-		b.Logf("published in %v; stopped in %v, %d of 3000 answered by then; run: %v",
-			published.Round(time.Millisecond), took.Round(time.Millisecond), replies.Load(), err)
+		b.Logf("published in %v; stopped in %v, %d of 3000 answered by then",
+			published.Round(time.Millisecond), took.Round(time.Millisecond), replies.Load())
 	}
 	benchlat.Report(b, lat)
 }
@@ -360,15 +366,15 @@ func BenchmarkShutdownAfterFlood(b *testing.B) {
 // flood publishes n probe.ping commands at QoS 1 to the node at url as
 // fast as paho takes them and waits for the broker to have the last ones;
 // replies counts the answers.
-func flood(b *testing.B, url string, n int) (c paho.Client, replies *atomic.Int64, took time.Duration) {
+func flood(tb testing.TB, url string, n int) (c paho.Client, replies *atomic.Int64, took time.Duration) {
 	replies = new(atomic.Int64)
 	c = paho.NewClient(paho.NewClientOptions().AddBroker(url).SetClientID("flood").SetAutoReconnect(false).
 		SetOrderMatters(false).SetMaxResumePubInFlight(0).SetWriteTimeout(5 * time.Second))
 	if tok := c.Connect(); !tok.WaitTimeout(5*time.Second) || tok.Error() != nil {
-		b.Fatalf("connect: %v", tok.Error())
+		tb.Fatalf("connect: %v", tok.Error())
 	}
 	if tok := c.Subscribe("edgeagent/mq-bot/reply", 1, func(paho.Client, paho.Message) { replies.Add(1) }); !tok.WaitTimeout(5*time.Second) || tok.Error() != nil {
-		b.Fatalf("subscribe: %v", tok.Error())
+		tb.Fatalf("subscribe: %v", tok.Error())
 	}
 	t0 := time.Now()
 	toks := make([]paho.Token, 0, n)

@@ -3,9 +3,7 @@
 package main
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"slices"
 	"strings"
 	"testing"
@@ -15,7 +13,6 @@ import (
 	"github.com/edgeagent/edgeagent/llm/local/ollamatest"
 	"github.com/edgeagent/edgeagent/node"
 	"github.com/edgeagent/edgeagent/record/replay"
-	"github.com/edgeagent/edgeagent/tools"
 )
 
 // A model that never answers in time (the real one on a slow board): an
@@ -43,16 +40,7 @@ func TestSimBoardReloadCutsOffAnLLMCall(t *testing.T) {
 		for !slices.ContainsFunc(srv.Requests(), func(r ollamatest.Request) bool { return r.Chat != nil }) {
 			time.Sleep(5 * time.Millisecond)
 		}
-		y, err := n.Board.Marshal()
-		if err != nil {
-			t.Error(err)
-			return
-		}
-		y = bytes.Replace(y, []byte("cooldown: 5s"), []byte("cooldown: 4s"), 1)
-		params, _ := json.Marshal(map[string]any{"yaml": string(y)})
-		if _, err := n.Tools.Invoke(context.Background(), tools.Call{Caller: "mqtt", Grants: []string{"admin"}, Tool: "config.reload", Params: params}); err != nil {
-			t.Error(err)
-		}
+		reloadChangedReflex(t, n)
 	}
 	file := recordSim(t, cfg, dir, 3*time.Second, false, reload)
 	for range 3 {

@@ -412,11 +412,9 @@ plugins: {mqtt: {enabled: false}}
 actuators:
   - {name: headlight, kind: led, pins: {pin: "sim:12"}, initial: "off"}
 `, "down.mcap")
-	for llmState(t, n) == "starting" {
-		time.Sleep(5 * time.Millisecond)
-	}
+	waitChecked(t, n)
 	// Refused: the LLM is unavailable and the matcher does not understand.
-	_, _ = n.Agent.Submit(context.Background(), agent.Command{Caller: "mqtt", Text: "the air feels stale in here, do what helps"})
+	askStale(n, 1)
 	stop()
 	for range 5 {
 		rep, out := replayed(t, file)
@@ -435,22 +433,27 @@ func hasUnavailable(as []replay.Action) bool {
 	return false
 }
 
-// llmState is the state of n's LLM client, as agent.status reports it.
-func llmState(t *testing.T, n *node.Node) string {
+// waitChecked waits, as a replay does, for n's LLM client to have made
+// its start-up check, so the test's first command finds it up or down.
+func waitChecked(t *testing.T, n *node.Node) {
 	t.Helper()
-	p, ok := node.Find[interface {
-		Engine() *agent.Engine
-		Status() any
-	}](n)
+	p, ok := node.Find[interface{ LLMChecked() <-chan struct{} }](n)
 	if !ok {
 		t.Fatal("no llm plugin")
 	}
-	var st struct {
-		State string `json:"state"`
+	select {
+	case <-p.LLMChecked():
+	case <-time.After(10 * time.Second):
+		t.Fatal("the LLM client made no start-up check in 10 s")
 	}
-	b, _ := json.Marshal(p.Status())
-	_ = json.Unmarshal(b, &st)
-	return st.State
+}
+
+// askStale submits the same text command k times from MQTT, one after
+// the other: each one a cycle that asks the model.
+func askStale(n *node.Node, k int) {
+	for range k {
+		_, _ = n.Agent.Submit(context.Background(), agent.Command{Caller: "mqtt", Text: "the air feels stale in here, do what helps"})
+	}
 }
 
 // An LLM call that ran out the cycle's deadline when recorded (a model too
@@ -480,12 +483,8 @@ plugins: {mqtt: {enabled: false}}
 actuators:
   - {name: headlight, kind: led, pins: {pin: "sim:12"}, initial: "off"}
 `, "late.mcap")
-	for llmState(t, n) == "starting" {
-		time.Sleep(5 * time.Millisecond)
-	}
-	for range 2 {
-		_, _ = n.Agent.Submit(context.Background(), agent.Command{Caller: "mqtt", Text: "the air feels stale in here, do what helps"})
-	}
+	waitChecked(t, n)
+	askStale(n, 2)
 	stop()
 	for range 3 {
 		rep, out := replayed(t, file)
@@ -526,9 +525,7 @@ actuators:
 reflexes:
   - {on: overheat, do: {tool: headlight.set, params: {on: true}}}
 `, "behind.mcap")
-	for llmState(t, n) == "starting" {
-		time.Sleep(5 * time.Millisecond)
-	}
+	waitChecked(t, n)
 	done := make(chan agent.Outcome, 1)
 	go func() {
 		out, _ := n.Agent.Submit(context.Background(), agent.Command{Caller: "mqtt", Text: "the air feels stale in here, do what helps"})
@@ -589,12 +586,8 @@ plugins: {mqtt: {enabled: false}}
 actuators:
   - {name: headlight, kind: led, pins: {pin: "sim:12"}, initial: "off"}
 `, "wanting.mcap")
-	for llmState(t, n) == "starting" {
-		time.Sleep(5 * time.Millisecond)
-	}
-	for range 2 {
-		_, _ = n.Agent.Submit(context.Background(), agent.Command{Caller: "mqtt", Text: "the air feels stale in here, do what helps"})
-	}
+	waitChecked(t, n)
+	askStale(n, 2)
 	stop()
 	rep, out := replayed(t, file)
 	if rep.Diverged() || rep.Counts["llm"][0] < 2 {
@@ -627,9 +620,7 @@ actuators:
   - {name: headlight, kind: led, pins: {pin: "sim:12"}, initial: "off"}
   - {name: pump, kind: relay, pins: {pin: "sim:23"}, initial: "off"}
 `, "slow.mcap")
-	for llmState(t, n) == "starting" {
-		time.Sleep(5 * time.Millisecond)
-	}
+	waitChecked(t, n)
 	done := make(chan agent.Outcome, 1)
 	go func() {
 		out, _ := n.Agent.Submit(context.Background(), agent.Command{Caller: "mqtt", Text: "it is getting dark, light the way"})

@@ -43,15 +43,22 @@ func newPlugin(h plugin.Host) (*recorderPlugin, error) {
 	if !filepath.IsAbs(dir) {
 		dir = filepath.Join(b.DataDir, dir)
 	}
-	y, files, err := portableBoard(b, h.Dir())
-	if err != nil {
-		h.Log().Warn("recorder: the board config could not be printed; the recording has none", "err", err)
-	}
+	// The board is printed when the first recording file is made, not
+	// here: printing it and finding the files it names was a fifth of the
+	// agent's start-up CPU, and a robot that never records never needs it.
+	printed := sync.OnceValues(func() ([]byte, []Attachment) {
+		y, files, err := portableBoard(b, h.Dir())
+		if err != nil {
+			h.Log().Warn("recorder: the board config could not be printed; the recording has none", "err", err)
+		}
+		return y, files
+	})
 	st := newFileState(h.Log().With("plugin", "recorder"))
 	header := func() Header {
 		meta := BuildInfo()
 		meta["device"], meta["platform"] = b.Device.ID, b.Device.Platform
 		meta["started"] = h.Clock().Now().UTC().Format("2006-01-02T15:04:05.000Z07:00")
+		y, files := printed()
 		// The files are read as each recording file is written, not
 		// kept: the recorder holds no copy in memory.
 		return Header{Meta: meta, Board: y, Files: files, AttachMax: o.AttachMaxBytes, files: st}

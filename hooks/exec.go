@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"log/slog"
 	"runtime/debug"
-	"sync"
 )
 
 // The stage methods below follow the reference design's HOOK_CONFIGS table:
@@ -153,10 +152,10 @@ func parallel[H, T any](m *Manager, s *snapshot, ctx context.Context, stage stri
 	}
 	endedBefore := ctx.Err() != nil
 	finished := make(chan int, len(hs)) // buffered: abandoned hooks never block
-	m.bg.add(len(hs))
+	m.bg.Add(len(hs))
 	for i := range hs {
 		go func() {
-			defer m.bg.done()
+			defer m.bg.Done()
 			if err := callValue(call, hs[i].h, ctx, v); err != nil {
 				m.failed(s, ctx, Failure{Stage: stage, Plugin: hs[i].plugin, Err: err})
 			}
@@ -238,52 +237,5 @@ func (e *panicError) Error() string { return fmt.Sprintf("panic: %v", e.value) }
 func recoverInto(err *error) {
 	if r := recover(); r != nil {
 		*err = &panicError{value: r, stack: debug.Stack()}
-	}
-}
-
-// tracker counts parallel hook goroutines so Stop can wait for those that
-// outlived their stage call. The idle channel is made only when someone
-// waits, so the per-call cost is a mutex, not an allocation.
-type tracker struct {
-	mu   sync.Mutex
-	n    int
-	idle chan struct{} // closed when n drops to 0; nil unless Stop is waiting
-}
-
-func (t *tracker) add(k int) {
-	t.mu.Lock()
-	t.n += k
-	t.mu.Unlock()
-}
-
-func (t *tracker) done() {
-	t.mu.Lock()
-	if t.n--; t.n == 0 && t.idle != nil {
-		close(t.idle)
-		t.idle = nil
-	}
-	t.mu.Unlock()
-}
-
-// wait returns when no tracked call is running, or with ctx's error and the
-// number still running when ctx ends first.
-func (t *tracker) wait(ctx context.Context) (int, error) {
-	t.mu.Lock()
-	if t.n == 0 {
-		t.mu.Unlock()
-		return 0, nil
-	}
-	if t.idle == nil {
-		t.idle = make(chan struct{})
-	}
-	idle := t.idle
-	t.mu.Unlock()
-	select {
-	case <-idle:
-		return 0, nil
-	case <-ctx.Done():
-		t.mu.Lock()
-		defer t.mu.Unlock()
-		return t.n, ctx.Err()
 	}
 }

@@ -296,7 +296,7 @@ func TestParallel(t *testing.T) {
 		for _, cancellable := range []bool{false, true} {
 			t.Run(fmt.Sprintf("%s/cancellable=%v", st.name, cancellable), func(t *testing.T) {
 				const n = 4
-				var arrived sync.WaitGroup
+				var arrived wait.Group
 				arrived.Add(n)
 				var ps []Plugin
 				for i := range n {
@@ -615,12 +615,12 @@ func (o *onlyErrors) OnError(ctx context.Context, f Failure) error {
 }
 
 // waitTimeout is where a hook of a parallel stage waits until every hook
-// of wg has arrived, which happens (within 10 s) only if they run at the
+// of g has arrived, which happens (within 10 s) only if they run at the
 // same time.
-func waitTimeout(t *testing.T, wg *sync.WaitGroup) {
+func waitTimeout(t *testing.T, g *wait.Group) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	if wait.Group(ctx, wg) != nil {
+	if g.Wait(ctx) != nil {
 		t.Error("parallel hooks did not run concurrently")
 	}
 }

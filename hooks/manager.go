@@ -9,6 +9,8 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+
+	"github.com/edgeagent/edgeagent/internal/wait"
 )
 
 // Manager holds the loaded plugins in execution order and runs their hooks.
@@ -33,7 +35,7 @@ type Manager struct {
 	running bool
 	started map[string]bool // plugins that went through start and are owed a stop
 
-	bg tracker // parallel hook calls that outlived the stage call
+	bg wait.Group // parallel hook calls that outlived the stage call
 }
 
 type hook[H any] struct {
@@ -256,8 +258,8 @@ func (m *Manager) Stop(ctx context.Context) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	var errs []error
-	if n, err := m.bg.wait(ctx); err != nil {
-		errs = append(errs, fmt.Errorf("hooks: stop: %d hook calls still running: %w", n, err))
+	if err := m.bg.Wait(ctx); err != nil {
+		errs = append(errs, fmt.Errorf("hooks: stop: %d hook calls still running: %w", m.bg.Running(), err))
 	}
 	if !m.running {
 		return errors.Join(errs...)

@@ -7,10 +7,13 @@ import (
 	"runtime"
 	"slices"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/edgeagent/edgeagent/internal/mqttclient"
+	"github.com/edgeagent/edgeagent/internal/waittest"
 	"github.com/edgeagent/edgeagent/mqtt/broker"
 	"github.com/edgeagent/edgeagent/store"
 	"github.com/edgeagent/edgeagent/worldmodel"
@@ -332,6 +335,74 @@ func TestJournalMemoryIsBounded(t *testing.T) {
 		t.Fatalf("%d ids in the window", j.size())
 	}
 	runtime.KeepAlive(j)
+}
+
+// A stop does not wait for the journal write of a command it will not
+// run: the worker waiting for its id to be durable gives up at the stop
+// and the command is forgotten, as one still queued is (the broker hands
+// it to the next session). Before, the worker waited out the write (1.4-4.4
+// s with -race at load 20) and the node's stop reported "commands still
+// running", then ran it with a cancelled context.
+func TestStopSkipsACommandNotYetDurable(t *testing.T) {
+	var kv *gatedKV
+	r := newRig(t, rigOpts{kv: func(s KV) KV { kv = &gatedKV{KV: s}; return kv }})
+	r.start(t)
+	p := dialPeer(t, r.url(), "requester", r.topics().Reply+"/#")
+	kv.hold()
+	t.Cleanup(kv.release)
+	p.send(t, r.topics().Cmd, `{"id":"late","tool":"counter.hit","params":{"id":"late"}}`)
+	waittest.For(t, "the command's journal write held", func() bool { return kv.held.Load() > 0 })
+	rs := r.plane.current()
+	stopped := make(chan error, 1)
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		stopped <- r.plane.OnAgentStop(ctx)
+	}()
+	waittest.For(t, "the workers gone, the write still held", func() bool { return rs.workers.Running() == 0 })
+	kv.release()
+	if err := <-stopped; err != nil {
+		t.Fatalf("stop: %v", err)
+	}
+	if n := r.counter.count("late"); n != 0 {
+		t.Fatalf("the command ran %d times after the stop began", n)
+	}
+}
+
+// gatedKV holds the journal's updates while its gate is closed, as a
+// store stuck in an fsync does (the embedded broker's inbox, on the same
+// store, goes on).
+type gatedKV struct {
+	KV
+	mu   sync.Mutex
+	gate chan struct{} // while set, Update waits until it is closed
+	held atomic.Int32  // updates that met a closed gate
+}
+
+func (g *gatedKV) hold() {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.gate = make(chan struct{})
+}
+
+func (g *gatedKV) release() {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.gate != nil {
+		close(g.gate)
+		g.gate = nil
+	}
+}
+
+func (g *gatedKV) Update(bucket string, put map[string]any, del []string) error {
+	g.mu.Lock()
+	gate := g.gate
+	g.mu.Unlock()
+	if gate != nil && bucket == journalBucket {
+		g.held.Add(1)
+		<-gate
+	}
+	return g.KV.Update(bucket, put, del)
 }
 
 // discardKV is a store that keeps nothing.

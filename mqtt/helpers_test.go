@@ -94,6 +94,7 @@ type rigOpts struct {
 	log          *slog.Logger // the plane's; default testLog()
 	fleet        Fleet        // the robot's fleet membership; zero: none
 	journal      bool         // the tool calls' records go to the world model, as in a node
+	kv           func(KV) KV  // wraps the journal's store
 }
 
 func buildRig(o rigOpts) (*rig, error) {
@@ -157,7 +158,11 @@ func buildRig(o rigOpts) (*rig, error) {
 	if o.log == nil {
 		o.log = testLog()
 	}
-	r.plane, err = New(cfg, Deps{World: r.world, Tools: r.reg, Agent: r.loop, Host: r.host, Store: r.store, Log: o.log})
+	var kv KV = r.store
+	if o.kv != nil {
+		kv = o.kv(kv)
+	}
+	r.plane, err = New(cfg, Deps{World: r.world, Tools: r.reg, Agent: r.loop, Host: r.host, Store: kv, Log: o.log})
 	if err != nil {
 		return nil, err
 	}

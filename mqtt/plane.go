@@ -114,7 +114,7 @@ type runState struct {
 
 	queue       chan *job     // pointers: a job is ~600 bytes, the queue 1024 deep
 	slots       chan struct{} // places in the queue, taken before a command is journalled
-	workers     sync.WaitGroup
+	workers     wait.Group
 	journal     *journal
 	journalStop context.CancelFunc
 	journalDone chan struct{}
@@ -535,7 +535,7 @@ func (p *Plane) AfterPlan(_ context.Context, d hooks.Decision) error {
 type tracker struct {
 	mu     sync.Mutex
 	closed bool
-	wg     sync.WaitGroup
+	wg     wait.Group
 }
 
 func (t *tracker) enter() bool {
@@ -555,7 +555,7 @@ func (t *tracker) close(ctx context.Context) error {
 	t.mu.Lock()
 	t.closed = true
 	t.mu.Unlock()
-	if err := wait.Group(ctx, &t.wg); err != nil {
+	if err := t.wg.Wait(ctx); err != nil {
 		return fmt.Errorf("mqtt: handlers still running at stop: %w", err)
 	}
 	return nil

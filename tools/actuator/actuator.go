@@ -150,7 +150,7 @@ type Set struct {
 	buses   map[string]i2c.BusCloser
 	shared  map[string]any // devices shared by several actuators (a PCA9685), by key
 
-	wg sync.WaitGroup // background goroutines (ramps, timers, e-stop helpers)
+	wg wait.Group // background goroutines (ramps, timers, e-stop helpers)
 }
 
 // New checks the actuator blocks and their options and builds the Set
@@ -345,7 +345,7 @@ func (s *Set) Stop(ctx context.Context) error {
 }
 
 func (s *Set) waitGoroutines(ctx context.Context) error {
-	if wait.Group(ctx, &s.wg) != nil {
+	if s.wg.Wait(ctx) != nil {
 		return errors.New("actuator goroutines did not end in time (a write is hanging)")
 	}
 	return nil

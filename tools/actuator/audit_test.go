@@ -111,6 +111,37 @@ func TestEStopBeforeStartDoesNotWaitForTheStore(t *testing.T) {
 	}
 }
 
+// A stop whose grace an earlier step used up (the node's stop waits for
+// the command journal's last write first) still writes the audit log's
+// last entries, the shutdown's safe-state record among them: the stop
+// waits for the writer at least stopFloor, not only what is left of ctx.
+// The code before returned at once with "pending entries not written in
+// time" and the record was lost.
+func TestStopAfterTheGraceStillWritesTheLastEntries(t *testing.T) {
+	st := newSlowStore(50 * time.Millisecond) // an fsync on a busy SD card
+	set := newSlowSet(t, switches, st)
+	ctx := context.Background()
+	if err := set.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for _, tl := range set.Tools() {
+		if tl.Spec().Name == "headlight.set" {
+			if _, err := tl.Invoke(ctx, json.RawMessage(`{"on":true}`)); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	spent, cancel := context.WithCancel(ctx)
+	cancel()
+	if err := set.Stop(spent); err != nil {
+		t.Fatalf("stop with the grace spent: %v", err)
+	}
+	entries, err := actuator.ReadAudit(st, actuator.Query{Limit: 10}, 10)
+	if err != nil || len(entries) != 2 || entries[0].Tool != "headlight.set" || entries[1].Caller != "shutdown" {
+		t.Fatalf("audit %+v %v", entries, err)
+	}
+}
+
 // A set needs a store: an audit log that silently kept nothing would be
 // worse than none.
 func TestNoStoreIsAnError(t *testing.T) {

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Cross-compiles edgeagent for Raspberry Pi (64- and 32-bit OS) and Jetson.
-# Outputs stripped binaries and SHA256SUMS in dist/. Run with --help.
+# Outputs stripped binaries, the robot profile's model files
+# (dist/edgeagent-data/) and SHA256SUMS in dist/. Run with --help.
 set -euo pipefail
 
 usage() {
@@ -29,6 +30,14 @@ With cgo (the default) the malgo audio backend is compiled in, using Debian's
 cross compilers gcc-aarch64-linux-gnu and gcc-arm-linux-gnueabihf; they are
 installed when missing and the script runs as root.
 Version, commit and build date are stamped into the binary (edgeagent version).
+
+The robot profile keeps the wake word's model files (the speech frontend's
+weights, the "hey robot" head: 1.7 MB) out of the binary: they are written to
+DIR/edgeagent-data/, which must go beside the binary on the robot
+(scripts/install.sh --data puts it in /usr/local/lib/edgeagent/). The binary
+checks their sha256 at start and says where it looked if they are missing.
+The robot profile is also built without HTTP/2 (-tags nethttpomithttp2): the
+agent's HTTP peers (Ollama, the dashboard's browser) speak HTTP/1.1.
 USAGE
 }
 
@@ -52,7 +61,7 @@ while [ $# -gt 0 ]; do
 done
 [ ${#targets[@]} -eq 0 ] && targets=(arm64 armv7 host)
 case "$profile" in
-  robot) profile_tags=robot ;;
+  robot) profile_tags="robot nethttpomithttp2" ;;
   full) profile_tags= ;;
   *) echo "unknown profile $profile (robot, full)" >&2; exit 2 ;;
 esac
@@ -108,6 +117,17 @@ for t in "${targets[@]}"; do
   esac
 done
 
+# The model files the robot profile reads from beside itself (package
+# internal/datafile), with the licence and notice their redistribution needs.
+datafiles=(sensors/mic/speechembed/weights/speech_embedding.bin sensors/mic/wakeword/models/hey_robot.eawh
+  sensors/mic/speechembed/weights/LICENSE-Apache-2.0)
+if [ "$profile" = robot ]; then
+  mkdir -p "$out/edgeagent-data"
+  cp "${datafiles[@]}" "$out/edgeagent-data/"
+  sed -n '/^NOTICE/,/^## /{/^    /s/^    //p}' sensors/mic/speechembed/weights/README.md > "$out/edgeagent-data/NOTICE"
+  for f in "${datafiles[@]}" NOTICE; do built+=("$out/edgeagent-data/${f##*/}"); done
+fi
+
 if [ $gocv -eq 1 ]; then
   [ $cgo -eq 1 ] || { echo "--with-gocv needs cgo (drop --no-cgo)" >&2; exit 2; }
   if ! dpkg -s libopencv-dev:arm64 >/dev/null 2>&1; then
@@ -122,7 +142,7 @@ if [ $gocv -eq 1 ]; then
   built+=("$out/edgeagent-linux-arm64-gocv")
 fi
 
-(cd "$out" && sha256sum "${built[@]##*/}" > SHA256SUMS)
+(cd "$out" && sha256sum "${built[@]#"$out"/}" > SHA256SUMS)
 echo "version $version (commit $commit, built $date), profile $profile, cgo=$cgo"
 for b in "${built[@]}"; do
   printf '%-40s %8s bytes  %s\n' "$b" "$(stat -c %s "$b")" "$(file -b "$b" 2>/dev/null | cut -d, -f1-2 || true)"

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -16,7 +17,10 @@ import (
 	"time"
 
 	paho "github.com/eclipse/paho.mqtt.golang"
+	"github.com/edgeagent/edgeagent/internal/datafile"
 	"github.com/edgeagent/edgeagent/mqtt/mosquittotest"
+	"github.com/edgeagent/edgeagent/sensors/mic/speechembed"
+	"github.com/edgeagent/edgeagent/sensors/mic/wakeword"
 )
 
 // TestSmoke builds the real binary (the robot profile, and checks it holds
@@ -57,9 +61,11 @@ func TestSmoke(t *testing.T) {
 				}
 				runner = []string{q}
 			}
-			// The robot profile: what cross-compile.sh ships by default.
+			// The robot profile: what cross-compile.sh ships by default,
+			// with its model files beside it as cross-compile lays them out.
 			bin := filepath.Join(t.TempDir(), "edgeagent-robot")
-			build := exec.Command("go", "build", "-trimpath", "-tags", "robot", "-ldflags", "-s -w", "-o", bin, ".")
+			stageDataFiles(t, filepath.Dir(bin))
+			build := exec.Command("go", "build", "-trimpath", "-tags", robotTags, "-ldflags", "-s -w", "-o", bin, ".")
 			build.Env = append(os.Environ(), "GOOS=linux", "GOARCH="+tg.goarch, "GOARM="+tg.goarm, "CGO_ENABLED=0")
 			if tg.qemu != "" {
 				// With the cross compiler present, build as cross-compile.sh
@@ -76,6 +82,7 @@ func TestSmoke(t *testing.T) {
 				if got, want := versionOf(t, bin), profileTable["robot"]; !reflect.DeepEqual(got, want) {
 					t.Errorf("the robot binary holds\n%+v\nprofiles_gen.go says\n%+v\nrun go generate ./cmd/edgeagent", got, want)
 				}
+				assertNoEmbeddedModels(t, bin)
 			}
 			timeScale := time.Duration(1)
 			if tg.qemu != "" {
@@ -214,6 +221,56 @@ func smokeRun(t *testing.T, argv, env []string, scale time.Duration) smokeResult
 }
 
 func tookTooLong(d, scale time.Duration) bool { return d > 2*time.Second*scale }
+
+// robotTags are the robot profile's build tags, as scripts/cross-compile.sh
+// builds it.
+const robotTags = "robot,nethttpomithttp2"
+
+// dataFiles are the model files a robot-profile binary reads from beside
+// itself (internal/datafile), where they lie in the checkout.
+var dataFiles = []string{
+	"../../sensors/mic/speechembed/weights/" + speechembed.WeightsFile,
+	"../../sensors/mic/wakeword/models/" + wakeword.HeadFile,
+}
+
+// stageDataFiles copies the model files to dir/edgeagent-data, as
+// scripts/cross-compile.sh writes them beside the binaries.
+func stageDataFiles(t *testing.T, dir string) {
+	t.Helper()
+	dst := filepath.Join(dir, datafile.DirName)
+	if err := os.MkdirAll(dst, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range dataFiles {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dst, filepath.Base(f)), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// assertNoEmbeddedModels checks that the robot binary does not carry the
+// model files inside it too (their size is what leaving them out saves):
+// the first 256 bytes of each must not appear in it.
+func assertNoEmbeddedModels(t *testing.T, bin string) {
+	t.Helper()
+	exe, err := os.ReadFile(bin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range dataFiles {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if bytes.Contains(exe, b[:256]) {
+			t.Errorf("the robot binary embeds %s; it should read it from beside itself", filepath.Base(f))
+		}
+	}
+}
 
 func dirExists(p string) bool {
 	st, err := os.Stat(p)

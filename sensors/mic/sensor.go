@@ -17,6 +17,7 @@ import (
 	"github.com/edgeagent/edgeagent/sensors"
 	"github.com/edgeagent/edgeagent/sensors/mic/audio"
 	"github.com/edgeagent/edgeagent/sensors/mic/duplex"
+	"github.com/edgeagent/edgeagent/sensors/mic/speechembed"
 	"github.com/edgeagent/edgeagent/sensors/mic/wakeword"
 	"github.com/edgeagent/edgeagent/sensors/mic/wyoming"
 	"github.com/edgeagent/edgeagent/worldmodel"
@@ -103,6 +104,13 @@ func LoadHeads(o WakeWordOpts) ([]*wakeword.Head, error) {
 	}
 	if h.Info.Frontend != wakeword.SpeechFrontendID {
 		return nil, fmt.Errorf("wakeword.model: %w: trained over another frontend than this build's (%s); retrain it", wakeword.ErrBadModel, wakeword.SpeechFrontendID)
+	}
+	// The head runs over the speech frontend, whose weights a robot-profile
+	// binary reads from beside itself: missing or damaged, they are refused
+	// here, at start, rather than when the sensor first runs. They load once
+	// per process; the sensor's stream shares them.
+	if _, err := speechembed.New(); err != nil {
+		return nil, fmt.Errorf("wakeword.model: %w", err)
 	}
 	return []*wakeword.Head{h}, nil
 }

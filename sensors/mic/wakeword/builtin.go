@@ -1,25 +1,32 @@
 package wakeword
 
 import (
-	_ "embed"
 	"fmt"
 	"sync"
-	"unsafe"
 )
 
-// builtinHead is the shipped "hey robot" head over the speech frontend,
-// trained with `edgeagent wakeword train --phrase "hey robot" --seed 1`
-// (its recipe and validation are in the file's header; how it does on
-// voices it never heard: docs/bench/wake-word.md).
-//
-// A string, not a []byte: its bytes lie in the binary's read-only data,
-// where the head's weights are read in place.
-//
-//go:embed models/hey_robot.eawh
-var builtinHead string
+// The shipped "hey robot" head over the speech frontend, trained with
+// `edgeagent wakeword train --phrase "hey robot" --seed 1` (its recipe and
+// validation are in the file's header; how it does on voices it never
+// heard: docs/bench/wake-word.md). Its weights are read where they lie:
+// in the full build's read-only data (head_embedded.go), or mapped from
+// beside a robot-profile binary (head_beside.go, which keeps 0.39 MB out
+// of the binary its size budget counts).
+const (
+	// HeadFile is the head file's name, in models/ and beside a
+	// robot-profile binary (internal/datafile).
+	HeadFile = "hey_robot.eawh"
+	// HeadSHA256 is its digest, which a robot-profile binary checks
+	// before it uses the file beside it (TestHeadDigest keeps it current).
+	HeadSHA256 = "07f5d1021270218be1af3b260308a7b36f405dce654d422908adc71b6e41ec12"
+)
 
 var builtin = sync.OnceValues(func() (*Head, error) {
-	h, err := decodeHead(unsafe.Slice(unsafe.StringData(builtinHead), len(builtinHead)))
+	b, err := builtinHeadBytes()
+	if err != nil {
+		return nil, fmt.Errorf("the built-in wake word head: %w", err)
+	}
+	h, err := decodeHead(b)
 	if err != nil {
 		return nil, fmt.Errorf("the built-in wake word head: %w", err)
 	}

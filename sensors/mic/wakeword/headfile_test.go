@@ -31,15 +31,19 @@ func TestBuiltinHeadReadInPlace(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	lo := uintptr(unsafe.Pointer(unsafe.StringData(builtinHead)))
+	file, err := builtinHeadBytes()
+	if err != nil {
+		t.Fatal(err)
+	}
+	lo := uintptr(unsafe.Pointer(&file[0]))
 	for i, l := range h.layers {
 		for _, v := range [][]float32{l.W, l.B} {
-			if p := uintptr(unsafe.Pointer(&v[0])); p < lo || p >= lo+uintptr(len(builtinHead)) {
+			if p := uintptr(unsafe.Pointer(&v[0])); p < lo || p >= lo+uintptr(len(file)) {
 				t.Errorf("layer %d: weights copied out of the binary", i+1)
 			}
 		}
 	}
-	old, err := decodeHead(unpadded(t, []byte(builtinHead)))
+	old, err := decodeHead(unpadded(t, bytes.Clone(file)))
 	if err != nil {
 		t.Fatal(err)
 	}

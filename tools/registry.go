@@ -90,6 +90,14 @@ type Registry struct {
 	disabled map[string]bool
 	absent   map[string]string // tool -> why it is not there (its plugin did not start)
 
+	// smu guards schemas, the compiled parameter schemas by their text.
+	// Tools often share one (every tool without parameters has the empty
+	// object's), and compiling is most of what registering costs (the
+	// library checks each schema against its meta-schema): a node
+	// registers some 30 tools before it is ready.
+	smu     sync.Mutex
+	schemas map[string]*schema
+
 	hmu     sync.Mutex
 	history map[string]*History
 	dirty   map[string]bool
@@ -130,7 +138,7 @@ func (h History) MeanLatency() time.Duration {
 func NewRegistry(o Options) (*Registry, error) {
 	r := &Registry{
 		store: o.Store, filters: o.Filters, grants: o.Grants, log: o.Log, delay: o.FlushDelay, journal: o.Journal, clock: clock.Or(o.Clock),
-		tools: map[string]*entry{}, disabled: map[string]bool{},
+		tools: map[string]*entry{}, disabled: map[string]bool{}, schemas: map[string]*schema{},
 		history: map[string]*History{}, dirty: map[string]bool{},
 	}
 	if r.log == nil {
@@ -175,7 +183,7 @@ func (r *Registry) Register(owner string, t Tool) error {
 	if spec.Permission == "" {
 		spec.Permission = "read"
 	}
-	sch, err := compileSchema(spec.Name, spec.Params)
+	sch, err := r.schemaOf(spec.Name, spec.Params)
 	if err != nil {
 		return err
 	}
@@ -190,6 +198,24 @@ func (r *Registry) Register(owner string, t Tool) error {
 	r.tools[spec.Name] = &entry{tool: t, spec: spec, schema: sch, owner: owner}
 	delete(r.absent, spec.Name)
 	return nil
+}
+
+// schemaOf compiles a tool's parameter schema, or returns the one
+// compiled for the same text: a compiled schema is never changed, and its
+// errors name what failed in the parameters, not the tool.
+func (r *Registry) schemaOf(name string, raw json.RawMessage) (*schema, error) {
+	key := string(bytes.TrimSpace(raw))
+	r.smu.Lock()
+	defer r.smu.Unlock()
+	if s, ok := r.schemas[key]; ok {
+		return s, nil
+	}
+	s, err := compileSchema(name, raw)
+	if err != nil {
+		return nil, err
+	}
+	r.schemas[key] = s
+	return s, nil
 }
 
 // Unregister removes one tool.

@@ -133,6 +133,41 @@ func TestInvokeValidatesAndFillsDefaults(t *testing.T) {
 	}
 }
 
+// Tools with the same schema text share its compiled schema (compiled once
+// per registry): each still fills its defaults and refuses bad parameters
+// in its own name, and a schema that failed to compile fails again.
+func TestToolsSharingASchemaAnswerAlike(t *testing.T) {
+	r := newReg(t, Options{})
+	for _, n := range []string{"pan.set_angle", "tilt.set_angle"} {
+		if err := r.Register("p", echo(n, "actuate", servoSchema)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ctx := context.Background()
+	for _, n := range []string{"tilt.set_angle", "pan.set_angle"} {
+		res, err := r.Invoke(ctx, Call{Caller: "cli", Tool: n, Params: json.RawMessage(`{"degrees": 90}`)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, _ := json.Marshal(res.Value); string(got) != `{"degrees":90,"opts":{"smooth":true},"speed":60}` {
+			t.Errorf("%s: defaults not filled: %s", n, got)
+		}
+		_, err = r.Invoke(ctx, Call{Caller: "cli", Tool: n, Params: json.RawMessage(`{"degrees": 200}`)})
+		var te *Error
+		if !errors.As(err, &te) || te.Code != CodeInvalidParams || strings.Join(te.Paths, ",") != "/degrees" {
+			t.Errorf("%s: %v, want invalid_params at /degrees", n, err)
+		} else if other := map[string]string{"pan.set_angle": "tilt", "tilt.set_angle": "pan"}[n]; strings.Contains(te.Msg, other) {
+			t.Errorf("%s: the error names the other tool: %s", n, te.Msg)
+		}
+	}
+	bad := json.RawMessage(`{"type":"object","properties":{"x":{"type":"nope"}}}`)
+	for _, n := range []string{"a.c", "a.d"} {
+		if err := r.Register("p", echo(n, "read", bad)); err == nil || !strings.Contains(err.Error(), "tool "+n+": schema does not compile") {
+			t.Errorf("Register(%s) = %v, want its schema refused", n, err)
+		}
+	}
+}
+
 func TestPermissionsAndInternal(t *testing.T) {
 	r := newReg(t, Options{})
 	_ = r.Register("pan", echo("pan.set_angle", "actuate", servoSchema))

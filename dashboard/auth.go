@@ -63,8 +63,13 @@ type auth struct {
 }
 
 // dummyHash is compared against when the user does not exist, so that
-// the answer takes as long and does not tell which names exist.
-var dummyHash, _ = bcrypt.GenerateFromPassword([]byte("no such user"), bcrypt.MinCost)
+// the answer takes as long and does not tell which names exist. It is made
+// at the first such login, not at start-up: bcrypt is slow on purpose, and
+// every process (check, invoke, a robot without users) paid for it.
+var dummyHash = sync.OnceValue(func() []byte {
+	h, _ := bcrypt.GenerateFromPassword([]byte("no such user"), bcrypt.MinCost) // fails only on a cost out of range
+	return h
+})
 
 func newAuth(o Options, st store.Store, clk clock.Clock, th *throttle) (*auth, error) {
 	a := &auth{opts: o, clk: clk, users: map[string]User{}, tokens: map[[32]byte]string{}, throttle: th}
@@ -201,7 +206,7 @@ func (a *auth) check(user, password, token string) (session, error) {
 	u, ok := a.users[user]
 	hash := []byte(u.PasswordBcrypt)
 	if !ok {
-		hash = dummyHash
+		hash = dummyHash()
 	}
 	if err := bcrypt.CompareHashAndPassword(hash, []byte(password)); err != nil || !ok {
 		return session{}, errors.New("wrong user name or password")

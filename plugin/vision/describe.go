@@ -9,6 +9,7 @@ import (
 	"math"
 	"regexp"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
@@ -54,7 +55,10 @@ const answerSchema = `{
   "required": ["answer", "objects"]
 }`
 
-var compiled = func() *jsonschema.Schema {
+// compiled is the answer's schema, compiled at the first answer rather
+// than at start-up, which every process paid for whether or not the board
+// has a vision model.
+var compiled = sync.OnceValue(func() *jsonschema.Schema {
 	doc, err := jsonschema.UnmarshalJSON(strings.NewReader(answerSchema))
 	if err != nil {
 		panic(err)
@@ -64,7 +68,7 @@ var compiled = func() *jsonschema.Schema {
 		panic(err)
 	}
 	return c.MustCompile("answer.json")
-}()
+})
 
 // Describe asks the vision model about cam's latest snapshot, records the
 // answer as <cam>.description and raises an event per object found.
@@ -154,7 +158,7 @@ func parse(content string) (string, []Object, error) {
 	if err != nil {
 		return "", nil, errors.New("not JSON")
 	}
-	if err := compiled.Validate(inst); err != nil {
+	if err := compiled().Validate(inst); err != nil {
 		return "", nil, errors.New("does not match the schema")
 	}
 	var a struct {

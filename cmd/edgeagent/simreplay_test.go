@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -20,6 +21,7 @@ import (
 
 	"github.com/edgeagent/edgeagent/agent"
 	"github.com/edgeagent/edgeagent/board"
+	"github.com/edgeagent/edgeagent/hooks"
 	"github.com/edgeagent/edgeagent/internal/waittest"
 	"github.com/edgeagent/edgeagent/llm/local/ollamatest"
 	"github.com/edgeagent/edgeagent/mqtt/mosquittotest"
@@ -337,6 +339,80 @@ func publish(t *testing.T, broker, topic, payload string) {
 	if tok := c.Publish(topic, 1, false, payload); !tok.WaitTimeout(5*time.Second) || tok.Error() != nil {
 		t.Fatalf("publish %s: %v", topic, tok.Error())
 	}
+}
+
+// A cycle that the node's stop for a config reload cut off between its
+// plan and its steps replays as recorded ("skipped: context canceled"):
+// the replay holds that cycle until its node stops for the reload, where
+// it used to run its steps (TestSimBoardRecordingsReplay diverged so once,
+// on the motion reflex's headlight.set). No sensors: no event preempts the
+// held cycle first.
+func TestCycleCutOffByAReloadReplays(t *testing.T) {
+	if testing.Short() {
+		t.Skip("records the sim board for a few seconds")
+	}
+	cfg, dir := simBoard(t, "")
+	cfg.Sensors = nil
+	file := recordSim(t, cfg, dir, 3*time.Second, false, func(current func() *node.Node) {
+		ctx, n := context.Background(), current()
+		stall := &stallAfterPlan{planned: make(chan struct{})}
+		if err := n.LoadPlugin(ctx, stall); err != nil {
+			t.Fatal(err)
+		}
+		go func() { _, _ = n.Agent.Submit(ctx, agent.Command{Caller: "mqtt", Text: "turn on the pump"}) }()
+		select {
+		case <-stall.planned:
+		case <-time.After(10 * time.Second):
+			t.Fatal("the command's cycle made no plan")
+		}
+		if !reloadChangedReflex(t, n) {
+			return
+		}
+		for current() == n {
+			time.Sleep(10 * time.Millisecond)
+		}
+		<-current().Ready()
+	})
+	rep, out := replayed(t, file, replay.Options{})
+	cut := 0
+	for _, a := range rep.Recorded {
+		if a.Kind == "decision" && strings.Contains(a.What, "pump.set: skipped: context canceled") {
+			cut++
+		}
+	}
+	if cut != 1 || rep.Diverged() || rep.Reloads != 1 {
+		t.Fatalf("want the command's cycle cut off by the reload, as recorded:\n%s", out)
+	}
+	// The replay's own recording (--out) has it so too.
+	again := filepath.Join(t.TempDir(), "again.mcap")
+	replayed(t, file, replay.Options{Out: again})
+	if rep2, out2 := replayed(t, again, replay.Options{}); rep2.Diverged() || rep2.Reloads != 1 {
+		t.Fatalf("the replay's own recording:\n%s", out2)
+	}
+}
+
+// stallAfterPlan stands still after the plan of the first cycle with
+// steps until the cycle's context ends: the node stopping for a reload
+// between a cycle's plan and its steps, on demand.
+type stallAfterPlan struct {
+	planned chan struct{}
+	once    sync.Once
+}
+
+func (p *stallAfterPlan) Info() hooks.Info {
+	return hooks.Info{Name: "stall_after_plan", Version: "1"}
+}
+
+func (p *stallAfterPlan) AfterPlan(ctx context.Context, d hooks.Decision) error {
+	stall := false
+	if len(d.Steps) > 0 {
+		p.once.Do(func() { stall = true })
+	}
+	if stall {
+		close(p.planned)
+		<-ctx.Done()
+	}
+	return nil
 }
 
 // reloadChangedReflex reloads n's board with the motion reflex's cooldown

@@ -432,9 +432,14 @@ func (d *driver) settle(ctx context.Context) error {
 		if n, _ := d.llmHold(); n != 0 && d.waitsOnHold(n) {
 			return d.keepUp(ctx)
 		}
-		// So does a cycle held for its preemption (see probe).
+		// So does a cycle held for its preemption (see probe), and it
+		// stays handled while it is held and nothing else waits: the
+		// reload that ends a cycle held for it settles first.
 		if h := d.probe.held.Load(); h != d.ackedCycles {
 			d.ackedCycles = h
+			return d.keepUp(ctx)
+		}
+		if d.probe.holding.Load() && q.Queued == 0 && d.probe.finished.Load()+1 >= want {
 			return d.keepUp(ctx)
 		}
 		select {

@@ -1,6 +1,7 @@
 package replay
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -67,6 +68,10 @@ type tape struct {
 // loop's runSteps words it so).
 const preemptedSteps = "skipped: preempted by "
 
+// stoppedSteps marks a decision's step that the node's stop skipped: its
+// loop's context was cancelled between the cycle's plan and its steps.
+var stoppedSteps = "skipped: " + context.Canceled.Error()
+
 // exchange is a recorded LLM call: the prompt and the raw answer.
 type exchange struct {
 	Purpose  string          `json:"purpose"`
@@ -90,6 +95,10 @@ func load(path string, actuators map[string]bool, frames bool, dets []*detector)
 	tp := &tape{holds: map[cycleKey]bool{}}
 	var bad error
 	reloads := 0
+	// stopping: a reload was read and no decision since. The node stops
+	// for a reload after its record, so a decision that its stop cut off
+	// comes next, and is the previous node's cycle.
+	stopping := false
 	info, err := recording.Read(path, func(m recording.Msg) error {
 		if m.Channel.Kind == record.KindRecord && strings.HasPrefix(m.Channel.Topic, embedTopic) {
 			if err := tp.embeds.load(m.Data); err != nil {
@@ -123,11 +132,13 @@ func load(path string, actuators map[string]bool, frames bool, dets []*detector)
 		}
 		if in != nil && in.reload != nil {
 			reloads++
+			stopping = true
 		}
 		if act != nil {
 			tp.actions = append(tp.actions, *act)
-			if act.Kind == "decision" && strings.Contains(act.What, preemptedSteps) {
-				tp.holds[cycleKey{reloads, act.cycle}] = true
+			if act.Kind == "decision" {
+				tp.hold(*act, reloads, stopping)
+				stopping = false
 			}
 		}
 		if x != nil {
@@ -143,6 +154,22 @@ func load(path string, actuators map[string]bool, frames bool, dets []*detector)
 	}
 	tp.info = info
 	return tp, nil
+}
+
+// hold notes a recorded decision whose steps a race skipped, so that the
+// replay keeps its cycle after the plan until the same thing ends it (see
+// probe): a preemption, or, for a decision read just after a reload
+// record, the previous node's stop for that reload. A replay feeds the
+// reload only once the agent has handled what came before, so that cycle
+// would otherwise run its steps (seen once in TestSimBoardRecordingsReplay:
+// "headlight.set: skipped: context canceled" recorded, the write replayed).
+func (tp *tape) hold(d Action, reloads int, stopping bool) {
+	switch {
+	case strings.Contains(d.What, preemptedSteps):
+		tp.holds[cycleKey{reloads, d.cycle}] = true
+	case stopping && strings.Contains(d.What, stoppedSteps):
+		tp.holds[cycleKey{reloads - 1, d.cycle}] = true
+	}
 }
 
 // message is the union of the recorder's JSON messages.

@@ -11,7 +11,8 @@ import (
 // probe is the replay's plugin in the node: it counts finished cycles (a
 // replay waits for the agent to have handled every input before it feeds
 // the next), and it holds the cycles that were preempted before their
-// steps when recorded.
+// steps when recorded, or cut off there by the node's stop for a reload
+// (see tape.hold).
 //
 // A preemption is a race between a cycle and an event that arrives while
 // it runs: live, a command's cycle that a sensor event cut off before its
@@ -32,6 +33,7 @@ type probe struct {
 	holds   map[cycleKey]bool
 	reloads atomic.Int64
 	held    atomic.Uint64 // cycles kept so far
+	holding atomic.Bool   // a cycle is kept now
 	// stopping, when set, is called as the node stops its plugins, after
 	// its loop (see OnAgentStop).
 	stopping atomic.Pointer[func()]
@@ -63,11 +65,13 @@ func (p *probe) OnAgentStop(context.Context) error {
 }
 
 // AfterPlan keeps a cycle that was preempted before its steps until it is
-// preempted again.
+// preempted again, or one cut off by a reload until the node stops.
 func (p *probe) AfterPlan(ctx context.Context, d hooks.Decision) error {
 	if len(d.Steps) == 0 || !p.holds[cycleKey{int(p.reloads.Load()), d.Cycle}] {
 		return nil
 	}
+	p.holding.Store(true)
+	defer p.holding.Store(false)
 	p.held.Add(1)
 	p.signal()
 	limit := time.NewTimer(settleLimit)

@@ -21,8 +21,7 @@ const (
 )
 
 var (
-	observationSize = int64(unsafe.Sizeof(Observation{}))
-	eventSize       = int64(unsafe.Sizeof(Event{}))
+	eventSize = int64(unsafe.Sizeof(Event{}))
 )
 
 // Config bounds the model's memory. Zero fields take the defaults above.
@@ -158,7 +157,7 @@ func (m *Model) Ring(source string) *Ring {
 	if limit <= 0 {
 		limit = m.cfg.DefaultCapacity
 	}
-	r := &Ring{m: m, source: source, obs: ring[Observation]{limit: limit}}
+	r := &Ring{m: m, source: source, obs: ring[slot]{limit: limit}}
 	next := &sourceSet{byName: make(map[string]*Ring, len(old.byName)+1)}
 	maps.Copy(next.byName, old.byName)
 	next.byName[source] = r

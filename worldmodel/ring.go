@@ -74,7 +74,7 @@ type Ring struct {
 	m      *Model
 	source string
 	mu     sync.Mutex
-	obs    ring[Observation]
+	obs    ring[slot]
 	total  uint64    // appended over the ring's life, for Stats
 	clock  time.Time // base of the stamps given to zero-time appends; see now
 }
@@ -117,7 +117,7 @@ func (r *Ring) Append(o Observation) uint64 {
 	// then locks a ring sees every observation numbered up to that value
 	// (see Model.visible).
 	o.Seq = r.m.seq.Add(1)
-	*r.obs.slot(r.young(o.Time)) = o
+	r.obs.slot(r.young(o.Time)).set(&o)
 	r.total++
 	r.mu.Unlock()
 	r.m.wake.signal()
@@ -130,7 +130,7 @@ func (r *Ring) Append(o Observation) uint64 {
 // hours, filling slowly: the memory creep of issue 11). Called with r.mu
 // held.
 func (r *Ring) young(t time.Time) bool {
-	return r.obs.len() == 0 || r.m.young(r.obs.at(0).Time, t)
+	return r.obs.len() == 0 || r.m.young(r.obs.at(0).time, t)
 }
 
 // logFloor is how many events, and journal records, are kept whatever
@@ -152,7 +152,7 @@ func (r *Ring) latest() (Observation, bool) {
 	if r.obs.len() == 0 {
 		return Observation{}, false
 	}
-	return *r.obs.at(r.obs.len() - 1), true
+	return r.obs.at(r.obs.len() - 1).observation(r.source), true
 }
 
 // since appends to dst the observations with after < Seq <= upTo, oldest
@@ -161,13 +161,13 @@ func (r *Ring) since(dst []Observation, after, upTo uint64, limit int) []Observa
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	n := r.obs.len()
-	i := sort.Search(n, func(i int) bool { return r.obs.at(i).Seq > after })
+	i := sort.Search(n, func(i int) bool { return r.obs.at(i).seq > after })
 	for added := 0; i < n && (limit <= 0 || added < limit); i, added = i+1, added+1 {
 		o := r.obs.at(i)
-		if o.Seq > upTo {
+		if o.seq > upTo {
 			break
 		}
-		dst = append(dst, *o)
+		dst = append(dst, o.observation(r.source))
 	}
 	return dst
 }
@@ -180,10 +180,10 @@ func (r *Ring) window(dst []Observation, from, to time.Time, upTo uint64) []Obse
 	defer r.mu.Unlock()
 	for i := range r.obs.len() {
 		o := r.obs.at(i)
-		if o.Seq > upTo || (!from.IsZero() && o.Time.Before(from)) || (!to.IsZero() && o.Time.After(to)) {
+		if o.seq > upTo || (!from.IsZero() && o.time.Before(from)) || (!to.IsZero() && o.time.After(to)) {
 			continue
 		}
-		dst = append(dst, *o)
+		dst = append(dst, o.observation(r.source))
 	}
 	return dst
 }
@@ -193,9 +193,9 @@ func (r *Ring) window(dst []Observation, from, to time.Time, upTo uint64) []Obse
 func (r *Ring) usage() (held int, total uint64, bytes int64) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	bytes = int64(cap(r.obs.buf)) * observationSize
+	bytes = int64(cap(r.obs.buf)) * slotSize
 	for i := range r.obs.len() {
-		o := r.obs.at(i)
+		o := r.obs.at(i).observation(r.source)
 		bytes += int64(len(o.Text))
 		if o.Blob != nil {
 			bytes += int64(len(o.Blob.Data))

@@ -168,10 +168,10 @@ func (c *Cursor) readRing(dst []Item, r *Ring, upTo uint64, limit int) []Item {
 	n, taken := r.obs.len(), 0
 	for i := c.unread(&pos, n, r.total); i < n && (limit <= 0 || taken < limit); i++ {
 		o := r.obs.at(i)
-		if o.Seq > upTo {
+		if o.seq > upTo {
 			break
 		}
-		dst = append(dst, Item{Kind: ItemObservation, Obs: *o})
+		dst = append(dst, Item{Kind: ItemObservation, Obs: o.observation(r.source)})
 		pos++
 		taken++
 	}

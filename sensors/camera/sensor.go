@@ -9,6 +9,7 @@ import (
 	"image/jpeg"
 	"io"
 	"log/slog"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -218,16 +219,25 @@ func (s *Sensor) capture(ctx context.Context, hand *handoff, health *sensors.Hea
 // slow moment never builds up latency. From a clip or the simulator read
 // as fast as possible it is lossless: capture waits for detection, since
 // there every frame is wanted and nothing is late.
+//
+// The free frames are a stack, so capture takes the one released last:
+// while detection keeps up with the camera two frames take turns and the
+// third never gets a buffer (a frame of the sim camera is 77 KB, of a
+// 640×480 camera 460 KB). A queue would cycle through all three.
 type handoff struct {
-	free, ready chan *Frame
-	lossless    bool
-	dropped     atomic.Uint64
+	ready    chan *Frame
+	lossless bool
+	dropped  atomic.Uint64
+
+	freed chan struct{} // one token per frame in free
+	mu    sync.Mutex
+	free  []*Frame
 }
 
 func newHandoff(lossless bool) *handoff {
-	h := &handoff{free: make(chan *Frame, 3), ready: make(chan *Frame, 1), lossless: lossless}
+	h := &handoff{ready: make(chan *Frame, 1), lossless: lossless, freed: make(chan struct{}, 3), free: make([]*Frame, 0, 3)}
 	for range 3 {
-		h.free <- &Frame{}
+		h.release(&Frame{})
 	}
 	return h
 }
@@ -235,11 +245,15 @@ func newHandoff(lossless bool) *handoff {
 // get returns a frame to fill, or nil when ctx ends.
 func (h *handoff) get(ctx context.Context) *Frame {
 	select {
-	case f := <-h.free:
-		return f
+	case <-h.freed:
 	case <-ctx.Done():
 		return nil
 	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	f := h.free[len(h.free)-1]
+	h.free = h.free[:len(h.free)-1]
+	return f
 }
 
 // put hands a filled frame over.
@@ -248,7 +262,7 @@ func (h *handoff) put(ctx context.Context, f *Frame) {
 		select {
 		case h.ready <- f:
 		case <-ctx.Done():
-			h.free <- f
+			h.release(f)
 		}
 		return
 	}
@@ -261,14 +275,19 @@ func (h *handoff) put(ctx context.Context, f *Frame) {
 		select {
 		case old := <-h.ready:
 			h.dropped.Add(1)
-			h.free <- old
+			h.release(old)
 		default:
 		}
 	}
 }
 
 // release returns a frame for reuse; it never blocks, as only three exist.
-func (h *handoff) release(f *Frame) { h.free <- f }
+func (h *handoff) release(f *Frame) {
+	h.mu.Lock()
+	h.free = append(h.free, f)
+	h.mu.Unlock()
+	h.freed <- struct{}{}
+}
 
 // processor runs detection and reports; it lives on Run's goroutine.
 type processor struct {

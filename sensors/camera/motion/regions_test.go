@@ -86,6 +86,49 @@ func TestLabellerMatchesFloodFill(t *testing.T) {
 	}
 }
 
+// TestLabellerGrowsToItsBound reuses one labeller over frames of rising
+// and falling density, up to the most runs an image can have (every other
+// pixel set): the runs grow on demand, never past the bound, the regions
+// still match the flood fill, and a frame that fits allocates nothing.
+func TestLabellerGrowsToItsBound(t *testing.T) {
+	const w, h = 41, 30
+	var l labeller
+	l.init(w, h)
+	if cap(l.spans) != 0 {
+		t.Fatalf("init allocated %d runs before any frame", cap(l.spans))
+	}
+	rnd := rand.New(rand.NewPCG(3, 4))
+	frame := func(density float64) []uint8 {
+		bin := make([]uint8, w*h)
+		for i := range bin {
+			if rnd.Float64() < density {
+				bin[i] = 1
+			}
+		}
+		return bin
+	}
+	worst := make([]uint8, w*h)
+	for i := range worst {
+		worst[i] = uint8(1 - i%w%2) // runs of one pixel at x = 0, 2, …, 40
+	}
+	for i, bin := range [][]uint8{frame(0.05), frame(0.5), worst, frame(0.2), frame(0)} {
+		n := l.label(bin, w, h, 1, func(int, int, int, int) {})
+		if _, want := floodRegions(bin, w, h, 1); n != want {
+			t.Fatalf("frame %d: %d px counted, want %d", i, n, want)
+		}
+		if cap(l.spans) > l.limit {
+			t.Fatalf("frame %d: %d runs held, over the bound %d", i, cap(l.spans), l.limit)
+		}
+		if want := (w + 1) / 2 * h; i == 2 && len(l.spans) != want {
+			t.Fatalf("worst frame: %d runs, want %d", len(l.spans), want)
+		}
+	}
+	sparse := frame(0.3)
+	if a := testing.AllocsPerRun(10, func() { l.label(sparse, w, h, 1, func(int, int, int, int) {}) }); a != 0 {
+		t.Fatalf("%.1f allocs for a frame that fits, want 0", a)
+	}
+}
+
 func TestDilateMatchesDefinition(t *testing.T) {
 	rnd := rand.New(rand.NewPCG(5, 6))
 	for range 200 {

@@ -247,7 +247,15 @@ func TestBrowser(t *testing.T) {
 	if err := chromedp.Run(ctx, chromedp.Click(`#events li[data-kind="llm"] summary`)); err != nil {
 		t.Fatal(err)
 	}
-	browsertest.WaitJS(t, ctx, "the llm exchange in full", `[...document.querySelectorAll('#events li[data-kind="llm"] pre')].some(p => p.textContent.includes('"object":"headlight"'))`, 10*time.Second)
+	openExchange := `[...document.querySelectorAll('#events li[data-kind="llm"] details[open] pre')].some(p => p.textContent.includes('"object":"headlight"'))`
+	browsertest.WaitJS(t, ctx, "the llm exchange in full", openExchange, 10*time.Second)
+	// Every new event redraws the list: what the reader opened stays open
+	// (it closed, and on a loaded machine the sim camera's events closed
+	// it before the test saw it open).
+	x, _ = json.Marshal(map[string]any{"purpose": "intent", "answer": `{"action":"turn off","object":"pump"}`, "usage": map[string]any{"prompt_tokens": 9, "eval_tokens": 3}})
+	n.World.Note(worldmodel.Record{Kind: "llm", Source: "llm", Data: x})
+	browsertest.WaitJS(t, ctx, "the next llm exchange listed", `document.querySelector('#events li[data-kind="llm"]')?.textContent.includes('9 → 3 tokens')`, 10*time.Second)
+	browsertest.WaitJS(t, ctx, "the first exchange still open", openExchange, 10*time.Second)
 	screenshot(t, ctx, dir, "events")
 
 	// E-STOP latches; MQTT's retained state says so.

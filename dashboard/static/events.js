@@ -31,8 +31,7 @@ function eventItem(m) {
   const li = el("li", { class: "p-" + m.prio + " k-" + m.kind, "data-kind": m.kind, "data-seq": m.seq, "data-rep": m.rep });
   if (m.record) { // the full exchange is fetched when opened
     const d = el("details", {}, el("summary", {}, meta, el("b", { text: m.kind + " " }), m.msg, repeats(m)));
-    d.addEventListener("toggle", async () => {
-      if (!d.open || d.children.length > 1) return;
+    keepOpen(d, m.seq, async () => {
       const { data } = await api("/api/record/" + m.seq);
       const x = data.data || {};
       const pre = (label, text) => el("div", {}, el("b", { text: label }), el("pre", { text: typeof text === "string" ? text : JSON.stringify(text, null, 2) }));
@@ -43,7 +42,7 @@ function eventItem(m) {
     li.append(d);
   } else if (m.kind === "decision" && m.data) {
     const d = el("details", {}, el("summary", {}, meta, el("b", { text: "decision " }), m.msg));
-    d.addEventListener("toggle", () => { if (d.open && d.children.length === 1) d.append(traceView(m.data)); }, { once: false });
+    keepOpen(d, m.seq, () => d.append(traceView(m.data)));
     li.append(d);
   } else {
     li.append(meta, el("b", { text: m.kind + " " }), m.msg || "");
@@ -51,6 +50,21 @@ function eventItem(m) {
     if (m.data && Object.keys(m.data).length) li.append(el("code", { class: "muted", text: " " + json(m.data).slice(0, 300) }));
   }
   return li;
+}
+
+// The events opened to read: every new event redraws the list, and an
+// opened trace or exchange used to close under the reader's eyes.
+const openEvents = new Set();
+
+// keepOpen fills d (fill, once) when it is opened, and opens it again in
+// a redrawn list.
+function keepOpen(d, seq, fill) {
+  let filled = false;
+  const show = () => { if (!filled) { filled = true; fill(); } };
+  d.addEventListener("toggle", () => {
+    if (d.open) { openEvents.add(seq); show(); } else openEvents.delete(seq);
+  });
+  if (openEvents.has(seq)) { d.open = true; show(); }
 }
 
 function traceView(d) {

@@ -117,7 +117,14 @@ func (r *Ring) Append(o Observation) uint64 {
 	// then locks a ring sees every observation numbered up to that value
 	// (see Model.visible).
 	o.Seq = r.m.seq.Add(1)
-	r.obs.slot(r.young(o.Time)).set(&o)
+	p := r.obs.slot(r.young(o.Time))
+	if o.Text == "" && o.Blob == nil && o.Event == nil {
+		// A reading, the hot path: what set stores for one, without
+		// the call (set is too large to inline).
+		p.seq, p.time, p.value, p.str, p.ref, p.kind, p.tag = o.Seq, o.Time, o.Value, o.Unit, nil, o.Kind, 0
+	} else {
+		p.set(&o)
+	}
 	r.total++
 	r.mu.Unlock()
 	r.m.wake.signal()

@@ -37,7 +37,9 @@ DIR/edgeagent-data/, which must go beside the binary on the robot
 (scripts/install.sh --data puts it in /usr/local/lib/edgeagent/). The binary
 checks their sha256 at start and says where it looked if they are missing.
 The robot profile is also built without HTTP/2 (-tags nethttpomithttp2): the
-agent's HTTP peers (Ollama, the dashboard's browser) speak HTTP/1.1.
+agent's HTTP peers (Ollama, the dashboard's browser) speak HTTP/1.1; and the
+packages a robot rarely runs (TLS, YAML, HTTP, the CLI...) are compiled
+without inlining (the list is below, in $cold).
 USAGE
 }
 
@@ -77,6 +79,24 @@ commit=$(git rev-parse --short HEAD 2>/dev/null || echo unknown)
 date=$(date -u +%Y-%m-%dT%H:%M:%SZ)
 ldflags="-s -w -X main.version=$version -X main.commit=$commit -X main.date=$date"
 
+# The robot profile compiles the packages that run rarely on a robot without
+# inlining (-l): TLS and the rest of crypto, YAML, JSON Schema, HTTP and the
+# Ollama client, the CLI, the dashboard, the board's parser, the fleet and
+# admin tools. Inlining copies a callee's body into each caller, and the
+# copies cost 0.73 MB of code and tables (docs/bench/footprint.md#binary).
+# The command and e-stop path, the sensors, the actuators' drivers, MQTT and
+# the runtime keep it: the e-stop benchmark is unchanged (allocations too).
+cold=(crypto/... vendor/golang.org/x/crypto/... golang.org/x/crypto/... encoding/asn1 math/big
+  github.com/goccy/... gopkg.in/yaml.v3 github.com/santhosh-tekuri/... golang.org/x/text/...
+  regexp/... github.com/spf13/... text/template/... mime/... net/http net/http/...
+  github.com/ollama/... github.com/wk8/... github.com/gorilla/... github.com/mailru/...
+  github.com/edgeagent/edgeagent/{dashboard/...,cmd/edgeagent,board/...,fleet/...,localadmin/...}
+  github.com/edgeagent/edgeagent/{tools/admin,mqtt/hass,mqtt/brokercheck})
+gcflags=()
+if [ "$profile" = robot ]; then
+  for p in "${cold[@]}"; do gcflags+=("-gcflags=$p=-l"); done
+fi
+
 # need_pkgs installs Debian packages when missing (as root) or names them.
 need_pkgs() {
   local missing=()
@@ -97,7 +117,7 @@ build() { # name goos goarch goarm cc tags
   local bin="$out/edgeagent-$name"
   echo "building $bin" >&2
   env GOOS="$goos" GOARCH="$goarch" GOARM="$goarm" CGO_ENABLED="$cgo" ${cc:+CC=$cc} \
-    go build -trimpath -tags "$(echo "$profile_tags $tags" | xargs | tr ' ' ,)" -ldflags "$ldflags" -o "$bin" ./cmd/edgeagent
+    go build -trimpath -tags "$(echo "$profile_tags $tags" | xargs | tr ' ' ,)" "${gcflags[@]}" -ldflags "$ldflags" -o "$bin" ./cmd/edgeagent
 }
 
 built=()

@@ -19,7 +19,7 @@ func TestMapChecksAndMaps(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "m.bin"), content, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	b, err := Map("m.bin", digest(content))
+	b, err := Map("m.bin", SHA256(digest(content)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -27,8 +27,8 @@ func TestMapChecksAndMaps(t *testing.T) {
 		t.Fatalf("mapped %q, want %q", b, content)
 	}
 
-	_, err = Map("m.bin", digest([]byte("another build")))
-	if err == nil || !strings.Contains(err.Error(), "sha256 is not the one this binary was built with") {
+	_, err = Map("m.bin", SHA256(digest([]byte("another build"))))
+	if err == nil || !strings.Contains(err.Error(), "not the file this binary was built with") {
 		t.Fatalf("a foreign file: %v", err)
 	}
 	if strings.Contains(err.Error(), "weights") {
@@ -39,7 +39,7 @@ func TestMapChecksAndMaps(t *testing.T) {
 func TestMapMissingSaysWhereAndHow(t *testing.T) {
 	dir := t.TempDir()
 	t.Setenv(EnvDir, dir)
-	_, err := Map("absent.bin", digest(nil))
+	_, err := Map("absent.bin", SHA256(digest(nil)))
 	if !errors.Is(err, ErrMissing) {
 		t.Fatalf("got %v, want ErrMissing", err)
 	}
@@ -60,7 +60,7 @@ func TestMapRefusesEmptyAndDirectories(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, name := range []string{"empty.bin", "d.bin"} {
-		if _, err := Map(name, digest(nil)); err == nil || !strings.Contains(err.Error(), "not a model file") {
+		if _, err := Map(name, SHA256(digest(nil))); err == nil || !strings.Contains(err.Error(), "not a model file") {
 			t.Errorf("%s: %v", name, err)
 		}
 	}

@@ -26,10 +26,15 @@ func TestBuiltinWeightsAreNotCopied(t *testing.T) {
 	}
 }
 
-// The digest a robot-profile binary checks its weights file against is
-// the embedded file's: update WeightsSHA256 with the weights.
+// The digest a robot-profile binary looks for at the end of its weights
+// file is the one the embedded file carries, and it is the file's:
+// update WeightsSHA256 with the weights.
 func TestWeightsDigest(t *testing.T) {
-	if sum := sha256.Sum256([]byte(builtin)); hex.EncodeToString(sum[:]) != WeightsSHA256 {
-		t.Fatalf("%s has sha256 %x; WeightsSHA256 says %s", modelPath, sum, WeightsSHA256)
+	body, carried := builtin[:len(builtin)-sha256.Size], builtin[len(builtin)-sha256.Size:]
+	if got := hex.EncodeToString([]byte(carried)); got != WeightsSHA256 {
+		t.Fatalf("%s carries sha256 %s; WeightsSHA256 says %s", modelPath, got, WeightsSHA256)
+	}
+	if sum := sha256.Sum256([]byte(body)); hex.EncodeToString(sum[:]) != WeightsSHA256 {
+		t.Fatalf("%s carries a digest that is not its content's", modelPath)
 	}
 }

@@ -46,9 +46,10 @@ def start(binary, cfg):
                          stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
     gcs, field = 0, None
     for line in p.stderr:
-        if line.startswith(b"gc "):
-            gcs += 1
-        elif b" msg=ready " in line:
+        # The runtime writes a gctrace line in pieces, so the log's ready
+        # line can land inside one: look for both anywhere in the line.
+        gcs += len(re.findall(rb"\bgc \d+ @", line))
+        if b" msg=ready " in line:
             t1 = time.monotonic_ns()
             m = re.search(r"start_to_ready=([0-9.]+)(ms|µs|s)\b", line.decode(errors="replace"))
             if m:

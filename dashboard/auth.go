@@ -60,16 +60,29 @@ type auth struct {
 	// guesses cannot all pass it before the first is counted.
 	loginMu  sync.Mutex
 	throttle *throttle
+
+	dummyOnce sync.Once
+	dummy     []byte
 }
 
 // dummyHash is compared against when the user does not exist, so that
-// the answer takes as long and does not tell which names exist. It is made
-// at the first such login, not at start-up: bcrypt is slow on purpose, and
-// every process (check, invoke, a robot without users) paid for it.
-var dummyHash = sync.OnceValue(func() []byte {
-	h, _ := bcrypt.GenerateFromPassword([]byte("no such user"), bcrypt.MinCost) // fails only on a cost out of range
-	return h
-})
+// the answer takes as long and does not tell which names exist: it has the
+// highest cost among the configured users' hashes (a cheaper one would
+// answer an unknown name many times faster). It is made at the first such
+// login, not at start-up: bcrypt is slow on purpose, and every process
+// (check, invoke, a robot without users) paid for it.
+func (a *auth) dummyHash() []byte {
+	a.dummyOnce.Do(func() {
+		cost := bcrypt.MinCost
+		for _, u := range a.users {
+			if c, err := bcrypt.Cost([]byte(u.PasswordBcrypt)); err == nil && c > cost {
+				cost = c
+			}
+		}
+		a.dummy, _ = bcrypt.GenerateFromPassword([]byte("no such user"), cost) // fails only on a cost out of range
+	})
+	return a.dummy
+}
 
 func newAuth(o Options, st store.Store, clk clock.Clock, th *throttle) (*auth, error) {
 	a := &auth{opts: o, clk: clk, users: map[string]User{}, tokens: map[[32]byte]string{}, throttle: th}
@@ -206,7 +219,7 @@ func (a *auth) check(user, password, token string) (session, error) {
 	u, ok := a.users[user]
 	hash := []byte(u.PasswordBcrypt)
 	if !ok {
-		hash = dummyHash()
+		hash = a.dummyHash()
 	}
 	if err := bcrypt.CompareHashAndPassword(hash, []byte(password)); err != nil || !ok {
 		return session{}, errors.New("wrong user name or password")

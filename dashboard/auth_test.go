@@ -30,6 +30,26 @@ func testAuth(t *testing.T, clk clock.Clock, st store.Store) *auth {
 	return a
 }
 
+// An unknown name is checked against a hash as costly as the dearest
+// user's, so the answer's time does not tell which names exist.
+func TestUnknownUserCostsAsMuchAsAKnownOne(t *testing.T) {
+	cheap, _ := bcrypt.GenerateFromPassword([]byte("a"), bcrypt.MinCost)
+	dear, _ := bcrypt.GenerateFromPassword([]byte("b"), bcrypt.MinCost+2)
+	o := DefaultOptions()
+	o.Users = []User{{Name: "alice", PasswordBcrypt: string(cheap), Role: RoleAdmin}, {Name: "bob", PasswordBcrypt: string(dear), Role: RoleViewer}}
+	clk := clock.NewFake(time.Unix(1_700_000_000, 0))
+	a, err := newAuth(o, store.NewMemory(), clk, newThrottle(t.Context(), clk, slog.New(slog.DiscardHandler)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.login(testRemote, "mallory", "b", ""); err == nil {
+		t.Fatal("an unknown user logged in")
+	}
+	if c, err := bcrypt.Cost(a.dummyHash()); err != nil || c != bcrypt.MinCost+2 {
+		t.Fatalf("the unknown name's hash has cost %d (%v), the dearest user's is %d", c, err, bcrypt.MinCost+2)
+	}
+}
+
 func TestLoginAndCookies(t *testing.T) {
 	clk := clock.NewFake(time.Unix(1_700_000_000, 0))
 	st := store.NewMemory()

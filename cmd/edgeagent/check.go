@@ -4,6 +4,8 @@ import (
 	"fmt"
 
 	"github.com/spf13/cobra"
+
+	"github.com/edgeagent/edgeagent/node/toolcheck"
 )
 
 func init() {
@@ -18,7 +20,7 @@ func init() {
 				return err
 			}
 			defer n.Close()
-			if err := n.CheckTools(); err != nil {
+			if err := toolcheck.Check(n); err != nil {
 				return err
 			}
 			if print {

@@ -12,6 +12,7 @@ import (
 	"github.com/edgeagent/edgeagent/board"
 	"github.com/edgeagent/edgeagent/board/boardtest"
 	"github.com/edgeagent/edgeagent/node"
+	"github.com/edgeagent/edgeagent/node/toolcheck"
 	"github.com/edgeagent/edgeagent/tools"
 )
 
@@ -33,7 +34,7 @@ func checkDoc(file string, doc []byte) error {
 		return err
 	}
 	defer n.Close()
-	return n.CheckTools()
+	return toolcheck.Check(n)
 }
 
 // TestCheckNeverQuotesValues: the sim board's and a Pi's every value

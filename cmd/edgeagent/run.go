@@ -15,6 +15,7 @@ import (
 
 	"github.com/edgeagent/edgeagent/board"
 	"github.com/edgeagent/edgeagent/node"
+	"github.com/edgeagent/edgeagent/node/toolcheck"
 	"github.com/edgeagent/edgeagent/record"
 	"github.com/edgeagent/edgeagent/sdnotify"
 )
@@ -35,7 +36,7 @@ func init() {
 			if err != nil {
 				return err
 			}
-			if err := n.CheckTools(); err != nil {
+			if err := toolcheck.Check(n); err != nil {
 				// Said once here rather than at every firing; the robot runs
 				// without what is missing (edgeagent check fails on it).
 				log.Warn("the board names tools that are not there", "err", err)
@@ -103,7 +104,7 @@ func runNodes(ctx context.Context, n *node.Node, dir, file string, current *atom
 			return err
 		case r := <-n.ReloadRequests():
 			log.Info("reloading the board config", "device", r.Config.Device.ID)
-			if err := n.NoteReload(r.Config, r.Dir); err != nil {
+			if err := record.NoteReload(n.World, r.Config, r.Dir); err != nil {
 				log.Warn("the reload is not in the stream", "err", err)
 			}
 			var carry *record.Continuation

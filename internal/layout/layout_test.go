@@ -126,6 +126,8 @@ var rules = []struct {
 	{"node", []string{"agent", "board", "clock", "hooks", "plugin", "sensors", "sensors/sensorconf", "sensors/supervise", "store", "tools", "tools/admin", "worldmodel"},
 		append([]string{"llm/...", "mqtt/..."}, assembly...)},
 	{"node/nodetest", []string{"board", "node"}, nil},
+	// What `check` asks of a built node: the tools its board names.
+	{"node/toolcheck", []string{"board", "node", "plugin"}, []string{"hooks", "tools"}},
 	{"record", []string{"plugin", "hooks", "tools", "worldmodel", "board", "clock"}, assembly},
 	// The dashboard is a plugin: it sees the host, reads the stream and
 	// calls tools as "web"; it never imports a sensor driver or the node.

@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/edgeagent/edgeagent/agent"
-	"github.com/edgeagent/edgeagent/node"
 	"github.com/edgeagent/edgeagent/record"
 	"github.com/edgeagent/edgeagent/record/recording"
 	"github.com/edgeagent/edgeagent/tools"
@@ -25,7 +24,7 @@ type input struct {
 	cmd   *agent.Command // a command submitted to the agent: a text command
 	det   *detector      // obs is a frame or audio for these detectors
 	// reload is a board reload: the node is rebuilt from its board.
-	reload *node.Reloaded
+	reload *record.Reloaded
 }
 
 // replayedCallers are the callers whose tool calls came from outside the
@@ -288,8 +287,8 @@ func decodeRecord(m recording.Msg, msg message) (*input, *Action, *exchange, err
 		}
 		c.Command.Grants = c.Grants
 		return &input{t: m.Time, cmd: &c.Command}, nil, nil, nil
-	case node.ReloadRecord:
-		var r node.Reloaded
+	case record.ReloadRecord:
+		var r record.Reloaded
 		if err := json.Unmarshal(msg.Data, &r); err != nil || r.Board == "" {
 			return nil, nil, nil, fmt.Errorf("a reload record without a board")
 		}

@@ -133,7 +133,7 @@ func (d *driver) recordTo(n *node.Node, carry *record.Continuation) error {
 // same clock, with the same store and --out file; a board that cannot be
 // built brings the previous one back. The agent first handles what it was
 // given before.
-func (d *driver) reload(ctx context.Context, r *node.Reloaded, t time.Time) error {
+func (d *driver) reload(ctx context.Context, r *record.Reloaded, t time.Time) error {
 	if err := d.settle(ctx); err != nil {
 		return err
 	}
@@ -146,7 +146,7 @@ func (d *driver) reload(ctx context.Context, r *node.Reloaded, t time.Time) erro
 	}
 	var carry *record.Continuation
 	if d.out != nil {
-		if err := d.n.NoteReload(cfg, r.Dir); err != nil {
+		if err := record.NoteReload(d.n.World, cfg, r.Dir); err != nil {
 			return err
 		}
 		carry = d.out.HandOver()

@@ -20,7 +20,7 @@
 // the wake-word detector hears the speech segments back to back.
 //
 // Reloads: a config reload accepted while recording is a record in the
-// stream (node.ReloadRecord, holding the new board), and the recording goes
+// stream (record.ReloadRecord, holding the new board), and the recording goes
 // on across it in the same file. The replay applies it at its time as
 // `edgeagent run` does: its node stops and one built from the recorded
 // board goes on, with the same clock and store (the config.reload call

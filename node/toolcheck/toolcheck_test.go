@@ -1,12 +1,14 @@
-package node
+package toolcheck
 
 import (
 	"errors"
+	"log/slog"
 	"strings"
 	"testing"
 
 	"github.com/edgeagent/edgeagent/board"
 	"github.com/edgeagent/edgeagent/hooks"
+	"github.com/edgeagent/edgeagent/node"
 	"github.com/edgeagent/edgeagent/plugin"
 	"github.com/edgeagent/edgeagent/tools"
 )
@@ -38,21 +40,21 @@ plugins:
   voice_probe: {}
 `
 
-// TestCheckToolsNamesWhatIsMissing: check reports, at file:line:col, a
+// TestCheckNamesWhatIsMissing: check reports, at file:line:col, a
 // reflex or fleet allow-list entry naming a tool nobody provides, with a
 // did-you-mean, or the reason its plugin did not start; a call of such a
 // tool is answered with that reason.
-func TestCheckToolsNamesWhatIsMissing(t *testing.T) {
+func TestCheckNamesWhatIsMissing(t *testing.T) {
 	cfg, err := board.Parse("tools.yaml", []byte(strings.Replace(toolNamesBoard, "device:", "data_dir: "+t.TempDir()+"\ndevice:", 1)))
 	if err != nil {
 		t.Fatal(err)
 	}
-	n, err := New(cfg, Options{Log: quiet, NoStore: true})
+	n, err := node.New(cfg, node.Options{Log: slog.New(slog.DiscardHandler), NoStore: true})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer n.Close()
-	err = n.CheckTools()
+	err = Check(n)
 	var got []string
 	for _, e := range err.(interface{ Unwrap() []error }).Unwrap() {
 		var be *board.Error

@@ -1,4 +1,8 @@
-package node
+// Package toolcheck finds the tools a board names that no loaded plugin
+// provides, on a node built from that board: `edgeagent check` fails on
+// them and `run` warns once. It lives beside the node rather than in it,
+// which only assembles and runs the parts.
+package toolcheck
 
 import (
 	"cmp"
@@ -10,10 +14,11 @@ import (
 
 	"github.com/edgeagent/edgeagent/board"
 	"github.com/edgeagent/edgeagent/internal/suggest"
+	"github.com/edgeagent/edgeagent/node"
 	"github.com/edgeagent/edgeagent/plugin"
 )
 
-// CheckTools reports the tools the board names that no loaded plugin
+// Check reports the tools the board names that no loaded plugin
 // provides: a reflex's tool (at run time every firing would fail), the
 // fleet's allow-list (a pattern that matches nothing allows nothing) and
 // what plugins name in their options (plugin.ToolNamer: the engine's
@@ -21,7 +26,7 @@ import (
 // problem is a board error at the key's file:line:col, with a "did you
 // mean" for a typo, or the reason when the tool's plugin did not start.
 // `edgeagent check` fails on them; `run` warns once.
-func (n *Node) CheckTools() error {
+func Check(n *node.Node) error {
 	var names []string
 	prefixes := map[string]bool{}
 	for _, s := range n.Tools.List() {

@@ -19,7 +19,7 @@ targets=(
   "FuzzY4MReader ./sensors/camera"
   "FuzzWAVReader ./sensors/mic/audio"
   "FuzzCodec ./sensors/i2c/generic"
-  "FuzzReadNet ./sensors/mic/wakeword"
+  "FuzzReadHead ./sensors/mic/wakeword"
   "FuzzParse ./sensors/mic/speechembed/internal/onnx"
 )
 # inputs counts the saved inputs of a target (its folder may not exist).
@@ -30,7 +30,17 @@ for t in "${targets[@]}"; do
   corpus="$pkg/testdata/fuzz/$name"
   before=$(inputs "$corpus")
   for try in 1 2; do
-    go test -run '^$' -fuzz "^${name}\$" -fuzztime "$fuzztime" "$pkg" 2>&1 | grep -v '^fuzz: elapsed' && break
+    if out=$(go test -run '^$' -fuzz "^${name}\$" -fuzztime "$fuzztime" "$pkg" 2>&1); then
+      grep -v '^fuzz: elapsed' <<<"$out" || true
+      # go test passes when the name matches no target: a renamed target
+      # would otherwise drop out of CI unseen.
+      if grep -q 'no fuzz tests to fuzz' <<<"$out"; then
+        echo "FAIL: $pkg has no fuzz target $name (renamed? update this list)"
+        exit 1
+      fi
+      break
+    fi
+    grep -v '^fuzz: elapsed' <<<"$out" || true
     # Go's fuzzing engine can end a run with "context deadline exceeded"
     # and no failing input when a worker answers late at the deadline (a
     # loaded machine): only a failure that wrote an input is a crasher.

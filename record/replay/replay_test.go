@@ -16,6 +16,7 @@ import (
 	"github.com/edgeagent/edgeagent/agent"
 	"github.com/edgeagent/edgeagent/board"
 	"github.com/edgeagent/edgeagent/hooks"
+	"github.com/edgeagent/edgeagent/internal/waittest"
 	"github.com/edgeagent/edgeagent/llm/local/ollamatest"
 	"github.com/edgeagent/edgeagent/node"
 	"github.com/edgeagent/edgeagent/node/nodetest"
@@ -435,6 +436,22 @@ func hasUnavailable(as []replay.Action) bool {
 
 // waitChecked waits, as a replay does, for n's LLM client to have made
 // its start-up check, so the test's first command finds it up or down.
+// submitAsked submits a text command over MQTT and returns once its
+// cycle has asked the model (a chat request reached srv); the command's
+// outcome arrives on the channel.
+func submitAsked(t *testing.T, n *node.Node, srv *ollamatest.Server, text string) <-chan agent.Outcome {
+	t.Helper()
+	done := make(chan agent.Outcome, 1)
+	go func() {
+		out, _ := n.Agent.Submit(context.Background(), agent.Command{Caller: "mqtt", Text: text})
+		done <- out
+	}()
+	waittest.For(t, "the command's cycle to ask the model", func() bool {
+		return slices.ContainsFunc(srv.Requests(), func(r ollamatest.Request) bool { return r.Chat != nil })
+	})
+	return done
+}
+
 func waitChecked(t *testing.T, n *node.Node) {
 	t.Helper()
 	p, ok := node.Find[interface{ LLMChecked() <-chan struct{} }](n)
@@ -526,14 +543,7 @@ reflexes:
   - {on: overheat, do: {tool: headlight.set, params: {on: true}}}
 `, "behind.mcap")
 	waitChecked(t, n)
-	done := make(chan agent.Outcome, 1)
-	go func() {
-		out, _ := n.Agent.Submit(context.Background(), agent.Command{Caller: "mqtt", Text: "the air feels stale in here, do what helps"})
-		done <- out
-	}()
-	for !slices.ContainsFunc(srv.Requests(), func(r ollamatest.Request) bool { return r.Chat != nil }) {
-		time.Sleep(5 * time.Millisecond)
-	}
+	done := submitAsked(t, n, srv, "the air feels stale in here, do what helps")
 	time.Sleep(500 * time.Millisecond) // heartbeats queue behind the command's cycle
 	n.Raise(worldmodel.Event{Kind: "overheat", Source: "env", Priority: worldmodel.High, Message: "temperature above 30"})
 	if out := <-done; out.Preempted == "" {
@@ -621,14 +631,7 @@ actuators:
   - {name: pump, kind: relay, pins: {pin: "sim:23"}, initial: "off"}
 `, "slow.mcap")
 	waitChecked(t, n)
-	done := make(chan agent.Outcome, 1)
-	go func() {
-		out, _ := n.Agent.Submit(context.Background(), agent.Command{Caller: "mqtt", Text: "it is getting dark, light the way"})
-		done <- out
-	}()
-	for !slices.ContainsFunc(srv.Requests(), func(r ollamatest.Request) bool { return r.Chat != nil }) {
-		time.Sleep(5 * time.Millisecond)
-	}
+	done := submitAsked(t, n, srv, "it is getting dark, light the way")
 	if _, err := n.Tools.Invoke(context.Background(), tools.Call{Caller: "mqtt", Tool: "pump.set", Params: []byte(`{"on":true}`)}); err != nil {
 		t.Fatal(err)
 	}
